@@ -1,0 +1,83 @@
+"""Compaction of a conversation history, without ever deleting a canonical message.
+
+A checkpoint says: "the first ``covered`` canonical messages are represented
+by ``replacement``". The projection a client sees is the latest checkpoint's
+replacement followed by the canonical messages from position ``covered`` on.
+A revision names (generation, checkpoint sequence): a clear starts a new
+generation, a compaction a new sequence; appends change neither, so a
+compaction computed while messages were being appended still commits.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mnemo_server.domain.errors import FieldViolation, InvalidArgument
+from mnemo_server.domain.models import NewMessage
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The replacement messages and how many canonical messages they cover."""
+
+    replacement: tuple[NewMessage, ...] = ()
+    covered: int = 0
+
+
+def encode_revision(generation: int, sequence: int) -> str:
+    """An opaque revision string."""
+    raw = f"r1:{generation}:{sequence}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_revision(revision: str, *, field: str = "revision") -> tuple[int, int]:
+    """``(generation, sequence)``; ``InvalidArgument`` if not one we issued."""
+    try:
+        padded = revision + "=" * (-len(revision) % 4)
+        tag, generation, sequence = base64.urlsafe_b64decode(padded).decode().split(":")
+        if tag != "r1":
+            raise ValueError(tag)
+        return int(generation), int(sequence)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise InvalidArgument(
+            f"{field} is not a revision returned by SnapshotHistory; take a new snapshot",
+            violations=(FieldViolation(field, "not a revision this server issued"),),
+        ) from None
+
+
+def projection_size(checkpoint: Checkpoint, canonical_count: int) -> int:
+    """How many messages the projection has."""
+    return len(checkpoint.replacement) + max(0, canonical_count - checkpoint.covered)
+
+
+def next_checkpoint(
+    previous: Checkpoint,
+    canonical_count: int,
+    message_count: int,
+    replacement: Sequence[NewMessage],
+    *,
+    field: str = "message_count",
+) -> Checkpoint:
+    """The checkpoint that replaces the first ``message_count`` projection messages.
+
+    Raises ``InvalidArgument`` when ``message_count`` is not in 1..projection size.
+    """
+    size = projection_size(previous, canonical_count)
+    if not 1 <= message_count <= size:
+        raise InvalidArgument(
+            f"{field} must be between 1 and the projection size {size}",
+            violations=(FieldViolation(field, f"must be in 1..{size} (got {message_count})"),),
+        )
+    kept_replacement = len(previous.replacement)
+    if message_count <= kept_replacement:
+        return Checkpoint(
+            replacement=(*replacement, *previous.replacement[message_count:]),
+            covered=previous.covered,
+        )
+    return Checkpoint(
+        replacement=tuple(replacement),
+        covered=previous.covered + (message_count - kept_replacement),
+    )

@@ -1,0 +1,108 @@
+"""Domain errors.
+
+Use cases and stores raise these; ``mnemo_server.errors`` is the one place that
+turns them into canonical gRPC status codes with a ``google.rpc.ErrorInfo``
+(``reason`` is the ``ErrorReason`` value name without its ``ERROR_REASON_``
+prefix) and, for invalid input, ``google.rpc.BadRequest`` field violations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class FieldViolation:
+    """One invalid request field: its path (``exchange.ask``) and what is wrong."""
+
+    field: str
+    description: str
+
+
+@dataclass
+class MnemoError(Exception):
+    """Base of every error a caller may see. ``reason`` names an ``ErrorReason``."""
+
+    message: str
+    reason: str = "INTERNAL"
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass
+class InvalidArgument(MnemoError):
+    """Bad input (INVALID_ARGUMENT). Lists every offending field."""
+
+    reason: str = "INVALID_FIELD"
+    violations: Sequence[FieldViolation] = ()
+
+
+@dataclass
+class NotFound(MnemoError):
+    """The resource does not exist or is not the caller's (NOT_FOUND)."""
+
+    reason: str = "NOT_FOUND"
+
+
+@dataclass
+class AlreadyExists(MnemoError):
+    """A client-chosen id is taken (ALREADY_EXISTS)."""
+
+    reason: str = "ALREADY_EXISTS"
+
+
+@dataclass
+class Aborted(MnemoError):
+    """A concurrency precondition failed; re-read and retry (ABORTED)."""
+
+    reason: str = "CONCURRENT_MODIFICATION"
+
+
+@dataclass
+class FailedPrecondition(MnemoError):
+    """The system is not in a state that allows the call (FAILED_PRECONDITION)."""
+
+    reason: str = "REQUEST_ID_REUSED"
+
+
+@dataclass
+class OutOfRange(MnemoError):
+    """A cursor or position past what exists or is retained (OUT_OF_RANGE)."""
+
+    reason: str = "CURSOR_EXPIRED"
+
+
+@dataclass
+class Unavailable(MnemoError):
+    """The server or its store cannot serve now; retry (UNAVAILABLE)."""
+
+    reason: str = "UNAVAILABLE"
+
+
+@dataclass
+class NotImplementedYet(MnemoError):
+    """A v1 RPC this server does not implement yet (UNIMPLEMENTED)."""
+
+    reason: str = "NOT_IMPLEMENTED"
+
+
+def etag_mismatch(name: str) -> Aborted:
+    """The etag a caller sent is not current."""
+    return Aborted(
+        f"{name} was changed by someone else; read it again and retry with its current etag",
+        reason="ETAG_MISMATCH",
+        metadata={"name": name},
+    )
+
+
+def request_id_reused(request_id: str) -> FailedPrecondition:
+    """A request id came back with a different payload."""
+    return FailedPrecondition(
+        f"request_id {request_id!r} was already used for a different request; "
+        "use a new request_id for a new request",
+        reason="REQUEST_ID_REUSED",
+        metadata={"request_id": request_id},
+    )

@@ -1,0 +1,1 @@
+"""Storage: narrow interfaces (``interfaces``) and their SQLAlchemy implementation."""
