@@ -1,0 +1,1 @@
+"""The gRPC edge: thin servicers, resource names, validation, pagination, conversions."""

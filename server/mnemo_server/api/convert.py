@@ -1,0 +1,130 @@
+"""Domain objects <-> mnemo.v1 protos, and timestamps/metadata between the two.
+
+Pure functions; input protos are assumed validated (``api.validation``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from google.protobuf import json_format, struct_pb2, timestamp_pb2
+
+from mnemo.v1 import conversations_pb2, working_memory_pb2
+from mnemo_server.api import names
+from mnemo_server.domain import models
+
+
+def timestamp(value: datetime | None) -> timestamp_pb2.Timestamp | None:
+    """A UTC-aware datetime as a Timestamp (``None`` stays unset)."""
+    if value is None:
+        return None
+    result = timestamp_pb2.Timestamp()
+    result.FromDatetime(value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC))
+    return result
+
+
+def from_timestamp(value: timestamp_pb2.Timestamp) -> datetime:
+    """A Timestamp as a UTC-aware datetime."""
+    return value.ToDatetime(tzinfo=UTC)
+
+
+def metadata_from_struct(value: struct_pb2.Struct) -> models.JsonObject:
+    """A Struct as a plain JSON object (numbers become floats, as Struct holds them)."""
+    result: models.JsonObject = json_format.MessageToDict(value)
+    return result
+
+
+def metadata_to_struct(value: models.JsonObject) -> struct_pb2.Struct:
+    result = struct_pb2.Struct()
+    result.update(value)
+    return result
+
+
+# ------------------------------------------------------------- working memory
+
+
+def exchange_from_proto(value: working_memory_pb2.Exchange, now: datetime) -> models.Exchange:
+    """``at`` unset -> ``now`` (the server stamps the time)."""
+    at = from_timestamp(value.at) if value.HasField("at") else now
+    return models.Exchange(ask=value.ask, answer=value.answer, at=at)
+
+
+def exchange_to_proto(value: models.Exchange) -> working_memory_pb2.Exchange:
+    return working_memory_pb2.Exchange(ask=value.ask, answer=value.answer, at=timestamp(value.at))
+
+
+def memory_state_to_proto(
+    key: models.ConversationKey, state: models.MemoryState
+) -> working_memory_pb2.MemoryState:
+    return working_memory_pb2.MemoryState(
+        name=names.memory_state_name(key),
+        summary=state.summary,
+        recent=[exchange_to_proto(e) for e in state.recent],
+        etag=state.etag,
+        update_time=timestamp(state.update_time),
+    )
+
+
+# ------------------------------------------------------------- conversations
+
+
+def conversation_to_proto(value: models.Conversation) -> conversations_pb2.Conversation:
+    key = models.ConversationKey(value.user_id, value.conversation_id)
+    return conversations_pb2.Conversation(
+        name=names.conversation_name(key),
+        metadata=metadata_to_struct(value.metadata),
+        temporary=value.temporary,
+        create_time=timestamp(value.create_time),
+        update_time=timestamp(value.update_time),
+        message_count=value.message_count,
+        etag=value.etag,
+        expire_time=timestamp(value.expire_time),
+    )
+
+
+def message_to_proto(
+    key: models.ConversationKey, value: models.StoredMessage, *, canonical: bool = True
+) -> conversations_pb2.HistoryMessage:
+    """A message; only canonical history messages have a name (compaction
+    replacements and a failed run's partial messages do not)."""
+    named = canonical and not value.compacted
+    return conversations_pb2.HistoryMessage(
+        name=names.message_name(key, value.position) if named else "",
+        position=value.position,
+        run_id=value.run_id,
+        turn=value.turn,
+        create_time=timestamp(value.create_time),
+        role=value.role,
+        message_json=value.message_json,
+        text=value.text,
+        compacted=value.compacted,
+    )
+
+
+def messages_to_proto(
+    key: models.ConversationKey,
+    values: tuple[models.StoredMessage, ...],
+    *,
+    canonical: bool = True,
+) -> list[conversations_pb2.HistoryMessage]:
+    return [message_to_proto(key, m, canonical=canonical) for m in values]
+
+
+def failed_run_to_proto(
+    key: models.ConversationKey, value: models.FailedRun
+) -> conversations_pb2.FailedRun:
+    return conversations_pb2.FailedRun(
+        name=names.failed_run_name(key, value.failed_run_id),
+        run_id=value.run_id,
+        error=conversations_pb2.RunError(
+            message=value.error.message,
+            code=value.error.code,
+            details_json=value.error.details_json,
+        ),
+        messages=messages_to_proto(key, value.messages, canonical=False),
+        create_time=timestamp(value.create_time),
+    )
+
+
+def run_error_from_proto(value: conversations_pb2.RunError) -> models.RunError:
+    return models.RunError(message=value.message, code=value.code, details_json=value.details_json)

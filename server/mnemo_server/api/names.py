@@ -1,0 +1,101 @@
+"""Resource names: parse at the edge, format on the way out.
+
+``users/{user}``, ``users/{user}/memoryState`` (the default conversation's
+working memory), ``users/{user}/conversations/{conversation}``,
+``.../conversations/{conversation}/memoryState``,
+``.../messages/{position}`` and ``.../failedRuns/{failed_run}``.
+
+An id is 1-128 characters of ``A-Z a-z 0-9 . _ ~ : -`` starting with a letter
+or digit. A malformed name raises ``InvalidArgument`` with reason
+``INVALID_NAME``, metadata ``field`` and one field violation for it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mnemo_server.domain.errors import FieldViolation, InvalidArgument
+from mnemo_server.domain.models import DEFAULT_CONVERSATION, ConversationKey
+
+ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._~:-]{0,127}"
+_ID = re.compile(ID_PATTERN)
+_USER = re.compile(rf"users/({ID_PATTERN})")
+_CONVERSATION = re.compile(rf"users/({ID_PATTERN})/conversations/({ID_PATTERN})")
+_DEFAULT_STATE = re.compile(rf"users/({ID_PATTERN})/memoryState")
+_NAMED_STATE = re.compile(rf"users/({ID_PATTERN})/conversations/({ID_PATTERN})/memoryState")
+
+USER_PATTERN = "users/{user}"
+CONVERSATION_PATTERN = "users/{user}/conversations/{conversation}"
+MEMORY_STATE_PATTERN = (
+    "users/{user}/memoryState or users/{user}/conversations/{conversation}/memoryState"
+)
+_SHOWN_CHARS = 80
+
+
+def invalid_name(value: str, field: str, expected: str) -> InvalidArgument:
+    """The error for a ``field`` whose value does not match ``expected``."""
+    problem = "is required" if not value else f"{_shown(value)} does not match {expected}"
+    return InvalidArgument(
+        f"{field} {problem}; expected {expected}",
+        reason="INVALID_NAME",
+        metadata={"field": field},
+        violations=(FieldViolation(field, f"must be a name like {expected}"),),
+    )
+
+
+def _shown(value: str) -> str:
+    if len(value) > _SHOWN_CHARS:
+        value = value[:_SHOWN_CHARS] + "..."
+    return repr(value)
+
+
+def is_valid_id(value: str) -> bool:
+    return _ID.fullmatch(value) is not None
+
+
+def parse_user(value: str, field: str = "parent") -> str:
+    """``users/{user}`` -> the user id."""
+    match = _USER.fullmatch(value)
+    if match is None:
+        raise invalid_name(value, field, USER_PATTERN)
+    return match.group(1)
+
+
+def parse_conversation(value: str, field: str = "conversation") -> ConversationKey:
+    """``users/{user}/conversations/{conversation}`` -> its key (never the default)."""
+    match = _CONVERSATION.fullmatch(value)
+    if match is None:
+        raise invalid_name(value, field, CONVERSATION_PATTERN)
+    return ConversationKey(match.group(1), match.group(2))
+
+
+def parse_memory_state(value: str, field: str = "name") -> ConversationKey:
+    """A working-memory name -> its conversation key (``conversation_id == ""``
+    for ``users/{user}/memoryState``, the default conversation)."""
+    if match := _DEFAULT_STATE.fullmatch(value):
+        return ConversationKey(match.group(1), DEFAULT_CONVERSATION)
+    if match := _NAMED_STATE.fullmatch(value):
+        return ConversationKey(match.group(1), match.group(2))
+    raise invalid_name(value, field, MEMORY_STATE_PATTERN)
+
+
+def user_name(user_id: str) -> str:
+    return f"users/{user_id}"
+
+
+def conversation_name(key: ConversationKey) -> str:
+    return f"users/{key.user_id}/conversations/{key.conversation_id}"
+
+
+def memory_state_name(key: ConversationKey) -> str:
+    if key.is_default:
+        return f"users/{key.user_id}/memoryState"
+    return f"{conversation_name(key)}/memoryState"
+
+
+def message_name(key: ConversationKey, position: int) -> str:
+    return f"{conversation_name(key)}/messages/{position}"
+
+
+def failed_run_name(key: ConversationKey, failed_run_id: str) -> str:
+    return f"{conversation_name(key)}/failedRuns/{failed_run_id}"

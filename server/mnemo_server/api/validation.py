@@ -1,0 +1,140 @@
+"""Request validation at the edge: collect every problem, then raise once.
+
+A ``Validator`` gathers the field violations of one request; ``raise_if_invalid``
+raises a single ``InvalidArgument`` listing all of them. Its ``reason`` (and
+message, and metadata) are those of the first problem found, with the
+metadata key ``fields`` naming every offending field. Use cases then assume
+valid input.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from google.protobuf import timestamp_pb2
+
+from mnemo_server.domain.errors import FieldViolation, InvalidArgument
+from mnemo_server.domain.messages import loads_strict
+
+T = TypeVar("T")
+
+MAX_ID_CHARS = 128
+"""``request_id``, ``run_id``, ``RunError.code``."""
+MAX_TEXT_BYTES = 65_536
+"""``Exchange.ask``/``answer``, ``RunError.message``/``details_json``."""
+MAX_SUMMARY_BYTES = 16_384
+"""A working-memory summary, besides its word budget."""
+MAX_METADATA_BYTES = 16_384
+"""Conversation metadata, as compact JSON."""
+
+# Timestamp.ToDatetime() accepts 0001-01-01T00:00:00Z..9999-12-31T23:59:59Z.
+_MIN_SECONDS = -62_135_596_800
+_MAX_SECONDS = 253_402_300_799
+
+
+def too_large(field: str, limit: int, unit: str, actual: int) -> InvalidArgument:
+    """``FIELD_TOO_LARGE`` for ``field``."""
+    return InvalidArgument(
+        f"{field} is too large: {actual} {unit}, at most {limit}",
+        reason="FIELD_TOO_LARGE",
+        metadata={"field": field, "limit": str(limit)},
+        violations=(FieldViolation(field, f"at most {limit} {unit} (got {actual})"),),
+    )
+
+
+def invalid_field(field: str, description: str, message: str = "") -> InvalidArgument:
+    """``INVALID_FIELD`` for ``field``."""
+    return InvalidArgument(
+        message or f"{field} {description}",
+        reason="INVALID_FIELD",
+        metadata={"field": field},
+        violations=(FieldViolation(field, description),),
+    )
+
+
+class Validator:
+    """Collects the ``InvalidArgument`` problems of one request."""
+
+    def __init__(self) -> None:
+        self._errors: list[InvalidArgument] = []
+
+    def add(self, error: InvalidArgument) -> None:
+        self._errors.append(error)
+
+    def invalid(self, field: str, description: str) -> None:
+        self.add(invalid_field(field, description))
+
+    def attempt(self, parse: Callable[[], T], fallback: T) -> T:
+        """``parse()``, or ``fallback`` after recording its ``InvalidArgument``.
+
+        The fallback is never used for real work: ``raise_if_invalid`` raises first.
+        """
+        try:
+            return parse()
+        except InvalidArgument as error:
+            self.add(error)
+            return fallback
+
+    def required(self, value: str, field: str) -> None:
+        if not value:
+            self.invalid(field, "is required")
+
+    def max_chars(self, value: str, field: str, limit: int = MAX_ID_CHARS) -> None:
+        if len(value) > limit:
+            self.add(too_large(field, limit, "characters", len(value)))
+
+    def max_bytes(self, value: str, field: str, limit: int) -> None:
+        size = len(value.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            self.add(too_large(field, limit, "bytes", size))
+
+    def max_items(self, count: int, field: str, limit: int) -> None:
+        if count > limit:
+            self.add(too_large(field, limit, "items", count))
+
+    def non_negative(self, value: int, field: str) -> None:
+        if value < 0:
+            self.invalid(field, f"must not be negative (got {value})")
+
+    def timestamp(self, value: timestamp_pb2.Timestamp, field: str) -> None:
+        if not _MIN_SECONDS <= value.seconds <= _MAX_SECONDS or not 0 <= value.nanos < 10**9:
+            self.invalid(field, "must be between 0001-01-01 and 9999-12-31 UTC")
+
+    def json_text(self, value: str, field: str, limit: int) -> None:
+        """An optional JSON document (empty allowed) of at most ``limit`` bytes."""
+        self.max_bytes(value, field, limit)
+        if value and not is_json(value):
+            self.invalid(field, "must be a JSON value")
+
+    def metadata(self, value: Mapping[str, Any], field: str) -> None:
+        size = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+        if size > MAX_METADATA_BYTES:
+            self.add(too_large(field, MAX_METADATA_BYTES, "bytes of JSON", size))
+
+    def raise_if_invalid(self) -> None:
+        """Raise one ``InvalidArgument`` with every violation collected, if any."""
+        if not self._errors:
+            return
+        first = self._errors[0]
+        if len(self._errors) == 1:
+            raise first
+        violations = tuple(v for error in self._errors for v in error.violations)
+        fields = dict.fromkeys(v.field for v in violations)
+        others = len(self._errors) - 1
+        raise InvalidArgument(
+            f"{first.message} (and {others} more problem{'s' if others > 1 else ''})",
+            reason=first.reason,
+            metadata={**first.metadata, "fields": ",".join(fields)},
+            violations=violations,
+        )
+
+
+def is_json(text: str) -> bool:
+    """Strict JSON (no NaN/Infinity, bounded nesting)."""
+    try:
+        loads_strict(text)
+    except ValueError:
+        return False
+    return True

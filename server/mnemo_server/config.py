@@ -1,0 +1,231 @@
+"""Server settings: one frozen ``Settings``, from flags, ``MNEMO_*`` environment or defaults.
+
+Every setting has a command-line flag and an environment variable (``--data-dir``
+and ``MNEMO_DATA_DIR``). A flag wins over the environment, the environment over
+the default. ``OPTIONS`` is the single table both the CLI (``add_arguments``)
+and the resolver (``resolve``) read, so a setting cannot have a flag without
+an environment variable or the other way round.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Literal
+
+StoreRunner = Literal["thread", "async"]
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+class ConfigError(ValueError):
+    """A flag or environment value is malformed. The message names both spellings."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the server reads at start. Defaults are the documented ones."""
+
+    listen: str = "127.0.0.1:50051"
+    data_dir: Path = Path("./data")
+    # Empty: SQLite file ``<data_dir>/mnemo.db`` (see ``effective_database_url``).
+    database_url: str = ""
+    store_runner: StoreRunner = "thread"
+    pool_size: int = 10
+    grace_period_seconds: float = 10.0
+    summary_max_words: int = 60
+    recent_default: int = 3
+    recent_max: int = 50
+    # Largest accepted ``message_json`` of one history message, in UTF-8 bytes.
+    max_message_bytes: int = 262_144
+    max_messages_per_append: int = 500
+    # How long a temporary conversation lives before it is purged.
+    temporary_ttl_seconds: int = 86_400
+    log_level: str = "INFO"
+    # None: migrate at start for SQLite, never for PostgreSQL.
+    migrate_on_start: bool | None = None
+
+    @property
+    def effective_database_url(self) -> str:
+        """``database_url``, or the SQLite file in ``data_dir`` when unset."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{self.data_dir / 'mnemo.db'}"
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.effective_database_url.startswith("sqlite")
+
+    @property
+    def effective_migrate_on_start(self) -> bool:
+        """Whether ``serve`` upgrades the schema itself (default: SQLite only)."""
+        if self.migrate_on_start is None:
+            return self.is_sqlite
+        return self.migrate_on_start
+
+
+# ------------------------------------------------------------------ parsing
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError("must be at least 1")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise ValueError("must not be negative")
+    return value
+
+
+def _bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("must be true or false")
+
+
+def _choice(*allowed: str, upper: bool = False) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = text.strip().upper() if upper else text.strip()
+        if value not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}")
+        return value
+
+    return parse
+
+
+def _listen(text: str) -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError("must be HOST:PORT, for example 127.0.0.1:50051 or [::]:50051")
+    return text
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its ``Settings`` field, parser and help text."""
+
+    field: str
+    parse: Callable[[str], Any]
+    help: str
+    metavar: str = "VALUE"
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.field.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return "MNEMO_" + self.field.upper()
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("listen", _listen, "address to serve on (default 127.0.0.1:50051)", "HOST:PORT"),
+    Option("data_dir", Path, "directory of the default SQLite database (default ./data)", "DIR"),
+    Option(
+        "database_url",
+        str,
+        "SQLAlchemy URL: sqlite:///path/mnemo.db or postgresql+psycopg://user:pass@host:port/db "
+        "(default: sqlite:///DATA_DIR/mnemo.db)",
+        "URL",
+    ),
+    Option("store_runner", _choice("thread", "async"), "how SQLAlchemy is driven (default thread)"),
+    Option("pool_size", _positive_int, "database connection pool size (default 10)", "N"),
+    Option(
+        "grace_period_seconds",
+        _non_negative_float,
+        "on SIGTERM/SIGINT, how long in-flight calls may finish (default 10)",
+        "SECONDS",
+    ),
+    Option("summary_max_words", _positive_int, "working-memory summary budget (default 60)", "N"),
+    Option("recent_default", _positive_int, "exchanges kept verbatim by default (default 3)", "N"),
+    Option("recent_max", _positive_int, "largest keep_recent a request may ask (default 50)", "N"),
+    Option(
+        "max_message_bytes",
+        _positive_int,
+        "largest message_json of one history message, in bytes (default 262144)",
+        "BYTES",
+    ),
+    Option(
+        "max_messages_per_append",
+        _positive_int,
+        "most messages in one AppendMessages call (default 500)",
+        "N",
+    ),
+    Option(
+        "temporary_ttl_seconds",
+        _positive_int,
+        "lifetime of a temporary conversation (default 86400)",
+        "SECONDS",
+    ),
+    Option("log_level", _choice(*LOG_LEVELS, upper=True), "DEBUG, INFO, WARNING or ERROR"),
+    Option(
+        "migrate_on_start",
+        _bool,
+        "upgrade the schema at start (default: true for SQLite, false for PostgreSQL)",
+        "BOOL",
+    ),
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser, *, only: tuple[str, ...] = ()) -> None:
+    """Add the flags of ``OPTIONS`` (or of the fields named in ``only``).
+
+    Flags are parsed as raw strings with default ``None`` so that ``resolve``
+    can tell "not given" from a value and apply flag > env > default.
+    """
+    for option in OPTIONS:
+        if only and option.field not in only:
+            continue
+        parser.add_argument(
+            option.flag,
+            dest=option.field,
+            default=None,
+            metavar=option.metavar,
+            help=f"{option.help} [env {option.env}]",
+        )
+
+
+def resolve(flags: Mapping[str, str | None], env: Mapping[str, str]) -> Settings:
+    """Build ``Settings``: each field from its flag, else its env variable, else the default.
+
+    Raises ``ConfigError`` naming the flag and variable of a malformed value.
+    """
+    values: dict[str, Any] = {}
+    for option in OPTIONS:
+        raw = flags.get(option.field)
+        source = option.flag
+        if raw is None:
+            raw = env.get(option.env)
+            source = option.env
+        if raw is None or (source == option.env and raw == ""):
+            continue
+        try:
+            values[option.field] = option.parse(raw)
+        except ValueError as exc:
+            raise ConfigError(
+                f"{source}={raw!r}: {exc} (flag {option.flag}, env {option.env})"
+            ) from None
+    settings = replace(Settings(), **values)
+    _check_consistency(settings)
+    return settings
+
+
+def _check_consistency(settings: Settings) -> None:
+    if settings.recent_default > settings.recent_max:
+        raise ConfigError(
+            f"recent_default ({settings.recent_default}) must not exceed "
+            f"recent_max ({settings.recent_max})"
+        )
+
+
+def field_names() -> tuple[str, ...]:
+    """Names of every ``Settings`` field (each has exactly one ``Option``)."""
+    return tuple(f.name for f in fields(Settings))

@@ -1,0 +1,196 @@
+"""The one place where errors become gRPC statuses.
+
+A ``MnemoError`` becomes its canonical status code with a ``google.rpc.Status``
+whose details hold one ``google.rpc.ErrorInfo`` (domain ``mnemo.v1``, the
+error's reason and metadata) and, for ``InvalidArgument``, a
+``google.rpc.BadRequest`` listing every field violation. The status travels as
+``grpc-status-details-bin`` trailing metadata (``grpc_status.rpc_status``), so
+any gRPC client can decode it. Anything else becomes ``INTERNAL`` with reason
+``INTERNAL`` and a generic message; the details go to the log, never to the
+caller. Nothing is ever answered with ``UNKNOWN``.
+
+``ErrorMappingInterceptor`` applies this to every ``mnemo.v1`` handler:
+unary and client-streaming handlers, and for server-streaming ones also the
+iteration of the response stream, where an error raised after the first
+message would otherwise escape unmapped.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeAlias
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from mnemo_server.domain.errors import (
+    Aborted,
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    MnemoError,
+    NotFound,
+    NotImplementedYet,
+    OutOfRange,
+    Unavailable,
+)
+
+ERROR_DOMAIN = "mnemo.v1"
+INTERNAL_MESSAGE = "internal error; the server log has the details"
+
+log = logging.getLogger(__name__)
+
+_CODES: tuple[tuple[type[MnemoError], grpc.StatusCode], ...] = (
+    (InvalidArgument, grpc.StatusCode.INVALID_ARGUMENT),
+    (NotFound, grpc.StatusCode.NOT_FOUND),
+    (AlreadyExists, grpc.StatusCode.ALREADY_EXISTS),
+    (Aborted, grpc.StatusCode.ABORTED),
+    (FailedPrecondition, grpc.StatusCode.FAILED_PRECONDITION),
+    (OutOfRange, grpc.StatusCode.OUT_OF_RANGE),
+    (Unavailable, grpc.StatusCode.UNAVAILABLE),
+    (NotImplementedYet, grpc.StatusCode.UNIMPLEMENTED),
+)
+
+
+def status_code_of(error: MnemoError) -> grpc.StatusCode:
+    """The canonical code of a domain error; ``INTERNAL`` for the bare base class."""
+    for cls, code in _CODES:
+        if isinstance(error, cls):
+            return code
+    return grpc.StatusCode.INTERNAL
+
+
+def _packed(message: Any) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(message)
+    return packed
+
+
+def to_status(error: MnemoError) -> grpc.Status:
+    """The gRPC status (code, message, trailing ``grpc-status-details-bin``) for ``error``."""
+    code = status_code_of(error)
+    info = error_details_pb2.ErrorInfo(
+        reason=error.reason, domain=ERROR_DOMAIN, metadata=dict(error.metadata)
+    )
+    details = [_packed(info)]
+    if isinstance(error, InvalidArgument) and error.violations:
+        bad_request = error_details_pb2.BadRequest(
+            field_violations=[
+                error_details_pb2.BadRequest.FieldViolation(
+                    field=v.field, description=v.description
+                )
+                for v in error.violations
+            ]
+        )
+        details.append(_packed(bad_request))
+    status = status_pb2.Status(
+        code=getattr(code_pb2, code.name), message=error.message, details=details
+    )
+    result: grpc.Status = rpc_status.to_status(status)
+    return result
+
+
+def internal_error() -> MnemoError:
+    """What the caller sees for an unexpected fault."""
+    return MnemoError(INTERNAL_MESSAGE, reason="INTERNAL")
+
+
+def map_exception(exc: Exception, method: str) -> grpc.Status:
+    """The status for any exception raised by a handler; unexpected ones are logged."""
+    if isinstance(exc, MnemoError):
+        if status_code_of(exc) is grpc.StatusCode.INTERNAL:
+            log.error("internal error in %s: %s", method, exc, exc_info=exc)
+        return to_status(exc)
+    log.error("unexpected error in %s", method, exc_info=exc)
+    return to_status(internal_error())
+
+
+async def abort_with(context: grpc.aio.ServicerContext[Any, Any], status: grpc.Status) -> None:
+    """End the call with ``status`` (raises, as ``context.abort`` does)."""
+    await context.abort(status.code, status.details, status.trailing_metadata)
+
+
+# ---------------------------------------------------------------- interceptor
+
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+Behavior = Callable[..., Any]
+
+
+def _wrap_unary_response(behavior: Behavior, method: str) -> Behavior:
+    async def wrapped(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        try:
+            return await behavior(request, context)
+        except grpc.aio.AbortError:
+            raise
+        except Exception as exc:
+            await abort_with(context, map_exception(exc, method))
+
+    return wrapped
+
+
+def _wrap_stream_response(behavior: Behavior, method: str) -> Behavior:
+    if not inspect.isasyncgenfunction(behavior):
+        # A coroutine that writes with context.write(): awaiting it covers every write.
+        return _wrap_unary_response(behavior, method)
+
+    async def wrapped(
+        request: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[Any]:
+        try:
+            async for response in behavior(request, context):
+                yield response
+        except grpc.aio.AbortError:
+            raise
+        except Exception as exc:
+            await abort_with(context, map_exception(exc, method))
+
+    return wrapped
+
+
+def _wrapped_handler(handler: Handler, method: str) -> Handler:
+    kwargs = {
+        "request_deserializer": handler.request_deserializer,
+        "response_serializer": handler.response_serializer,
+    }
+    if handler.unary_unary is not None:
+        return grpc.unary_unary_rpc_method_handler(
+            _wrap_unary_response(handler.unary_unary, method), **kwargs
+        )
+    if handler.unary_stream is not None:
+        return grpc.unary_stream_rpc_method_handler(
+            _wrap_stream_response(handler.unary_stream, method), **kwargs
+        )
+    if handler.stream_unary is not None:
+        return grpc.stream_unary_rpc_method_handler(
+            _wrap_unary_response(handler.stream_unary, method), **kwargs
+        )
+    if handler.stream_stream is not None:
+        return grpc.stream_stream_rpc_method_handler(
+            _wrap_stream_response(handler.stream_stream, method), **kwargs
+        )
+    return handler
+
+
+class ErrorMappingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+    """Maps every error of a ``mnemo.v1`` handler (see the module docstring).
+
+    Other services (health, reflection) are passed through untouched.
+    """
+
+    def __init__(self, method_prefix: str = "/mnemo.v1.") -> None:
+        self._prefix = method_prefix
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Handler:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or not method.startswith(self._prefix):
+            return handler
+        return _wrapped_handler(handler, method)
