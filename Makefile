@@ -1,0 +1,142 @@
+# Mnemo build tooling. `make help` lists the targets.
+#
+# Everything runs from the project virtualenv .venv, which the first target that
+# needs it creates (python3.11 + constraints.txt), so a fresh clone needs
+# nothing installed by hand. Pass extra arguments with ARGS="..." (run, bench)
+# or PYTEST_ARGS="..." (test targets), e.g. `make test-unit PYTEST_ARGS="-k foo -x"`.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+# Targets share .venv and the generated code: never run them concurrently.
+.NOTPARALLEL:
+MAKEFLAGS += --no-builtin-rules --no-print-directory
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+BUF := $(BIN)/buf
+# Written after a successful install; redone when any of its prerequisites change.
+STAMP := $(VENV)/.installed
+ARGS ?=
+PYTEST_ARGS ?=
+
+# Generated code (committed; `make gen-check` keeps it in sync with protos/).
+PY_GEN_DIR := clients/python/mnemo/v1
+GEN_DIRS := $(PY_GEN_DIR)
+# Our typed code, checked by mypy in strict mode (those of them that exist yet).
+MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client tests/support tools)
+
+.PHONY: help venv install gen gen-check buf-lint lint fmt run test test-python \
+	test-unit test-store test-api bench constraints clean
+
+help: ## Show this help
+	@echo "Usage: make TARGET [ARGS=...] [PYTEST_ARGS=...]"
+	@echo
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) \
+		| awk 'BEGIN {FS = ":.*## "} {printf "  %-13s %s\n", $$1, $$2}'
+
+# ----------------------------------------------------------------- environment
+
+$(STAMP): pyproject.toml clients/python/pyproject.toml constraints.txt
+	@echo "==> installing into $(VENV) (pinned by constraints.txt)"
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --progress-bar off -c constraints.txt --upgrade pip
+	@# (The PYTHONWARNINGS filter silences setuptools' generic banner about
+	@# editable installs of a flat layout, clients/python/mnemo.)
+	PYTHONWARNINGS="ignore:Editable installation" \
+		$(PY) -m pip install --quiet --progress-bar off -c constraints.txt \
+		-e clients/python -e '.[dev]'
+	@touch $@
+
+venv: $(STAMP) ## Create/refresh .venv (python3.11; pip install -c constraints.txt -e clients/python -e .[dev])
+
+install: venv ## Same as venv
+
+constraints: ## Re-resolve the newest versions that install together and rewrite constraints.txt
+	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	$(PYTHON) -m venv "$$tmp/venv"; \
+	"$$tmp/venv/bin/python" -m pip install --quiet --progress-bar off --upgrade pip; \
+	PYTHONWARNINGS="ignore:Editable installation" \
+		"$$tmp/venv/bin/python" -m pip install --quiet --progress-bar off -e clients/python -e '.[dev]'; \
+	{ echo "# Exact versions of every package in .venv (direct and transitive), used as"; \
+	  echo "# pip -c constraints by 'make venv'. Regenerate with 'make constraints'"; \
+	  echo "# (fresh venv, newest versions that install together, pip freeze)."; \
+	  "$$tmp/venv/bin/python" -m pip freeze --all --exclude-editable \
+		| grep -viE '^(mnemo-client|mnemo-server|mnemo_client|mnemo_server)([=@ ]|$$)'; \
+	} > constraints.txt.new; \
+	mv constraints.txt.new constraints.txt; \
+	echo "constraints.txt updated; run 'make venv' to apply"
+
+# ------------------------------------------------------------- code generation
+
+gen: $(STAMP) ## Generate Python code from protos/ into clients/python/mnemo/v1 (buf generate)
+	@mkdir -p $(PY_GEN_DIR)
+	@# Remove the old output first so that a deleted .proto leaves nothing behind.
+	@rm -f $(PY_GEN_DIR)/*_pb2.py $(PY_GEN_DIR)/*_pb2.pyi $(PY_GEN_DIR)/*_pb2_grpc.py
+	$(BUF) generate
+	@test -e $(PY_GEN_DIR)/__init__.py || : > $(PY_GEN_DIR)/__init__.py
+
+gen-check: gen ## Regenerate and fail if the generated code differs from git (commit it)
+	@if ! git diff --quiet --exit-code -- $(GEN_DIRS); then \
+		git --no-pager diff --stat -- $(GEN_DIRS); \
+		echo "gen-check: generated code is out of date: run 'make gen' and commit the result" >&2; \
+		exit 1; \
+	fi
+	@untracked="$$(git status --porcelain --untracked-files=all -- $(GEN_DIRS) | grep '^??' || true)"; \
+	if [ -n "$$untracked" ]; then \
+		echo "$$untracked"; \
+		echo "gen-check: untracked generated files: run 'make gen' and commit them" >&2; \
+		exit 1; \
+	fi
+	@echo "gen-check: generated code is up to date"
+
+buf-lint: $(STAMP) ## Lint the protos (buf lint) and check their formatting (buf format)
+	$(BUF) lint
+	$(BUF) format --diff --exit-code
+
+# ---------------------------------------------------------------- lint, format
+
+lint: $(STAMP) ## Lint Python: ruff check, ruff format --check, mypy --strict on our code
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(if $(MYPY_PATHS),$(BIN)/mypy $(MYPY_PATHS),@echo "mypy: nothing to check yet")
+
+fmt: $(STAMP) ## Format Python (ruff: imports + format) and protos (buf format -w)
+	$(BIN)/ruff check --select I --fix .
+	$(BIN)/ruff format .
+	$(BUF) format -w
+
+# ------------------------------------------------------------------------- run
+
+run: $(STAMP) ## Run the server: mnemo serve (127.0.0.1:50051, SQLite in ./data); flags via ARGS="..."
+	@mkdir -p data
+	$(BIN)/mnemo serve $(ARGS)
+
+bench: $(STAMP) ## Run the benchmarks: bench/run.py; flags via ARGS="..."
+	$(PY) bench/run.py $(ARGS)
+
+# ----------------------------------------------------------------------- tests
+
+# Every language's suite is a prerequisite here (add test-typescript next to test-python).
+test: $(STAMP) gen-check buf-lint lint test-python ## All checks and tests (what CI runs): gen-check, buf-lint, lint, test-python
+	@echo "make test: all checks and test suites passed"
+
+test-python: $(STAMP) ## Python tests: pytest over tests/, against SQLite and a throwaway PostgreSQL
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-unit: $(STAMP) ## pytest tests/unit
+	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+
+test-store: $(STAMP) ## pytest tests/store (storage layer, SQLite and PostgreSQL)
+	$(PY) -m pytest tests/store $(PYTEST_ARGS)
+
+test-api: $(STAMP) ## pytest tests/api (gRPC API end to end)
+	$(PY) -m pytest tests/api $(PYTEST_ARGS)
+
+# ----------------------------------------------------------------------- clean
+
+clean: ## Remove .venv, ./data, caches and build output
+	rm -rf $(VENV) data .pytest_cache .mypy_cache .ruff_cache build dist .pgdata*
+	find . -path ./.git -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +
