@@ -1,0 +1,95 @@
+"""The Mnemo Python client: a typed facade over the generated ``mnemo.v1`` stubs.
+
+::
+
+    from mnemo.client import MnemoClient
+
+    with MnemoClient("127.0.0.1:50051") as mnemo:
+        state, evicted = mnemo.remember_exchange("u1", ask="Hi?", answer="Hello!")
+
+``AsyncMnemoClient`` is the asyncio twin. Failed calls raise ``MnemoError``
+subclasses (``mnemo.client.errors``). Methods return the generated messages
+re-exported here (``MemoryState``, ``Conversation``, ``HistoryMessage``, ...).
+"""
+
+from mnemo.client._async import AsyncMnemoClient
+from mnemo.client._calls import Page
+from mnemo.client._channel_options import service_config
+from mnemo.client._client_base import DEFAULT_TARGET, DEFAULT_TIMEOUT
+from mnemo.client._history import MessageLike, Snapshot
+from mnemo.client._sync import MnemoClient
+from mnemo.client._working_memory import ExchangeLike, Remembered
+from mnemo.client.errors import (
+    AbortedError,
+    AlreadyExistsError,
+    CallCancelledError,
+    DataLossError,
+    DeadlineExceededError,
+    EtagMismatchError,
+    FailedPreconditionError,
+    FieldViolation,
+    InternalError,
+    InvalidArgumentError,
+    MnemoError,
+    NotFoundError,
+    OutOfRangeError,
+    PermissionDeniedError,
+    PositionMismatchError,
+    RequestIdReusedError,
+    ResourceExhaustedError,
+    RevisionStaleError,
+    UnauthenticatedError,
+    UnavailableError,
+    UnimplementedError,
+    UnknownError,
+)
+from mnemo.v1.conversations_pb2 import (
+    AppendMessagesResponse,
+    Conversation,
+    FailedRun,
+    HistoryMessage,
+    RunError,
+)
+from mnemo.v1.working_memory_pb2 import Exchange, MemoryState
+
+__all__ = [
+    "DEFAULT_TARGET",
+    "DEFAULT_TIMEOUT",
+    "AbortedError",
+    "AlreadyExistsError",
+    "AppendMessagesResponse",
+    "AsyncMnemoClient",
+    "CallCancelledError",
+    "Conversation",
+    "DataLossError",
+    "DeadlineExceededError",
+    "EtagMismatchError",
+    "Exchange",
+    "ExchangeLike",
+    "FailedPreconditionError",
+    "FailedRun",
+    "FieldViolation",
+    "HistoryMessage",
+    "InternalError",
+    "InvalidArgumentError",
+    "MemoryState",
+    "MessageLike",
+    "MnemoClient",
+    "MnemoError",
+    "NotFoundError",
+    "OutOfRangeError",
+    "Page",
+    "PermissionDeniedError",
+    "PositionMismatchError",
+    "Remembered",
+    "RequestIdReusedError",
+    "ResourceExhaustedError",
+    "RevisionStaleError",
+    "RunError",
+    "Snapshot",
+    "UnauthenticatedError",
+    "UnavailableError",
+    "UnimplementedError",
+    "UnknownError",
+    "service_config",
+]

@@ -1,0 +1,108 @@
+"""``AsyncMnemoClient``: the asyncio client, over a ``grpc.aio`` channel."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import grpc
+import grpc.aio
+
+from mnemo.client import _conversations as conversations
+from mnemo.client import _history as history
+from mnemo.client import _working_memory as working_memory
+from mnemo.client._calls import PagedCall, StreamCall, UnaryCall, client_method
+from mnemo.client._channel_options import ChannelOption
+from mnemo.client._client_base import ClientBase
+from mnemo.client.errors import from_rpc_error
+
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+class AsyncMnemoClient(ClientBase[grpc.aio.Channel]):
+    """The asyncio twin of ``MnemoClient``: the same methods, as coroutines and async iterators.
+
+    Create it inside the event loop that uses it; use it as an async context
+    manager or ``await close()`` it. List and stream methods return async
+    iterators (``async for``); every other method is awaited.
+    """
+
+    def _open_channel(
+        self,
+        target: str,
+        credentials: grpc.ChannelCredentials | None,
+        options: Sequence[ChannelOption],
+    ) -> grpc.aio.Channel:
+        if credentials is None:
+            return grpc.aio.insecure_channel(target, options=options)
+        return grpc.aio.secure_channel(target, credentials, options=options)
+
+    async def close(self) -> None:
+        """Close the channel; calls in flight are cancelled."""
+        await self._channel.close(None)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def _call(self, call: UnaryCall[Any, R]) -> R:
+        try:
+            response = await self._multicallable(call.rpc)(
+                call.request, **self._call_options(call.timeout)
+            )
+        except grpc.aio.AioRpcError as error:
+            raise from_rpc_error(error) from error
+        return call.parse(response)
+
+    async def _pages(self, call: PagedCall[T]) -> AsyncIterator[T]:
+        token = ""
+        while True:
+            page = await self._call(call.page(token))
+            for item in page.items:
+                yield item
+            if not page.next_page_token:
+                return
+            token = page.next_page_token
+
+    async def _stream(self, call: StreamCall[Any, T]) -> AsyncIterator[T]:
+        responses = self._multicallable(call.rpc)(call.request, **self._call_options(call.timeout))
+        try:
+            async for response in responses:
+                for item in call.items(response):
+                    yield item
+        except grpc.aio.AioRpcError as error:
+            raise from_rpc_error(error) from error
+        finally:
+            responses.cancel()  # a no-op once the stream ended; frees it when abandoned
+
+    get_memory_state = client_method(working_memory.get_memory_state, _call)
+    save_memory_state = client_method(working_memory.save_memory_state, _call)
+    remember_exchange = client_method(working_memory.remember_exchange, _call)
+    clear_memory_state = client_method(working_memory.clear_memory_state, _call)
+
+    create_conversation = client_method(conversations.create_conversation, _call)
+    get_conversation = client_method(conversations.get_conversation, _call)
+    list_conversations = client_method(conversations.list_conversations, _pages)
+    list_conversations_page = client_method(conversations.list_conversations_page, _call)
+    update_conversation_metadata = client_method(conversations.update_conversation_metadata, _call)
+    delete_conversation = client_method(conversations.delete_conversation, _call)
+
+    append_messages = client_method(history.append_messages, _call)
+    list_messages = client_method(history.list_messages, _pages)
+    list_messages_page = client_method(history.list_messages_page, _call)
+    stream_messages = client_method(history.stream_messages, _stream)
+    clear_messages = client_method(history.clear_messages, _call)
+    record_failed_run = client_method(history.record_failed_run, _call)
+    list_failed_runs = client_method(history.list_failed_runs, _pages)
+    list_failed_runs_page = client_method(history.list_failed_runs_page, _call)
+    snapshot_history = client_method(history.snapshot_history, _call)
+    replace_history_prefix = client_method(history.replace_history_prefix, _call)

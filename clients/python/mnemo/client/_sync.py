@@ -1,0 +1,106 @@
+"""``MnemoClient``: the blocking client, over a ``grpc`` channel."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import grpc
+
+from mnemo.client import _conversations as conversations
+from mnemo.client import _history as history
+from mnemo.client import _working_memory as working_memory
+from mnemo.client._calls import PagedCall, StreamCall, UnaryCall, client_method
+from mnemo.client._channel_options import ChannelOption
+from mnemo.client._client_base import ClientBase
+from mnemo.client.errors import from_rpc_error
+
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+class MnemoClient(ClientBase[grpc.Channel]):
+    """A blocking Mnemo client; use it as a context manager or ``close()`` it.
+
+    Every method takes the user it acts for (agent runtimes serve many users)
+    and a keyword ``timeout`` overriding the client's default deadline, and
+    raises a ``mnemo.client.MnemoError`` subclass when the call fails.
+    ``AsyncMnemoClient`` has the same methods, as coroutines and async iterators.
+    """
+
+    def _open_channel(
+        self,
+        target: str,
+        credentials: grpc.ChannelCredentials | None,
+        options: Sequence[ChannelOption],
+    ) -> grpc.Channel:
+        if credentials is None:
+            return grpc.insecure_channel(target, options=options)
+        return grpc.secure_channel(target, credentials, options=options)
+
+    def close(self) -> None:
+        """Close the channel; calls in flight are cancelled."""
+        self._channel.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _call(self, call: UnaryCall[Any, R]) -> R:
+        try:
+            response = self._multicallable(call.rpc)(
+                call.request, **self._call_options(call.timeout)
+            )
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+        return call.parse(response)
+
+    def _pages(self, call: PagedCall[T]) -> Iterator[T]:
+        token = ""
+        while True:
+            page = self._call(call.page(token))
+            yield from page.items
+            if not page.next_page_token:
+                return
+            token = page.next_page_token
+
+    def _stream(self, call: StreamCall[Any, T]) -> Iterator[T]:
+        responses = self._multicallable(call.rpc)(call.request, **self._call_options(call.timeout))
+        try:
+            for response in responses:
+                yield from call.items(response)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+        finally:
+            responses.cancel()  # a no-op once the stream ended; frees it when abandoned
+
+    get_memory_state = client_method(working_memory.get_memory_state, _call)
+    save_memory_state = client_method(working_memory.save_memory_state, _call)
+    remember_exchange = client_method(working_memory.remember_exchange, _call)
+    clear_memory_state = client_method(working_memory.clear_memory_state, _call)
+
+    create_conversation = client_method(conversations.create_conversation, _call)
+    get_conversation = client_method(conversations.get_conversation, _call)
+    list_conversations = client_method(conversations.list_conversations, _pages)
+    list_conversations_page = client_method(conversations.list_conversations_page, _call)
+    update_conversation_metadata = client_method(conversations.update_conversation_metadata, _call)
+    delete_conversation = client_method(conversations.delete_conversation, _call)
+
+    append_messages = client_method(history.append_messages, _call)
+    list_messages = client_method(history.list_messages, _pages)
+    list_messages_page = client_method(history.list_messages_page, _call)
+    stream_messages = client_method(history.stream_messages, _stream)
+    clear_messages = client_method(history.clear_messages, _call)
+    record_failed_run = client_method(history.record_failed_run, _call)
+    list_failed_runs = client_method(history.list_failed_runs, _pages)
+    list_failed_runs_page = client_method(history.list_failed_runs_page, _call)
+    snapshot_history = client_method(history.snapshot_history, _call)
+    replace_history_prefix = client_method(history.replace_history_prefix, _call)
