@@ -10,13 +10,14 @@ valid input.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from google.protobuf import timestamp_pb2
 
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
-from mnemo_server.domain.messages import loads_strict
+from mnemo_server.domain.messages import loads_strict, parse_message
+from mnemo_server.domain.models import NewMessage
 
 T = TypeVar("T")
 
@@ -81,6 +82,50 @@ class Validator:
         if not value:
             self.invalid(field, "is required")
 
+    def text(self, value: str, field: str, limit: int, *, required: bool = False) -> None:
+        """A free text: required if asked, at most ``limit`` UTF-8 bytes, no NUL."""
+        if required and not value:
+            self.invalid(field, "is required")
+        self.max_bytes(value, field, limit)
+        self._no_nul(value, field)
+
+    def identifier(self, value: str, field: str, *, required: bool = False) -> None:
+        """A client-chosen key (``request_id``, ``run_id``): at most 128 characters, no NUL."""
+        if required and not value:
+            self.invalid(field, "is required")
+        self.max_chars(value, field, MAX_ID_CHARS)
+        self._no_nul(value, field)
+
+    def _no_nul(self, value: str, field: str) -> None:
+        if "\x00" in value:
+            self.invalid(field, "must not contain NUL characters")
+
+    def new_messages(
+        self,
+        values: Sequence[str],
+        field: str,
+        *,
+        max_bytes: int,
+        max_count: int,
+        min_count: int = 0,
+    ) -> list[NewMessage]:
+        """Validate SDK-native messages (``{field}[i].message_json``)."""
+        if len(values) < min_count:
+            self.invalid(field, f"needs at least {min_count} message(s)")
+        self.max_items(len(values), field, max_count)
+        result: list[NewMessage] = []
+        for index, message_json in enumerate(values[: max_count + 1]):
+            item_field = f"{field}[{index}].message_json"
+            size = len(message_json.encode("utf-8", "surrogatepass"))
+            if size > max_bytes:
+                self.add(too_large(item_field, max_bytes, "bytes", size))
+                continue
+            try:
+                result.append(parse_message(message_json, item_field))
+            except InvalidArgument as error:
+                self.add(error)
+        return result
+
     def max_chars(self, value: str, field: str, limit: int = MAX_ID_CHARS) -> None:
         if len(value) > limit:
             self.add(too_large(field, limit, "characters", len(value)))
@@ -109,9 +154,12 @@ class Validator:
             self.invalid(field, "must be a JSON value")
 
     def metadata(self, value: Mapping[str, Any], field: str) -> None:
-        size = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        size = len(text.encode("utf-8", "surrogatepass"))
         if size > MAX_METADATA_BYTES:
             self.add(too_large(field, MAX_METADATA_BYTES, "bytes of JSON", size))
+        if _contains_nul(value):
+            self.invalid(field, "must not contain NUL characters")
 
     def raise_if_invalid(self) -> None:
         """Raise one ``InvalidArgument`` with every violation collected, if any."""
@@ -129,6 +177,16 @@ class Validator:
             metadata={**first.metadata, "fields": ",".join(fields)},
             violations=violations,
         )
+
+
+def _contains_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, Mapping):
+        return any(_contains_nul(k) or _contains_nul(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_contains_nul(v) for v in value)
+    return False
 
 
 def is_json(text: str) -> bool:

@@ -1,0 +1,292 @@
+"""ConversationService: validate, call the use case, convert the result."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from mnemo.v1 import conversations_pb2 as pb
+from mnemo.v1 import conversations_pb2_grpc as pb_grpc
+from mnemo_server.api import convert, names, pagination
+from mnemo_server.api.idempotency import idempotency_of
+from mnemo_server.api.validation import MAX_ID_CHARS, MAX_TEXT_BYTES, Validator
+from mnemo_server.config import Settings
+from mnemo_server.domain.compaction import decode_revision
+from mnemo_server.domain.models import ConversationKey, JsonObject, Keyset, NewMessage
+from mnemo_server.domain.usecases.conversations import Conversations
+
+Context = grpc.aio.ServicerContext[Any, Any]
+_NO_KEY = ConversationKey("", "")
+_UPDATABLE = ("metadata",)
+
+
+def _conversation_key(v: Validator, name: str, field: str) -> ConversationKey:
+    return v.attempt(lambda: names.parse_conversation(name, field), _NO_KEY)
+
+
+def _message_position_keyset(keyset: Keyset | None) -> int | None:
+    """The position a ListMessages token resumes after."""
+    if keyset is None:
+        return None
+    if len(keyset) != 1 or not isinstance(keyset[0], int) or keyset[0] < 0:
+        raise pagination.invalid_page_token()
+    return keyset[0]
+
+
+class ConversationServicer(pb_grpc.ConversationServiceServicer):
+    """The Anvia conversation history over gRPC."""
+
+    def __init__(self, conversations: Conversations, settings: Settings) -> None:
+        self._conversations = conversations
+        self._settings = settings
+
+    def _messages(
+        self, v: Validator, values: Any, field: str, *, min_count: int = 0
+    ) -> list[NewMessage]:
+        return v.new_messages(
+            [m.message_json for m in values],
+            field,
+            max_bytes=self._settings.max_message_bytes,
+            max_count=self._settings.max_messages_per_append,
+            min_count=min_count,
+        )
+
+    def _metadata(self, v: Validator, holder: Any, field: str) -> JsonObject:
+        metadata = convert.metadata_from_struct(holder.metadata)
+        v.metadata(metadata, field)
+        return metadata
+
+    # ----------------------------------------------------------- conversations
+
+    async def CreateConversation(
+        self, request: pb.CreateConversationRequest, context: Context
+    ) -> pb.CreateConversationResponse:
+        v = Validator()
+        user_id = v.attempt(lambda: names.parse_user(request.parent, "parent"), "")
+        if request.conversation_id and not names.is_valid_id(request.conversation_id):
+            v.invalid(
+                "conversation_id",
+                "must be 1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a letter or digit",
+            )
+        metadata = self._metadata(v, request.conversation, "conversation.metadata")
+        v.identifier(request.request_id, "request_id")
+        v.raise_if_invalid()
+        conversation = await self._conversations.create(
+            user_id,
+            request.conversation_id,
+            metadata=metadata,
+            temporary=request.conversation.temporary,
+            idempotency=idempotency_of(request, "CreateConversation"),
+        )
+        return pb.CreateConversationResponse(
+            conversation=convert.conversation_to_proto(conversation)
+        )
+
+    async def GetConversation(
+        self, request: pb.GetConversationRequest, context: Context
+    ) -> pb.GetConversationResponse:
+        key = names.parse_conversation(request.name, "name")
+        conversation = await self._conversations.get(key)
+        return pb.GetConversationResponse(conversation=convert.conversation_to_proto(conversation))
+
+    async def ListConversations(
+        self, request: pb.ListConversationsRequest, context: Context
+    ) -> pb.ListConversationsResponse:
+        kind, binding = "ListConversations", (request.parent,)
+        v = Validator()
+        user_id = v.attempt(lambda: names.parse_user(request.parent, "parent"), "")
+        limit = v.attempt(
+            lambda: pagination.page_size(request.page_size, pagination.CONVERSATIONS), 0
+        )
+        after = v.attempt(
+            lambda: pagination.decode_page_token(request.page_token, kind, binding), None
+        )
+        v.raise_if_invalid()
+        page = await self._conversations.list(user_id, limit=limit, after=after)
+        return pb.ListConversationsResponse(
+            conversations=[convert.conversation_to_proto(c) for c in page.items],
+            next_page_token=pagination.encode_page_token(kind, binding, page.next_after),
+        )
+
+    async def UpdateConversation(
+        self, request: pb.UpdateConversationRequest, context: Context
+    ) -> pb.UpdateConversationResponse:
+        v = Validator()
+        key = _conversation_key(v, request.conversation.name, "conversation.name")
+        for path in request.update_mask.paths:
+            if path not in _UPDATABLE:
+                v.invalid("update_mask", f"only metadata can be updated (got {path[:64]!r})")
+        metadata = self._metadata(v, request.conversation, "conversation.metadata")
+        v.raise_if_invalid()
+        conversation = await self._conversations.update_metadata(
+            key, metadata, etag=request.conversation.etag
+        )
+        return pb.UpdateConversationResponse(
+            conversation=convert.conversation_to_proto(conversation)
+        )
+
+    async def DeleteConversation(
+        self, request: pb.DeleteConversationRequest, context: Context
+    ) -> pb.DeleteConversationResponse:
+        key = names.parse_conversation(request.name, "name")
+        await self._conversations.delete(key, etag=request.etag)
+        return pb.DeleteConversationResponse()
+
+    # ----------------------------------------------------------------- history
+
+    async def AppendMessages(
+        self, request: pb.AppendMessagesRequest, context: Context
+    ) -> pb.AppendMessagesResponse:
+        v = Validator()
+        key = _conversation_key(v, request.conversation, "conversation")
+        messages = self._messages(v, request.messages, "messages", min_count=1)
+        v.identifier(request.run_id, "run_id")
+        v.non_negative(request.turn, "turn")
+        v.identifier(request.request_id, "request_id")
+        expected = request.expected_position if request.HasField("expected_position") else None
+        if expected is not None:
+            v.non_negative(expected, "expected_position")
+        metadata = self._metadata(v, request, "metadata")
+        v.raise_if_invalid()
+        result = await self._conversations.append(
+            key,
+            messages,
+            run_id=request.run_id,
+            turn=request.turn,
+            expected_position=expected,
+            create_metadata=metadata,
+            idempotency=idempotency_of(request, "AppendMessages"),
+        )
+        return pb.AppendMessagesResponse(
+            messages=convert.messages_to_proto(key, result.messages),
+            conversation=convert.conversation_to_proto(result.conversation),
+        )
+
+    async def ListMessages(
+        self, request: pb.ListMessagesRequest, context: Context
+    ) -> pb.ListMessagesResponse:
+        kind, binding = "ListMessages", (request.parent,)
+        v = Validator()
+        key = _conversation_key(v, request.parent, "parent")
+        limit = v.attempt(lambda: pagination.page_size(request.page_size, pagination.MESSAGES), 0)
+        v.non_negative(request.start_position, "start_position")
+        after = v.attempt(
+            lambda: _message_position_keyset(
+                pagination.decode_page_token(request.page_token, kind, binding)
+            ),
+            None,
+        )
+        v.raise_if_invalid()
+        start = request.start_position if after is None else after + 1
+        page = await self._conversations.list_messages(key, start_position=start, limit=limit)
+        return pb.ListMessagesResponse(
+            messages=convert.messages_to_proto(key, page.items),
+            next_page_token=pagination.encode_page_token(kind, binding, page.next_after),
+        )
+
+    async def StreamMessages(
+        self, request: pb.StreamMessagesRequest, context: Context
+    ) -> AsyncIterator[pb.StreamMessagesResponse]:
+        v = Validator()
+        key = _conversation_key(v, request.parent, "parent")
+        v.non_negative(request.start_position, "start_position")
+        batch_size = v.attempt(
+            lambda: pagination.page_size(
+                request.batch_size, pagination.STREAM_BATCH, field="batch_size"
+            ),
+            0,
+        )
+        v.raise_if_invalid()
+        batches = self._conversations.stream_messages(
+            key, start_position=request.start_position, batch_size=batch_size
+        )
+        async for batch in batches:
+            yield pb.StreamMessagesResponse(messages=convert.messages_to_proto(key, batch))
+
+    async def ClearMessages(
+        self, request: pb.ClearMessagesRequest, context: Context
+    ) -> pb.ClearMessagesResponse:
+        key = names.parse_conversation(request.conversation, "conversation")
+        conversation = await self._conversations.clear(key)
+        return pb.ClearMessagesResponse(conversation=convert.conversation_to_proto(conversation))
+
+    # ------------------------------------------------------------- failed runs
+
+    async def RecordFailedRun(
+        self, request: pb.RecordFailedRunRequest, context: Context
+    ) -> pb.RecordFailedRunResponse:
+        v = Validator()
+        key = _conversation_key(v, request.conversation, "conversation")
+        v.identifier(request.run_id, "run_id", required=True)
+        v.text(request.error.message, "error.message", MAX_TEXT_BYTES, required=True)
+        v.text(request.error.code, "error.code", MAX_ID_CHARS)
+        v.json_text(request.error.details_json, "error.details_json", MAX_TEXT_BYTES)
+        messages = self._messages(v, request.messages, "messages")
+        v.identifier(request.request_id, "request_id")
+        v.raise_if_invalid()
+        failed_run = await self._conversations.record_failed_run(
+            key,
+            run_id=request.run_id,
+            error=convert.run_error_from_proto(request.error),
+            messages=messages,
+            idempotency=idempotency_of(request, "RecordFailedRun"),
+        )
+        return pb.RecordFailedRunResponse(failed_run=convert.failed_run_to_proto(key, failed_run))
+
+    async def ListFailedRuns(
+        self, request: pb.ListFailedRunsRequest, context: Context
+    ) -> pb.ListFailedRunsResponse:
+        kind, binding = "ListFailedRuns", (request.parent,)
+        v = Validator()
+        key = _conversation_key(v, request.parent, "parent")
+        limit = v.attempt(
+            lambda: pagination.page_size(request.page_size, pagination.FAILED_RUNS), 0
+        )
+        after = v.attempt(
+            lambda: pagination.decode_page_token(request.page_token, kind, binding), None
+        )
+        v.raise_if_invalid()
+        page = await self._conversations.list_failed_runs(key, limit=limit, after=after)
+        return pb.ListFailedRunsResponse(
+            failed_runs=[convert.failed_run_to_proto(key, r) for r in page.items],
+            next_page_token=pagination.encode_page_token(kind, binding, page.next_after),
+        )
+
+    # -------------------------------------------------------------- compaction
+
+    async def SnapshotHistory(
+        self, request: pb.SnapshotHistoryRequest, context: Context
+    ) -> pb.SnapshotHistoryResponse:
+        key = names.parse_conversation(request.conversation, "conversation")
+        snapshot = await self._conversations.snapshot(key)
+        return pb.SnapshotHistoryResponse(
+            revision=snapshot.revision, messages=convert.messages_to_proto(key, snapshot.messages)
+        )
+
+    async def ReplaceHistoryPrefix(
+        self, request: pb.ReplaceHistoryPrefixRequest, context: Context
+    ) -> pb.ReplaceHistoryPrefixResponse:
+        v = Validator()
+        key = _conversation_key(v, request.conversation, "conversation")
+        v.required(request.revision, "revision")
+        if request.revision:
+            v.attempt(lambda: decode_revision(request.revision, field="revision"), (0, 0))
+        if request.message_count < 1:
+            v.invalid("message_count", f"must be at least 1 (got {request.message_count})")
+        replacement = self._messages(v, request.replacement, "replacement")
+        v.identifier(request.run_id, "run_id")
+        v.identifier(request.request_id, "request_id")
+        v.raise_if_invalid()
+        snapshot = await self._conversations.replace_prefix(
+            key,
+            revision=request.revision,
+            message_count=request.message_count,
+            replacement=replacement,
+            run_id=request.run_id,
+            idempotency=idempotency_of(request, "ReplaceHistoryPrefix"),
+        )
+        return pb.ReplaceHistoryPrefixResponse(
+            revision=snapshot.revision, messages=convert.messages_to_proto(key, snapshot.messages)
+        )

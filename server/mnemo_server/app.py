@@ -1,0 +1,152 @@
+"""The grpc.aio server: every mnemo.v1 service, health and reflection, over one store.
+
+``MnemoServer`` is what ``mnemo serve`` runs and what the API tests start in
+process (``listen="127.0.0.1:0"``; ``start()`` returns the bound port)::
+
+    server = MnemoServer(settings)
+    port = await server.start()
+    ...
+    await server.stop(grace=5)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+
+from mnemo.v1 import (
+    conversations_pb2,
+    conversations_pb2_grpc,
+    working_memory_pb2,
+    working_memory_pb2_grpc,
+)
+from mnemo_server.api.conversations import ConversationServicer
+from mnemo_server.api.unimplemented import add_unimplemented_services
+from mnemo_server.api.working_memory import WorkingMemoryServicer
+from mnemo_server.config import Settings
+from mnemo_server.domain.usecases.conversations import Conversations
+from mnemo_server.domain.usecases.working_memory import WorkingMemory
+from mnemo_server.errors import ErrorMappingInterceptor
+from mnemo_server.store import migrate
+from mnemo_server.store.database import Database, open_database
+from mnemo_server.store.sql import SqlStore
+
+WORKING_MEMORY_SERVICE = working_memory_pb2.DESCRIPTOR.services_by_name[
+    "WorkingMemoryService"
+].full_name
+CONVERSATION_SERVICE = conversations_pb2.DESCRIPTOR.services_by_name[
+    "ConversationService"
+].full_name
+HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+
+# Generous receive limit: an append carries up to 500 messages.
+_SERVER_OPTIONS = (("grpc.max_receive_message_length", 32 * 1024 * 1024),)
+
+
+class ServerNotStarted(RuntimeError):
+    """``stop`` or ``port`` before ``start``."""
+
+
+async def prepare_schema(settings: Settings) -> None:
+    """Migrate the database when configured to (the SQLite default), else check it.
+
+    Raises ``migrate.SchemaOutdated`` naming the command that fixes the schema.
+    """
+    url = settings.effective_database_url
+    if settings.effective_migrate_on_start:
+        await asyncio.to_thread(migrate.upgrade, url)
+    else:
+        await asyncio.to_thread(migrate.check_schema, url)
+
+
+class MnemoServer:
+    """One Mnemo server process's gRPC server and database."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._server: grpc.aio.Server | None = None
+        self._database: Database | None = None
+        self._health = HealthServicer()
+        self._port: int | None = None
+        self.service_names: tuple[str, ...] = ()
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise ServerNotStarted("the server is not started")
+        return self._port
+
+    @property
+    def address(self) -> str:
+        """``host:port`` actually bound."""
+        host = self.settings.listen.rpartition(":")[0]
+        return f"{host}:{self.port}"
+
+    def describe_store(self) -> str:
+        """``sqlite /abs/path`` or ``postgresql host:port/db`` (never a password)."""
+        if self._database is None:
+            raise ServerNotStarted("the server is not started")
+        return self._database.describe()
+
+    async def start(self) -> int:
+        """Prepare the schema, open the database, bind and start serving.
+
+        Returns the bound port. Raises ``migrate.SchemaOutdated`` (refusing a
+        stale schema), ``ValueError`` (an unusable database URL) or
+        ``RuntimeError`` (the address cannot be bound).
+        """
+        settings = self.settings
+        await prepare_schema(settings)
+        self._database = open_database(
+            settings.effective_database_url,
+            runner=settings.store_runner,
+            pool_size=settings.pool_size,
+        )
+        store = SqlStore(self._database)
+        server = grpc.aio.server(interceptors=[ErrorMappingInterceptor()], options=_SERVER_OPTIONS)
+        working_memory_pb2_grpc.add_WorkingMemoryServiceServicer_to_server(
+            WorkingMemoryServicer(WorkingMemory(store, settings)), server
+        )
+        conversations_pb2_grpc.add_ConversationServiceServicer_to_server(
+            ConversationServicer(Conversations(store, settings), settings), server
+        )
+        pending = add_unimplemented_services(server)
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
+        mnemo_services = (WORKING_MEMORY_SERVICE, CONVERSATION_SERVICE, *pending)
+        self.service_names = (*mnemo_services, HEALTH_SERVICE, reflection.SERVICE_NAME)
+        reflection.enable_server_reflection(self.service_names, server)
+        try:
+            port = server.add_insecure_port(settings.listen)
+        except RuntimeError:
+            await self._database.close()
+            raise RuntimeError(f"cannot listen on {settings.listen}") from None
+        await server.start()
+        self._server, self._port = server, port
+        await self._set_health(("", *mnemo_services), health_pb2.HealthCheckResponse.SERVING)
+        return port
+
+    async def _set_health(
+        self, services: Sequence[str], status: health_pb2.HealthCheckResponse.ServingStatus
+    ) -> None:
+        for service in services:
+            await self._health.set(service, status)
+
+    async def stop(self, grace: float | None) -> None:
+        """Turn health NOT_SERVING, refuse new calls, let in-flight calls finish
+        for up to ``grace`` seconds (then cancel them) and close the database."""
+        if self._server is None:
+            raise ServerNotStarted("the server is not started")
+        await self._health.enter_graceful_shutdown()
+        await self._server.stop(grace)
+        if self._database is not None:
+            await self._database.close()
+
+    async def wait_for_termination(self) -> None:
+        if self._server is None:
+            raise ServerNotStarted("the server is not started")
+        await self._server.wait_for_termination()

@@ -1,0 +1,80 @@
+"""The ``mnemo`` command: ``serve``, ``migrate``, ``version``.
+
+Every ``serve`` flag has a ``MNEMO_*`` environment variable (named in
+``--help``); a flag wins over the environment, the environment over the
+default (``mnemo_server.config``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+from mnemo_server import __version__
+from mnemo_server.config import OPTIONS, ConfigError, Settings, add_arguments, resolve
+
+EXIT_USAGE = 2
+
+_EPILOG = "environment variables:\n" + "\n".join(
+    f"  {option.env:<31} {option.flag}" for option in OPTIONS
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mnemo", description="Mnemo, the gRPC memory service for AI assistants."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve = commands.add_parser(
+        "serve",
+        help="run the gRPC server",
+        description="Run the gRPC server until SIGTERM/SIGINT. Each flag can also be set "
+        "with its environment variable; a flag wins over the environment.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(serve)
+    migrate = commands.add_parser(
+        "migrate",
+        help="upgrade the database schema to this version's",
+        description="Upgrade the database schema (Alembic) to the newest revision this "
+        "server knows. Needed once per upgrade for PostgreSQL; the SQLite default migrates "
+        "itself at start.",
+    )
+    add_arguments(migrate, only=("database_url", "data_dir"))
+    commands.add_parser("version", help="print the version")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
+    """Run the command; returns the exit code (the console script exits with it)."""
+    args = build_parser().parse_args(argv)
+    if args.command == "version":
+        print(f"mnemo {__version__}")
+        return 0
+    try:
+        settings = resolve(vars(args), os.environ if env is None else env)
+    except ConfigError as error:
+        print(f"mnemo: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.command == "migrate":
+        return _migrate(settings)
+    from mnemo_server.lifecycle import run
+
+    return run(settings)
+
+
+def _migrate(settings: Settings) -> int:
+    from mnemo_server.store import migrate
+    from mnemo_server.store.database import describe_url
+
+    url = settings.effective_database_url
+    try:
+        migrate.upgrade(url)
+    except ValueError as error:
+        print(f"mnemo: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"mnemo: {describe_url(url)} is at revision {migrate.head_revision()}")
+    return 0

@@ -1,0 +1,83 @@
+"""``mnemo serve``: run a ``MnemoServer`` until SIGTERM/SIGINT, then shut down gracefully.
+
+At start, exactly one log line: address, store (never a password), runner and
+version. On SIGTERM or SIGINT: health turns NOT_SERVING for every service, new
+calls are refused, in-flight calls get ``grace_period_seconds`` to finish, the
+database is closed and the process exits 0. A stale PostgreSQL schema makes
+``serve`` refuse to start with exit code 2 and the command that fixes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+
+from mnemo_server import __version__
+from mnemo_server.app import MnemoServer
+from mnemo_server.config import Settings
+from mnemo_server.store.migrate import SchemaOutdated
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+log = logging.getLogger("mnemo")
+
+_QUIET_LOGGERS = ("alembic", "sqlalchemy", "grpc")
+
+
+def configure_logging(level: str) -> None:
+    """One format for every logger on stderr; libraries stay at WARNING and above."""
+    logging.basicConfig(
+        level=level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+        force=True,
+    )
+    for name in _QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLevelName(level)))
+
+
+def start_line(server: MnemoServer) -> str:
+    """The one line logged when the server is ready."""
+    settings = server.settings
+    return (
+        f"mnemo {__version__} serving on {server.address} "
+        f"(store {server.describe_store()}, runner {settings.store_runner})"
+    )
+
+
+async def serve(settings: Settings) -> int:
+    """Serve until a termination signal; returns the process exit code."""
+    server = MnemoServer(settings)
+    try:
+        await server.start()
+    except SchemaOutdated as error:
+        log.error("refusing to serve: %s", error.message)
+        return EXIT_USAGE
+    except (ValueError, RuntimeError) as error:
+        log.error("cannot start: %s", error)
+        return EXIT_USAGE
+    log.info("%s", start_line(server))
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+    log.info("shutting down: in-flight calls have %ss to finish", settings.grace_period_seconds)
+    await server.stop(settings.grace_period_seconds)
+    log.info("stopped")
+    return EXIT_OK
+
+
+def run(settings: Settings) -> int:
+    """``serve`` on a fresh event loop, with logging configured."""
+    configure_logging(settings.log_level)
+    return asyncio.run(serve(settings))
