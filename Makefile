@@ -26,7 +26,7 @@ PYTEST_ARGS ?=
 PY_GEN_DIR := clients/python/mnemo/v1
 GEN_DIRS := $(PY_GEN_DIR)
 # Our typed code, checked by mypy in strict mode (those of them that exist yet).
-MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client tests/support tools)
+MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client tests/support tools bench)
 
 .PHONY: help venv install gen gen-check buf-lint lint fmt run test test-python \
 	test-unit test-store test-api bench constraints clean

@@ -36,7 +36,5 @@ def check_summary_budget(summary: str, max_words: int, *, field: str) -> None:
             f"{field} has {words} words; the budget is {max_words}: shorten the summary",
             reason="SUMMARY_OVER_BUDGET",
             metadata={"max_words": str(max_words), "words": str(words)},
-            violations=(
-                FieldViolation(field, f"at most {max_words} words (got {words})"),
-            ),
+            violations=(FieldViolation(field, f"at most {max_words} words (got {words})"),),
         )

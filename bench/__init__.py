@@ -1,0 +1,1 @@
+"""Mnemo benchmarks (``make bench``); never part of ``make test``."""
