@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from datetime import timedelta
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -107,13 +108,15 @@ class MnemoServer:
             runner=settings.store_runner,
             pool_size=settings.pool_size,
         )
-        store = SqlStore(self._database)
+        store = SqlStore(
+            self._database, temporary_ttl=timedelta(seconds=settings.temporary_ttl_seconds)
+        )
         server = grpc.aio.server(interceptors=[ErrorMappingInterceptor()], options=_SERVER_OPTIONS)
         working_memory_pb2_grpc.add_WorkingMemoryServiceServicer_to_server(
             WorkingMemoryServicer(WorkingMemory(store, settings)), server
         )
         conversations_pb2_grpc.add_ConversationServiceServicer_to_server(
-            ConversationServicer(Conversations(store, settings), settings), server
+            ConversationServicer(Conversations(store), settings), server
         )
         pending = add_unimplemented_services(server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)

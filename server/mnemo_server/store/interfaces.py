@@ -15,7 +15,6 @@ result and writes nothing; the same key with another fingerprint raises
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Protocol
 
 from mnemo_server.domain.models import (
@@ -89,11 +88,9 @@ class ConversationStore(Protocol):
         *,
         metadata: JsonObject,
         temporary: bool,
-        expire_time: datetime | None = None,
         idempotency: Idempotency | None,
     ) -> Conversation:
-        """Raises ``AlreadyExists`` if the id is taken (unless an idempotent retry).
-        ``expire_time`` (set for temporary conversations) is stored and returned."""
+        """Raises ``AlreadyExists`` if the id is taken (unless an idempotent retry)."""
         ...
 
     async def get_conversation(self, user_id: str, conversation_id: str) -> Conversation:

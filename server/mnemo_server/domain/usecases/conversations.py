@@ -1,17 +1,15 @@
 """Conversation-history use cases (Anvia) on top of ``ConversationStore``.
 
-Input is validated at the edge; here live the settings-driven rules:
-generated conversation ids, the lifetime of temporary conversations, and how
-a long history is read in batches for streaming.
+Input is validated at the edge; here live generated conversation ids and how
+a long history is read in batches for streaming. (The lifetime of temporary
+conversations is the store's: ``SqlStore(temporary_ttl=...)``.)
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import AsyncIterator, Sequence
 
-from mnemo_server.config import Settings
 from mnemo_server.domain.models import (
     AppendResult,
     Conversation,
@@ -41,16 +39,8 @@ def _expected(etag: str) -> str | None:
 class Conversations:
     """Conversations and their canonical history, failed runs and compaction."""
 
-    def __init__(
-        self,
-        store: ConversationStore,
-        settings: Settings,
-        *,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-    ) -> None:
+    def __init__(self, store: ConversationStore) -> None:
         self._store = store
-        self._settings = settings
-        self._clock = clock
 
     async def create(
         self,
@@ -61,20 +51,15 @@ class Conversations:
         temporary: bool,
         idempotency: Idempotency | None,
     ) -> Conversation:
-        """Create a conversation (id generated when empty); a temporary one
-        expires after ``temporary_ttl_seconds``. Raises ``AlreadyExists``,
+        """Create a conversation (id generated when empty). A temporary one gets
+        its expire time from the store (``SqlStore(temporary_ttl=...)``, from
+        ``Settings.temporary_ttl_seconds``). Raises ``AlreadyExists``,
         ``REQUEST_ID_REUSED``."""
-        expire_time = (
-            self._clock() + timedelta(seconds=self._settings.temporary_ttl_seconds)
-            if temporary
-            else None
-        )
         return await self._store.create_conversation(
             user_id,
             conversation_id or new_conversation_id(),
             metadata=metadata,
             temporary=temporary,
-            expire_time=expire_time,
             idempotency=idempotency,
         )
 
