@@ -1,0 +1,261 @@
+"""``SqlStore``: the SQLAlchemy implementation of the store interfaces.
+
+Each method is one transaction of ``Database`` running a unit of work from
+``sql_working_memory``, ``sql_conversations``, ``sql_history`` or
+``sql_compaction``; idempotent writes go through ``idempotency.idempotent``
+in the same transaction. The error contracts are those of
+``store.interfaces``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+
+from mnemo_server.domain.models import (
+    AppendResult,
+    Conversation,
+    ConversationKey,
+    Exchange,
+    FailedRun,
+    HistorySnapshot,
+    Idempotency,
+    JsonObject,
+    Keyset,
+    MemoryState,
+    NewMessage,
+    Page,
+    RememberResult,
+    RunError,
+    StoredMessage,
+)
+from mnemo_server.store import sql_compaction as compaction
+from mnemo_server.store import sql_conversations as conversations
+from mnemo_server.store import sql_history as history
+from mnemo_server.store import sql_working_memory as working_memory
+from mnemo_server.store.database import Database
+from mnemo_server.store.idempotency import idempotent
+
+__all__ = ["SqlStore"]
+
+
+class SqlStore:
+    """Implements ``WorkingMemoryStore`` and ``ConversationStore``.
+
+    ``temporary_ttl``: when set, a temporary conversation gets an expire time
+    this long after its creation.
+    """
+
+    def __init__(self, db: Database, *, temporary_ttl: timedelta | None = None) -> None:
+        self._db = db
+        self._ttl_micros = (
+            None if temporary_ttl is None else temporary_ttl // timedelta(microseconds=1)
+        )
+
+    @property
+    def database(self) -> Database:
+        return self._db
+
+    # ------------------------------------------------------ working memory
+
+    async def get_state(self, key: ConversationKey) -> MemoryState:
+        return await self._db.read(lambda conn: working_memory.get(conn, key))
+
+    async def save_state(
+        self,
+        key: ConversationKey,
+        summary: str,
+        recent: Sequence[Exchange],
+        *,
+        expected_etag: str | None,
+    ) -> MemoryState:
+        return await self._db.write(
+            lambda conn: working_memory.save(conn, key, summary, recent, expected_etag)
+        )
+
+    async def remember(
+        self,
+        key: ConversationKey,
+        exchange: Exchange,
+        *,
+        keep_recent: int,
+        summary: str | None,
+        expected_etag: str | None,
+        idempotency: Idempotency | None,
+    ) -> RememberResult:
+        return await self._db.write(
+            lambda conn: idempotent(
+                conn,
+                key.user_id,
+                idempotency,
+                RememberResult,
+                lambda: working_memory.remember(
+                    conn, key, exchange, keep_recent, summary, expected_etag
+                ),
+            )
+        )
+
+    async def clear_state(self, key: ConversationKey, *, expected_etag: str | None) -> MemoryState:
+        return await self._db.write(lambda conn: working_memory.clear(conn, key, expected_etag))
+
+    # ------------------------------------------------------- conversations
+
+    async def create_conversation(
+        self,
+        user_id: str,
+        conversation_id: str,
+        *,
+        metadata: JsonObject,
+        temporary: bool,
+        idempotency: Idempotency | None,
+    ) -> Conversation:
+        return await self._db.write(
+            lambda conn: idempotent(
+                conn,
+                user_id,
+                idempotency,
+                Conversation,
+                lambda: conversations.create(
+                    conn,
+                    user_id,
+                    conversation_id,
+                    metadata=metadata,
+                    temporary=temporary,
+                    ttl_micros=self._ttl_micros,
+                ),
+            )
+        )
+
+    async def get_conversation(self, user_id: str, conversation_id: str) -> Conversation:
+        return await self._db.read(lambda conn: conversations.get(conn, user_id, conversation_id))
+
+    async def list_conversations(
+        self, user_id: str, *, limit: int, after: Keyset | None
+    ) -> Page[Conversation]:
+        """The keyset is ``(update time in epoch microseconds, conversation_id)``."""
+        return await self._db.read(
+            lambda conn: conversations.list_page(conn, user_id, limit, after)
+        )
+
+    async def update_conversation_metadata(
+        self, user_id: str, conversation_id: str, metadata: JsonObject, *, expected_etag: str | None
+    ) -> Conversation:
+        return await self._db.write(
+            lambda conn: conversations.update_metadata(
+                conn, user_id, conversation_id, metadata, expected_etag
+            )
+        )
+
+    async def delete_conversation(
+        self, user_id: str, conversation_id: str, *, expected_etag: str | None
+    ) -> None:
+        await self._db.write(
+            lambda conn: conversations.remove(conn, user_id, conversation_id, expected_etag)
+        )
+
+    # -------------------------------------------------------------- history
+
+    async def append_messages(
+        self,
+        user_id: str,
+        conversation_id: str,
+        messages: Sequence[NewMessage],
+        *,
+        run_id: str,
+        turn: int,
+        expected_position: int | None,
+        create_metadata: JsonObject,
+        idempotency: Idempotency | None,
+    ) -> AppendResult:
+        return await self._db.write(
+            lambda conn: idempotent(
+                conn,
+                user_id,
+                idempotency,
+                AppendResult,
+                lambda: history.append(
+                    conn,
+                    user_id,
+                    conversation_id,
+                    messages,
+                    run_id=run_id,
+                    turn=turn,
+                    expected_position=expected_position,
+                    create_metadata=create_metadata,
+                ),
+            )
+        )
+
+    async def list_messages(
+        self, user_id: str, conversation_id: str, *, start_position: int, limit: int
+    ) -> Page[StoredMessage]:
+        return await self._db.read(
+            lambda conn: history.list_page(conn, user_id, conversation_id, start_position, limit)
+        )
+
+    async def clear_messages(self, user_id: str, conversation_id: str) -> Conversation:
+        return await self._db.write(lambda conn: history.clear(conn, user_id, conversation_id))
+
+    async def record_failed_run(
+        self,
+        user_id: str,
+        conversation_id: str,
+        *,
+        run_id: str,
+        error: RunError,
+        messages: Sequence[NewMessage],
+        idempotency: Idempotency | None,
+    ) -> FailedRun:
+        return await self._db.write(
+            lambda conn: idempotent(
+                conn,
+                user_id,
+                idempotency,
+                FailedRun,
+                lambda: history.record_failed_run(
+                    conn, user_id, conversation_id, run_id=run_id, error=error, partial=messages
+                ),
+            )
+        )
+
+    async def list_failed_runs(
+        self, user_id: str, conversation_id: str, *, limit: int, after: Keyset | None
+    ) -> Page[FailedRun]:
+        """The keyset is ``(internal id,)``."""
+        return await self._db.read(
+            lambda conn: history.list_failed_runs(conn, user_id, conversation_id, limit, after)
+        )
+
+    # ------------------------------------------------------------ compaction
+
+    async def snapshot_history(self, user_id: str, conversation_id: str) -> HistorySnapshot:
+        return await self._db.read(lambda conn: compaction.snapshot(conn, user_id, conversation_id))
+
+    async def replace_history_prefix(
+        self,
+        user_id: str,
+        conversation_id: str,
+        *,
+        revision: str,
+        message_count: int,
+        replacement: Sequence[NewMessage],
+        run_id: str,
+        idempotency: Idempotency | None,
+    ) -> HistorySnapshot:
+        return await self._db.write(
+            lambda conn: idempotent(
+                conn,
+                user_id,
+                idempotency,
+                HistorySnapshot,
+                lambda: compaction.replace_prefix(
+                    conn,
+                    user_id,
+                    conversation_id,
+                    revision=revision,
+                    message_count=message_count,
+                    replacement=replacement,
+                    run_id=run_id,
+                ),
+            )
+        )

@@ -1,0 +1,100 @@
+"""Units of work for compaction (``domain.compaction``): checkpoints keyed by
+(generation, seq) over a history whose canonical messages are never deleted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import Connection, insert, select
+
+from mnemo_server.domain import codec
+from mnemo_server.domain.compaction import (
+    Checkpoint,
+    decode_revision,
+    encode_revision,
+    next_checkpoint,
+)
+from mnemo_server.domain.errors import Aborted
+from mnemo_server.domain.models import HistorySnapshot, NewMessage
+from mnemo_server.store import convert
+from mnemo_server.store import sql_conversations as rows
+from mnemo_server.store.schema import compaction_checkpoints
+from mnemo_server.store.sql_conversations import ConversationRow
+from mnemo_server.store.sql_history import canonical_from
+
+
+def _latest(conn: Connection, row: ConversationRow) -> tuple[Checkpoint, str, int]:
+    """The current checkpoint of the conversation, the run that made it and
+    its creation time (an empty checkpoint if there is none)."""
+    if row.checkpoint_seq == 0:
+        return Checkpoint(), "", 0
+    found = conn.execute(
+        select(compaction_checkpoints).where(
+            compaction_checkpoints.c.conversation_pk == row.id,
+            compaction_checkpoints.c.user_id == row.user_id,
+            compaction_checkpoints.c.generation == row.generation,
+            compaction_checkpoints.c.seq == row.checkpoint_seq,
+        )
+    ).one()
+    checkpoint = Checkpoint(
+        replacement=convert.new_messages(found.replacement_json), covered=found.covered
+    )
+    return checkpoint, found.run_id, found.created_at
+
+
+def _projection(conn: Connection, row: ConversationRow) -> HistorySnapshot:
+    checkpoint, run_id, created_at = _latest(conn, row)
+    replacement = convert.unpositioned(
+        checkpoint.replacement, run_id=run_id, created_at=created_at, compacted=True
+    )
+    canonical = canonical_from(conn, row.id, row.user_id, checkpoint.covered)
+    return HistorySnapshot(
+        revision=encode_revision(row.generation, row.checkpoint_seq),
+        messages=replacement + canonical,
+    )
+
+
+def snapshot(conn: Connection, user_id: str, conversation_id: str) -> HistorySnapshot:
+    """The projection and its revision. Raises ``NotFound``."""
+    return _projection(conn, rows.find_existing(conn, user_id, conversation_id))
+
+
+def replace_prefix(
+    conn: Connection,
+    user_id: str,
+    conversation_id: str,
+    *,
+    revision: str,
+    message_count: int,
+    replacement: Sequence[NewMessage],
+    run_id: str,
+) -> HistorySnapshot:
+    """Record the next checkpoint if ``revision`` is current. Raises
+    ``NotFound``, ``Aborted(REVISION_STALE)``, ``InvalidArgument`` (a revision
+    we did not issue; ``message_count`` out of range)."""
+    generation, seq = decode_revision(revision)
+    row = rows.lock_existing(conn, user_id, conversation_id)
+    if (generation, seq) != (row.generation, row.checkpoint_seq):
+        raise Aborted(
+            "the history was compacted or cleared since this revision was taken: "
+            "take a new snapshot and compact again",
+            reason="REVISION_STALE",
+            metadata={"name": convert.conversation_name(user_id, conversation_id)},
+        )
+    previous, _, _ = _latest(conn, row)
+    checkpoint = next_checkpoint(previous, row.message_count, message_count, replacement)
+    now = convert.now_micros()
+    conn.execute(
+        insert(compaction_checkpoints).values(
+            conversation_pk=row.id,
+            generation=row.generation,
+            seq=row.checkpoint_seq + 1,
+            user_id=user_id,
+            covered=checkpoint.covered,
+            replacement_json=codec.dumps(checkpoint.replacement),
+            run_id=run_id,
+            created_at=now,
+        )
+    )
+    changed = rows.touch(conn, row, now, checkpoint_seq=row.checkpoint_seq + 1)
+    return _projection(conn, changed)
