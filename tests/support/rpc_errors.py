@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,3 +65,12 @@ def error_details(error: grpc.RpcError) -> ErrorDetails:
         violations=tuple(violations),
         error_infos=len(infos),
     )
+
+
+def rpc_failure(call: Callable[..., Any], *args: Any, **kwargs: Any) -> ErrorDetails:
+    """Call a sync stub method that must fail; returns what the failure carried."""
+    try:
+        call(*args, **kwargs)
+    except grpc.RpcError as error:
+        return error_details(error)
+    raise AssertionError(f"{call} succeeded but was expected to fail")
