@@ -15,7 +15,7 @@ from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, TypeVar
 
 from google.protobuf.message import Message
 
-Resp = TypeVar("Resp")
+Req = TypeVar("Req", bound=Message)
 R = TypeVar("R")
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -40,12 +40,12 @@ class Rpc:
 
 
 @dataclass(frozen=True, slots=True)
-class UnaryCall(Generic[Resp, R]):
+class UnaryCall(Generic[Req, R]):
     """A unary call: ``parse(rpc(request))``. ``timeout`` ``None`` means the client default."""
 
     rpc: Rpc
-    request: Message
-    parse: Callable[[Resp], R]
+    request: Req
+    parse: Callable[[Any], R]
     timeout: float | None = None
 
 
@@ -57,12 +57,12 @@ class PagedCall(Generic[T]):
 
 
 @dataclass(frozen=True, slots=True)
-class StreamCall(Generic[Resp, T]):
+class StreamCall(Generic[Req, T]):
     """A server-streaming call; ``items`` flattens each streamed response."""
 
     rpc: Rpc
-    request: Message
-    items: Callable[[Resp], Iterable[T]]
+    request: Req
+    items: Callable[[Any], Iterable[T]]
     timeout: float | None = None
 
 

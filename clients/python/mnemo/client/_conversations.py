@@ -52,7 +52,7 @@ def create_conversation(
     temporary: bool = False,
     request_id: str | None = None,
     timeout: float | None = None,
-) -> UnaryCall[cv.CreateConversationResponse, cv.Conversation]:
+) -> UnaryCall[cv.CreateConversationRequest, cv.Conversation]:
     """Create a conversation; the server picks the id when ``conversation_id`` is empty.
 
     ``metadata`` is any JSON object. ``temporary`` can only be chosen here. A
@@ -76,7 +76,7 @@ def create_conversation(
 
 def get_conversation(
     user: str, conversation: str, *, timeout: float | None = None
-) -> UnaryCall[cv.GetConversationResponse, cv.Conversation]:
+) -> UnaryCall[cv.GetConversationRequest, cv.Conversation]:
     """Read one conversation (metadata, times, message count, etag).
 
     Raises:
@@ -89,7 +89,7 @@ def get_conversation(
 
 def list_conversations_page(
     user: str, *, page_size: int = 0, page_token: str = "", timeout: float | None = None
-) -> UnaryCall[cv.ListConversationsResponse, Page[cv.Conversation]]:
+) -> UnaryCall[cv.ListConversationsRequest, Page[cv.Conversation]]:
     """One page of the user's conversations, most recently updated first.
 
     Returns ``(items, next_page_token)``; pass the token back for the next
@@ -131,7 +131,7 @@ def update_conversation_metadata(
     *,
     etag: str = "",
     timeout: float | None = None,
-) -> UnaryCall[cv.UpdateConversationResponse, cv.Conversation]:
+) -> UnaryCall[cv.UpdateConversationRequest, cv.Conversation]:
     """Replace a conversation's metadata (a JSON object); returns the updated conversation.
 
     Raises:
@@ -151,7 +151,7 @@ def update_conversation_metadata(
 
 def delete_conversation(
     user: str, conversation: str, *, etag: str = "", timeout: float | None = None
-) -> UnaryCall[cv.DeleteConversationResponse, None]:
+) -> UnaryCall[cv.DeleteConversationRequest, None]:
     """Delete a conversation with its history, failed runs, checkpoints and working memory.
 
     Raises:

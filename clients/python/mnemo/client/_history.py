@@ -77,7 +77,7 @@ def append_messages(
     metadata: Mapping[str, Any] | None = None,
     request_id: str | None = None,
     timeout: float | None = None,
-) -> UnaryCall[cv.AppendMessagesResponse, cv.AppendMessagesResponse]:
+) -> UnaryCall[cv.AppendMessagesRequest, cv.AppendMessagesResponse]:
     """Append messages, in order, at the end of the history (creating the conversation).
 
     Each message is an SDK-shaped JSON object (``{"role": "user", "content":
@@ -117,7 +117,7 @@ def list_messages_page(
     page_size: int = 0,
     page_token: str = "",
     timeout: float | None = None,
-) -> UnaryCall[cv.ListMessagesResponse, Page[cv.HistoryMessage]]:
+) -> UnaryCall[cv.ListMessagesRequest, Page[cv.HistoryMessage]]:
     """One page of the canonical history in position order, from ``start_position``.
 
     Returns ``(items, next_page_token)``; the token is empty on the last page
@@ -174,7 +174,7 @@ def stream_messages(
     start_position: int = 0,
     batch_size: int = 0,
     timeout: float | None = None,
-) -> StreamCall[cv.StreamMessagesResponse, cv.HistoryMessage]:
+) -> StreamCall[cv.StreamMessagesRequest, cv.HistoryMessage]:
     """Iterate over the canonical history from one consistent read, streamed in batches.
 
     ``timeout`` bounds the whole stream. Errors are raised by the iteration.
@@ -193,7 +193,7 @@ def stream_messages(
 
 def clear_messages(
     user: str, conversation: str, *, timeout: float | None = None
-) -> UnaryCall[cv.ClearMessagesResponse, cv.Conversation]:
+) -> UnaryCall[cv.ClearMessagesRequest, cv.Conversation]:
     """Remove every message and compaction checkpoint; positions restart at 0.
 
     Failed runs are kept. Returns the conversation, now empty.
@@ -217,7 +217,7 @@ def record_failed_run(
     messages: Iterable[MessageLike] = (),
     request_id: str | None = None,
     timeout: float | None = None,
-) -> UnaryCall[cv.RecordFailedRunResponse, cv.FailedRun]:
+) -> UnaryCall[cv.RecordFailedRunRequest, cv.FailedRun]:
     """Record a failed run with its error and partial messages, apart from the history.
 
     ``error`` is the human-readable message, ``error_code`` the SDK's code and
@@ -248,7 +248,7 @@ def list_failed_runs_page(
     page_size: int = 0,
     page_token: str = "",
     timeout: float | None = None,
-) -> UnaryCall[cv.ListFailedRunsResponse, Page[cv.FailedRun]]:
+) -> UnaryCall[cv.ListFailedRunsRequest, Page[cv.FailedRun]]:
     """One page of the conversation's failed runs, newest first: ``(items, next_page_token)``.
 
     Raises:
@@ -280,7 +280,7 @@ def list_failed_runs(
 
 def snapshot_history(
     user: str, conversation: str, *, timeout: float | None = None
-) -> UnaryCall[cv.SnapshotHistoryResponse, Snapshot]:
+) -> UnaryCall[cv.SnapshotHistoryRequest, Snapshot]:
     """The compaction projection and its revision: ``(revision, messages)``.
 
     ``messages`` are the latest checkpoint's replacement messages (``compacted``)
@@ -304,7 +304,7 @@ def replace_history_prefix(
     run_id: str = "",
     request_id: str | None = None,
     timeout: float | None = None,
-) -> UnaryCall[cv.ReplaceHistoryPrefixResponse, Snapshot]:
+) -> UnaryCall[cv.ReplaceHistoryPrefixRequest, Snapshot]:
     """Compact: replace the projection's first ``message_count`` messages with ``replacement``.
 
     Canonical messages are never deleted; a new checkpoint is recorded. Returns

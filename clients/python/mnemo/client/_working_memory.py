@@ -43,7 +43,7 @@ def _rpc(method: str) -> Rpc:
 
 def get_memory_state(
     user: str, conversation: str | None = None, *, timeout: float | None = None
-) -> UnaryCall[wm.GetMemoryStateResponse, wm.MemoryState]:
+) -> UnaryCall[wm.GetMemoryStateRequest, wm.MemoryState]:
     """Read the working memory of ``conversation`` (``None``: the default conversation).
 
     A state never written comes back empty, with an empty etag.
@@ -63,7 +63,7 @@ def save_memory_state(
     recent: Iterable[ExchangeLike],
     etag: str = "",
     timeout: float | None = None,
-) -> UnaryCall[wm.SaveMemoryStateResponse, wm.MemoryState]:
+) -> UnaryCall[wm.SaveMemoryStateRequest, wm.MemoryState]:
     """Replace the summary and recent exchanges as a whole; returns the stored state.
 
     ``recent`` holds ``Exchange`` messages or mappings such as
@@ -95,7 +95,7 @@ def remember_exchange(
     etag: str = "",
     request_id: str | None = None,
     timeout: float | None = None,
-) -> UnaryCall[wm.RememberExchangeResponse, Remembered]:
+) -> UnaryCall[wm.RememberExchangeRequest, Remembered]:
     """Append one exchange, keep the newest ``keep_recent`` (0: server default, 3) verbatim.
 
     Returns ``(state, evicted)``: the new state and the exchanges that fell
@@ -129,7 +129,7 @@ def clear_memory_state(
     *,
     etag: str = "",
     timeout: float | None = None,
-) -> UnaryCall[wm.ClearMemoryStateResponse, wm.MemoryState]:
+) -> UnaryCall[wm.ClearMemoryStateRequest, wm.MemoryState]:
     """Empty the summary and recent exchanges; returns the empty state with its new etag.
 
     Raises:
