@@ -17,6 +17,13 @@ from tests.client.drivers import CLIENT_KINDS, open_client
 from tests.support.server import running_server
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests that use the suite's server ``sqlite``, as the store suites mark theirs."""
+    for item in items:
+        if "mnemo_target" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.sqlite)
+
+
 @pytest.fixture(scope="session")
 def mnemo_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``host:port`` of a real Mnemo server over a fresh SQLite database."""
