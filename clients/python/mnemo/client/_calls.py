@@ -1,6 +1,6 @@
 """Call descriptions: what to send, to which RPC, and how to read the answer.
 
-The request builders (``_working_memory``, ``_conversations``) are pure
+The request builders (``_working_memory``, ``_conversations``, ``_history``) are pure
 functions returning these; ``MnemoClient`` and ``AsyncMnemoClient`` only
 execute them, so both clients share every request and response rule.
 """
@@ -66,13 +66,19 @@ class StreamCall(Generic[Req, T]):
     timeout: float | None = None
 
 
+#: The attribute naming the builder of a method made by ``client_method``.
+BUILT_FROM = "__mnemo_built_from__"
+
+
 def as_method(method: Callable[..., Any], build: Callable[..., Any]) -> None:
     """Give a method generated from ``build`` the builder's name, docs and signature.
 
-    The owning class sets ``__qualname__`` (``ClientBase.__init_subclass__``).
+    The owning class sets ``__qualname__`` and ``__module__``
+    (``ClientBase.__init_subclass__``), recognising the method by ``BUILT_FROM``.
     """
     functools.update_wrapper(method, build, assigned=("__name__", "__doc__"), updated=())
     del method.__wrapped__  # type: ignore[attr-defined]
+    setattr(method, BUILT_FROM, build)
     signature = inspect.signature(build)
     self_parameter = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
     method.__signature__ = signature.replace(  # type: ignore[attr-defined]

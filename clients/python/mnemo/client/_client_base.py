@@ -8,7 +8,7 @@ from typing import Any, Generic, TypeVar
 
 import grpc
 
-from mnemo.client._calls import Rpc
+from mnemo.client._calls import BUILT_FROM, Rpc
 from mnemo.client._channel_options import MAX_ATTEMPTS, ChannelOption, channel_options
 
 ChannelT = TypeVar("ChannelT")
@@ -25,7 +25,7 @@ class ClientBase(Generic[ChannelT]):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         for name, value in vars(cls).items():
-            if inspect.isfunction(value) and value.__qualname__.startswith("client_method."):
+            if inspect.isfunction(value) and hasattr(value, BUILT_FROM):
                 value.__qualname__ = f"{cls.__qualname__}.{name}"
                 value.__module__ = cls.__module__
 
