@@ -1,0 +1,177 @@
+"""Working memory conformance (WorkingMemoryStore), on every backend."""
+
+from __future__ import annotations
+
+from datetime import UTC
+
+import pytest
+
+from mnemo_server.domain.errors import Aborted, FailedPrecondition
+from mnemo_server.domain.models import ConversationKey, Idempotency, MemoryState, RememberResult
+from mnemo_server.store.database import Database, open_database
+from mnemo_server.store.interfaces import ConversationStore, WorkingMemoryStore
+from mnemo_server.store.sql import SqlStore
+from tests.store.samples import exchange, idem
+
+DEFAULT = ConversationKey("alice", "")
+NAMED = ConversationKey("alice", "trip")
+
+
+async def remember(
+    memory: WorkingMemoryStore,
+    key: ConversationKey,
+    n: int,
+    *,
+    keep_recent: int = 3,
+    summary: str | None = None,
+    expected_etag: str | None = None,
+    idempotency: Idempotency | None = None,
+) -> RememberResult:
+    return await memory.remember(
+        key,
+        exchange(n),
+        keep_recent=keep_recent,
+        summary=summary,
+        expected_etag=expected_etag,
+        idempotency=idempotency,
+    )
+
+
+async def test_a_state_never_written_is_empty_with_an_empty_etag(
+    memory: WorkingMemoryStore,
+) -> None:
+    assert await memory.get_state(DEFAULT) == MemoryState()
+    assert await memory.get_state(NAMED) == MemoryState()
+
+
+async def test_save_then_get_returns_what_was_saved(memory: WorkingMemoryStore) -> None:
+    saved = await memory.save_state(
+        NAMED, "likes trains", [exchange(1), exchange(2)], expected_etag=None
+    )
+    assert saved.summary == "likes trains"
+    assert saved.recent == (exchange(1), exchange(2))
+    assert saved.etag != ""
+    assert saved.update_time is not None and saved.update_time.tzinfo is not None
+    assert await memory.get_state(NAMED) == saved
+
+
+async def test_exchange_times_round_trip_exactly_and_come_back_in_utc(
+    memory: WorkingMemoryStore,
+) -> None:
+    original = exchange(7)
+    state = await memory.save_state(NAMED, "", [original], expected_etag=None)
+    (stored,) = (await memory.get_state(NAMED)).recent
+    assert stored.at == original.at  # the same instant, to the microsecond
+    assert stored.at.utcoffset() is not None and stored.at.tzinfo == UTC
+    assert state.recent == (original,)
+
+
+async def test_save_with_a_stale_etag_is_aborted_and_changes_nothing(
+    memory: WorkingMemoryStore,
+) -> None:
+    first = await memory.save_state(NAMED, "one", [], expected_etag="")
+    second = await memory.save_state(NAMED, "two", [], expected_etag=first.etag)
+    assert second.etag not in ("", first.etag)
+    with pytest.raises(Aborted) as caught:
+        await memory.save_state(NAMED, "three", [], expected_etag=first.etag)
+    assert caught.value.reason == "ETAG_MISMATCH"
+    assert await memory.get_state(NAMED) == second
+
+
+async def test_the_empty_etag_only_matches_a_state_never_written(
+    memory: WorkingMemoryStore,
+) -> None:
+    await memory.save_state(NAMED, "one", [], expected_etag="")
+    with pytest.raises(Aborted) as caught:
+        await memory.save_state(NAMED, "two", [], expected_etag="")
+    assert caught.value.reason == "ETAG_MISMATCH"
+
+
+async def test_remembering_five_keeps_the_last_three_and_returns_what_fell_off(
+    memory: WorkingMemoryStore,
+) -> None:
+    evicted = []
+    for n in range(1, 6):
+        result = await remember(memory, DEFAULT, n)
+        evicted.append(result.evicted)
+    assert evicted == [(), (), (), (exchange(1),), (exchange(2),)]
+    assert result.state.recent == (exchange(3), exchange(4), exchange(5))
+    assert await memory.get_state(DEFAULT) == result.state
+
+
+async def test_remember_replaces_the_summary_only_when_given(memory: WorkingMemoryStore) -> None:
+    await remember(memory, NAMED, 1, summary="first brief")
+    kept = await remember(memory, NAMED, 2)
+    assert kept.state.summary == "first brief"
+    replaced = await remember(memory, NAMED, 3, summary="second brief", keep_recent=1)
+    assert replaced.state.summary == "second brief"
+    assert replaced.state.recent == (exchange(3),)
+    assert replaced.evicted == (exchange(1), exchange(2))
+
+
+async def test_remember_checks_the_etag(memory: WorkingMemoryStore) -> None:
+    first = await remember(memory, NAMED, 1)
+    await remember(memory, NAMED, 2, expected_etag=first.state.etag)
+    with pytest.raises(Aborted) as caught:
+        await remember(memory, NAMED, 3, expected_etag=first.state.etag)
+    assert caught.value.reason == "ETAG_MISMATCH"
+    assert len((await memory.get_state(NAMED)).recent) == 2
+
+
+async def test_a_retried_remember_returns_the_first_result_and_writes_nothing(
+    memory: WorkingMemoryStore,
+) -> None:
+    key = idem("req-1", scope="RememberExchange")
+    first = await remember(memory, NAMED, 1, idempotency=key)
+    await remember(memory, NAMED, 2)
+    again = await remember(memory, NAMED, 1, idempotency=key)
+    assert again == first
+    after = await memory.get_state(NAMED)
+    assert after.recent == (exchange(1), exchange(2))
+
+
+async def test_a_request_id_reused_for_another_request_is_refused(
+    memory: WorkingMemoryStore,
+) -> None:
+    await remember(memory, NAMED, 1, idempotency=idem("req-1", "fp-a", "RememberExchange"))
+    before = await memory.get_state(NAMED)
+    with pytest.raises(FailedPrecondition) as caught:
+        await remember(memory, NAMED, 2, idempotency=idem("req-1", "fp-b", "RememberExchange"))
+    assert caught.value.reason == "REQUEST_ID_REUSED"
+    assert await memory.get_state(NAMED) == before
+
+
+async def test_clear_empties_the_state_with_a_new_etag(memory: WorkingMemoryStore) -> None:
+    saved = await memory.save_state(NAMED, "brief", [exchange(1)], expected_etag=None)
+    with pytest.raises(Aborted):
+        await memory.clear_state(NAMED, expected_etag="not-the-etag")
+    cleared = await memory.clear_state(NAMED, expected_etag=saved.etag)
+    assert (cleared.summary, cleared.recent) == ("", ())
+    assert cleared.etag not in ("", saved.etag)
+    assert await memory.get_state(NAMED) == cleared
+
+
+async def test_the_default_conversation_is_distinct_from_every_named_one(
+    memory: WorkingMemoryStore, history: ConversationStore
+) -> None:
+    default = await memory.save_state(DEFAULT, "default brief", [exchange(1)], expected_etag=None)
+    named = await memory.save_state(NAMED, "named brief", [exchange(2)], expected_etag=None)
+    assert await memory.get_state(DEFAULT) == default
+    assert await memory.get_state(NAMED) == named
+    assert await memory.get_state(ConversationKey("alice", "other")) == MemoryState()
+    assert await memory.get_state(ConversationKey("bob", "")) == MemoryState()
+    # The default conversation never shows up as a conversation.
+    page = await history.list_conversations("alice", limit=10, after=None)
+    assert [c.conversation_id for c in page.items] == ["trip"]
+
+
+async def test_a_second_client_reads_exactly_what_the_first_wrote(
+    database: Database, database_url: str
+) -> None:
+    phone = SqlStore(database)
+    written = await remember(phone, DEFAULT, 1, summary="on the phone")
+    cloud = open_database(database_url, runner="async", pool_size=2)
+    try:
+        assert await SqlStore(cloud).get_state(DEFAULT) == written.state
+    finally:
+        await cloud.close()
