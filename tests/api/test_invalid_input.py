@@ -1,0 +1,479 @@
+"""Invalid input of every kind: INVALID_ARGUMENT with a reason and field violations.
+
+One table, tried against a real server: every row must fail with
+INVALID_ARGUMENT, exactly one ErrorInfo (domain mnemo.v1) with the expected
+reason, and a BadRequest naming the expected field. Never UNKNOWN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from google.protobuf import field_mask_pb2, struct_pb2, timestamp_pb2
+from google.protobuf.message import Message
+
+from mnemo.v1 import conversations_pb2 as cv
+from mnemo.v1 import working_memory_pb2 as wm
+from mnemo.v1 import working_memory_pb2_grpc
+from tests.api.history import Stub, message
+from tests.support.rpc_errors import rpc_failure
+
+C1 = "users/u1/conversations/c1"
+STATE = "users/u1/memoryState"
+OK_MESSAGE = message("fine")
+
+
+def _metadata_of(size: int) -> struct_pb2.Struct:
+    result = struct_pb2.Struct()
+    result.update({"blob": "x" * size})
+    return result
+
+
+def _messages(*jsons: str) -> list[cv.HistoryMessage]:
+    return [cv.HistoryMessage(message_json=j) for j in jsons]
+
+
+@dataclass(frozen=True)
+class Case:
+    rpc: str
+    request: Message
+    reason: str
+    field: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.rpc} -> {self.reason} on {self.field}"
+
+
+CASES: list[Case] = [
+    # --- names
+    Case("GetMemoryState", wm.GetMemoryStateRequest(), "INVALID_NAME", "name"),
+    Case("GetMemoryState", wm.GetMemoryStateRequest(name=C1), "INVALID_NAME", "name"),
+    Case(
+        "GetMemoryState",
+        wm.GetMemoryStateRequest(name="users/a b/memoryState"),
+        "INVALID_NAME",
+        "name",
+    ),
+    Case("SaveMemoryState", wm.SaveMemoryStateRequest(), "INVALID_NAME", "memory_state.name"),
+    Case(
+        "ClearMemoryState",
+        wm.ClearMemoryStateRequest(name="users//memoryState"),
+        "INVALID_NAME",
+        "name",
+    ),
+    Case("CreateConversation", cv.CreateConversationRequest(), "INVALID_NAME", "parent"),
+    Case("CreateConversation", cv.CreateConversationRequest(parent=C1), "INVALID_NAME", "parent"),
+    Case("GetConversation", cv.GetConversationRequest(name="users/u1"), "INVALID_NAME", "name"),
+    Case("GetConversation", cv.GetConversationRequest(name=C1 + "/"), "INVALID_NAME", "name"),
+    Case("ListConversations", cv.ListConversationsRequest(parent="u1"), "INVALID_NAME", "parent"),
+    Case("UpdateConversation", cv.UpdateConversationRequest(), "INVALID_NAME", "conversation.name"),
+    Case(
+        "DeleteConversation",
+        cv.DeleteConversationRequest(name="users/u1/conversations/.x"),
+        "INVALID_NAME",
+        "name",
+    ),
+    Case(
+        "AppendMessages",
+        cv.AppendMessagesRequest(messages=[OK_MESSAGE]),
+        "INVALID_NAME",
+        "conversation",
+    ),
+    Case(
+        "ListMessages",
+        cv.ListMessagesRequest(parent="users/u1/memoryState"),
+        "INVALID_NAME",
+        "parent",
+    ),
+    Case("StreamMessages", cv.StreamMessagesRequest(parent="c1"), "INVALID_NAME", "parent"),
+    Case(
+        "ClearMessages",
+        cv.ClearMessagesRequest(conversation="users/u1/conversations/" + "c" * 129),
+        "INVALID_NAME",
+        "conversation",
+    ),
+    Case(
+        "RecordFailedRun",
+        cv.RecordFailedRunRequest(run_id="r", error=cv.RunError(message="m")),
+        "INVALID_NAME",
+        "conversation",
+    ),
+    Case(
+        "ListFailedRuns",
+        cv.ListFailedRunsRequest(parent="users/u1/conversations"),
+        "INVALID_NAME",
+        "parent",
+    ),
+    Case(
+        "SnapshotHistory",
+        cv.SnapshotHistoryRequest(conversation=""),
+        "INVALID_NAME",
+        "conversation",
+    ),
+    Case(
+        "ReplaceHistoryPrefix",
+        cv.ReplaceHistoryPrefixRequest(revision="x", message_count=1),
+        "INVALID_NAME",
+        "conversation",
+    ),
+    # --- empty required fields
+    Case(
+        "RememberExchange", wm.RememberExchangeRequest(name=STATE), "INVALID_FIELD", "exchange.ask"
+    ),
+    Case(
+        "SaveMemoryState",
+        wm.SaveMemoryStateRequest(
+            memory_state=wm.MemoryState(name=STATE, recent=[wm.Exchange(answer="a")])
+        ),
+        "INVALID_FIELD",
+        "memory_state.recent[0].ask",
+    ),
+    Case("AppendMessages", cv.AppendMessagesRequest(conversation=C1), "INVALID_FIELD", "messages"),
+    Case(
+        "AppendMessages",
+        cv.AppendMessagesRequest(conversation=C1, messages=[cv.HistoryMessage()]),
+        "INVALID_MESSAGE",
+        "messages[0].message_json",
+    ),
+    Case(
+        "RecordFailedRun",
+        cv.RecordFailedRunRequest(conversation=C1, error=cv.RunError(message="m")),
+        "INVALID_FIELD",
+        "run_id",
+    ),
+    Case(
+        "RecordFailedRun",
+        cv.RecordFailedRunRequest(conversation=C1, run_id="r"),
+        "INVALID_FIELD",
+        "error.message",
+    ),
+    Case(
+        "ReplaceHistoryPrefix",
+        cv.ReplaceHistoryPrefixRequest(conversation=C1, message_count=1),
+        "INVALID_FIELD",
+        "revision",
+    ),
+    # --- oversized fields
+    Case(
+        "SaveMemoryState",
+        wm.SaveMemoryStateRequest(memory_state=wm.MemoryState(name=STATE, summary="x" * 16_385)),
+        "FIELD_TOO_LARGE",
+        "memory_state.summary",
+    ),
+    Case(
+        "SaveMemoryState",
+        wm.SaveMemoryStateRequest(
+            memory_state=wm.MemoryState(name=STATE, recent=[wm.Exchange(ask="a")] * 51)
+        ),
+        "FIELD_TOO_LARGE",
+        "memory_state.recent",
+    ),
+    Case(
+        "RememberExchange",
+        wm.RememberExchangeRequest(name=STATE, exchange=wm.Exchange(ask="é" * 40_000)),
+        "FIELD_TOO_LARGE",
+        "exchange.ask",
+    ),
+    Case(
+        "RememberExchange",
+        wm.RememberExchangeRequest(name=STATE, exchange=wm.Exchange(ask="a"), request_id="r" * 129),
+        "FIELD_TOO_LARGE",
+        "request_id",
+    ),
+    Case(
+        "CreateConversation",
+        cv.CreateConversationRequest(
+            parent="users/u1", conversation=cv.Conversation(metadata=_metadata_of(20_000))
+        ),
+        "FIELD_TOO_LARGE",
+        "conversation.metadata",
+    ),
+    Case(
+        "AppendMessages",
+        cv.AppendMessagesRequest(conversation=C1, messages=[OK_MESSAGE] * 501),
+        "FIELD_TOO_LARGE",
+        "messages",
+    ),
+    Case(
+        "AppendMessages",
+        cv.AppendMessagesRequest(
+            conversation=C1, messages=_messages('{"role":"user","content":"' + "x" * 262_144 + '"}')
+        ),
+        "FIELD_TOO_LARGE",
+        "messages[0].message_json",
+    ),
+    Case(
+        "AppendMessages",
+        cv.AppendMessagesRequest(conversation=C1, messages=[OK_MESSAGE], run_id="r" * 129),
+        "FIELD_TOO_LARGE",
+        "run_id",
+    ),
+    Case(
+        "AppendMessages",
+        cv.AppendMessagesRequest(
+            conversation=C1, messages=[OK_MESSAGE], metadata=_metadata_of(20_000)
+        ),
+        "FIELD_TOO_LARGE",
+        "metadata",
+    ),
+    Case(
+        "RecordFailedRun",
+        cv.RecordFailedRunRequest(
+            conversation=C1, run_id="r", error=cv.RunError(message="m", code="c" * 129)
+        ),
+        "FIELD_TOO_LARGE",
+        "error.code",
+    ),
+    # --- malformed values
+    Case(
+        "RememberExchange",
+        wm.RememberExchangeRequest(name=STATE, exchange=wm.Exchange(ask="a\x00b")),
+        "INVALID_FIELD",
+        "exchange.ask",
+    ),
+    Case(
+        "RememberExchange",
+        wm.RememberExchangeRequest(
+            name=STATE, exchange=wm.Exchange(ask="a", at=timestamp_pb2.Timestamp(seconds=10**12))
+        ),
+        "INVALID_FIELD",
+        "exchange.at",
+    ),
+    Case(
+        "RememberExchange",
+        wm.RememberExchangeRequest(name=STATE, exchange=wm.Exchange(ask="a"), keep_recent=51),
+        "INVALID_FIELD",
+        "keep_recent",
+    ),
+    Case(
+        "RememberExchange",
+        wm.RememberExchangeRequest(name=STATE, exchange=wm.Exchange(ask="a"), keep_recent=-1),
+        "INVALID_FIELD",
+        "keep_recent",
+    ),
+    Case(
+        "CreateConversation",
+        cv.CreateConversationRequest(parent="users/u1", conversation_id="-starts-badly"),
+        "INVALID_FIELD",
+        "conversation_id",
+    ),
+    Case(
+        "AppendMessages",
+        cv.AppendMessagesRequest(conversation=C1, messages=[OK_MESSAGE], expected_position=-1),
+        "INVALID_FIELD",
+        "expected_position",
+    ),
+    Case(
+        "AppendMessages",
+        cv.AppendMessagesRequest(conversation=C1, messages=[OK_MESSAGE], turn=-1),
+        "INVALID_FIELD",
+        "turn",
+    ),
+    Case(
+        "RecordFailedRun",
+        cv.RecordFailedRunRequest(
+            conversation=C1, run_id="r", error=cv.RunError(message="m", details_json="{nope")
+        ),
+        "INVALID_FIELD",
+        "error.details_json",
+    ),
+    Case(
+        "ReplaceHistoryPrefix",
+        cv.ReplaceHistoryPrefixRequest(
+            conversation=C1, revision="not-a-revision!", message_count=1
+        ),
+        "INVALID_FIELD",
+        "revision",
+    ),
+    Case(
+        "ReplaceHistoryPrefix",
+        cv.ReplaceHistoryPrefixRequest(conversation=C1, revision="cjE6MDow", message_count=0),
+        "INVALID_FIELD",
+        "message_count",
+    ),
+    # --- bad message JSON
+    Case(
+        "AppendMessages",
+        cv.AppendMessagesRequest(conversation=C1, messages=_messages("{not json")),
+        "INVALID_MESSAGE",
+        "messages[0].message_json",
+    ),
+    Case(
+        "AppendMessages",
+        cv.AppendMessagesRequest(
+            conversation=C1, messages=[OK_MESSAGE, *_messages('"just a string"')]
+        ),
+        "INVALID_MESSAGE",
+        "messages[1].message_json",
+    ),
+    Case(
+        "AppendMessages",
+        cv.AppendMessagesRequest(
+            conversation=C1, messages=_messages('{"role":"wizard","content":"x"}')
+        ),
+        "INVALID_MESSAGE",
+        "messages[0].message_json",
+    ),
+    Case(
+        "AppendMessages",
+        cv.AppendMessagesRequest(
+            conversation=C1, messages=_messages('{"role":"user","content":[{"type":"text"}]}')
+        ),
+        "INVALID_MESSAGE",
+        "messages[0].message_json",
+    ),
+    Case(
+        "AppendMessages",
+        cv.AppendMessagesRequest(
+            conversation=C1, messages=_messages('{"role":"user","content":Infinity}')
+        ),
+        "INVALID_MESSAGE",
+        "messages[0].message_json",
+    ),
+    Case(
+        "RecordFailedRun",
+        cv.RecordFailedRunRequest(
+            conversation=C1, run_id="r", error=cv.RunError(message="m"), messages=_messages("[]")
+        ),
+        "INVALID_MESSAGE",
+        "messages[0].message_json",
+    ),
+    Case(
+        "ReplaceHistoryPrefix",
+        cv.ReplaceHistoryPrefixRequest(
+            conversation=C1, revision="cjE6MDow", message_count=1, replacement=_messages("{}")
+        ),
+        "INVALID_MESSAGE",
+        "replacement[0].message_json",
+    ),
+    # --- page sizes and tokens
+    Case(
+        "ListConversations",
+        cv.ListConversationsRequest(parent="users/u1", page_size=-1),
+        "INVALID_FIELD",
+        "page_size",
+    ),
+    Case(
+        "ListMessages",
+        cv.ListMessagesRequest(parent=C1, page_size=-5),
+        "INVALID_FIELD",
+        "page_size",
+    ),
+    Case(
+        "ListMessages",
+        cv.ListMessagesRequest(parent=C1, start_position=-1),
+        "INVALID_FIELD",
+        "start_position",
+    ),
+    Case(
+        "StreamMessages",
+        cv.StreamMessagesRequest(parent=C1, batch_size=-1),
+        "INVALID_FIELD",
+        "batch_size",
+    ),
+    Case(
+        "StreamMessages",
+        cv.StreamMessagesRequest(parent=C1, start_position=-3),
+        "INVALID_FIELD",
+        "start_position",
+    ),
+    Case(
+        "ListFailedRuns",
+        cv.ListFailedRunsRequest(parent=C1, page_size=-1),
+        "INVALID_FIELD",
+        "page_size",
+    ),
+    Case(
+        "ListConversations",
+        cv.ListConversationsRequest(parent="users/u1", page_token="garbage"),
+        "INVALID_PAGE_TOKEN",
+        "page_token",
+    ),
+    Case(
+        "ListMessages",
+        cv.ListMessagesRequest(parent=C1, page_token="eyJ2IjoxLCJrIjpbMV19"),
+        "INVALID_PAGE_TOKEN",
+        "page_token",
+    ),
+    Case(
+        "ListFailedRuns",
+        cv.ListFailedRunsRequest(parent=C1, page_token="%%%"),
+        "INVALID_PAGE_TOKEN",
+        "page_token",
+    ),
+    # --- field masks
+    Case(
+        "UpdateConversation",
+        cv.UpdateConversationRequest(
+            conversation=cv.Conversation(name=C1),
+            update_mask=field_mask_pb2.FieldMask(paths=["temporary"]),
+        ),
+        "INVALID_FIELD",
+        "update_mask",
+    ),
+    Case(
+        "UpdateConversation",
+        cv.UpdateConversationRequest(
+            conversation=cv.Conversation(name=C1),
+            update_mask=field_mask_pb2.FieldMask(paths=["metadata", "name"]),
+        ),
+        "INVALID_FIELD",
+        "update_mask",
+    ),
+]
+
+
+def _caller(
+    working_memory: working_memory_pb2_grpc.WorkingMemoryServiceStub, conversations: Stub, rpc: str
+) -> Callable[[Message], Any]:
+    stub: Any = working_memory if hasattr(working_memory, rpc) else conversations
+    method = getattr(stub, rpc)
+    if rpc == "StreamMessages":
+        return lambda request: list(method(request))
+    return lambda request: method(request)
+
+
+def test_invalid_input_of_every_kind(
+    working_memory: working_memory_pb2_grpc.WorkingMemoryServiceStub, conversations: Stub
+) -> None:
+    # A conversation to exist, so that no case can pass for NOT_FOUND instead.
+    conversations.AppendMessages(cv.AppendMessagesRequest(conversation=C1, messages=[OK_MESSAGE]))
+    problems: list[str] = []
+    for case in CASES:
+        failure = rpc_failure(_caller(working_memory, conversations, case.rpc), case.request)
+        got = f"{failure.code.name} {failure.reason} {failure.fields} ({failure.message})"
+        if (
+            failure.code is not grpc.StatusCode.INVALID_ARGUMENT
+            or failure.reason != case.reason
+            or case.field not in failure.fields
+            or failure.domain != "mnemo.v1"
+            or failure.error_infos != 1
+        ):
+            problems.append(f"{case.label}: got {got}")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_problem_of_a_request_is_reported_at_once(conversations: Stub) -> None:
+    request = cv.AppendMessagesRequest(
+        conversation="users/u1/chats/c1",
+        messages=_messages('{"role":"user","content":"ok"}', "{bad", '{"role":"user"}'),
+        run_id="r" * 200,
+        turn=-2,
+        expected_position=-1,
+    )
+    failure = rpc_failure(conversations.AppendMessages, request)
+    assert failure.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert failure.reason == "INVALID_NAME"  # the first problem's reason
+    assert failure.fields == (
+        "conversation",
+        "messages[1].message_json",
+        "messages[2].message_json",
+        "run_id",
+        "turn",
+        "expected_position",
+    )
+    assert failure.metadata["fields"] == ",".join(failure.fields)
