@@ -17,7 +17,6 @@ from datetime import timedelta
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
 from mnemo.v1 import (
@@ -33,6 +32,7 @@ from mnemo_server.config import Settings
 from mnemo_server.domain.usecases.conversations import Conversations
 from mnemo_server.domain.usecases.working_memory import WorkingMemory
 from mnemo_server.errors import ErrorMappingInterceptor
+from mnemo_server.health import SERVING, HealthService, ServingStatus
 from mnemo_server.store import migrate
 from mnemo_server.store.database import Database, open_database
 from mnemo_server.store.sql import SqlStore
@@ -72,7 +72,7 @@ class MnemoServer:
         self.settings = settings
         self._server: grpc.aio.Server | None = None
         self._database: Database | None = None
-        self._health = HealthServicer()
+        self._health = HealthService()
         self._port: int | None = None
         self.service_names: tuple[str, ...] = ()
 
@@ -130,12 +130,10 @@ class MnemoServer:
             raise RuntimeError(f"cannot listen on {settings.listen}") from None
         await server.start()
         self._server, self._port = server, port
-        await self._set_health(("", *mnemo_services), health_pb2.HealthCheckResponse.SERVING)
+        await self._set_health(("", *mnemo_services), SERVING)
         return port
 
-    async def _set_health(
-        self, services: Sequence[str], status: health_pb2.HealthCheckResponse.ServingStatus
-    ) -> None:
+    async def _set_health(self, services: Sequence[str], status: ServingStatus) -> None:
         for service in services:
             await self._health.set(service, status)
 
