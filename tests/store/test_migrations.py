@@ -1,0 +1,115 @@
+"""Migrations: an empty database migrates to head, the migrated schema is the
+one ``schema.py`` describes, a stale schema is refused with the command that
+fixes it, and data survives an upgrade; on every backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import inspect
+from sqlalchemy.engine import make_url
+
+from mnemo_server.domain.models import ConversationKey
+from mnemo_server.store import migrate
+from mnemo_server.store.database import migration_engine, open_database
+from mnemo_server.store.schema import metadata
+from mnemo_server.store.sql import SqlStore
+from tests.store.samples import exchange, messages
+
+
+def tables(url: str) -> set[str]:
+    engine = migration_engine(url)
+    try:
+        with engine.connect() as conn:
+            return set(inspect(conn).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def test_an_empty_database_migrates_to_head(
+    empty_database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No alembic.ini anywhere near: the configuration is built in code.
+    monkeypatch.chdir(tmp_path)
+    assert migrate.current_revision(empty_database_url) is None
+    migrate.upgrade(empty_database_url)
+    assert migrate.current_revision(empty_database_url) == migrate.head_revision()
+    assert set(metadata.tables) <= tables(empty_database_url)
+    migrate.upgrade(empty_database_url)  # again: nothing to do
+    migrate.check_schema(empty_database_url)
+
+
+def test_the_migrated_schema_matches_the_metadata(database_url: str) -> None:
+    engine = migration_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            context = MigrationContext.configure(conn, opts={"compare_type": True})
+            assert compare_metadata(context, metadata) == []
+    finally:
+        engine.dispose()
+
+
+def test_an_unmigrated_database_is_refused_with_the_command_that_fixes_it(
+    empty_database_url: str,
+) -> None:
+    url = make_url(empty_database_url)
+    if url.get_backend_name() == "postgresql":
+        # The test server trusts every connection: the password is only there
+        # to show that the message never prints it.
+        url = url.set(password="s3cret")
+    shown = url.render_as_string(hide_password=False)
+    with pytest.raises(migrate.SchemaOutdated) as caught:
+        migrate.check_schema(shown)
+    message = caught.value.message
+    assert "mnemo migrate --database-url " in message
+    assert migrate.head_revision() in message
+    assert "s3cret" not in message
+    assert url.render_as_string(hide_password=True) in message
+
+
+def test_a_database_from_a_newer_server_is_refused(database_url: str) -> None:
+    engine = migration_engine(database_url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("UPDATE alembic_version SET version_num = '9999_future'")
+    finally:
+        engine.dispose()
+    with pytest.raises(migrate.SchemaOutdated) as caught:
+        migrate.check_schema(database_url)
+    assert "newer" in caught.value.message
+
+
+async def test_data_survives_an_upgrade(database_url: str) -> None:
+    db = open_database(database_url)
+    try:
+        store = SqlStore(db)
+        state = await store.save_state(
+            ConversationKey("alice", ""), "brief", [exchange(1)], expected_etag=None
+        )
+        appended = await store.append_messages(
+            "alice",
+            "c1",
+            messages("a", "b"),
+            run_id="r",
+            turn=0,
+            expected_position=None,
+            create_metadata={"k": "v"},
+            idempotency=None,
+        )
+    finally:
+        await db.close()
+
+    migrate.upgrade(database_url)
+
+    db = open_database(database_url)
+    try:
+        store = SqlStore(db)
+        assert await store.get_state(ConversationKey("alice", "")) == state
+        assert await store.get_conversation("alice", "c1") == appended.conversation
+        page = await store.list_messages("alice", "c1", start_position=0, limit=10)
+        assert page.items == appended.messages
+    finally:
+        await db.close()
