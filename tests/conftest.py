@@ -92,19 +92,25 @@ def sqlite_databases(tmp_path_factory: pytest.TempPathFactory) -> SqliteDatabase
     return SqliteDatabases(tmp_path_factory.mktemp("sqlite-template"))
 
 
-@pytest.fixture
-def database_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A fresh, migrated database of ``backend``."""
+def _new_database(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path, *, migrated: bool
+) -> Iterator[str]:
     if backend == "sqlite":
         sqlite: SqliteDatabases = request.getfixturevalue("sqlite_databases")
-        yield sqlite.fresh(tmp_path)
+        yield sqlite.fresh(tmp_path) if migrated else sqlite.empty(tmp_path)
         return
     postgres: PostgresDatabases = request.getfixturevalue("postgres_databases")
-    url = postgres.fresh()
+    url = postgres.fresh() if migrated else postgres.empty()
     try:
         yield url
     finally:
         postgres.drop(url)
+
+
+@pytest.fixture
+def database_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, migrated database of ``backend``."""
+    yield from _new_database(backend, request, tmp_path, migrated=True)
 
 
 @pytest.fixture
@@ -112,16 +118,7 @@ def empty_database_url(
     backend: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[str]:
     """A database of ``backend`` without any table (never migrated)."""
-    if backend == "sqlite":
-        sqlite: SqliteDatabases = request.getfixturevalue("sqlite_databases")
-        yield sqlite.empty(tmp_path)
-        return
-    postgres: PostgresDatabases = request.getfixturevalue("postgres_databases")
-    url = postgres.empty()
-    try:
-        yield url
-    finally:
-        postgres.drop(url)
+    yield from _new_database(backend, request, tmp_path, migrated=False)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import Connection, exc, insert, select
 
 from mnemo_server.domain.errors import Aborted, NotFound, Unavailable
-from mnemo_server.store import database as database_module
+from mnemo_server.store import engines
 from mnemo_server.store.database import (
     MAX_ATTEMPTS,
     Database,
@@ -142,7 +142,7 @@ async def test_sqlite_settings(database: Database) -> None:
         names = ["journal_mode", "foreign_keys", "synchronous", "busy_timeout"]
         return [conn.exec_driver_sql(f"PRAGMA {name}").scalar() for name in names]
 
-    assert await database.read(pragmas) == ["wal", 1, 2, database_module.SQLITE_BUSY_TIMEOUT_MS]
+    assert await database.read(pragmas) == ["wal", 1, 2, engines.SQLITE_BUSY_TIMEOUT_MS]
 
 
 @pytest.mark.sqlite
@@ -150,7 +150,7 @@ async def test_sqlite_settings(database: Database) -> None:
 async def test_a_sqlite_file_locked_by_another_process_is_retried_then_aborted(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(database_module, "SQLITE_BUSY_TIMEOUT_MS", 20)
+    monkeypatch.setattr(engines, "SQLITE_BUSY_TIMEOUT_MS", 20)
     path = database_url.removeprefix("sqlite:///")
     other = sqlite3.connect(path, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")  # another process holds the write lock

@@ -14,7 +14,8 @@ from sqlalchemy.engine import make_url
 
 from mnemo_server.domain.models import ConversationKey
 from mnemo_server.store import migrate
-from mnemo_server.store.database import migration_engine, open_database
+from mnemo_server.store.database import open_database
+from mnemo_server.store.engines import migration_engine
 from mnemo_server.store.schema import metadata
 from mnemo_server.store.sql import SqlStore
 from tests.store.samples import exchange, messages

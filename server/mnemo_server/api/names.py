@@ -16,6 +16,11 @@ import re
 
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.models import DEFAULT_CONVERSATION, ConversationKey
+from mnemo_server.domain.names import conversation_name as conversation_name
+from mnemo_server.domain.names import failed_run_name as failed_run_name
+from mnemo_server.domain.names import memory_state_name as memory_state_name
+from mnemo_server.domain.names import message_name as message_name
+from mnemo_server.domain.names import user_name as user_name
 
 ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._~:-]{0,127}"
 _ID = re.compile(ID_PATTERN)
@@ -77,25 +82,3 @@ def parse_memory_state(value: str, field: str = "name") -> ConversationKey:
     if match := _NAMED_STATE.fullmatch(value):
         return ConversationKey(match.group(1), match.group(2))
     raise invalid_name(value, field, MEMORY_STATE_PATTERN)
-
-
-def user_name(user_id: str) -> str:
-    return f"users/{user_id}"
-
-
-def conversation_name(key: ConversationKey) -> str:
-    return f"users/{key.user_id}/conversations/{key.conversation_id}"
-
-
-def memory_state_name(key: ConversationKey) -> str:
-    if key.is_default:
-        return f"users/{key.user_id}/memoryState"
-    return f"{conversation_name(key)}/memoryState"
-
-
-def message_name(key: ConversationKey, position: int) -> str:
-    return f"{conversation_name(key)}/messages/{position}"
-
-
-def failed_run_name(key: ConversationKey, failed_run_id: str) -> str:
-    return f"{conversation_name(key)}/failedRuns/{failed_run_id}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection
 
-from mnemo_server.store.database import migration_engine
+from mnemo_server.store.engines import migration_engine
 from mnemo_server.store.schema import metadata
 
 # Key of the PostgreSQL advisory lock held while migrating ("mnemo" in ASCII).

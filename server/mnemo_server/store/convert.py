@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Row
 
-from mnemo_server.domain import codec
+from mnemo_server.domain import codec, names
 from mnemo_server.domain.errors import NotFound
 from mnemo_server.domain.models import (
     Conversation,
@@ -60,13 +60,7 @@ def metadata_json(metadata: JsonObject) -> str:
 
 
 def conversation_name(user_id: str, conversation_id: str) -> str:
-    return f"users/{user_id}/conversations/{conversation_id}"
-
-
-def memory_state_name(key: ConversationKey) -> str:
-    if key.is_default:
-        return f"users/{key.user_id}/memoryState"
-    return f"{conversation_name(key.user_id, key.conversation_id)}/memoryState"
+    return names.conversation_name(ConversationKey(user_id, conversation_id))
 
 
 def conversation_not_found(user_id: str, conversation_id: str) -> NotFound:

@@ -33,15 +33,23 @@ import logging
 import random
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
-from sqlalchemy import Connection, Engine, create_engine, event, exc
-from sqlalchemy.engine import URL, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from sqlalchemy.pool import NullPool
+from sqlalchemy import Connection, Engine, exc
+from sqlalchemy.engine import URL
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo_server.domain.errors import Aborted, Unavailable
+from mnemo_server.store.engines import (
+    WRITE_OPTION,
+    Runner,
+    create_async,
+    create_sync_engine,
+    normalize_url,
+    read_options,
+)
+from mnemo_server.store.engines import describe_url as describe_url
+from mnemo_server.store.engines import migration_engine as migration_engine
 
 __all__ = [
     "Database",
@@ -57,19 +65,10 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Runner = Literal["thread", "async"]
 
 MAX_ATTEMPTS = 5
 _BACKOFF_BASE_S = 0.005
 _BACKOFF_CAP_S = 0.2
-SQLITE_BUSY_TIMEOUT_MS = 5000
-# FULL, not NORMAL: in WAL mode NORMAL already survives a crash of this
-# process, but a commit acknowledged to a remote client could still be lost
-# to a power failure or an OS crash. FULL syncs the WAL at each commit, which
-# matches what PostgreSQL (synchronous_commit=on) promises for the same call:
-# an acknowledged write is on disk. It costs one fsync per write transaction.
-SQLITE_SYNCHRONOUS = "FULL"
-_WRITE_OPTION = "mnemo_write"
 _PG_RETRYABLE = {"40001", "40P01"}  # serialization_failure, deadlock_detected
 # PostgreSQL SQLSTATE classes meaning "the server cannot serve now":
 # connection exceptions, insufficient resources, operator intervention.
@@ -203,8 +202,8 @@ class _ThreadEngines:
 
     def __init__(self, engine: Engine, workers: int) -> None:
         self._engine = engine
-        self._reader = engine.execution_options(**_read_options(engine.dialect.name))
-        self._writer = engine.execution_options(**{_WRITE_OPTION: True})
+        self._reader = engine.execution_options(**read_options(engine.dialect.name))
+        self._writer = engine.execution_options(**{WRITE_OPTION: True})
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mnemo-db")
 
     async def run(self, fn: Callable[[Connection], T], *, write: bool) -> T:
@@ -222,8 +221,8 @@ class _AsyncEngines:
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
-        self._reader = engine.execution_options(**_read_options(engine.dialect.name))
-        self._writer = engine.execution_options(**{_WRITE_OPTION: True})
+        self._reader = engine.execution_options(**read_options(engine.dialect.name))
+        self._writer = engine.execution_options(**{WRITE_OPTION: True})
 
     async def run(self, fn: Callable[[Connection], T], *, write: bool) -> T:
         engine = self._writer if write else self._reader
@@ -234,108 +233,7 @@ class _AsyncEngines:
         await self._engine.dispose()
 
 
-def _read_options(dialect: str) -> dict[str, Any]:
-    return {"postgresql_readonly": True} if dialect == "postgresql" else {}
-
-
-# ------------------------------------------------------------------ engines
-
-
-def normalize_url(url: str | URL, *, runner: Runner = "thread") -> URL:
-    """The SQLAlchemy URL with the driver Mnemo uses for ``runner``.
-
-    ``sqlite:///path`` becomes ``sqlite+pysqlite`` (thread) or
-    ``sqlite+aiosqlite`` (async) with an absolute path; ``postgres://``,
-    ``postgresql://`` become ``postgresql+psycopg`` (psycopg 3 serves both).
-    Raises ``ValueError`` for other databases and for in-memory SQLite (each
-    connection would see its own empty database).
-    """
-    parsed = make_url(url) if isinstance(url, str) else url
-    backend = parsed.get_backend_name()
-    if backend == "sqlite":
-        if parsed.drivername not in ("sqlite", "sqlite+pysqlite", "sqlite+aiosqlite"):
-            raise ValueError(f"unsupported SQLite driver {parsed.drivername!r}")
-        if not parsed.database or parsed.database == ":memory:" or "mode=memory" in str(parsed):
-            raise ValueError("an in-memory SQLite database cannot be shared: name a file")
-        path = Path(parsed.database).expanduser().absolute()
-        driver = "sqlite+aiosqlite" if runner == "async" else "sqlite+pysqlite"
-        return parsed.set(drivername=driver, database=str(path))
-    if backend in ("postgresql", "postgres"):
-        if parsed.drivername not in ("postgres", "postgresql", "postgresql+psycopg"):
-            raise ValueError(
-                f"unsupported PostgreSQL driver {parsed.drivername!r}: use postgresql+psycopg://"
-            )
-        return parsed.set(drivername="postgresql+psycopg")
-    raise ValueError(
-        f"unsupported database {parsed.drivername!r}: use sqlite:///path or postgresql://..."
-    )
-
-
-def describe_url(url: str | URL) -> str:
-    """``"sqlite /abs/path"`` or ``"postgresql host:port/db"``: never a password."""
-    parsed = normalize_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        return f"sqlite {parsed.database}"
-    return f"postgresql {parsed.host or 'localhost'}:{parsed.port or 5432}/{parsed.database or ''}"
-
-
-def _configure_sqlite(engine: Engine) -> None:
-    """WAL, pragmas, and SQLAlchemy in charge of BEGIN (SQLAlchemy's recipe
-    for sqlite3 and aiosqlite: the driver's own implicit BEGIN is disabled)."""
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        try:
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute(f"PRAGMA synchronous={SQLITE_SYNCHRONOUS}")
-        finally:
-            cursor.close()
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Connection) -> None:
-        write = conn.get_execution_options().get(_WRITE_OPTION, False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
-
-
-def _engine_options(url: URL, pool_size: int) -> dict[str, Any]:
-    options: dict[str, Any] = {"pool_size": pool_size, "max_overflow": 0, "pool_timeout": 30}
-    if url.get_backend_name() == "postgresql":
-        options |= {
-            "pool_pre_ping": True,
-            "isolation_level": "READ COMMITTED",
-            "connect_args": {"connect_timeout": 10, "application_name": "mnemo"},
-        }
-    return options
-
-
-def create_sync_engine(url: str | URL, *, pool_size: int = 10) -> Engine:
-    """A configured sync engine with a pool of ``pool_size`` connections."""
-    parsed = normalize_url(url, runner="thread")
-    return _sync_engine(parsed, **_engine_options(parsed, pool_size))
-
-
-def migration_engine(url: str | URL) -> Engine:
-    """A configured sync engine without a pool whose transactions are write
-    transactions (on SQLite, a second migrating process waits for the first)."""
-    parsed = normalize_url(url, runner="thread")
-    options = _engine_options(parsed, 1)
-    for key in ("pool_size", "max_overflow", "pool_timeout"):
-        del options[key]
-    engine = _sync_engine(parsed, poolclass=NullPool, **options)
-    return engine.execution_options(**{_WRITE_OPTION: True})
-
-
-def _sync_engine(url: URL, **options: Any) -> Engine:
-    if url.get_backend_name() == "sqlite":
-        Path(url.database or "").parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, **options)
-    if url.get_backend_name() == "sqlite":
-        _configure_sqlite(engine)
-    return engine
+# ------------------------------------------------------------------- open
 
 
 def open_database(url: str, *, runner: Runner = "thread", pool_size: int = 10) -> Database:
@@ -353,12 +251,7 @@ def open_database(url: str, *, runner: Runner = "thread", pool_size: int = 10) -
     if runner == "thread":
         engines = _ThreadEngines(create_sync_engine(parsed, pool_size=pool_size), pool_size)
     elif runner == "async":
-        if parsed.get_backend_name() == "sqlite":
-            Path(parsed.database or "").parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(parsed, **_engine_options(parsed, pool_size))
-        if parsed.get_backend_name() == "sqlite":
-            _configure_sqlite(engine.sync_engine)
-        engines = _AsyncEngines(engine)
+        engines = _AsyncEngines(create_async(parsed, pool_size=pool_size))
     else:
         raise ValueError(f"unknown runner {runner!r}: use 'thread' or 'async'")
     return Database(parsed, engines)

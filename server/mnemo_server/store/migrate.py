@@ -19,7 +19,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import make_url
 
-from mnemo_server.store.database import migration_engine
+from mnemo_server.store.engines import migration_engine
 
 __all__ = [
     "SchemaOutdated",

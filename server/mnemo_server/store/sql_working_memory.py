@@ -12,6 +12,7 @@ from sqlalchemy import Connection, Insert, Row, Update, insert, select, update
 from mnemo_server.domain import codec
 from mnemo_server.domain.errors import etag_mismatch
 from mnemo_server.domain.models import ConversationKey, Exchange, MemoryState, RememberResult
+from mnemo_server.domain.names import memory_state_name
 from mnemo_server.domain.working_memory import window
 from mnemo_server.store import convert
 from mnemo_server.store import sql_conversations as rows
@@ -56,7 +57,7 @@ def _write(
     conversation_pk, found = _locked(conn, key, now)
     before = convert.memory_state(found)
     if expected_etag is not None and expected_etag != before.etag:
-        raise etag_mismatch(convert.memory_state_name(key))
+        raise etag_mismatch(memory_state_name(key))
     values = {
         "summary": before.summary if summary is None else summary,
         "recent_json": codec.dumps(recent(before.recent)),
