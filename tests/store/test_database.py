@@ -20,6 +20,7 @@ from mnemo_server.store.database import (
     MAX_ATTEMPTS,
     Database,
     RetryTransaction,
+    create_sync_engine,
     describe_url,
     open_database,
 )
@@ -80,6 +81,25 @@ async def test_retries_are_bounded_then_aborted(database: Database) -> None:
         await database.write(work)
     assert caught.value.reason == "CONCURRENT_MODIFICATION"
     assert attempts == MAX_ATTEMPTS
+
+
+async def test_all_statements_of_a_read_see_one_snapshot(
+    runner_database: Database, database_url: str
+) -> None:
+    other = create_sync_engine(database_url, pool_size=1)
+
+    def read_around_a_commit(conn: Connection) -> tuple[list[str], list[str]]:
+        before = user_ids(conn)
+        with other.begin() as writer:  # another client commits meanwhile
+            add_user("u2")(writer)
+        return before, user_ids(conn)
+
+    await runner_database.write(add_user("u1"))
+    try:
+        assert await runner_database.read(read_around_a_commit) == (["u1"], ["u1"])
+        assert await runner_database.read(user_ids) == ["u1", "u2"]
+    finally:
+        other.dispose()
 
 
 async def test_a_cancelled_write_still_finishes_its_transaction(database: Database) -> None:

@@ -22,8 +22,10 @@ SQLite: WAL, ``busy_timeout``, ``foreign_keys=ON``, ``synchronous=FULL``;
 writes begin with ``BEGIN IMMEDIATE`` (the write lock up front, so a
 read-then-write never fails half way), reads with a plain ``BEGIN``, and the
 writers of one process queue on an ``asyncio.Lock`` rather than on the file
-lock. PostgreSQL: READ COMMITTED, explicit row locks (``SELECT ... FOR
-UPDATE``) where a write depends on what it read, ``pool_pre_ping``.
+lock. PostgreSQL: writes in READ COMMITTED with explicit row locks (``SELECT ... FOR
+UPDATE``) where a write depends on what it read, ``pool_pre_ping``; reads
+are read-only REPEATABLE READ, so that all statements of one read see one
+snapshot.
 """
 
 from __future__ import annotations

@@ -39,8 +39,13 @@ WRITE_OPTION = "mnemo_write"
 
 
 def read_options(dialect: str) -> dict[str, Any]:
-    """Execution options of read-only transactions."""
-    return {"postgresql_readonly": True} if dialect == "postgresql" else {}
+    """Execution options of read transactions: every statement of one read
+    sees the same snapshot (a SQLite read transaction always does; on
+    PostgreSQL, REPEATABLE READ, which a read-only transaction gets without
+    any risk of serialization failures)."""
+    if dialect == "postgresql":
+        return {"isolation_level": "REPEATABLE READ", "postgresql_readonly": True}
+    return {}
 
 
 def normalize_url(url: str | URL, *, runner: Runner = "thread") -> URL:
