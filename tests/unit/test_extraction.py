@@ -227,16 +227,25 @@ def test_patterns_are_data_and_compiled_once() -> None:
     assert len(set(names)) == len(names)
 
 
-def test_a_custom_pattern_set_is_used() -> None:
-    data = {
-        "extractor": "custom",
+def pattern_file(
+    patterns: list[dict[str, object]], *, extractor: str = "x", clause_ends: list[str] | None = None
+) -> dict[str, object]:
+    """A minimal pattern file with empty word lists."""
+    return {
+        "extractor": extractor,
         "skip_sentences_starting_with": [],
         "connectors": [],
         "trailing_noise": [],
-        "clause_ends": [","],
+        "clause_ends": clause_ends or [],
         "pronoun_swaps": {},
         "stop_lists": {"none": []},
-        "patterns": [
+        "patterns": patterns,
+    }
+
+
+def test_a_custom_pattern_set_is_used() -> None:
+    data = pattern_file(
+        [
             {
                 "name": "pet",
                 "regex": "\\bmy (?P<kind>dog|cat) is called (?P<value>[^,]+)",
@@ -248,7 +257,9 @@ def test_a_custom_pattern_set_is_used() -> None:
                 "scope": "identity",
             }
         ],
-    }
+        extractor="custom",
+        clause_ends=[","],
+    )
     found = extract([user("My dog is called Rex, he is great")], parse_patterns(data))
     assert [(e.key, e.text, e.extractor) for e in found] == [
         ("pet.dog", "The user's dog is called Rex.", "custom")
@@ -274,18 +285,8 @@ def test_malformed_patterns_are_refused(change: dict[str, str], message: str) ->
         "text": "{value}",
         "scope": "identity",
     } | change
-    data = {
-        "extractor": "x",
-        "skip_sentences_starting_with": [],
-        "connectors": [],
-        "trailing_noise": [],
-        "clause_ends": [],
-        "pronoun_swaps": {},
-        "stop_lists": {"none": []},
-        "patterns": [pattern],
-    }
     with pytest.raises(ValueError, match=message):
-        parse_patterns(data)
+        parse_patterns(pattern_file([pattern]))
 
 
 @settings(max_examples=300, deadline=None)
