@@ -214,7 +214,8 @@ class _ThreadEngines:
         return await loop.run_in_executor(self._executor, _transaction, engine, fn)
 
     async def close(self) -> None:
-        self._executor.shutdown(wait=True)
+        # Both wait for running transactions: keep the event loop free meanwhile.
+        await asyncio.to_thread(self._executor.shutdown, wait=True)
         await asyncio.to_thread(self._engine.dispose)
 
 
