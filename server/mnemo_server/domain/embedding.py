@@ -124,7 +124,10 @@ class StaticModelEmbedder:
                 "pip install 'mnemo-server[embed]'"
             ) from exc
         self._encode: Any = module.get_embeddings
-        probe = self._encode(["probe"])
+        try:
+            probe = self._encode(["probe"])
+        except Exception as exc:  # a broken install: say so at start-up
+            raise EmbedderConfigError(f"embedder 'static-model' does not work: {exc}") from exc
         self._dimensions = len(probe[0])
 
     @property
@@ -149,7 +152,10 @@ def _from_import_path(spec: str) -> Embedder:
         raise EmbedderConfigError(
             f"cannot import embedder {spec!r}: {exc}; give 'package.module:ClassName'"
         ) from exc
-    embedder = factory()
+    try:
+        embedder = factory()
+    except Exception as exc:  # the caller's class: any failure is a config error
+        raise EmbedderConfigError(f"cannot construct embedder {spec!r}: {exc}") from exc
     if not isinstance(embedder, Embedder):
         raise EmbedderConfigError(f"{spec!r} does not provide model, dimensions and embed(texts)")
     return embedder

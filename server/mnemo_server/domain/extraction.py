@@ -3,8 +3,8 @@ in ``extraction_patterns.json``, over the user's messages.
 
 Only messages whose role is ``user`` are read; assistant, tool and system
 messages never are (the model's own words are not facts about the user).
-Each user message is split into sentences; a sentence is skipped when it is a
-question (ends with ``?``) or starts with a hypothetical or reported-speech
+Each user message is split into sentences; a sentence is skipped when it is
+longer than ``MAX_SENTENCE_CHARS``, when it is a question (ends with ``?``) or starts with a hypothetical or reported-speech
 lead (``if``, ``suppose``, ``my friend``...; the data file lists them). Every
 pattern is tried on every remaining sentence (case-insensitively, curly
 quotes straightened); a pattern marked ``fallback`` is tried only when no
@@ -35,6 +35,13 @@ ValueKind = Literal["proper", "phrase", "sentence", "word"]
 _VALUE_KINDS: tuple[ValueKind, ...] = ("proper", "phrase", "sentence", "word")
 
 MAX_SLUG_CHARS = 48
+
+_MAX_ENTRY_WORDS = 4
+"""Stop-list and skip-list entries are at most this many words (checked at load)."""
+
+MAX_SENTENCE_CHARS = 1_000
+"""Longer "sentences" (pasted documents, code, logs) are not read: statements
+about oneself are short, and this bounds the matching work per message."""
 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
 _NAME_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['.-])*")
@@ -104,7 +111,7 @@ class PatternSet:
 
     extractor: str
     patterns: tuple[Pattern, ...]
-    skip_prefixes: tuple[str, ...]
+    skip_prefixes: frozenset[str]
     connectors: frozenset[str]
     trailing_noise: tuple[str, ...]
     clause_ends: tuple[str, ...]
@@ -150,10 +157,16 @@ def parse_patterns(data: Mapping[str, Any]) -> PatternSet:
     """Compile a decoded pattern file. Raises ``ValueError`` (or ``KeyError``
     for a missing member) when the data is malformed."""
     stop_lists = data["stop_lists"]
+    for entry in [
+        *data["skip_sentences_starting_with"],
+        *(w for v in stop_lists.values() for w in v),
+    ]:
+        if not 1 <= len(entry.split()) <= _MAX_ENTRY_WORDS:
+            raise ValueError(f"list entry {entry!r} must be 1 to {_MAX_ENTRY_WORDS} words")
     return PatternSet(
         extractor=data["extractor"],
         patterns=tuple(_pattern(p, stop_lists) for p in data["patterns"]),
-        skip_prefixes=_lowered(data["skip_sentences_starting_with"]),
+        skip_prefixes=frozenset(_lowered(data["skip_sentences_starting_with"])),
         connectors=frozenset(_lowered(data["connectors"])),
         trailing_noise=_lowered(data["trailing_noise"]),
         clause_ends=_lowered(data["clause_ends"]),
@@ -175,9 +188,14 @@ def default_patterns() -> PatternSet:
 # --- value cleaning -------------------------------------------------------------
 
 
+def _starts_with_entry(text: str, entries: frozenset[str]) -> bool:
+    """Whether the first 1..4 words of ``text`` (case-folded) are an entry."""
+    words = text.casefold().split(maxsplit=_MAX_ENTRY_WORDS)[:_MAX_ENTRY_WORDS]
+    return any(" ".join(words[:n]) in entries for n in range(1, len(words) + 1))
+
+
 def _on_stop_list(value: str, stop_list: frozenset[str]) -> bool:
-    lowered = value.casefold()
-    return any(lowered == stop or lowered.startswith(stop + " ") for stop in stop_list)
+    return _starts_with_entry(value, stop_list)
 
 
 def _proper(raw: str, pattern: Pattern, patterns: PatternSet) -> str | None:
@@ -298,17 +316,15 @@ def slug(value: str) -> str:
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_BREAK.split(text.translate(_QUOTES)) if s.strip()]
+    parts = (s.strip() for s in _SENTENCE_BREAK.split(text.translate(_QUOTES)))
+    return [s for s in parts if s and len(s) <= MAX_SENTENCE_CHARS]
 
 
 def _skipped(sentence: str, patterns: PatternSet) -> bool:
     if sentence.rstrip("\"') ").endswith("?"):
         return True
-    lowered = sentence.casefold()
-    return any(
-        lowered.startswith(prefix)
-        and (len(lowered) == len(prefix) or not lowered[len(prefix)].isalnum())
-        for prefix in patterns.skip_prefixes
+    return _starts_with_entry(
+        " ".join(re.findall(r"[\w']+", sentence[:200])), patterns.skip_prefixes
     )
 
 

@@ -9,8 +9,9 @@ creates two per dimension and is about five times slower):
   are the k nearest, found with one ``math.dist`` per vector and
   ``heapq.nsmallest``; the cosines it returns are then computed exactly.
   Costs: about 32 bytes per dimension per vector held (10,000 x 384: ~120 MB),
-  and per query about 4-5 us per 384-dimension vector on this project's
-  2-core machine (~50 ms for 10,000, ~0.5 s for 100,000);
+  and per query about 5-7 us per 384-dimension vector on this project's
+  2-core machine (measured: ~55 ms for 10,000, ~0.55-0.7 s for 100,000;
+  building the index costs ~0.1 ms per vector);
 - ``top_k_cosine`` streams ``(key, vector)`` pairs and holds only ``k`` of
   them: for a unit query ``q`` and a vector of norm ``n``,
   ``|q - v|^2 = 1 + n^2 - 2 n cos``. About three times slower per vector than
