@@ -203,3 +203,46 @@ class InjectContext:
     system_message: str
     memory_ids: tuple[str, ...]
     used_bytes: int
+
+
+@dataclass(frozen=True)
+class SavedMemory:
+    """A saved entry and the ids of the entries its key superseded (archived)."""
+
+    memory: Memory
+    archived_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryChange:
+    """An update: each field left ``None`` stays as it is."""
+
+    text: str | None = None
+    metadata: dict[str, str] | None = None
+    pinned: bool | None = None
+    embedding: Embedding | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryListQuery:
+    """Filters and page of ``ListMemories``. ``conversation_id`` ``None``:
+    any conversation; ``key`` ``None``: any key; ``scope`` ``None``: both."""
+
+    limit: int
+    after: tuple[object, ...] | None = None
+    scope: MemoryScope | None = None
+    conversation_id: str | None = None
+    key: str | None = None
+    include_archived: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class CandidateDraft:
+    """A candidate about to be proposed: the entry and where it came from."""
+
+    candidate_id: str
+    draft: MemoryDraft
+    conversation_id: str = ""
+    run_id: str = ""
+    turn: int = 0
+    extractor: str = ""

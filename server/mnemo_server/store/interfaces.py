@@ -17,6 +17,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from mnemo_server.domain.memory_models import (
+    CandidateDraft,
+    Embedding,
+    Memory,
+    MemoryCandidate,
+    MemoryChange,
+    MemoryDraft,
+    MemoryListQuery,
+    MemoryTombstone,
+    RecallQuery,
+    SavedMemory,
+)
 from mnemo_server.domain.models import (
     AppendResult,
     Conversation,
@@ -34,6 +46,7 @@ from mnemo_server.domain.models import (
     RunError,
     StoredMessage,
 )
+from mnemo_server.domain.ranking import SemanticMatch
 
 
 class WorkingMemoryStore(Protocol):
@@ -183,4 +196,108 @@ class ConversationStore(Protocol):
         """Record a checkpoint (``domain.compaction``); returns the new projection.
         Raises ``NotFound``, ``Aborted(reason="REVISION_STALE")``,
         ``InvalidArgument`` if ``message_count`` exceeds the projection."""
+        ...
+
+
+class MemoryStore(Protocol):
+    """Long-term memory entries (append-only with keyed supersede), their
+    full-text and vector indexes, tombstones and extraction candidates.
+
+    Entries are rows that are never overwritten in place: a save inserts; a
+    keyed save archives (stamps ``archive_time`` on) the unarchived entries of
+    the same (user, scope, conversation, key) in the same transaction, so there
+    is at most one unarchived entry per key even under concurrent saves; an
+    update records the previous version for ``list_memory_versions``; a delete
+    removes the entry, every earlier version, its full-text rows and vectors,
+    and leaves a ``MemoryTombstone``.
+    """
+
+    async def create_memories(
+        self,
+        user_id: str,
+        drafts: Sequence[tuple[str, MemoryDraft]],
+        *,
+        idempotency: Idempotency | None,
+    ) -> tuple[SavedMemory, ...]:
+        """Save ``(memory_id, draft)`` pairs in one transaction, in order.
+
+        Raises ``AlreadyExists`` if a memory id is taken (by an entry or a
+        tombstone), ``InvalidArgument(reason="EMBEDDING_DIMENSION_MISMATCH")`` if
+        an embedding's dimension differs from the user's stored vectors of the
+        same model, REQUEST_ID_REUSED.
+        """
+        ...
+
+    async def get_memory(self, user_id: str, memory_id: str) -> Memory:
+        """Archived or not. Raises ``NotFound``."""
+        ...
+
+    async def list_memories(self, user_id: str, query: MemoryListQuery) -> Page[Memory]:
+        """Newest first (keyset: create_time desc, memory_id desc). Without
+        ``include_archived`` only unarchived entries (the newest per key)."""
+        ...
+
+    async def update_memory(
+        self, user_id: str, memory_id: str, change: MemoryChange, *, expected_etag: str | None
+    ) -> Memory:
+        """Apply ``change``; the previous version stays in the history.
+        Raises ``NotFound``, ETAG_MISMATCH, EMBEDDING_DIMENSION_MISMATCH."""
+        ...
+
+    async def delete_memory(
+        self, user_id: str, memory_id: str, *, expected_etag: str | None
+    ) -> MemoryTombstone:
+        """Erase the entry's text everywhere and leave a tombstone. Deleting a
+        deleted entry returns its tombstone. Raises ``NotFound``, ETAG_MISMATCH."""
+        ...
+
+    async def list_memory_versions(
+        self, user_id: str, memory_id: str, *, limit: int, after: Keyset | None
+    ) -> Page[Memory]:
+        """The entry's earlier versions and the entries of its (scope, key)
+        chain, newest first. Raises ``NotFound``."""
+        ...
+
+    async def lexical_candidates(
+        self, user_id: str, query: RecallQuery, *, limit: int
+    ) -> list[Memory]:
+        """Unarchived entries visible to ``query`` (``domain.ranking.visible``)
+        whose search document matches any query term (``domain.text_search``),
+        the first ``limit`` under ``domain.ranking.lexical_order_key``."""
+        ...
+
+    async def semantic_candidates(
+        self, user_id: str, query: RecallQuery, embedding: Embedding, *, limit: int
+    ) -> list[SemanticMatch]:
+        """Exact top-``limit`` visible entries by cosine similarity among the
+        user's vectors of ``embedding.model``."""
+        ...
+
+    async def propose_candidates(
+        self,
+        user_id: str,
+        candidates: Sequence[CandidateDraft],
+        *,
+        idempotency: Idempotency | None,
+    ) -> tuple[MemoryCandidate, ...]:
+        """Store pending candidates. Raises REQUEST_ID_REUSED."""
+        ...
+
+    async def list_candidates(
+        self, user_id: str, *, include_resolved: bool, limit: int, after: Keyset | None
+    ) -> Page[MemoryCandidate]:
+        """Newest first."""
+        ...
+
+    async def approve_candidate(
+        self, user_id: str, candidate_id: str, *, memory_id: str
+    ) -> tuple[Memory, MemoryCandidate]:
+        """Save the candidate as entry ``memory_id`` and mark it approved, in
+        one transaction. Approving an approved candidate returns the same
+        entry. Raises ``NotFound``, ``FailedPrecondition(reason="CANDIDATE_RESOLVED")``."""
+        ...
+
+    async def reject_candidate(self, user_id: str, candidate_id: str) -> MemoryCandidate:
+        """Mark it rejected. Rejecting a rejected candidate returns it.
+        Raises ``NotFound``, CANDIDATE_RESOLVED (approved or cancelled)."""
         ...
