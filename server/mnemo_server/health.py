@@ -62,14 +62,15 @@ class HealthService(health_pb2_grpc.HealthServicer):  # type: ignore[misc]
         service = request.service
         last: ServingStatus | None = None
         while True:
-            current = self.status(service)
+            async with self._changed:
+                await self._changed.wait_for(partial(self._news_for, service, last))
+                # Read together: the status sent last is the one shutdown left.
+                current, final = self.status(service), self._shutting_down
             if current != last:
                 yield health_pb2.HealthCheckResponse(status=current)
                 last = current
-            if self._shutting_down:
+            if final:
                 return
-            async with self._changed:
-                await self._changed.wait_for(partial(self._news_for, service, last))
 
     def _news_for(self, service: str, last: ServingStatus | None) -> bool:
         return self._shutting_down or self.status(service) != last

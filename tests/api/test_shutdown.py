@@ -43,5 +43,8 @@ def test_stop_turns_health_not_serving_and_ends_watch_streams(database_url: str)
         for watcher in watchers:
             watcher.join(30)
             assert not watcher.is_alive()
-            assert watcher.statuses == [SERVING, NOT_SERVING]
+            assert watcher.statuses == [SERVING, NOT_SERVING], (
+                watcher.call.code(),
+                watcher.call.details(),
+            )
             assert watcher.call.code() is grpc.StatusCode.OK
