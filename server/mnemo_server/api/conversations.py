@@ -35,6 +35,22 @@ def _message_position_keyset(keyset: Keyset | None) -> int | None:
     return keyset[0]
 
 
+def _paging(
+    v: Validator, request: Any, sizes: pagination.PageSizes, kind: str
+) -> tuple[int, Keyset | None]:
+    """A listing's page size and the keyset its ``page_token`` (bound to
+    ``request.parent``) resumes after."""
+    limit = v.attempt(lambda: pagination.page_size(request.page_size, sizes), 0)
+    after = v.attempt(
+        lambda: pagination.decode_page_token(request.page_token, kind, (request.parent,)), None
+    )
+    return limit, after
+
+
+def _next_page_token(kind: str, request: Any, next_after: Keyset | None) -> str:
+    return pagination.encode_page_token(kind, (request.parent,), next_after)
+
+
 class ConversationServicer(pb_grpc.ConversationServiceServicer):
     """The Anvia conversation history over gRPC."""
 
@@ -94,20 +110,14 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     async def ListConversations(
         self, request: pb.ListConversationsRequest, context: Context
     ) -> pb.ListConversationsResponse:
-        kind, binding = "ListConversations", (request.parent,)
         v = Validator()
         user_id = v.attempt(lambda: names.parse_user(request.parent, "parent"), "")
-        limit = v.attempt(
-            lambda: pagination.page_size(request.page_size, pagination.CONVERSATIONS), 0
-        )
-        after = v.attempt(
-            lambda: pagination.decode_page_token(request.page_token, kind, binding), None
-        )
+        limit, after = _paging(v, request, pagination.CONVERSATIONS, "ListConversations")
         v.raise_if_invalid()
         page = await self._conversations.list(user_id, limit=limit, after=after)
         return pb.ListConversationsResponse(
             conversations=[convert.conversation_to_proto(c) for c in page.items],
-            next_page_token=pagination.encode_page_token(kind, binding, page.next_after),
+            next_page_token=_next_page_token("ListConversations", request, page.next_after),
         )
 
     async def UpdateConversation(
@@ -167,23 +177,17 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     async def ListMessages(
         self, request: pb.ListMessagesRequest, context: Context
     ) -> pb.ListMessagesResponse:
-        kind, binding = "ListMessages", (request.parent,)
         v = Validator()
         key = _conversation_key(v, request.parent, "parent")
-        limit = v.attempt(lambda: pagination.page_size(request.page_size, pagination.MESSAGES), 0)
+        limit, after = _paging(v, request, pagination.MESSAGES, "ListMessages")
         v.non_negative(request.start_position, "start_position")
-        after = v.attempt(
-            lambda: _message_position_keyset(
-                pagination.decode_page_token(request.page_token, kind, binding)
-            ),
-            None,
-        )
+        resume = v.attempt(lambda: _message_position_keyset(after), None)
         v.raise_if_invalid()
-        start = request.start_position if after is None else after + 1
+        start = request.start_position if resume is None else resume + 1
         page = await self._conversations.list_messages(key, start_position=start, limit=limit)
         return pb.ListMessagesResponse(
             messages=convert.messages_to_proto(key, page.items),
-            next_page_token=pagination.encode_page_token(kind, binding, page.next_after),
+            next_page_token=_next_page_token("ListMessages", request, page.next_after),
         )
 
     async def StreamMessages(
@@ -238,20 +242,14 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     async def ListFailedRuns(
         self, request: pb.ListFailedRunsRequest, context: Context
     ) -> pb.ListFailedRunsResponse:
-        kind, binding = "ListFailedRuns", (request.parent,)
         v = Validator()
         key = _conversation_key(v, request.parent, "parent")
-        limit = v.attempt(
-            lambda: pagination.page_size(request.page_size, pagination.FAILED_RUNS), 0
-        )
-        after = v.attempt(
-            lambda: pagination.decode_page_token(request.page_token, kind, binding), None
-        )
+        limit, after = _paging(v, request, pagination.FAILED_RUNS, "ListFailedRuns")
         v.raise_if_invalid()
         page = await self._conversations.list_failed_runs(key, limit=limit, after=after)
         return pb.ListFailedRunsResponse(
             failed_runs=[convert.failed_run_to_proto(key, r) for r in page.items],
-            next_page_token=pagination.encode_page_token(kind, binding, page.next_after),
+            next_page_token=_next_page_token("ListFailedRuns", request, page.next_after),
         )
 
     # -------------------------------------------------------------- compaction
