@@ -67,6 +67,9 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
 
 
 def _migrate(settings: Settings) -> int:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from mnemo_server.lifecycle import EXIT_FAILURE, database_problem
     from mnemo_server.store import migrate
     from mnemo_server.store.database import describe_url
 
@@ -76,5 +79,8 @@ def _migrate(settings: Settings) -> int:
     except ValueError as error:
         print(f"mnemo: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except SQLAlchemyError as error:
+        print(f"mnemo: {database_problem(url, error)}", file=sys.stderr)
+        return EXIT_FAILURE
     print(f"mnemo: {describe_url(url)} is at revision {migrate.head_revision()}")
     return 0

@@ -4,7 +4,8 @@ At start, exactly one log line: address, store (never a password), runner and
 version. On SIGTERM or SIGINT: health turns NOT_SERVING for every service, new
 calls are refused, in-flight calls get ``grace_period_seconds`` to finish, the
 database is closed and the process exits 0. A stale PostgreSQL schema makes
-``serve`` refuse to start with exit code 2 and the command that fixes it.
+``serve`` refuse to start with exit code 2 and the command that fixes it; an
+unreachable database exits 1.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ import logging
 import signal
 import sys
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from mnemo_server import __version__
 from mnemo_server.app import MnemoServer
 from mnemo_server.config import Settings
+from mnemo_server.store.database import describe_url
 from mnemo_server.store.migrate import SchemaOutdated
 
 EXIT_OK = 0
@@ -40,6 +44,12 @@ def configure_logging(level: str) -> None:
         logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLevelName(level)))
 
 
+def database_problem(url: str, error: SQLAlchemyError) -> str:
+    """What went wrong with the database at ``url``, without its password."""
+    detail = str(getattr(error, "orig", None) or error).strip()
+    return f"the database {describe_url(url)} cannot be used: {detail}"
+
+
 def start_line(server: MnemoServer) -> str:
     """The one line logged when the server is ready."""
     settings = server.settings
@@ -60,6 +70,9 @@ async def serve(settings: Settings) -> int:
     except (ValueError, RuntimeError) as error:
         log.error("cannot start: %s", error)
         return EXIT_USAGE
+    except SQLAlchemyError as error:
+        log.error("cannot start: %s", database_problem(settings.effective_database_url, error))
+        return EXIT_FAILURE
     log.info("%s", start_line(server))
 
     stop = asyncio.Event()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 from google.protobuf import field_mask_pb2, struct_pb2
 
@@ -10,13 +12,13 @@ from tests.api.history import Stub, append
 from tests.support.rpc_errors import rpc_failure
 
 
-def _struct(**values: object) -> struct_pb2.Struct:
+def _struct(**values: Any) -> struct_pb2.Struct:
     result = struct_pb2.Struct()
     result.update(values)
     return result
 
 
-def _create(stub: Stub, conversation_id: str = "", **kwargs: object) -> cv.Conversation:
+def _create(stub: Stub, conversation_id: str = "", **kwargs: Any) -> cv.Conversation:
     request = cv.CreateConversationRequest(
         parent="users/u1", conversation_id=conversation_id, **kwargs
     )

@@ -242,3 +242,24 @@ def test_version() -> None:
     process = _mnemo("version")
     stdout, _ = process.communicate(timeout=60)
     assert (process.returncode, stdout.strip()) == (0, f"mnemo {__version__}")
+
+
+@pytest.mark.parametrize("command", ["serve", "migrate"])
+def test_an_unreachable_database_exits_1_without_leaking_the_password(command: str) -> None:
+    url = f"postgresql://mnemo:{PASSWORD}@127.0.0.1:{_free_port()}/mnemo"
+    process = _mnemo(command, "--database-url", url)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 1, stderr
+    assert "cannot be used" in stderr and "Traceback" not in stderr
+    assert PASSWORD not in stderr
+
+
+def test_a_port_in_use_exits_2(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        target = f"127.0.0.1:{taken.getsockname()[1]}"
+        process = _mnemo("serve", "--listen", target, "--data-dir", str(tmp_path))
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 2, stderr
+    assert f"cannot listen on {target}" in stderr

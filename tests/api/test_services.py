@@ -71,13 +71,13 @@ def _pending_methods() -> Iterator[tuple[ServiceDescriptor, MethodDescriptor, st
 def _call_raw(channel: grpc.Channel, path: str, method: MethodDescriptor) -> None:
     """Call ``path`` with an empty request message (valid for every type)."""
     if method.client_streaming and method.server_streaming:
-        list(channel.stream_stream(path)(iter([b""]), timeout=10))
+        list(channel.stream_stream(path, None, None)(iter([b""]), timeout=10))
     elif method.client_streaming:
-        channel.stream_unary(path)(iter([b""]), timeout=10)
+        channel.stream_unary(path, None, None)(iter([b""]), timeout=10)
     elif method.server_streaming:
-        list(channel.unary_stream(path)(b"", timeout=10))
+        list(channel.unary_stream(path, None, None)(b"", timeout=10))
     else:
-        channel.unary_unary(path)(b"", timeout=10)
+        channel.unary_unary(path, None, None)(b"", timeout=10)
 
 
 def test_every_rpc_of_the_pending_services_is_unimplemented(channel: grpc.Channel) -> None:

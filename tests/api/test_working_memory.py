@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 from google.protobuf import timestamp_pb2
 
@@ -22,7 +24,7 @@ def _exchange(i: int) -> wm.Exchange:
     )
 
 
-def _remember(stub: Stub, name: str, i: int, **kwargs: object) -> wm.RememberExchangeResponse:
+def _remember(stub: Stub, name: str, i: int, **kwargs: Any) -> wm.RememberExchangeResponse:
     request = wm.RememberExchangeRequest(name=name, exchange=_exchange(i), **kwargs)
     response: wm.RememberExchangeResponse = stub.RememberExchange(request)
     return response

@@ -66,7 +66,7 @@ async def _bidi_fail(requests: AsyncIterator[bytes], context: Any) -> AsyncItera
     raise Unavailable("store down")
 
 
-def _handlers() -> list[grpc.GenericRpcHandler]:
+def _handlers() -> list[grpc.GenericRpcHandler[Any, Any]]:
     mnemo = grpc.method_handlers_generic_handler(
         "mnemo.v1.Test",
         {
@@ -110,7 +110,7 @@ async def _failure(call: Any) -> ErrorDetails:
 
 def test_invalid_argument_carries_error_info_and_every_violation() -> None:
     async def scenario(channel: grpc.aio.Channel) -> None:
-        details = await _failure(channel.unary_unary("/mnemo.v1.Test/Invalid")(b""))
+        details = await _failure(channel.unary_unary("/mnemo.v1.Test/Invalid", None, None)(b""))
         assert details.code is grpc.StatusCode.INVALID_ARGUMENT
         assert (details.domain, details.reason) == ("mnemo.v1", "INVALID_FIELD")
         assert details.metadata == {"fields": "a,b.c"}
@@ -123,7 +123,7 @@ def test_invalid_argument_carries_error_info_and_every_violation() -> None:
 
 def test_unexpected_errors_are_internal_without_details() -> None:
     async def scenario(channel: grpc.aio.Channel) -> None:
-        details = await _failure(channel.unary_unary("/mnemo.v1.Test/Crash")(b""))
+        details = await _failure(channel.unary_unary("/mnemo.v1.Test/Crash", None, None)(b""))
         assert details.code is grpc.StatusCode.INTERNAL
         assert details.reason == "INTERNAL"
         assert details.message == INTERNAL_MESSAGE
@@ -135,7 +135,7 @@ def test_unexpected_errors_are_internal_without_details() -> None:
 def test_unintercepted_services_are_left_alone() -> None:
     # What every handler would answer without the mapping: UNKNOWN.
     async def scenario(channel: grpc.aio.Channel) -> None:
-        details = await _failure(channel.unary_unary("/other.v1.Test/Crash")(b""))
+        details = await _failure(channel.unary_unary("/other.v1.Test/Crash", None, None)(b""))
         assert details.code is grpc.StatusCode.UNKNOWN
 
     _run(scenario)
@@ -147,7 +147,7 @@ def test_errors_raised_mid_stream_are_mapped() -> None:
             ("StreamFail", grpc.StatusCode.NOT_FOUND, "NOT_FOUND"),
             ("StreamCrash", grpc.StatusCode.INTERNAL, "INTERNAL"),
         ):
-            call = channel.unary_stream(f"/mnemo.v1.Test/{method}")(b"")
+            call = channel.unary_stream(f"/mnemo.v1.Test/{method}", None, None)(b"")
             received = []
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 async for message in call:
@@ -166,9 +166,11 @@ def test_client_and_bidi_streaming_errors_are_mapped() -> None:
             for item in (b"1", b"2"):
                 yield item
 
-        details = await _failure(channel.stream_unary("/mnemo.v1.Test/ClientStream")(requests()))
+        details = await _failure(
+            channel.stream_unary("/mnemo.v1.Test/ClientStream", None, None)(requests())
+        )
         assert (details.code, details.reason) == (grpc.StatusCode.ABORTED, "ETAG_MISMATCH")
-        call = channel.stream_stream("/mnemo.v1.Test/Bidi")(requests())
+        call = channel.stream_stream("/mnemo.v1.Test/Bidi", None, None)(requests())
         echoed = []
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             async for message in call:
