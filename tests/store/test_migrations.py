@@ -16,7 +16,7 @@ from mnemo_server.domain.models import ConversationKey
 from mnemo_server.store import migrate
 from mnemo_server.store.database import open_database
 from mnemo_server.store.engines import migration_engine
-from mnemo_server.store.schema import metadata
+from mnemo_server.store.schema import include_name, metadata
 from mnemo_server.store.sql import SqlStore
 from tests.store.samples import exchange, messages
 
@@ -47,7 +47,9 @@ def test_the_migrated_schema_matches_the_metadata(database_url: str) -> None:
     engine = migration_engine(database_url)
     try:
         with engine.connect() as conn:
-            context = MigrationContext.configure(conn, opts={"compare_type": True})
+            context = MigrationContext.configure(
+                conn, opts={"compare_type": True, "include_name": include_name}
+            )
             assert compare_metadata(context, metadata) == []
     finally:
         engine.dispose()

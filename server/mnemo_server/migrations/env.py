@@ -11,7 +11,7 @@ from alembic import context
 from sqlalchemy import Connection
 
 from mnemo_server.store.engines import migration_engine
-from mnemo_server.store.schema import metadata
+from mnemo_server.store.schema import include_name, metadata
 
 # Key of the PostgreSQL advisory lock held while migrating ("mnemo" in ASCII).
 _MIGRATION_LOCK = 0x6D6E656D6F
@@ -23,6 +23,8 @@ def _run(connection: Connection) -> None:
         target_metadata=metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        # Objects created by raw SQL (the full-text index) are not in the metadata.
+        include_name=include_name,
     )
     with context.begin_transaction():
         if connection.dialect.name == "postgresql":

@@ -19,17 +19,23 @@ from __future__ import annotations
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    CheckConstraint,
     Column,
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     String,
     Table,
     Text,
     UniqueConstraint,
+    column,
+    table,
+    text,
 )
+from sqlalchemy.sql.expression import TableClause
 
 # Deterministic constraint names, so that migrations can name what they alter.
 NAMING_CONVENTION = {
@@ -169,11 +175,193 @@ idempotency_records = Table(
     Index(None, "created_at"),
 )
 
+# --- long-term memory (gecx-chat) -----------------------------------------
+#
+# Entries are append-only rows: a save inserts; a keyed save archives
+# (``archived_at``) the live entry of the same (user, scope, conversation, key);
+# an update moves the previous text to ``memory_versions``. Memory writes of a
+# user lock that user's ``memory_user_state`` row first (PostgreSQL; SQLite has
+# one writer anyway), so keyed saves of one user are serialized; the partial
+# unique index below is the database's own guarantee of one live entry per key.
+#
+# Full text (``domain.text_search``): ``search_document`` holds the stems of
+# ``text``. SQLite indexes it in the contentless FTS5 table ``memories_fts``
+# (rowid = ``memories.id``; it holds exactly the unarchived entries, kept in
+# sync by the store in the writing transaction); PostgreSQL in the partial GIN
+# index ``ix_memories_search`` on
+# ``array_to_tsvector(string_to_array(search_document, ' '))``. Both are
+# created by migration 0002 only (see ``UNMANAGED_NAMES``).
+
+MEMORY_KEY = String(256)
+SHORT_ENUM = String(16)
+
+memory_user_state = Table(
+    "memory_user_state",
+    metadata,
+    Column("user_id", ID, ForeignKey("users.user_id"), primary_key=True),
+    # Bumped in the transaction of every change to the user's set of live
+    # vectors (embedding written or removed, entry archived or deleted): a
+    # server process reloads its cached vector matrix when it changes.
+    Column("vectors_version", BigInteger, nullable=False),
+)
+
+memories = Table(
+    "memories",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    _user_id(),
+    Column("memory_id", ID, nullable=False),
+    Column("key", MEMORY_KEY, nullable=False),
+    Column("scope", SHORT_ENUM, nullable=False),
+    # "" with identity scope. No foreign key: an offline device may save a
+    # conversation-scoped entry before the server has seen the conversation.
+    Column("conversation_id", ID, nullable=False),
+    Column("source", SHORT_ENUM, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("metadata_json", Text, nullable=False),
+    Column("pinned", Boolean, nullable=False),
+    Column("created_at", MICROS, nullable=False),
+    Column("updated_at", MICROS, nullable=False),
+    Column("archived_at", MICROS, nullable=True),
+    Column("etag", ETAG, nullable=False),
+    # 1, then one more per update (earlier ones are in memory_versions).
+    Column("version", Integer, nullable=False),
+    # ``domain.text_search.search_document(text)``: what the full-text index indexes.
+    Column("search_document", Text, nullable=False),
+    UniqueConstraint("user_id", "memory_id"),
+    CheckConstraint(
+        "(scope = 'identity' AND conversation_id = '') "
+        "OR (scope = 'conversation' AND conversation_id <> '')",
+        name="scope_conversation",
+    ),
+    # ListMemories: newest first.
+    Index(None, "user_id", "created_at", "memory_id"),
+    # At most one live entry per (user, scope, conversation, key).
+    Index(
+        "uq_memories_live_key",
+        "user_id",
+        "scope",
+        "conversation_id",
+        "key",
+        unique=True,
+        sqlite_where=text("archived_at IS NULL AND key <> ''"),
+        postgresql_where=text("archived_at IS NULL AND key <> ''"),
+    ),
+)
+
+memory_versions = Table(
+    "memory_versions",
+    metadata,
+    Column(
+        "memory_pk",
+        Integer,
+        ForeignKey("memories.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("version", Integer, nullable=False),
+    _user_id(),
+    Column("text", Text, nullable=False),
+    Column("metadata_json", Text, nullable=False),
+    Column("pinned", Boolean, nullable=False),
+    Column("etag", ETAG, nullable=False),
+    # When this version was written, and when an update replaced it.
+    Column("updated_at", MICROS, nullable=False),
+    Column("replaced_at", MICROS, nullable=False),
+    PrimaryKeyConstraint("memory_pk", "version"),
+)
+
+memory_embeddings = Table(
+    "memory_embeddings",
+    metadata,
+    Column(
+        "memory_pk",
+        Integer,
+        ForeignKey("memories.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    _user_id(),
+    Column("model", MEMORY_KEY, nullable=False),
+    Column("dimensions", Integer, nullable=False),
+    # float32 little-endian (``domain.vectors.encode_vector``).
+    Column("vector", LargeBinary, nullable=False),
+    Index(None, "user_id", "model"),
+)
+
+memory_tombstones = Table(
+    "memory_tombstones",
+    metadata,
+    _user_id(),
+    Column("memory_id", ID, nullable=False),
+    Column("key", MEMORY_KEY, nullable=False),
+    Column("deleted_at", MICROS, nullable=False),
+    PrimaryKeyConstraint("user_id", "memory_id"),
+    # Sync: the deletions since a time.
+    Index(None, "user_id", "deleted_at"),
+)
+
+memory_candidates = Table(
+    "memory_candidates",
+    metadata,
+    _user_id(),
+    Column("candidate_id", ID, nullable=False),
+    # The proposed entry (``MemoryDraft``).
+    Column("text", Text, nullable=False),
+    Column("key", MEMORY_KEY, nullable=False),
+    Column("scope", SHORT_ENUM, nullable=False),
+    Column("memory_conversation_id", ID, nullable=False),
+    Column("source", SHORT_ENUM, nullable=False),
+    Column("metadata_json", Text, nullable=False),
+    Column("pinned", Boolean, nullable=False),
+    Column("embedding_model", MEMORY_KEY, nullable=True),
+    Column("embedding", LargeBinary, nullable=True),
+    # Where it stands and where it came from.
+    Column("state", SHORT_ENUM, nullable=False),
+    Column("conversation_id", ID, nullable=False),
+    Column("run_id", Text, nullable=False),
+    Column("turn", Integer, nullable=False),
+    Column("extractor", Text, nullable=False),
+    Column("created_at", MICROS, nullable=False),
+    Column("resolved_at", MICROS, nullable=True),
+    Column("saved_memory_id", ID, nullable=False),
+    PrimaryKeyConstraint("user_id", "candidate_id"),
+    # ListMemoryCandidates: newest first.
+    Index(None, "user_id", "created_at", "candidate_id"),
+)
+
+memories_fts: TableClause = table("memories_fts", column("rowid", Integer))
+"""SQLite only: the FTS5 table over ``memories.search_document`` (queries only)."""
+
+UNMANAGED_NAMES = frozenset({"memories_fts", "ix_memories_search"})
+"""Objects migration 0002 creates with raw SQL, which the metadata does not
+describe: SQLite's FTS5 virtual table (and its shadow tables
+``memories_fts_*``), and PostgreSQL's GIN expression index (Alembic cannot
+compare an index on an expression)."""
+
+
+def include_name(name: str | None, type_: str, _parent_names: object) -> bool:
+    """Alembic's ``include_name`` hook: leave ``UNMANAGED_NAMES`` out of
+    autogenerate comparisons (the FTS5 tables cannot even be reflected)."""
+    if name is None:
+        return True
+    if type_ == "table" and name.startswith("memories_fts"):
+        return False
+    return name not in UNMANAGED_NAMES
+
+
 __all__ = [
+    "UNMANAGED_NAMES",
     "compaction_checkpoints",
     "conversations",
     "failed_runs",
     "idempotency_records",
+    "include_name",
+    "memories",
+    "memories_fts",
+    "memory_candidates",
+    "memory_embeddings",
+    "memory_tombstones",
+    "memory_user_state",
+    "memory_versions",
     "messages",
     "metadata",
     "users",
