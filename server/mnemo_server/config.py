@@ -136,7 +136,12 @@ OPTIONS: tuple[Option, ...] = (
         "(default: sqlite:///DATA_DIR/mnemo.db)",
         "URL",
     ),
-    Option("store_runner", _choice("thread", "async"), "how SQLAlchemy is driven (default thread)"),
+    Option(
+        "store_runner",
+        _choice("thread", "async"),
+        "how SQLAlchemy is driven: thread or async (default thread)",
+        "RUNNER",
+    ),
     Option("pool_size", _positive_int, "database connection pool size (default 10)", "N"),
     Option(
         "grace_period_seconds",
@@ -165,7 +170,12 @@ OPTIONS: tuple[Option, ...] = (
         "lifetime of a temporary conversation (default 86400)",
         "SECONDS",
     ),
-    Option("log_level", _choice(*LOG_LEVELS, upper=True), "DEBUG, INFO, WARNING or ERROR"),
+    Option(
+        "log_level",
+        _choice(*LOG_LEVELS, upper=True),
+        "DEBUG, INFO, WARNING or ERROR (default INFO)",
+        "LEVEL",
+    ),
     Option(
         "migrate_on_start",
         _bool,

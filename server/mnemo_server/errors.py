@@ -12,7 +12,8 @@ caller. Nothing is ever answered with ``UNKNOWN``.
 ``ErrorMappingInterceptor`` applies this to every ``mnemo.v1`` handler:
 unary and client-streaming handlers, and for server-streaming ones also the
 iteration of the response stream, where an error raised after the first
-message would otherwise escape unmapped.
+message would otherwise escape unmapped. A request message that does not
+parse is ``INVALID_ARGUMENT`` too (gRPC itself would answer ``UNKNOWN``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 import grpc
@@ -31,6 +33,7 @@ from mnemo_server.domain.errors import (
     Aborted,
     AlreadyExists,
     FailedPrecondition,
+    FieldViolation,
     InvalidArgument,
     MnemoError,
     NotFound,
@@ -120,10 +123,54 @@ Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 Behavior = Callable[..., Any]
 
 
-def _wrap_unary_response(behavior: Behavior, method: str) -> Behavior:
+@dataclass(frozen=True)
+class _Undecodable:
+    """Stands for a request message that did not parse (it reaches the handler
+    wrapper, which answers INVALID_ARGUMENT, instead of gRPC's UNKNOWN)."""
+
+    problem: str
+
+
+def undecodable_request(method: str, problem: str) -> InvalidArgument:
+    return InvalidArgument(
+        f"the request is not a valid {method} request message ({problem})",
+        reason="INVALID_FIELD",
+        metadata={"field": "request"},
+        violations=(FieldViolation("request", "not a valid serialized request message"),),
+    )
+
+
+def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    if deserializer is None:
+        return None
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception as exc:
+            return _Undecodable(str(exc))
+
+    return deserialize
+
+
+def _checked(request: Any, method: str, streaming: bool) -> Any:
+    """The request, or for a stream of requests a stream that raises on a bad one."""
+    if not streaming:
+        if isinstance(request, _Undecodable):
+            raise undecodable_request(method, request.problem)
+        return request
+
+    async def checked_stream() -> AsyncIterator[Any]:
+        async for item in request:
+            yield _checked(item, method, streaming=False)
+
+    return checked_stream()
+
+
+def _wrap_unary_response(behavior: Behavior, method: str, streaming: bool) -> Behavior:
     async def wrapped(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
-            return await behavior(request, context)
+            return await behavior(_checked(request, method, streaming), context)
         except grpc.aio.AbortError:
             raise
         except Exception as exc:
@@ -132,16 +179,16 @@ def _wrap_unary_response(behavior: Behavior, method: str) -> Behavior:
     return wrapped
 
 
-def _wrap_stream_response(behavior: Behavior, method: str) -> Behavior:
+def _wrap_stream_response(behavior: Behavior, method: str, streaming: bool) -> Behavior:
     if not inspect.isasyncgenfunction(behavior):
         # A coroutine that writes with context.write(): awaiting it covers every write.
-        return _wrap_unary_response(behavior, method)
+        return _wrap_unary_response(behavior, method, streaming)
 
     async def wrapped(
         request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[Any]:
         try:
-            async for response in behavior(request, context):
+            async for response in behavior(_checked(request, method, streaming), context):
                 yield response
         except grpc.aio.AbortError:
             raise
@@ -153,24 +200,24 @@ def _wrap_stream_response(behavior: Behavior, method: str) -> Behavior:
 
 def _wrapped_handler(handler: Handler, method: str) -> Handler:
     kwargs = {
-        "request_deserializer": handler.request_deserializer,
+        "request_deserializer": _tolerant(handler.request_deserializer),
         "response_serializer": handler.response_serializer,
     }
     if handler.unary_unary is not None:
         return grpc.unary_unary_rpc_method_handler(
-            _wrap_unary_response(handler.unary_unary, method), **kwargs
+            _wrap_unary_response(handler.unary_unary, method, False), **kwargs
         )
     if handler.unary_stream is not None:
         return grpc.unary_stream_rpc_method_handler(
-            _wrap_stream_response(handler.unary_stream, method), **kwargs
+            _wrap_stream_response(handler.unary_stream, method, False), **kwargs
         )
     if handler.stream_unary is not None:
         return grpc.stream_unary_rpc_method_handler(
-            _wrap_unary_response(handler.stream_unary, method), **kwargs
+            _wrap_unary_response(handler.stream_unary, method, True), **kwargs
         )
     if handler.stream_stream is not None:
         return grpc.stream_stream_rpc_method_handler(
-            _wrap_stream_response(handler.stream_stream, method), **kwargs
+            _wrap_stream_response(handler.stream_stream, method, True), **kwargs
         )
     return handler
 

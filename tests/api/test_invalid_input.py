@@ -477,3 +477,18 @@ def test_every_problem_of_a_request_is_reported_at_once(conversations: Stub) -> 
         "expected_position",
     )
     assert failure.metadata["fields"] == ",".join(failure.fields)
+
+
+def test_a_request_that_does_not_parse_is_invalid_argument(channel: grpc.Channel) -> None:
+    # Field 1 (`conversation` / `name`) holding bytes that are not UTF-8.
+    bad_utf8 = b"\x0a\x02\xff\xfe"
+    for path in (
+        "/mnemo.v1.ConversationService/AppendMessages",
+        "/mnemo.v1.WorkingMemoryService/GetMemoryState",
+    ):
+        failure = rpc_failure(channel.unary_unary(path, None, None), bad_utf8, timeout=10)
+        assert (failure.code, failure.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_FIELD")
+        assert failure.fields == ("request",)
+    stream = channel.unary_stream("/mnemo.v1.ConversationService/StreamMessages", None, None)
+    failure = rpc_failure(lambda: list(stream(bad_utf8, timeout=10)))
+    assert failure.code is grpc.StatusCode.INVALID_ARGUMENT

@@ -13,6 +13,7 @@ from typing import Any
 import grpc
 import pytest
 
+from mnemo.v1.working_memory_pb2 import GetMemoryStateRequest as Named
 from mnemo_server.domain.errors import (
     Aborted,
     AlreadyExists,
@@ -66,6 +67,17 @@ async def _bidi_fail(requests: AsyncIterator[bytes], context: Any) -> AsyncItera
     raise Unavailable("store down")
 
 
+async def _echo(request: Named, context: Any) -> Named:
+    return request
+
+
+async def _count_requests(requests: AsyncIterator[Named], context: Any) -> bytes:
+    count = 0
+    async for _ in requests:
+        count += 1
+    return str(count).encode()
+
+
 def _handlers() -> list[grpc.GenericRpcHandler[Any, Any]]:
     mnemo = grpc.method_handlers_generic_handler(
         "mnemo.v1.Test",
@@ -76,6 +88,15 @@ def _handlers() -> list[grpc.GenericRpcHandler[Any, Any]]:
             "StreamCrash": grpc.unary_stream_rpc_method_handler(_stream_crash_later),
             "ClientStream": grpc.stream_unary_rpc_method_handler(_client_stream_abort),
             "Bidi": grpc.stream_stream_rpc_method_handler(_bidi_fail),
+            # Requests with a string field 1 (`name`).
+            "Echo": grpc.unary_unary_rpc_method_handler(
+                _echo,
+                request_deserializer=Named.FromString,
+                response_serializer=Named.SerializeToString,
+            ),
+            "CountRequests": grpc.stream_unary_rpc_method_handler(
+                _count_requests, request_deserializer=Named.FromString
+            ),
         },
     )
     other = grpc.method_handlers_generic_handler(
@@ -128,6 +149,33 @@ def test_unexpected_errors_are_internal_without_details() -> None:
         assert details.reason == "INTERNAL"
         assert details.message == INTERNAL_MESSAGE
         assert SECRET not in repr(details)
+
+    _run(scenario)
+
+
+def test_undecodable_requests_are_invalid_argument() -> None:
+    # A string field (1) holding bad UTF-8, and bytes that are no message at all.
+    bad_utf8, garbage = b"\x0a\x02\xff\xfe", b"\xff\xff\xff"
+
+    async def scenario(channel: grpc.aio.Channel) -> None:
+        for payload in (bad_utf8, garbage):
+            unary = channel.unary_unary("/mnemo.v1.Test/Echo", None, None)
+            details = await _failure(unary(payload))
+            assert (details.code, details.reason) == (
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "INVALID_FIELD",
+            )
+            assert details.fields == ("request",)
+        good = await channel.unary_unary("/mnemo.v1.Test/Echo", None, None)(b"\x0a\x01a")
+        assert good == b"\x0a\x01a"
+
+        async def requests() -> AsyncIterator[bytes]:
+            yield b"\x0a\x01a"
+            yield bad_utf8
+
+        call = channel.stream_unary("/mnemo.v1.Test/CountRequests", None, None)(requests())
+        details = await _failure(call)
+        assert details.fields == ("request",)
 
     _run(scenario)
 
