@@ -146,8 +146,3 @@ class MnemoServer:
         await self._server.stop(grace)
         if self._database is not None:
             await self._database.close()
-
-    async def wait_for_termination(self) -> None:
-        if self._server is None:
-            raise ServerNotStarted("the server is not started")
-        await self._server.wait_for_termination()

@@ -61,7 +61,20 @@ def start_line(server: MnemoServer) -> str:
 
 async def serve(settings: Settings) -> int:
     """Serve until a termination signal; returns the process exit code."""
-    server = MnemoServer(settings)
+    # Handlers first: a signal during start-up stops the server once it is up.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        return await _serve_until(stop, MnemoServer(settings))
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+
+
+async def _serve_until(stop: asyncio.Event, server: MnemoServer) -> int:
+    settings = server.settings
     try:
         await server.start()
     except SchemaOutdated as error:
@@ -74,16 +87,7 @@ async def serve(settings: Settings) -> int:
         log.error("cannot start: %s", database_problem(settings.effective_database_url, error))
         return EXIT_FAILURE
     log.info("%s", start_line(server))
-
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    try:
-        await stop.wait()
-    finally:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(sig)
+    await stop.wait()
     log.info("shutting down: in-flight calls have %ss to finish", settings.grace_period_seconds)
     await server.stop(settings.grace_period_seconds)
     log.info("stopped")
