@@ -71,7 +71,7 @@ def _migrate(settings: Settings) -> int:
 
     from mnemo_server.lifecycle import EXIT_FAILURE, database_problem
     from mnemo_server.store import migrate
-    from mnemo_server.store.database import describe_url
+    from mnemo_server.store.engines import describe_url
 
     url = settings.effective_database_url
     try:

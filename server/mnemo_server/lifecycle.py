@@ -20,7 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from mnemo_server import __version__
 from mnemo_server.app import MnemoServer
 from mnemo_server.config import Settings
-from mnemo_server.store.database import describe_url
+from mnemo_server.store.engines import describe_url
 from mnemo_server.store.migrate import SchemaOutdated
 
 EXIT_OK = 0
