@@ -6,7 +6,7 @@ type hints of the dataclass fields drive decoding (``dataclasses.fields`` +
 ``typing.get_type_hints``), so nothing is registered by hand. Supported:
 dataclasses (nested), ``tuple[X, ...]``, ``tuple[X, Y]``, ``list[X]``,
 ``dict[str, X]``, ``X | None``, ``Any`` (kept as decoded JSON), ``str``,
-``int``, ``float``, ``bool``, ``None`` and timezone-aware ``datetime`` (an ISO
+``int``, ``float``, ``bool``, ``None``, enums (by value) and timezone-aware ``datetime`` (an ISO
 8601 string in UTC, microsecond precision: it round-trips exactly).
 
 Decoding ignores unknown keys (a result recorded by a newer server still
@@ -17,6 +17,7 @@ reads) and takes dataclass defaults for missing ones; any other mismatch raises
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import json
 import types
@@ -77,6 +78,11 @@ def decode(tp: Any, data: Any) -> Any:
         return _decode_dataclass(tp, data)
     if tp is datetime:
         return _decode_datetime(data)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        try:
+            return tp(data)
+        except ValueError:
+            raise CodecError(f"{data!r} is not a {tp.__name__}") from None
     if tp is float:
         if isinstance(data, int) and not isinstance(data, bool):
             return float(data)
