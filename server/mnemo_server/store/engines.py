@@ -99,6 +99,9 @@ def _configure_sqlite(engine: Engine) -> None:
             cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute(f"PRAGMA synchronous={SQLITE_SYNCHRONOUS}")
+            # Deleted content is overwritten with zeros (a deleted memory's text
+            # must not survive in free pages of the file).
+            cursor.execute("PRAGMA secure_delete=ON")
         finally:
             cursor.close()
 

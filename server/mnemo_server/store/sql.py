@@ -2,7 +2,8 @@
 
 Each method is one transaction of ``Database`` running a unit of work from
 ``sql_working_memory``, ``sql_conversations``, ``sql_history`` or
-``sql_compaction``; idempotent writes go through ``idempotency.idempotent``
+``sql_compaction`` (long-term memory: ``sql_memory_store.SqlMemoryStore``,
+which ``SqlStore`` inherits); idempotent writes go through ``idempotency.idempotent``
 in the same transaction. The error contracts are those of
 ``store.interfaces``.
 """
@@ -35,18 +36,29 @@ from mnemo_server.store import sql_history as history
 from mnemo_server.store import sql_working_memory as working_memory
 from mnemo_server.store.database import Database
 from mnemo_server.store.idempotency import idempotent
+from mnemo_server.store.sql_memory_store import SqlMemoryStore
+from mnemo_server.store.vector_cache import VectorCache
 
 __all__ = ["SqlStore"]
 
 
-class SqlStore:
-    """Implements ``WorkingMemoryStore`` and ``ConversationStore``.
+class SqlStore(SqlMemoryStore):
+    """Implements ``WorkingMemoryStore``, ``ConversationStore`` and
+    ``MemoryStore``.
 
     ``temporary_ttl``: when set, a temporary conversation gets an expire time
-    this long after its creation.
+    this long after its creation. ``vector_cache``: the process's cache of
+    users' vector matrices (``vector_cache.VectorCache``; a new one by default).
     """
 
-    def __init__(self, db: Database, *, temporary_ttl: timedelta | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        temporary_ttl: timedelta | None = None,
+        vector_cache: VectorCache | None = None,
+    ) -> None:
+        super().__init__(db, vector_cache=vector_cache)
         self._db = db
         self._ttl_micros = (
             None if temporary_ttl is None else temporary_ttl // timedelta(microseconds=1)

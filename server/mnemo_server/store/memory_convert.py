@@ -1,0 +1,150 @@
+"""Long-term memory rows to domain objects, resource names and the errors
+that name them (``users/{user}/memories/{memory}``,
+``users/{user}/memoryCandidates/{candidate}``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import ColumnElement, FromClause, Row
+
+from mnemo_server.domain.errors import AlreadyExists, FailedPrecondition, NotFound
+from mnemo_server.domain.memory_models import (
+    CandidateState,
+    Embedding,
+    Memory,
+    MemoryCandidate,
+    MemoryDraft,
+    MemoryScope,
+    MemorySource,
+    MemoryTombstone,
+)
+from mnemo_server.domain.names import user_name
+from mnemo_server.domain.vectors import decode_vector
+from mnemo_server.store.convert import to_datetime
+from mnemo_server.store.schema import memories, memory_embeddings
+
+MEMORY_COLUMNS: tuple[ColumnElement[Any], ...] = (
+    *memories.c,
+    memory_embeddings.c.model.label("embedding_model"),
+    memory_embeddings.c.vector.label("embedding_vector"),
+)
+"""What ``memory(row)`` reads: the entry and its vector, if any (select them
+``FROM`` ``MEMORY_FROM``)."""
+
+MEMORY_FROM: FromClause = memories.outerjoin(
+    memory_embeddings, memory_embeddings.c.memory_pk == memories.c.id
+)
+
+
+def memory_name(user_id: str, memory_id: str) -> str:
+    return f"{user_name(user_id)}/memories/{memory_id}"
+
+
+def candidate_name(user_id: str, candidate_id: str) -> str:
+    return f"{user_name(user_id)}/memoryCandidates/{candidate_id}"
+
+
+def memory_not_found(user_id: str, memory_id: str) -> NotFound:
+    name = memory_name(user_id, memory_id)
+    return NotFound(f"{name} does not exist", metadata={"name": name})
+
+
+def memory_id_taken(user_id: str, memory_id: str) -> AlreadyExists:
+    name = memory_name(user_id, memory_id)
+    return AlreadyExists(
+        f"{name} already exists (or existed and was deleted); choose another memory id",
+        metadata={"name": name},
+    )
+
+
+def candidate_not_found(user_id: str, candidate_id: str) -> NotFound:
+    name = candidate_name(user_id, candidate_id)
+    return NotFound(f"{name} does not exist", metadata={"name": name})
+
+
+def candidate_id_taken(user_id: str, candidate_id: str) -> AlreadyExists:
+    name = candidate_name(user_id, candidate_id)
+    return AlreadyExists(
+        f"{name} already exists; choose another candidate id", metadata={"name": name}
+    )
+
+
+def candidate_resolved(
+    user_id: str, candidate_id: str, state: str, why: str = ""
+) -> FailedPrecondition:
+    name = candidate_name(user_id, candidate_id)
+    return FailedPrecondition(
+        f"{name} is already {state}{why}; only a pending candidate can change",
+        reason="CANDIDATE_RESOLVED",
+        metadata={"name": name, "state": state},
+    )
+
+
+def metadata_text(metadata: dict[str, str]) -> str:
+    """String metadata as stored: compact JSON, keys sorted."""
+    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def _embedding(model: str | None, vector: bytes | None) -> Embedding | None:
+    if model is None or vector is None:
+        return None
+    return Embedding(model, decode_vector(vector))
+
+
+def memory(row: Row[Any]) -> Memory:
+    """A row of ``MEMORY_COLUMNS`` as an entry (with its vector, if any)."""
+    m = row._mapping
+    return Memory(
+        memory_id=m["memory_id"],
+        user_id=m["user_id"],
+        text=m["text"],
+        create_time=to_datetime(m["created_at"]),
+        update_time=to_datetime(m["updated_at"]),
+        key=m["key"],
+        scope=MemoryScope(m["scope"]),
+        conversation_id=m["conversation_id"],
+        source=MemorySource(m["source"]),
+        metadata=json.loads(m["metadata_json"]),
+        pinned=bool(m["pinned"]),
+        archive_time=None if m["archived_at"] is None else to_datetime(m["archived_at"]),
+        etag=m["etag"],
+        embedding=_embedding(m.get("embedding_model"), m.get("embedding_vector")),
+    )
+
+
+def tombstone(row: Row[Any]) -> MemoryTombstone:
+    m = row._mapping
+    return MemoryTombstone(
+        user_id=m["user_id"],
+        memory_id=m["memory_id"],
+        key=m["key"],
+        delete_time=to_datetime(m["deleted_at"]),
+    )
+
+
+def candidate(row: Row[Any]) -> MemoryCandidate:
+    """A ``memory_candidates`` row."""
+    m = row._mapping
+    return MemoryCandidate(
+        candidate_id=m["candidate_id"],
+        user_id=m["user_id"],
+        draft=MemoryDraft(
+            text=m["text"],
+            key=m["key"],
+            scope=MemoryScope(m["scope"]),
+            conversation_id=m["memory_conversation_id"],
+            source=MemorySource(m["source"]),
+            metadata=json.loads(m["metadata_json"]),
+            pinned=bool(m["pinned"]),
+            embedding=_embedding(m["embedding_model"], m["embedding"]),
+        ),
+        state=CandidateState(m["state"]),
+        create_time=to_datetime(m["created_at"]),
+        conversation_id=m["conversation_id"],
+        run_id=m["run_id"],
+        turn=m["turn"],
+        extractor=m["extractor"],
+        saved_memory_id=m["saved_memory_id"],
+    )

@@ -1,0 +1,175 @@
+"""Extraction candidates: propose (pending), list, approve (saved as a memory
+entry in the same transaction), reject. Only a pending candidate changes
+state; approving an approved one, or rejecting a rejected one, returns what
+it did the first time."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from sqlalchemy import Connection, Row, insert, select, tuple_, update
+
+from mnemo_server.domain.memory_models import (
+    CandidateDraft,
+    CandidateState,
+    Memory,
+    MemoryCandidate,
+    MemorySource,
+)
+from mnemo_server.domain.models import Keyset, Page
+from mnemo_server.domain.vectors import encode_vector
+from mnemo_server.store import memory_convert as rows
+from mnemo_server.store import memory_text_index as fts
+from mnemo_server.store import sql_memories
+from mnemo_server.store.convert import now_micros
+from mnemo_server.store.schema import memory_candidates
+
+
+def _values(user_id: str, candidate: CandidateDraft, now: int) -> dict[str, Any]:
+    draft = candidate.draft
+    embedding = draft.embedding
+    return {
+        "user_id": user_id,
+        "candidate_id": candidate.candidate_id,
+        "text": draft.text,
+        "key": draft.key,
+        "scope": draft.scope.value,
+        "memory_conversation_id": draft.conversation_id,
+        "source": draft.source.value,
+        "metadata_json": rows.metadata_text(draft.metadata),
+        "pinned": draft.pinned,
+        "embedding_model": None if embedding is None else embedding.model,
+        "embedding": None if embedding is None else encode_vector(embedding.values),
+        "state": CandidateState.PENDING.value,
+        "conversation_id": candidate.conversation_id,
+        "run_id": candidate.run_id,
+        "turn": candidate.turn,
+        "extractor": candidate.extractor,
+        "created_at": now,
+        "resolved_at": None,
+        "saved_memory_id": "",
+    }
+
+
+def _find(conn: Connection, user_id: str, candidate_id: str) -> Row[Any]:
+    row = conn.execute(
+        select(memory_candidates).where(
+            memory_candidates.c.user_id == user_id,
+            memory_candidates.c.candidate_id == candidate_id,
+        )
+    ).one_or_none()
+    if row is None:
+        raise rows.candidate_not_found(user_id, candidate_id)
+    return row
+
+
+def propose(
+    conn: Connection, user_id: str, candidates: Sequence[CandidateDraft]
+) -> tuple[MemoryCandidate, ...]:
+    """Store pending candidates, in order. Raises ``AlreadyExists`` for a
+    taken (or repeated) candidate id."""
+    sql_memories.lock_user(conn, user_id)
+    ids = [c.candidate_id for c in candidates]
+    taken = set(
+        conn.execute(
+            select(memory_candidates.c.candidate_id).where(
+                memory_candidates.c.user_id == user_id, memory_candidates.c.candidate_id.in_(ids)
+            )
+        ).scalars()
+    )
+    for candidate_id in ids:
+        if candidate_id in taken:
+            raise rows.candidate_id_taken(user_id, candidate_id)
+        taken.add(candidate_id)
+    if not candidates:
+        return ()
+    now = now_micros()
+    stored = conn.execute(
+        insert(memory_candidates).returning(*memory_candidates.c, sort_by_parameter_order=True),
+        [_values(user_id, c, now) for c in candidates],
+    ).all()
+    return tuple(rows.candidate(row) for row in stored)
+
+
+def list_page(
+    conn: Connection, user_id: str, include_resolved: bool, limit: int, after: Keyset | None
+) -> Page[MemoryCandidate]:
+    """Newest first; keyset ``(created_at micros, candidate_id)``."""
+    candidate_id = fts.by_id(conn, memory_candidates.c.candidate_id)
+    statement = select(memory_candidates).where(memory_candidates.c.user_id == user_id)
+    if not include_resolved:
+        statement = statement.where(memory_candidates.c.state == CandidateState.PENDING.value)
+    if after is not None:
+        statement = statement.where(
+            tuple_(memory_candidates.c.created_at, candidate_id)
+            < tuple_(int(after[0]), str(after[1]))
+        )
+    found = conn.execute(
+        statement.order_by(memory_candidates.c.created_at.desc(), candidate_id.desc()).limit(
+            limit + 1
+        )
+    ).all()
+    items = tuple(rows.candidate(row) for row in found[:limit])
+    if len(found) <= limit:
+        return Page(items)
+    last = found[limit - 1]
+    return Page(items, next_after=(last.created_at, last.candidate_id))
+
+
+def _resolve(
+    conn: Connection, user_id: str, candidate_id: str, state: CandidateState, **values: Any
+) -> MemoryCandidate:
+    changed = conn.execute(
+        update(memory_candidates)
+        .where(
+            memory_candidates.c.user_id == user_id,
+            memory_candidates.c.candidate_id == candidate_id,
+        )
+        .values(state=state.value, resolved_at=now_micros(), **values)
+        .returning(*memory_candidates.c)
+    ).one()
+    return rows.candidate(changed)
+
+
+def approve(
+    conn: Connection, user_id: str, candidate_id: str, memory_id: str
+) -> tuple[Memory, MemoryCandidate]:
+    """Save the pending candidate's draft as entry ``memory_id`` (source
+    extractor) and mark it approved. Raises ``NotFound``, CANDIDATE_RESOLVED
+    (rejected, cancelled, or approved into an entry deleted since),
+    ``AlreadyExists`` (``memory_id`` taken), EMBEDDING_DIMENSION_MISMATCH
+    (field ``candidate.memory.embedding.values``)."""
+    sql_memories.lock_user(conn, user_id)
+    row = _find(conn, user_id, candidate_id)
+    candidate = rows.candidate(row)
+    if candidate.state is CandidateState.APPROVED:
+        saved = sql_memories.find_row(conn, user_id, candidate.saved_memory_id)
+        if saved is None:
+            raise rows.candidate_resolved(
+                user_id, candidate_id, "approved", f" (into {candidate.saved_memory_id}, deleted)"
+            )
+        return sql_memories.get(conn, user_id, candidate.saved_memory_id), candidate
+    if candidate.state is not CandidateState.PENDING:
+        raise rows.candidate_resolved(user_id, candidate_id, candidate.state.value)
+    draft = replace(candidate.draft, source=MemorySource.EXTRACTOR)
+    (saved_memory,) = sql_memories.insert_entries(
+        conn, user_id, [(memory_id, draft)], field_prefix="candidate.memory"
+    )
+    approved = _resolve(
+        conn, user_id, candidate_id, CandidateState.APPROVED, saved_memory_id=memory_id
+    )
+    return saved_memory.memory, approved
+
+
+def reject(conn: Connection, user_id: str, candidate_id: str) -> MemoryCandidate:
+    """Mark the pending candidate rejected. Raises ``NotFound``,
+    CANDIDATE_RESOLVED (approved or cancelled)."""
+    sql_memories.lock_user(conn, user_id)
+    candidate = rows.candidate(_find(conn, user_id, candidate_id))
+    if candidate.state is CandidateState.REJECTED:
+        return candidate
+    if candidate.state is not CandidateState.PENDING:
+        raise rows.candidate_resolved(user_id, candidate_id, candidate.state.value)
+    return _resolve(conn, user_id, candidate_id, CandidateState.REJECTED)

@@ -1,0 +1,380 @@
+"""Units of work on memory entries: save (with keyed supersede), get, list
+and update. Every write first takes ``lock_user``.
+
+Keyed supersede: a save with a key archives (stamps ``archived_at`` and a new
+etag on) the live entry of the same (user, scope, conversation, key) before
+inserting, in the same transaction and under the user's lock, so concurrent
+keyed saves leave one live entry and none fails; the partial unique index
+``uq_memories_live_key`` guarantees it in the database too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Row, insert, select, tuple_, update
+
+from mnemo_server.domain.embedding import dimension_mismatch
+from mnemo_server.domain.errors import etag_mismatch
+from mnemo_server.domain.memory_models import (
+    Embedding,
+    Memory,
+    MemoryChange,
+    MemoryDraft,
+    MemoryListQuery,
+    SavedMemory,
+)
+from mnemo_server.domain.models import Page
+from mnemo_server.domain.text_search import search_document
+from mnemo_server.domain.vectors import encode_vector
+from mnemo_server.store import memory_convert as rows
+from mnemo_server.store import memory_text_index as fts
+from mnemo_server.store.convert import new_etag, now_micros
+from mnemo_server.store.dialect import insert_ignoring_conflicts
+from mnemo_server.store.schema import (
+    memories,
+    memory_embeddings,
+    memory_tombstones,
+    memory_user_state,
+    memory_versions,
+    users,
+)
+
+MemoryRow = Row[Any]
+
+_CHUNK = 500  # ids per IN (...) list
+
+
+def _chunks(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+def lock_user(conn: Connection, user_id: str) -> None:
+    """Create the user's rows if needed and lock its ``memory_user_state`` row
+    until the transaction ends: the memory writes of one user run one at a
+    time (on PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` already excludes every
+    other writer)."""
+    conn.execute(
+        insert_ignoring_conflicts(conn, users).values(user_id=user_id, created_at=now_micros())
+    )
+    conn.execute(
+        insert_ignoring_conflicts(conn, memory_user_state).values(
+            user_id=user_id, vectors_version=0
+        )
+    )
+    conn.execute(
+        select(memory_user_state.c.vectors_version)
+        .where(memory_user_state.c.user_id == user_id)
+        .with_for_update()
+    ).one()
+
+
+def vectors_changed(conn: Connection, user_id: str) -> None:
+    """Record that the user's set of live vectors changed (``vector_cache``)."""
+    conn.execute(
+        update(memory_user_state)
+        .where(memory_user_state.c.user_id == user_id)
+        .values(vectors_version=memory_user_state.c.vectors_version + 1)
+    )
+
+
+def find_row(conn: Connection, user_id: str, memory_id: str) -> MemoryRow | None:
+    """The ``memories`` row (without its vector), or ``None``."""
+    return conn.execute(
+        select(memories).where(memories.c.user_id == user_id, memories.c.memory_id == memory_id)
+    ).one_or_none()
+
+
+def existing_row(conn: Connection, user_id: str, memory_id: str) -> MemoryRow:
+    """``find_row``, raising ``NotFound``."""
+    row = find_row(conn, user_id, memory_id)
+    if row is None:
+        raise rows.memory_not_found(user_id, memory_id)
+    return row
+
+
+def load(conn: Connection, user_id: str, pks: Sequence[int]) -> dict[int, Memory]:
+    """The entries of internal ids ``pks``, with their vectors."""
+    found: dict[int, Memory] = {}
+    for chunk in _chunks(pks):
+        for row in conn.execute(
+            select(*rows.MEMORY_COLUMNS)
+            .select_from(rows.MEMORY_FROM)
+            .where(memories.c.user_id == user_id, memories.c.id.in_(chunk))
+        ):
+            found[row.id] = rows.memory(row)
+    return found
+
+
+def check_dimensions(
+    conn: Connection,
+    user_id: str,
+    embeddings: Sequence[tuple[str, Embedding]],
+    *,
+    except_pk: int | None = None,
+) -> None:
+    """Raise ``dimension_mismatch`` (for the ``(field, embedding)`` at fault)
+    unless every embedding has the dimension of the user's stored vectors of
+    its model (other than entry ``except_pk``'s) and of the earlier ones."""
+    expected: dict[str, int] = {}
+    for field, embedding in embeddings:
+        if embedding.model not in expected:
+            query = select(memory_embeddings.c.dimensions).where(
+                memory_embeddings.c.user_id == user_id,
+                memory_embeddings.c.model == embedding.model,
+            )
+            if except_pk is not None:
+                query = query.where(memory_embeddings.c.memory_pk != except_pk)
+            stored = conn.execute(query.limit(1)).scalar_one_or_none()
+            expected[embedding.model] = embedding.dimensions if stored is None else stored
+        if embedding.dimensions != expected[embedding.model]:
+            raise dimension_mismatch(
+                field, expected=expected[embedding.model], got=embedding.dimensions
+            )
+
+
+def _taken(conn: Connection, user_id: str, memory_ids: Sequence[str]) -> set[str]:
+    taken: set[str] = set()
+    for chunk in _chunks(memory_ids):
+        for table in (memories, memory_tombstones):
+            taken.update(
+                conn.execute(
+                    select(table.c.memory_id).where(
+                        table.c.user_id == user_id, table.c.memory_id.in_(chunk)
+                    )
+                ).scalars()
+            )
+    return taken
+
+
+def _archive_live(conn: Connection, user_id: str, draft: MemoryDraft, now: int) -> list[str]:
+    """Archive the live entry of ``draft``'s (scope, conversation, key); its id."""
+    archived = conn.execute(
+        update(memories)
+        .where(
+            memories.c.user_id == user_id,
+            memories.c.scope == draft.scope.value,
+            memories.c.conversation_id == draft.conversation_id,
+            memories.c.key == draft.key,
+            memories.c.archived_at.is_(None),
+        )
+        .values(archived_at=now, etag=new_etag())
+        .returning(memories.c.id, memories.c.memory_id, memories.c.search_document)
+    ).all()
+    fts.unindex(conn, [(row.id, row.search_document) for row in archived])
+    return [row.memory_id for row in archived]
+
+
+def _row_values(user_id: str, memory_id: str, draft: MemoryDraft, now: int) -> dict[str, Any]:
+    return {
+        "user_id": user_id,
+        "memory_id": memory_id,
+        "key": draft.key,
+        "scope": draft.scope.value,
+        "conversation_id": draft.conversation_id,
+        "source": draft.source.value,
+        "text": draft.text,
+        "metadata_json": rows.metadata_text(draft.metadata),
+        "pinned": draft.pinned,
+        "created_at": now,
+        "updated_at": now,
+        "archived_at": None,
+        "etag": new_etag(),
+        "version": 1,
+        "search_document": search_document(draft.text),
+    }
+
+
+def insert_entries(
+    conn: Connection,
+    user_id: str,
+    drafts: Sequence[tuple[str, MemoryDraft]],
+    *,
+    field_prefix: str = "",
+) -> tuple[SavedMemory, ...]:
+    """Save ``(memory_id, draft)`` pairs in order (the caller holds
+    ``lock_user``). A keyed draft supersedes the live entry of its key,
+    including an earlier draft of the same call.
+
+    Raises ``AlreadyExists`` (id of an entry or a tombstone, or twice in
+    ``drafts``), EMBEDDING_DIMENSION_MISMATCH (field
+    ``{field_prefix}.embedding.values``; the prefix defaults to ``memory``
+    for one draft and ``memories[i]`` for several).
+    """
+    ids = [memory_id for memory_id, _ in drafts]
+    taken = _taken(conn, user_id, ids)
+    seen: set[str] = set()
+    for memory_id in ids:
+        if memory_id in taken or memory_id in seen:
+            raise rows.memory_id_taken(user_id, memory_id)
+        seen.add(memory_id)
+
+    def prefix(i: int) -> str:
+        return field_prefix or ("memory" if len(drafts) == 1 else f"memories[{i}]")
+
+    vectors = [
+        (i, draft.embedding) for i, (_, draft) in enumerate(drafts) if draft.embedding is not None
+    ]
+    check_dimensions(conn, user_id, [(f"{prefix(i)}.embedding.values", e) for i, e in vectors])
+
+    now = now_micros()
+    archived: list[list[str]] = [[] for _ in drafts]
+    superseded: set[int] = set()
+    newest: dict[tuple[str, str, str], int] = {}
+    for i, (_, draft) in enumerate(drafts):
+        if not draft.key:
+            continue
+        chain = (draft.scope.value, draft.conversation_id, draft.key)
+        if chain in newest:
+            superseded.add(newest[chain])
+            archived[i].append(ids[newest[chain]])
+        else:
+            archived[i] = _archive_live(conn, user_id, draft, now)
+        newest[chain] = i
+
+    values = [_row_values(user_id, memory_id, draft, now) for memory_id, draft in drafts]
+    for i in superseded:
+        values[i]["archived_at"] = now
+    pks: list[int] = list(
+        conn.execute(
+            insert(memories).returning(memories.c.id, sort_by_parameter_order=True), values
+        ).scalars()
+    )
+    fts.index(
+        conn,
+        [(pk, values[i]["search_document"]) for i, pk in enumerate(pks) if i not in superseded],
+    )
+    if vectors:
+        conn.execute(
+            insert(memory_embeddings),
+            [
+                {
+                    "memory_pk": pks[i],
+                    "user_id": user_id,
+                    "model": e.model,
+                    "dimensions": e.dimensions,
+                    "vector": encode_vector(e.values),
+                }
+                for i, e in vectors
+            ],
+        )
+    if vectors or any(archived):
+        vectors_changed(conn, user_id)
+    saved = load(conn, user_id, pks)
+    return tuple(SavedMemory(saved[pk], tuple(archived[i])) for i, pk in enumerate(pks))
+
+
+def create(
+    conn: Connection, user_id: str, drafts: Sequence[tuple[str, MemoryDraft]]
+) -> tuple[SavedMemory, ...]:
+    """``MemoryStore.create_memories`` (without its idempotency)."""
+    lock_user(conn, user_id)
+    return insert_entries(conn, user_id, drafts)
+
+
+def get(conn: Connection, user_id: str, memory_id: str) -> Memory:
+    """Archived or not. Raises ``NotFound``."""
+    row = conn.execute(
+        select(*rows.MEMORY_COLUMNS)
+        .select_from(rows.MEMORY_FROM)
+        .where(memories.c.user_id == user_id, memories.c.memory_id == memory_id)
+    ).one_or_none()
+    if row is None:
+        raise rows.memory_not_found(user_id, memory_id)
+    return rows.memory(row)
+
+
+def list_page(conn: Connection, user_id: str, query: MemoryListQuery) -> Page[Memory]:
+    """Newest first; keyset ``(created_at micros, memory_id)``."""
+    memory_id = fts.by_id(conn, memories.c.memory_id)
+    statement = (
+        select(*rows.MEMORY_COLUMNS)
+        .select_from(rows.MEMORY_FROM)
+        .where(memories.c.user_id == user_id)
+    )
+    if not query.include_archived:
+        statement = statement.where(memories.c.archived_at.is_(None))
+    if query.scope is not None:
+        statement = statement.where(memories.c.scope == query.scope.value)
+    if query.conversation_id is not None:
+        statement = statement.where(memories.c.conversation_id == query.conversation_id)
+    if query.key is not None:
+        statement = statement.where(memories.c.key == query.key)
+    if query.after is not None:
+        after: tuple[Any, ...] = query.after
+        statement = statement.where(
+            tuple_(memories.c.created_at, memory_id) < tuple_(int(after[0]), str(after[1]))
+        )
+    found = conn.execute(
+        statement.order_by(memories.c.created_at.desc(), memory_id.desc()).limit(query.limit + 1)
+    ).all()
+    items = tuple(rows.memory(row) for row in found[: query.limit])
+    if len(found) <= query.limit:
+        return Page(items)
+    last = found[query.limit - 1]
+    return Page(items, next_after=(last.created_at, last.memory_id))
+
+
+def update_entry(
+    conn: Connection,
+    user_id: str,
+    memory_id: str,
+    change: MemoryChange,
+    expected_etag: str | None,
+) -> Memory:
+    """``MemoryStore.update_memory``. Raises ``NotFound``, ETAG_MISMATCH,
+    EMBEDDING_DIMENSION_MISMATCH (field ``memory.embedding.values``)."""
+    lock_user(conn, user_id)
+    row = existing_row(conn, user_id, memory_id)
+    if expected_etag is not None and expected_etag != row.etag:
+        raise etag_mismatch(rows.memory_name(user_id, memory_id))
+    if change.embedding is not None:
+        check_dimensions(
+            conn, user_id, [("memory.embedding.values", change.embedding)], except_pk=row.id
+        )
+    now = now_micros()
+    values: dict[str, Any] = {"updated_at": now, "etag": new_etag()}
+    if (change.text, change.metadata, change.pinned) != (None, None, None):
+        conn.execute(
+            insert(memory_versions).values(
+                memory_pk=row.id,
+                version=row.version,
+                user_id=user_id,
+                text=row.text,
+                metadata_json=row.metadata_json,
+                pinned=row.pinned,
+                etag=row.etag,
+                updated_at=row.updated_at,
+                replaced_at=now,
+            )
+        )
+        values["version"] = row.version + 1
+    if change.text is not None:
+        values |= {"text": change.text, "search_document": search_document(change.text)}
+        if row.archived_at is None and values["search_document"] != row.search_document:
+            fts.unindex(conn, [(row.id, row.search_document)])
+            fts.index(conn, [(row.id, values["search_document"])])
+    if change.metadata is not None:
+        values["metadata_json"] = rows.metadata_text(change.metadata)
+    if change.pinned is not None:
+        values["pinned"] = change.pinned
+    conn.execute(update(memories).where(memories.c.id == row.id).values(**values))
+    if change.embedding is not None:
+        _replace_vector(conn, user_id, row.id, change.embedding)
+    return load(conn, user_id, [row.id])[row.id]
+
+
+def _replace_vector(conn: Connection, user_id: str, pk: int, embedding: Embedding) -> None:
+    conn.execute(memory_embeddings.delete().where(memory_embeddings.c.memory_pk == pk))
+    conn.execute(
+        insert(memory_embeddings).values(
+            memory_pk=pk,
+            user_id=user_id,
+            model=embedding.model,
+            dimensions=embedding.dimensions,
+            vector=encode_vector(embedding.values),
+        )
+    )
+    vectors_changed(conn, user_id)

@@ -1,0 +1,115 @@
+"""Deleting a memory entry for privacy: after ``erase`` its text (and every
+earlier version of it) is in no table and no index; a tombstone remains.
+
+Where the text could be, and what ``erase`` does there, in one transaction:
+
+- ``memories`` and ``memory_versions``: the rows are deleted;
+- the full-text index: ``unindex`` (if it was live), then
+  ``memory_text_index.forget_deleted`` (SQLite: FTS5 ``optimize``);
+- ``memory_embeddings``: deleted (a vector is derived from the text);
+- ``memory_candidates`` approved into the entry: text, metadata and vector
+  blanked (the candidate stays, approved, with its key);
+- ``idempotency_records``: a recorded result holds the text (a CreateMemory
+  result, a ProposeMemoryCandidates result with the approved candidate);
+  every record of the user that names the entry (``"memory_id":"<id>"``,
+  which also matches ``saved_memory_id``) or holds one of its texts as a
+  JSON ``"text"`` value is deleted. A retry of such a request is then new
+  (a client-chosen id stays taken by the tombstone).
+
+SQLite connections run with ``PRAGMA secure_delete=ON``: the freed space
+is zeroed. On PostgreSQL the dead tuples are unreachable at once and
+reclaimed by (auto)vacuum.
+"""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import Connection, delete, insert, or_, select, update
+
+from mnemo_server.domain.errors import etag_mismatch
+from mnemo_server.domain.memory_models import MemoryTombstone
+from mnemo_server.store import memory_convert as rows
+from mnemo_server.store import memory_text_index as fts
+from mnemo_server.store.convert import now_micros, to_datetime
+from mnemo_server.store.schema import (
+    idempotency_records,
+    memories,
+    memory_candidates,
+    memory_embeddings,
+    memory_tombstones,
+    memory_versions,
+)
+from mnemo_server.store.sql_memories import find_row, lock_user, vectors_changed
+
+
+def _tombstone(conn: Connection, user_id: str, memory_id: str) -> MemoryTombstone | None:
+    row = conn.execute(
+        select(memory_tombstones).where(
+            memory_tombstones.c.user_id == user_id, memory_tombstones.c.memory_id == memory_id
+        )
+    ).one_or_none()
+    return None if row is None else rows.tombstone(row)
+
+
+def _forget_results(conn: Connection, user_id: str, memory_id: str, texts: set[str]) -> None:
+    needles = [f'"memory_id":"{memory_id}"']
+    needles += ['"text":' + json.dumps(t, ensure_ascii=False) for t in sorted(texts)]
+    conn.execute(
+        delete(idempotency_records).where(
+            idempotency_records.c.user_id == user_id,
+            or_(*(fts.contains(conn, idempotency_records.c.result_json, n) for n in needles)),
+        )
+    )
+
+
+def erase(
+    conn: Connection, user_id: str, memory_id: str, expected_etag: str | None
+) -> MemoryTombstone:
+    """``MemoryStore.delete_memory``: see the module doc. Deleting a deleted
+    entry returns its tombstone. Raises ``NotFound``, ETAG_MISMATCH."""
+    lock_user(conn, user_id)
+    row = find_row(conn, user_id, memory_id)
+    if row is None:
+        found = _tombstone(conn, user_id, memory_id)
+        if found is None:
+            raise rows.memory_not_found(user_id, memory_id)
+        return found
+    if expected_etag is not None and expected_etag != row.etag:
+        raise etag_mismatch(rows.memory_name(user_id, memory_id))
+    texts = {row.text}
+    texts.update(
+        conn.execute(select(memory_versions.c.text).where(memory_versions.c.memory_pk == row.id))
+        .scalars()
+        .all()
+    )
+    if row.archived_at is None:
+        fts.unindex(conn, [(row.id, row.search_document)])
+    conn.execute(delete(memory_versions).where(memory_versions.c.memory_pk == row.id))
+    had_vector = conn.execute(
+        delete(memory_embeddings)
+        .where(memory_embeddings.c.memory_pk == row.id)
+        .returning(memory_embeddings.c.memory_pk)
+    ).first()
+    conn.execute(delete(memories).where(memories.c.id == row.id))
+    conn.execute(
+        update(memory_candidates)
+        .where(
+            memory_candidates.c.user_id == user_id,
+            memory_candidates.c.saved_memory_id == memory_id,
+        )
+        .values(text="", metadata_json="{}", embedding_model=None, embedding=None)
+    )
+    _forget_results(conn, user_id, memory_id, texts)
+    now = now_micros()
+    conn.execute(
+        insert(memory_tombstones).values(
+            user_id=user_id, memory_id=memory_id, key=row.key, deleted_at=now
+        )
+    )
+    if had_vector is not None:
+        vectors_changed(conn, user_id)
+    fts.forget_deleted(conn)
+    return MemoryTombstone(
+        user_id=user_id, memory_id=memory_id, key=row.key, delete_time=to_datetime(now)
+    )
