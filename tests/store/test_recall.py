@@ -1,0 +1,200 @@
+"""Recall candidates (MemoryStore): full-text matches in the same order on
+SQLite FTS5 and PostgreSQL (one expected list per query, for both backends),
+visibility, and exact semantic top-k with the vector cache kept correct
+across store instances."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mnemo_server.domain.errors import InvalidArgument
+from mnemo_server.domain.memory_models import (
+    Embedding,
+    MemoryChange,
+    MemoryDraft,
+    RecallQuery,
+    RecallScope,
+)
+from mnemo_server.domain.ranking import CANDIDATE_LIMIT, rank
+from mnemo_server.domain.vectors import cosine_similarity, decode_vector, encode_vector
+from mnemo_server.store.database import Database
+from mnemo_server.store.interfaces import MemoryStore
+from mnemo_server.store.sql import SqlStore
+from tests.store.memory_samples import draft, save
+
+# Saved in one call: equal update times, so the order below depends on
+# matched terms, the current conversation, pinned and the id only.
+FIXTURE: list[tuple[str, MemoryDraft]] = [
+    ("f01", draft("The user likes sushi and ramen.")),
+    ("f02", draft("The user is allergic to peanuts.")),
+    ("f03", draft("User has a peanut allergy")),
+    ("f04", draft("Prefers vegan recipes")),
+    ("f05", draft("Runs in shoe stores on weekends")),
+    ("f06", draft("Went running yesterday; runs every day")),
+    ("f07", draft("Loves hiking in the mountains")),
+    ("f08", draft("Café au lait every morning")),
+    ("f09", draft("Order RMA-1234: shoes arrived late", conversation="c1")),
+    ("f10", draft("Running shoes order for the marathon", conversation="c2")),
+    ("f11", draft("Likes running with a friend", pinned=True)),
+    ("f12", draft("Studies Japanese every morning")),
+    ("f13", draft("Likes a cafe crema", key="drink")),
+    ("f14", draft("Prefers decaf coffee", key="drink")),  # archives f13
+]
+
+# (query, conversation, scope) -> the candidates, in order, on every backend.
+EXPECTED = [
+    # Stemming: running/runs -> run, shoes/shoe -> sho. Two terms first; then,
+    # among one-term matches, the current conversation, then pinned, then id.
+    (("running shoes", "c1", RecallScope.ANY), ["f05", "f09", "f11", "f06"]),
+    (("peanut allergies", "", RecallScope.ANY), ["f03", "f02"]),
+    # Diacritics folded; the archived f13 never.
+    (("cafe", "", RecallScope.ANY), ["f08"]),
+    (("likes", "c2", RecallScope.ANY), ["f11", "f01"]),
+    (("order shoes", "c1", RecallScope.CONVERSATION), ["f09"]),
+    (("order shoes", "c1", RecallScope.IDENTITY), ["f05"]),
+    (("order shoes", "", RecallScope.CONVERSATION), []),
+    (("order shoes", "c3", RecallScope.ANY), ["f05"]),
+    # Nothing but stop words: then they are searched for.
+    (("the and of", "", RecallScope.ANY), ["f01", "f02", "f07"]),
+    (("marathon", "c2", RecallScope.ANY), ["f10"]),
+    (("marathon", "", RecallScope.ANY), []),
+    (("", "", RecallScope.ANY), []),
+    (('NEAR(a b) OR * "x', "", RecallScope.ANY), []),
+]
+
+
+@pytest.fixture
+def store(sql_store: SqlStore) -> MemoryStore:
+    return sql_store
+
+
+def _query(text: str, conversation: str = "", scope: RecallScope = RecallScope.ANY) -> RecallQuery:
+    return RecallQuery(text=text, conversation_id=conversation, scope=scope)
+
+
+async def test_lexical_candidates_are_the_same_on_every_backend(store: MemoryStore) -> None:
+    await store.create_memories("alice", FIXTURE, idempotency=None)
+    await store.create_memories(
+        "bob", [("f01", draft("Bob likes running shoes"))], idempotency=None
+    )
+    for (text, conversation, scope), expected in EXPECTED:
+        query = _query(text, conversation, scope)
+        found = await store.lexical_candidates("alice", query, limit=CANDIDATE_LIMIT)
+        assert [m.memory_id for m in found] == expected, (text, conversation, scope)
+        # The store's order is the ranking's (the conversation outranks an
+        # equal identity match, then pinned, ...).
+        assert [hit.memory.memory_id for hit in rank(query, found)] == expected
+    # A capped list is a prefix of that order.
+    capped = await store.lexical_candidates("alice", _query("running shoes", "c1"), limit=2)
+    assert [m.memory_id for m in capped] == ["f05", "f09"]
+
+
+async def test_updates_and_deletes_reach_the_index(store: MemoryStore) -> None:
+    await store.create_memories("alice", FIXTURE, idempotency=None)
+    await store.update_memory(
+        "alice", "f07", MemoryChange(text="Loves running marathons"), expected_etag=None
+    )
+    await store.delete_memory("alice", "f05", expected_etag=None)
+    found = await store.lexical_candidates("alice", _query("running hiking"), limit=50)
+    assert [m.memory_id for m in found] == ["f11", "f07", "f06"]  # f07: updated last
+    assert await store.lexical_candidates("alice", _query("mountains"), limit=50) == []
+    # The archived f13 got a new text: still never recalled.
+    await store.update_memory(
+        "alice", "f13", MemoryChange(text="Likes espresso"), expected_etag=None
+    )
+    assert await store.lexical_candidates("alice", _query("espresso"), limit=50) == []
+
+
+def _unit(values: list[float]) -> list[float]:
+    length = math.hypot(*values)
+    return [v / length for v in values]
+
+
+async def test_semantic_candidates_are_the_exact_top_k(store: MemoryStore) -> None:
+    vectors = {
+        "v1": [1.0, 0.0, 0.0],
+        "v2": [0.9, 0.1, 0.0],
+        "v3": [0.0, 1.0, 0.0],
+        "v4": [0.5, 0.5, 0.1],
+        "v5": [-1.0, 0.0, 0.0],
+        "v6": [1.8, 0.2, 0.0],  # the same direction as v2: equal cosine, id breaks the tie
+    }
+    await store.create_memories(
+        "alice", [(k, draft(f"entry {k}", vector=v)) for k, v in vectors.items()], idempotency=None
+    )
+    await save(store, "c2", draft("other conversation", conversation="c2", vector=[1.0, 0.0, 0.0]))
+    await save(store, "x1", draft("other model", vector=[1.0, 0.0, 0.0], model="other"))
+    query = [1.0, 0.05, 0.0]
+    found = await store.semantic_candidates(
+        "alice", _query("", "c1"), Embedding("test-model", tuple(query)), limit=4
+    )
+    assert [m.memory.memory_id for m in found] == ["v1", "v2", "v6", "v4"]
+    for match in found:
+        stored = decode_vector(encode_vector(vectors[match.memory.memory_id]))  # float32
+        assert match.similarity == pytest.approx(cosine_similarity(query, stored), abs=1e-12)
+    everything = await store.semantic_candidates(
+        "alice", _query("", "c2"), Embedding("test-model", tuple(query)), limit=50
+    )
+    assert [m.memory.memory_id for m in everything] == ["c2", "v1", "v2", "v6", "v4", "v3", "v5"]
+    only_conversation = await store.semantic_candidates(
+        "alice",
+        _query("", "c2", RecallScope.CONVERSATION),
+        Embedding("test-model", tuple(query)),
+        limit=50,
+    )
+    assert [m.memory.memory_id for m in only_conversation] == ["c2"]
+    assert (
+        await store.semantic_candidates(
+            "alice", _query(""), Embedding("unknown-model", (1.0,)), limit=5
+        )
+        == []
+    )
+    assert (
+        await store.semantic_candidates(
+            "bob", _query(""), Embedding("test-model", (1.0, 0.0, 0.0)), limit=5
+        )
+        == []
+    )
+    with pytest.raises(InvalidArgument) as mismatch:
+        await store.semantic_candidates(
+            "alice", _query(""), Embedding("test-model", (1.0, 0.0)), limit=5
+        )
+    assert mismatch.value.reason == "EMBEDDING_DIMENSION_MISMATCH"
+    assert [v.field for v in mismatch.value.violations] == ["query_embedding.values"]
+
+
+async def test_the_vector_cache_follows_writes_of_other_processes(
+    database: Database,
+) -> None:
+    # Two stores with their own caches over one database stand for two server
+    # processes: each must see the other's writes at once.
+    reader, writer = SqlStore(database), SqlStore(database)
+    query = Embedding("test-model", tuple(_unit([1.0, 1.0])))
+
+    async def top() -> list[str]:
+        found = await reader.semantic_candidates("alice", _query(""), query, limit=2)
+        return [m.memory.memory_id for m in found]
+
+    await save(writer, "a", draft("a", vector=[1.0, 0.0]))
+    await save(writer, "b", draft("b", vector=[0.0, 1.0]))
+    assert await top() == ["a", "b"]
+    assert reader.vector_cache.cached_bytes > 0
+    await save(writer, "c", draft("c", vector=[1.0, 0.9]))
+    assert await top() == ["c", "a"]
+    await writer.update_memory(
+        "alice",
+        "a",
+        MemoryChange(embedding=Embedding("test-model", (1.0, 1.0))),
+        expected_etag=None,
+    )
+    assert await top() == ["a", "c"]
+    await writer.delete_memory("alice", "a", expected_etag=None)
+    assert await top() == ["c", "b"]
+    # A keyed save archives: the archived entry's vector is not searched.
+    await save(writer, "d", draft("d", key="k", vector=[1.0, 0.95]))
+    await save(writer, "e", draft("e", key="k", vector=[0.0, 1.0]))
+    assert await top() == ["c", "b"]
+    found = await reader.semantic_candidates("alice", _query(""), query, limit=10)
+    assert [m.memory.memory_id for m in found] == ["c", "b", "e"]
