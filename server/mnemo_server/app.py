@@ -22,14 +22,21 @@ from grpc_reflection.v1alpha import reflection
 from mnemo.v1 import (
     conversations_pb2,
     conversations_pb2_grpc,
+    memories_pb2,
+    memories_pb2_grpc,
     working_memory_pb2,
     working_memory_pb2_grpc,
 )
 from mnemo_server.api.conversations import ConversationServicer
+from mnemo_server.api.memories import MemoryServicer
 from mnemo_server.api.unimplemented import add_unimplemented_services
 from mnemo_server.api.working_memory import WorkingMemoryServicer
 from mnemo_server.config import Settings
+from mnemo_server.domain.embedding import load_embedder
 from mnemo_server.domain.usecases.conversations import Conversations
+from mnemo_server.domain.usecases.extraction import Extraction
+from mnemo_server.domain.usecases.memories import Memories
+from mnemo_server.domain.usecases.recall import Recall
 from mnemo_server.domain.usecases.working_memory import WorkingMemory
 from mnemo_server.errors import ErrorMappingInterceptor
 from mnemo_server.health import SERVING, HealthService, ServingStatus
@@ -43,6 +50,7 @@ WORKING_MEMORY_SERVICE = working_memory_pb2.DESCRIPTOR.services_by_name[
 CONVERSATION_SERVICE = conversations_pb2.DESCRIPTOR.services_by_name[
     "ConversationService"
 ].full_name
+MEMORY_SERVICE = memories_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 
 # Generous receive limit: an append carries up to 500 messages.
@@ -98,10 +106,12 @@ class MnemoServer:
         """Prepare the schema, open the database, bind and start serving.
 
         Returns the bound port. Raises ``migrate.SchemaOutdated`` (refusing a
-        stale schema), ``ValueError`` (an unusable database URL) or
+        stale schema), ``ValueError`` (an unusable database URL, or
+        ``EmbedderConfigError`` for an embedder that cannot be loaded) or
         ``RuntimeError`` (the address cannot be bound).
         """
         settings = self.settings
+        embedder = load_embedder(settings.embedder)
         await prepare_schema(settings)
         self._database = open_database(
             settings.effective_database_url,
@@ -118,9 +128,24 @@ class MnemoServer:
         conversations_pb2_grpc.add_ConversationServiceServicer_to_server(
             ConversationServicer(Conversations(store), settings), server
         )
+        memories = Memories(store, embedder)
+        memories_pb2_grpc.add_MemoryServiceServicer_to_server(
+            MemoryServicer(
+                memories,
+                Recall(store, memories.embedding),
+                Extraction(store, memories.embedding),
+                settings,
+            ),
+            server,
+        )
         pending = add_unimplemented_services(server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
-        mnemo_services = (WORKING_MEMORY_SERVICE, CONVERSATION_SERVICE, *pending)
+        mnemo_services = (
+            WORKING_MEMORY_SERVICE,
+            CONVERSATION_SERVICE,
+            MEMORY_SERVICE,
+            *pending,
+        )
         self.service_names = (*mnemo_services, HEALTH_SERVICE, reflection.SERVICE_NAME)
         reflection.enable_server_reflection(self.service_names, server)
         try:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from mnemo_server.domain.embedding import load_embedder
+
 StoreRunner = Literal["thread", "async"]
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -45,6 +47,8 @@ class Settings:
     log_level: str = "INFO"
     # None: migrate at start for SQLite, never for PostgreSQL.
     migrate_on_start: bool | None = None
+    # Server-side embedder for semantic recall (``domain.embedding.load_embedder``).
+    embedder: str = "none"
 
     @property
     def effective_database_url(self) -> str:
@@ -99,6 +103,13 @@ def _choice(*allowed: str, upper: bool = False) -> Callable[[str], str]:
         return value
 
     return parse
+
+
+def _embedder(text: str) -> str:
+    """An embedder spec that loads (``EmbedderConfigError`` is a ``ValueError``)."""
+    spec = text.strip() or "none"
+    load_embedder(spec)
+    return spec
 
 
 def _listen(text: str) -> str:
@@ -181,6 +192,13 @@ OPTIONS: tuple[Option, ...] = (
         _bool,
         "upgrade the schema at start (default: true for SQLite, false for PostgreSQL)",
         "BOOL",
+    ),
+    Option(
+        "embedder",
+        _embedder,
+        "server-side embedder for semantic recall: none, hashing[:N], static-model "
+        "(pip install 'mnemo-server[embed]') or package.module:Class (default none)",
+        "SPEC",
     ),
 )
 

@@ -18,8 +18,6 @@ from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from mnemo.v1 import (
     governance_pb2,
     governance_pb2_grpc,
-    memories_pb2,
-    memories_pb2_grpc,
     sync_pb2,
     sync_pb2_grpc,
 )
@@ -37,12 +35,6 @@ class PendingService:
 
 
 PENDING_SERVICES: tuple[PendingService, ...] = (
-    PendingService(
-        memories_pb2.DESCRIPTOR.services_by_name["MemoryService"],
-        memories_pb2_grpc.MemoryServiceServicer,
-        memories_pb2_grpc.add_MemoryServiceServicer_to_server,
-        "long-term memory and recall",
-    ),
     PendingService(
         governance_pb2.DESCRIPTOR.services_by_name["GovernanceService"],
         governance_pb2_grpc.GovernanceServiceServicer,

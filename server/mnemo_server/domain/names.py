@@ -29,3 +29,11 @@ def message_name(key: ConversationKey, position: int) -> str:
 
 def failed_run_name(key: ConversationKey, failed_run_id: str) -> str:
     return f"{conversation_name(key)}/failedRuns/{failed_run_id}"
+
+
+def memory_name(user_id: str, memory_id: str) -> str:
+    return f"{user_name(user_id)}/memories/{memory_id}"
+
+
+def memory_candidate_name(user_id: str, candidate_id: str) -> str:
+    return f"{user_name(user_id)}/memoryCandidates/{candidate_id}"

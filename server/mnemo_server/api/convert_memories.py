@@ -1,0 +1,140 @@
+"""Long-term memory domain objects -> mnemo.v1 protos, and the enum mappings
+both ways.
+
+Pure functions. ``Memory.embedding`` is input only: vectors are never sent
+back (they are large and only the server compares them).
+"""
+
+from __future__ import annotations
+
+from mnemo.v1 import memories_pb2 as pb
+from mnemo_server.api.convert import timestamp
+from mnemo_server.domain.memory_models import (
+    CandidateState,
+    InjectContext,
+    Memory,
+    MemoryCandidate,
+    MemoryDraft,
+    MemoryScope,
+    MemorySource,
+    MemoryTombstone,
+    RecallHit,
+    RecallScope,
+    RecallSignal,
+)
+from mnemo_server.domain.models import ConversationKey
+from mnemo_server.domain.names import conversation_name, memory_candidate_name, memory_name
+
+SCOPES: dict[MemoryScope, pb.MemoryScope] = {
+    MemoryScope.IDENTITY: pb.MEMORY_SCOPE_IDENTITY,
+    MemoryScope.CONVERSATION: pb.MEMORY_SCOPE_CONVERSATION,
+}
+SOURCES: dict[MemorySource, pb.MemorySource] = {
+    MemorySource.TOOL_CALL: pb.MEMORY_SOURCE_TOOL_CALL,
+    MemorySource.EXTRACTOR: pb.MEMORY_SOURCE_EXTRACTOR,
+    MemorySource.USER: pb.MEMORY_SOURCE_USER,
+    MemorySource.IMPORT: pb.MEMORY_SOURCE_IMPORT,
+}
+RECALL_SCOPES: dict[RecallScope, pb.RecallScope] = {
+    RecallScope.ANY: pb.RECALL_SCOPE_UNSPECIFIED,
+    RecallScope.IDENTITY: pb.RECALL_SCOPE_IDENTITY,
+    RecallScope.CONVERSATION: pb.RECALL_SCOPE_CONVERSATION,
+}
+SIGNALS: dict[RecallSignal, pb.RecallSignal] = {
+    RecallSignal.LEXICAL: pb.RECALL_SIGNAL_LEXICAL,
+    RecallSignal.SEMANTIC: pb.RECALL_SIGNAL_SEMANTIC,
+    RecallSignal.CONVERSATION_SCOPE: pb.RECALL_SIGNAL_CONVERSATION_SCOPE,
+    RecallSignal.PINNED: pb.RECALL_SIGNAL_PINNED,
+}
+CANDIDATE_STATES: dict[CandidateState, pb.CandidateState] = {
+    CandidateState.PENDING: pb.CANDIDATE_STATE_PENDING,
+    CandidateState.APPROVED: pb.CANDIDATE_STATE_APPROVED,
+    CandidateState.REJECTED: pb.CANDIDATE_STATE_REJECTED,
+    CandidateState.CANCELLED: pb.CANDIDATE_STATE_CANCELLED,
+}
+
+
+def _conversation(user_id: str, conversation_id: str) -> str:
+    """The conversation's name, ``""`` for none."""
+    if not conversation_id:
+        return ""
+    return conversation_name(ConversationKey(user_id, conversation_id))
+
+
+def draft_to_proto(user_id: str, draft: MemoryDraft) -> pb.Memory:
+    """The proposed entry of a candidate (no name, times or etag yet)."""
+    return pb.Memory(
+        text=draft.text,
+        key=draft.key,
+        scope=SCOPES[draft.scope],
+        conversation=_conversation(user_id, draft.conversation_id),
+        source=SOURCES[draft.source],
+        metadata=draft.metadata,
+        pinned=draft.pinned,
+    )
+
+
+def memory_to_proto(value: Memory) -> pb.Memory:
+    return pb.Memory(
+        name=memory_name(value.user_id, value.memory_id),
+        text=value.text,
+        key=value.key,
+        scope=SCOPES[value.scope],
+        conversation=_conversation(value.user_id, value.conversation_id),
+        source=SOURCES[value.source],
+        metadata=value.metadata,
+        pinned=value.pinned,
+        create_time=timestamp(value.create_time),
+        update_time=timestamp(value.update_time),
+        archive_time=timestamp(value.archive_time),
+        etag=value.etag,
+    )
+
+
+def memories_to_proto(values: tuple[Memory, ...]) -> list[pb.Memory]:
+    return [memory_to_proto(m) for m in values]
+
+
+def tombstone_to_proto(value: MemoryTombstone) -> pb.MemoryTombstone:
+    return pb.MemoryTombstone(
+        name=memory_name(value.user_id, value.memory_id),
+        key=value.key,
+        delete_time=timestamp(value.delete_time),
+    )
+
+
+def candidate_to_proto(value: MemoryCandidate) -> pb.MemoryCandidate:
+    user_id = value.user_id
+    saved = value.saved_memory_id
+    return pb.MemoryCandidate(
+        name=memory_candidate_name(user_id, value.candidate_id),
+        memory=draft_to_proto(user_id, value.draft),
+        state=CANDIDATE_STATES[value.state],
+        conversation=_conversation(user_id, value.conversation_id),
+        run_id=value.run_id,
+        turn=value.turn,
+        extractor=value.extractor,
+        create_time=timestamp(value.create_time),
+        saved_memory=memory_name(user_id, saved) if saved else "",
+    )
+
+
+def candidates_to_proto(values: tuple[MemoryCandidate, ...]) -> list[pb.MemoryCandidate]:
+    return [candidate_to_proto(c) for c in values]
+
+
+def hit_to_proto(hit: RecallHit) -> pb.RecallMemoriesResponse:
+    return pb.RecallMemoriesResponse(
+        memory=memory_to_proto(hit.memory),
+        score=hit.score,
+        rank=hit.rank,
+        signals=[SIGNALS[s] for s in hit.signals],
+    )
+
+
+def context_to_proto(user_id: str, context: InjectContext) -> pb.BuildContextResponse:
+    return pb.BuildContextResponse(
+        system_message=context.system_message,
+        memories=[memory_name(user_id, m) for m in context.memory_ids],
+        used_bytes=context.used_bytes,
+    )

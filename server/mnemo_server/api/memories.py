@@ -1,0 +1,271 @@
+"""MemoryService: validate, call the use case, convert the result.
+
+Validation collects every problem of a request (``api.memory_requests``)
+before any use case runs; the error contracts are those of
+``protos/mnemo/v1/memories.proto`` and ``docs/api/memories.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from mnemo.v1 import memories_pb2 as pb
+from mnemo.v1 import memories_pb2_grpc as pb_grpc
+from mnemo_server.api import convert_memories as convert
+from mnemo_server.api import memory_requests as parse
+from mnemo_server.api import pagination
+from mnemo_server.api.idempotency import idempotency_of
+from mnemo_server.api.validation import Validator
+from mnemo_server.config import Settings
+from mnemo_server.domain.memory_models import MemorySource
+from mnemo_server.domain.models import Keyset
+from mnemo_server.domain.names import memory_name
+from mnemo_server.domain.usecases.extraction import Extraction, Proposal
+from mnemo_server.domain.usecases.memories import Memories
+from mnemo_server.domain.usecases.recall import Recall
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+MEMORIES = pagination.PageSizes(default=50, maximum=500)
+VERSIONS = pagination.PageSizes(default=50, maximum=500)
+CANDIDATES = pagination.PageSizes(default=50, maximum=500)
+
+# The store's keysets (``store.sql_memory_store``): what a page token may hold.
+_MEMORY_KEYSET = (int, str)
+_VERSION_KEYSET = (int, str, int)
+_CANDIDATE_KEYSET = (int, str)
+
+
+def _paging(
+    v: Validator,
+    request: Any,
+    sizes: pagination.PageSizes,
+    kind: str,
+    binding: tuple[str, ...],
+    shape: tuple[type, ...],
+) -> tuple[int, Keyset | None]:
+    limit = v.attempt(lambda: pagination.page_size(request.page_size, sizes), 0)
+    after = v.attempt(lambda: pagination.decode_page_token(request.page_token, kind, binding), None)
+    parse.keyset_of(v, after, shape)
+    return limit, after
+
+
+class MemoryServicer(pb_grpc.MemoryServiceServicer):
+    """The gecx-chat long-term memory over gRPC."""
+
+    def __init__(
+        self,
+        memories: Memories,
+        recall: Recall,
+        extraction: Extraction,
+        settings: Settings,
+    ) -> None:
+        self._memories = memories
+        self._recall = recall
+        self._extraction = extraction
+        self._settings = settings
+
+    # ---------------------------------------------------------------- entries
+
+    async def CreateMemory(
+        self, request: pb.CreateMemoryRequest, context: Context
+    ) -> pb.CreateMemoryResponse:
+        v = Validator()
+        user_id = parse.user_of(v, request.parent)
+        draft = parse.draft_of(v, request.memory, "memory", user_id)
+        memory_id = parse.new_memory_id(v, request.memory_id)
+        v.identifier(request.request_id, "request_id")
+        v.raise_if_invalid()
+        saved = await self._memories.create(
+            user_id, memory_id, draft, idempotency=idempotency_of(request, "CreateMemory")
+        )
+        return pb.CreateMemoryResponse(
+            memory=convert.memory_to_proto(saved.memory),
+            archived=[memory_name(user_id, m) for m in saved.archived_ids],
+        )
+
+    async def GetMemory(
+        self, request: pb.GetMemoryRequest, context: Context
+    ) -> pb.GetMemoryResponse:
+        user_id, memory_id = parse.parse_memory(request.name)
+        memory = await self._memories.get(user_id, memory_id)
+        return pb.GetMemoryResponse(memory=convert.memory_to_proto(memory))
+
+    async def ListMemories(
+        self, request: pb.ListMemoriesRequest, context: Context
+    ) -> pb.ListMemoriesResponse:
+        v = Validator()
+        user_id = parse.user_of(v, request.parent)
+        binding = parse.memory_filters(request)
+        limit, after = _paging(v, request, MEMORIES, "ListMemories", binding, _MEMORY_KEYSET)
+        query = parse.list_query_of(v, request, user_id, limit=limit, after=after)
+        v.raise_if_invalid()
+        page = await self._memories.list(user_id, query)
+        return pb.ListMemoriesResponse(
+            memories=convert.memories_to_proto(page.items),
+            next_page_token=pagination.encode_page_token("ListMemories", binding, page.next_after),
+        )
+
+    async def UpdateMemory(
+        self, request: pb.UpdateMemoryRequest, context: Context
+    ) -> pb.UpdateMemoryResponse:
+        v = Validator()
+        user_id, memory_id = parse.memory_of(v, request.memory.name, "memory.name")
+        change = parse.change_of(v, request.memory, request.update_mask)
+        v.raise_if_invalid()
+        memory = await self._memories.update(user_id, memory_id, change, etag=request.memory.etag)
+        return pb.UpdateMemoryResponse(memory=convert.memory_to_proto(memory))
+
+    async def DeleteMemory(
+        self, request: pb.DeleteMemoryRequest, context: Context
+    ) -> pb.DeleteMemoryResponse:
+        user_id, memory_id = parse.parse_memory(request.name)
+        tombstone = await self._memories.delete(user_id, memory_id, etag=request.etag)
+        return pb.DeleteMemoryResponse(tombstone=convert.tombstone_to_proto(tombstone))
+
+    async def ListMemoryVersions(
+        self, request: pb.ListMemoryVersionsRequest, context: Context
+    ) -> pb.ListMemoryVersionsResponse:
+        v = Validator()
+        user_id, memory_id = parse.memory_of(v, request.name)
+        binding = (request.name,)
+        limit, after = _paging(v, request, VERSIONS, "ListMemoryVersions", binding, _VERSION_KEYSET)
+        v.raise_if_invalid()
+        page = await self._memories.versions(user_id, memory_id, limit=limit, after=after)
+        return pb.ListMemoryVersionsResponse(
+            versions=convert.memories_to_proto(page.items),
+            next_page_token=pagination.encode_page_token(
+                "ListMemoryVersions", binding, page.next_after
+            ),
+        )
+
+    # ----------------------------------------------------------------- recall
+
+    async def RecallMemories(
+        self, request: pb.RecallMemoriesRequest, context: Context
+    ) -> AsyncIterator[pb.RecallMemoriesResponse]:
+        v = Validator()
+        user_id = parse.user_of(v, request.parent)
+        query = parse.recall_query_of(v, request, user_id)
+        v.raise_if_invalid()
+        for hit in await self._recall.recall(user_id, query):
+            yield convert.hit_to_proto(hit)
+
+    async def BuildContext(
+        self, request: pb.BuildContextRequest, context: Context
+    ) -> pb.BuildContextResponse:
+        v = Validator()
+        user_id = parse.user_of(v, request.parent)
+        query, max_entries, max_bytes = parse.context_query_of(v, request, user_id)
+        v.raise_if_invalid()
+        built = await self._recall.build_context(
+            user_id, query, max_entries=max_entries, max_bytes=max_bytes
+        )
+        return convert.context_to_proto(user_id, built)
+
+    # ------------------------------------------------------------- candidates
+
+    async def ExtractMemories(
+        self, request: pb.ExtractMemoriesRequest, context: Context
+    ) -> pb.ExtractMemoriesResponse:
+        v = Validator()
+        user_id = parse.user_of(v, request.parent)
+        conversation_id = parse.conversation_of(v, request.conversation, "conversation", user_id)
+        messages = v.new_messages(
+            [m.message_json for m in request.messages],
+            "messages",
+            max_bytes=self._settings.max_message_bytes,
+            max_count=self._settings.max_messages_per_append,
+            min_count=1,
+        )
+        v.identifier(request.run_id, "run_id")
+        v.non_negative(request.turn, "turn")
+        v.identifier(request.request_id, "request_id")
+        v.raise_if_invalid()
+        extracted = await self._extraction.extract(
+            user_id,
+            messages,
+            conversation_id=conversation_id or "",
+            run_id=request.run_id,
+            turn=request.turn,
+            require_approval=request.require_approval,
+            idempotency=idempotency_of(request, "ExtractMemories"),
+        )
+        return pb.ExtractMemoriesResponse(
+            candidates=convert.candidates_to_proto(extracted.candidates),
+            memories=convert.memories_to_proto(extracted.memories),
+        )
+
+    async def ProposeMemoryCandidates(
+        self, request: pb.ProposeMemoryCandidatesRequest, context: Context
+    ) -> pb.ProposeMemoryCandidatesResponse:
+        v = Validator()
+        user_id = parse.user_of(v, request.parent)
+        parse.proposed_count(v, len(request.candidates))
+        proposals: list[Proposal] = []
+        for index, candidate in enumerate(request.candidates[: parse.MAX_PROPOSED_CANDIDATES]):
+            field = f"candidates[{index}]"
+            draft = parse.draft_of(
+                v, candidate.memory, f"{field}.memory", user_id, source=MemorySource.EXTRACTOR
+            )
+            conversation_id = parse.conversation_of(
+                v, candidate.conversation, f"{field}.conversation", user_id
+            )
+            v.identifier(candidate.run_id, f"{field}.run_id")
+            v.non_negative(candidate.turn, f"{field}.turn")
+            v.identifier(candidate.extractor, f"{field}.extractor")
+            proposals.append(
+                Proposal(
+                    draft,
+                    conversation_id or "",
+                    candidate.run_id,
+                    candidate.turn,
+                    candidate.extractor,
+                )
+            )
+        v.identifier(request.request_id, "request_id")
+        v.raise_if_invalid()
+        proposed = await self._extraction.propose(
+            user_id, proposals, idempotency_of(request, "ProposeMemoryCandidates")
+        )
+        return pb.ProposeMemoryCandidatesResponse(candidates=convert.candidates_to_proto(proposed))
+
+    async def ListMemoryCandidates(
+        self, request: pb.ListMemoryCandidatesRequest, context: Context
+    ) -> pb.ListMemoryCandidatesResponse:
+        v = Validator()
+        user_id = parse.user_of(v, request.parent)
+        binding = (request.parent, str(request.include_resolved))
+        limit, after = _paging(
+            v, request, CANDIDATES, "ListMemoryCandidates", binding, _CANDIDATE_KEYSET
+        )
+        v.raise_if_invalid()
+        page = await self._extraction.list(
+            user_id, include_resolved=request.include_resolved, limit=limit, after=after
+        )
+        return pb.ListMemoryCandidatesResponse(
+            candidates=convert.candidates_to_proto(page.items),
+            next_page_token=pagination.encode_page_token(
+                "ListMemoryCandidates", binding, page.next_after
+            ),
+        )
+
+    async def ApproveMemoryCandidate(
+        self, request: pb.ApproveMemoryCandidateRequest, context: Context
+    ) -> pb.ApproveMemoryCandidateResponse:
+        user_id, candidate_id = parse.parse_candidate(request.name)
+        memory, candidate = await self._extraction.approve(user_id, candidate_id)
+        return pb.ApproveMemoryCandidateResponse(
+            memory=convert.memory_to_proto(memory),
+            candidate=convert.candidate_to_proto(candidate),
+        )
+
+    async def RejectMemoryCandidate(
+        self, request: pb.RejectMemoryCandidateRequest, context: Context
+    ) -> pb.RejectMemoryCandidateResponse:
+        user_id, candidate_id = parse.parse_candidate(request.name)
+        candidate = await self._extraction.reject(user_id, candidate_id)
+        return pb.RejectMemoryCandidateResponse(candidate=convert.candidate_to_proto(candidate))

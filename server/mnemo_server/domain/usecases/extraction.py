@@ -1,0 +1,137 @@
+"""Extraction with approval: the built-in heuristic extractor over messages,
+candidates proposed by clients' own extractors, and the user's approve /
+reject, on top of ``MemoryStore``.
+
+A candidate is a proposed entry waiting as *pending*; approving saves it as
+an entry (source extractor, keyed supersede as any save), rejecting discards
+it. Candidates and entries saved here get the configured embedder's vector
+like any save (``usecases.memories.DraftEmbedding``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mnemo_server.domain import extraction as heuristics
+from mnemo_server.domain.memory_models import (
+    CandidateDraft,
+    Memory,
+    MemoryCandidate,
+    MemoryDraft,
+    MemoryScope,
+)
+from mnemo_server.domain.models import Idempotency, Keyset, NewMessage, Page
+from mnemo_server.domain.usecases.memories import DraftEmbedding, new_id
+from mnemo_server.store.interfaces import MemoryStore
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A candidate before it has an id: the entry and where it came from."""
+
+    draft: MemoryDraft
+    conversation_id: str = ""
+    run_id: str = ""
+    turn: int = 0
+    extractor: str = ""
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """What ``ExtractMemories`` did: pending candidates (with approval) or
+    saved entries (without)."""
+
+    candidates: tuple[MemoryCandidate, ...] = ()
+    memories: tuple[Memory, ...] = ()
+
+
+def found_proposals(
+    messages: Sequence[NewMessage], *, conversation_id: str, run_id: str, turn: int
+) -> list[Proposal]:
+    """What the heuristic extractor finds in ``messages``, as proposals.
+
+    A conversation-scoped finding needs a conversation: without one it is
+    left out (every shipped pattern is identity-wide).
+    """
+    return [
+        Proposal(found.draft(conversation_id), conversation_id, run_id, turn, found.label)
+        for found in heuristics.extract(messages)
+        if found.scope is not MemoryScope.CONVERSATION or conversation_id
+    ]
+
+
+class Extraction:
+    """Extract, propose, list, approve and reject candidates of one user."""
+
+    def __init__(self, store: MemoryStore, embedding: DraftEmbedding) -> None:
+        self._store = store
+        self._embedding = embedding
+
+    async def extract(
+        self,
+        user_id: str,
+        messages: Sequence[NewMessage],
+        *,
+        conversation_id: str,
+        run_id: str,
+        turn: int,
+        require_approval: bool,
+        idempotency: Idempotency | None,
+    ) -> Extracted:
+        """Run the heuristic extractor over the user messages of ``messages``;
+        propose what it finds as pending candidates (``require_approval``) or
+        save it as entries (source extractor, keyed by what was found, so a
+        later "my name is" supersedes an earlier one). Finding nothing writes
+        nothing. Raises ``REQUEST_ID_REUSED``."""
+        proposals = found_proposals(
+            messages, conversation_id=conversation_id, run_id=run_id, turn=turn
+        )
+        if not proposals:
+            return Extracted()
+        if require_approval:
+            return Extracted(candidates=await self.propose(user_id, proposals, idempotency))
+        drafts = await self._embedding.drafts([p.draft for p in proposals])
+        saved = await self._store.create_memories(
+            user_id, [(new_id(), d) for d in drafts], idempotency=idempotency
+        )
+        return Extracted(memories=tuple(s.memory for s in saved))
+
+    async def propose(
+        self, user_id: str, proposals: Sequence[Proposal], idempotency: Idempotency | None
+    ) -> tuple[MemoryCandidate, ...]:
+        """Store ``proposals`` as pending candidates with generated ids, in
+        order. Raises ``REQUEST_ID_REUSED``."""
+        drafts = await self._embedding.drafts([p.draft for p in proposals])
+        candidates = [
+            CandidateDraft(
+                candidate_id=new_id(),
+                draft=draft,
+                conversation_id=p.conversation_id,
+                run_id=p.run_id,
+                turn=p.turn,
+                extractor=p.extractor,
+            )
+            for p, draft in zip(proposals, drafts, strict=True)
+        ]
+        return await self._store.propose_candidates(user_id, candidates, idempotency=idempotency)
+
+    async def list(
+        self, user_id: str, *, include_resolved: bool, limit: int, after: Keyset | None
+    ) -> Page[MemoryCandidate]:
+        """Newest first; by default only pending candidates."""
+        return await self._store.list_candidates(
+            user_id, include_resolved=include_resolved, limit=limit, after=after
+        )
+
+    async def approve(self, user_id: str, candidate_id: str) -> tuple[Memory, MemoryCandidate]:
+        """Save the pending candidate as a new entry (source extractor).
+        Approving an approved candidate returns the same entry. Raises
+        ``NotFound``, ``CANDIDATE_RESOLVED`` (rejected or cancelled, or its
+        entry was deleted since), ``EMBEDDING_DIMENSION_MISMATCH``."""
+        return await self._store.approve_candidate(user_id, candidate_id, memory_id=new_id())
+
+    async def reject(self, user_id: str, candidate_id: str) -> MemoryCandidate:
+        """Discard the pending candidate; rejecting a rejected one returns it.
+        Raises ``NotFound``, ``CANDIDATE_RESOLVED`` (approved or cancelled)."""
+        return await self._store.reject_candidate(user_id, candidate_id)

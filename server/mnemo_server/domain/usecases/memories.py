@@ -1,0 +1,141 @@
+"""Long-term memory use cases (gecx-chat): save, read, list, update, delete and
+the audit trail of entries, on top of ``MemoryStore``.
+
+Input is validated at the edge (``domain.limits``, names); here live the
+generated memory ids and the server-side embedding: when an ``Embedder`` is
+configured, a save (or a proposed candidate) without a client vector gets the
+embedder's vector of its text, and an update of the text without a new vector
+gets the vector of the new text. Without an embedder, entries keep only the
+vectors clients send (an update of the text then keeps the old vector unless
+the client sends a new one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import replace
+
+from mnemo_server.domain.embedding import Embedder
+from mnemo_server.domain.memory_models import (
+    Embedding,
+    Memory,
+    MemoryChange,
+    MemoryDraft,
+    MemoryListQuery,
+    MemoryTombstone,
+    SavedMemory,
+)
+from mnemo_server.domain.models import Idempotency, Keyset, Page
+from mnemo_server.domain.usecases.conversations import new_conversation_id
+from mnemo_server.store.interfaces import MemoryStore
+
+
+def new_id() -> str:
+    """A fresh memory or candidate id: the same form as generated conversation ids."""
+    return new_conversation_id()
+
+
+def _expected(etag: str) -> str | None:
+    """An empty etag on the wire means "unconditional"."""
+    return etag or None
+
+
+class DraftEmbedding:
+    """Fills in the vectors the server computes (see the module doc)."""
+
+    def __init__(self, embedder: Embedder | None) -> None:
+        self.embedder = embedder
+
+    async def embed(self, texts: Sequence[str]) -> list[Embedding]:
+        """The configured embedder's vectors of ``texts`` (``[]`` without one).
+
+        Runs the embedder in a worker thread: it may be a caller's own class of
+        unknown cost, and must not stall the server's event loop.
+        """
+        embedder = self.embedder
+        if embedder is None or not texts:
+            return []
+        vectors = await asyncio.to_thread(embedder.embed, list(texts))
+        return [Embedding(embedder.model, tuple(v)) for v in vectors]
+
+    async def drafts(self, drafts: Sequence[MemoryDraft]) -> list[MemoryDraft]:
+        """``drafts`` with the embedder's vector on each one that has none."""
+        missing = [i for i, d in enumerate(drafts) if d.embedding is None]
+        result = list(drafts)
+        if self.embedder is None or not missing:
+            return result
+        vectors = await self.embed([drafts[i].text for i in missing])
+        for i, vector in zip(missing, vectors, strict=True):
+            result[i] = replace(drafts[i], embedding=vector)
+        return result
+
+    async def change(self, change: MemoryChange) -> MemoryChange:
+        """``change`` with the vector of its new text, when it has new text and no vector."""
+        if change.text is None or change.embedding is not None or self.embedder is None:
+            return change
+        (vector,) = await self.embed([change.text])
+        return replace(change, embedding=vector)
+
+
+class Memories:
+    """Entries of a user: append-only saves with keyed supersede, and their history."""
+
+    def __init__(self, store: MemoryStore, embedder: Embedder | None) -> None:
+        self._store = store
+        self._embedding = DraftEmbedding(embedder)
+
+    @property
+    def embedding(self) -> DraftEmbedding:
+        return self._embedding
+
+    async def create(
+        self,
+        user_id: str,
+        memory_id: str,
+        draft: MemoryDraft,
+        *,
+        idempotency: Idempotency | None,
+    ) -> SavedMemory:
+        """Save ``draft`` as ``memory_id`` (generated when empty); a keyed save
+        archives the live entry of its (scope, conversation, key).
+
+        Raises ``AlreadyExists`` (id taken, also by a deleted entry),
+        ``EMBEDDING_DIMENSION_MISMATCH``, ``REQUEST_ID_REUSED``.
+        """
+        (embedded,) = await self._embedding.drafts([draft])
+        (saved,) = await self._store.create_memories(
+            user_id, [(memory_id or new_id(), embedded)], idempotency=idempotency
+        )
+        return saved
+
+    async def get(self, user_id: str, memory_id: str) -> Memory:
+        """Archived or not. Raises ``NotFound``."""
+        return await self._store.get_memory(user_id, memory_id)
+
+    async def list(self, user_id: str, query: MemoryListQuery) -> Page[Memory]:
+        """Newest first; without ``include_archived`` only live entries."""
+        return await self._store.list_memories(user_id, query)
+
+    async def update(
+        self, user_id: str, memory_id: str, change: MemoryChange, *, etag: str
+    ) -> Memory:
+        """Apply ``change``; the previous version stays in the history.
+
+        Raises ``NotFound``, ``ETAG_MISMATCH``, ``EMBEDDING_DIMENSION_MISMATCH``.
+        """
+        embedded = await self._embedding.change(change)
+        return await self._store.update_memory(
+            user_id, memory_id, embedded, expected_etag=_expected(etag)
+        )
+
+    async def delete(self, user_id: str, memory_id: str, *, etag: str) -> MemoryTombstone:
+        """Erase the entry's text everywhere; returns its tombstone (again on a
+        repeat). Raises ``NotFound``, ``ETAG_MISMATCH``."""
+        return await self._store.delete_memory(user_id, memory_id, expected_etag=_expected(etag))
+
+    async def versions(
+        self, user_id: str, memory_id: str, *, limit: int, after: Keyset | None
+    ) -> Page[Memory]:
+        """The audit trail, newest first. Raises ``NotFound``."""
+        return await self._store.list_memory_versions(user_id, memory_id, limit=limit, after=after)
