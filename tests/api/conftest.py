@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from mnemo.v1 import conversations_pb2_grpc, working_memory_pb2_grpc
+from mnemo.v1 import conversations_pb2_grpc, memories_pb2_grpc, working_memory_pb2_grpc
 from tests.support.server import running_server
 
 
@@ -36,3 +36,8 @@ def working_memory(channel: grpc.Channel) -> working_memory_pb2_grpc.WorkingMemo
 @pytest.fixture
 def conversations(channel: grpc.Channel) -> conversations_pb2_grpc.ConversationServiceStub:
     return conversations_pb2_grpc.ConversationServiceStub(channel)
+
+
+@pytest.fixture
+def memories(channel: grpc.Channel) -> memories_pb2_grpc.MemoryServiceStub:
+    return memories_pb2_grpc.MemoryServiceStub(channel)
