@@ -16,14 +16,17 @@ from google.protobuf import field_mask_pb2, struct_pb2, timestamp_pb2
 from google.protobuf.message import Message
 
 from mnemo.v1 import conversations_pb2 as cv
+from mnemo.v1 import memories_pb2 as mm
+from mnemo.v1 import memories_pb2_grpc, working_memory_pb2_grpc
 from mnemo.v1 import working_memory_pb2 as wm
-from mnemo.v1 import working_memory_pb2_grpc
 from tests.api.history import Stub, message
 from tests.support.rpc_errors import rpc_failure
 
 C1 = "users/u1/conversations/c1"
 STATE = "users/u1/memoryState"
 OK_MESSAGE = message("fine")
+MEMORY = "users/u1/memories/m1"
+CANDIDATE = "users/u1/memoryCandidates/k1"
 
 
 def _metadata_of(size: int) -> struct_pb2.Struct:
@@ -34,6 +37,17 @@ def _metadata_of(size: int) -> struct_pb2.Struct:
 
 def _messages(*jsons: str) -> list[cv.HistoryMessage]:
     return [cv.HistoryMessage(message_json=j) for j in jsons]
+
+
+def _save(**memory: Any) -> mm.CreateMemoryRequest:
+    """CreateMemory for users/u1 of an entry with ``memory``'s fields (text "fact" unless given)."""
+    return mm.CreateMemoryRequest(
+        parent="users/u1", memory=mm.Memory(**({"text": "fact"} | memory))
+    )
+
+
+def _vector(*values: float, model: str = "m") -> mm.Embedding:
+    return mm.Embedding(model=model, values=values)
 
 
 @dataclass(frozen=True)
@@ -424,27 +438,308 @@ CASES: list[Case] = [
         "INVALID_FIELD",
         "update_mask",
     ),
+    # --- long-term memory: names
+    Case(
+        "CreateMemory", mm.CreateMemoryRequest(memory=mm.Memory(text="x")), "INVALID_NAME", "parent"
+    ),
+    Case("GetMemory", mm.GetMemoryRequest(name="users/u1/memories/"), "INVALID_NAME", "name"),
+    Case("GetMemory", mm.GetMemoryRequest(name=C1), "INVALID_NAME", "name"),
+    Case("ListMemories", mm.ListMemoriesRequest(parent=MEMORY), "INVALID_NAME", "parent"),
+    Case(
+        "UpdateMemory",
+        mm.UpdateMemoryRequest(memory=mm.Memory(text="x")),
+        "INVALID_NAME",
+        "memory.name",
+    ),
+    Case("DeleteMemory", mm.DeleteMemoryRequest(name="memories/m1"), "INVALID_NAME", "name"),
+    Case(
+        "ListMemoryVersions",
+        mm.ListMemoryVersionsRequest(name="users/u1/memories/-x"),
+        "INVALID_NAME",
+        "name",
+    ),
+    Case("RecallMemories", mm.RecallMemoriesRequest(query="tea"), "INVALID_NAME", "parent"),
+    Case(
+        "RecallMemories",
+        mm.RecallMemoriesRequest(parent="users/u1", query="tea", conversation="c1"),
+        "INVALID_NAME",
+        "conversation",
+    ),
+    Case(
+        "BuildContext", mm.BuildContextRequest(parent="u1", query="tea"), "INVALID_NAME", "parent"
+    ),
+    Case(
+        "ExtractMemories",
+        mm.ExtractMemoriesRequest(
+            parent="users/u1", conversation="users/u2/conversations/c1", messages=[OK_MESSAGE]
+        ),
+        "INVALID_NAME",
+        "conversation",
+    ),
+    Case(
+        "ApproveMemoryCandidate",
+        mm.ApproveMemoryCandidateRequest(name=MEMORY),
+        "INVALID_NAME",
+        "name",
+    ),
+    Case(
+        "RejectMemoryCandidate",
+        mm.RejectMemoryCandidateRequest(name="users/u1/memoryCandidates"),
+        "INVALID_NAME",
+        "name",
+    ),
+    Case(
+        "CreateMemory",
+        _save(scope=mm.MEMORY_SCOPE_CONVERSATION, conversation="users/u2/conversations/c1"),
+        "INVALID_NAME",
+        "memory.conversation",
+    ),
+    # --- long-term memory: required, malformed and out-of-range fields
+    Case("CreateMemory", _save(text=""), "INVALID_FIELD", "memory.text"),
+    Case("CreateMemory", _save(text="  \n "), "INVALID_FIELD", "memory.text"),
+    Case("CreateMemory", _save(text="a\x00b"), "INVALID_FIELD", "memory.text"),
+    Case("CreateMemory", _save(key="a\nb"), "INVALID_FIELD", "memory.key"),
+    Case("CreateMemory", _save(scope=7), "INVALID_FIELD", "memory.scope"),
+    Case("CreateMemory", _save(source=9), "INVALID_FIELD", "memory.source"),
+    Case(
+        "CreateMemory",
+        _save(scope=mm.MEMORY_SCOPE_CONVERSATION),
+        "INVALID_FIELD",
+        "memory.conversation",
+    ),
+    Case("CreateMemory", _save(conversation=C1), "INVALID_FIELD", "memory.conversation"),
+    Case("CreateMemory", _save(metadata={"": "v"}), "INVALID_FIELD", "memory.metadata"),
+    Case(
+        "CreateMemory", _save(embedding=mm.Embedding()), "INVALID_FIELD", "memory.embedding.model"
+    ),
+    Case(
+        "CreateMemory",
+        _save(embedding=_vector(model="m")),
+        "INVALID_FIELD",
+        "memory.embedding.values",
+    ),
+    Case(
+        "CreateMemory",
+        _save(embedding=_vector(1.0, float("nan"))),
+        "INVALID_FIELD",
+        "memory.embedding.values",
+    ),
+    Case(
+        "CreateMemory",
+        _save(embedding=_vector(0.0, 0.0)),
+        "INVALID_FIELD",
+        "memory.embedding.values",
+    ),
+    Case(
+        "CreateMemory",
+        mm.CreateMemoryRequest(parent="users/u1", memory=mm.Memory(text="x"), memory_id="_bad"),
+        "INVALID_FIELD",
+        "memory_id",
+    ),
+    Case(
+        "UpdateMemory",
+        mm.UpdateMemoryRequest(
+            memory=mm.Memory(name=MEMORY, text="x"),
+            update_mask=field_mask_pb2.FieldMask(paths=["key"]),
+        ),
+        "INVALID_FIELD",
+        "update_mask",
+    ),
+    Case(
+        "UpdateMemory",
+        mm.UpdateMemoryRequest(memory=mm.Memory(name=MEMORY)),
+        "INVALID_FIELD",
+        "memory.text",
+    ),
+    Case(
+        "UpdateMemory",
+        mm.UpdateMemoryRequest(
+            memory=mm.Memory(name=MEMORY),
+            update_mask=field_mask_pb2.FieldMask(paths=["embedding"]),
+        ),
+        "INVALID_FIELD",
+        "memory.embedding.values",
+    ),
+    Case(
+        "ListMemories",
+        mm.ListMemoriesRequest(parent="users/u1", scope=mm.MEMORY_SCOPE_IDENTITY, conversation=C1),
+        "INVALID_FIELD",
+        "conversation",
+    ),
+    Case(
+        "ListMemories",
+        mm.ListMemoriesRequest(parent="users/u1", page_size=-1),
+        "INVALID_FIELD",
+        "page_size",
+    ),
+    Case(
+        "ListMemories",
+        mm.ListMemoriesRequest(parent="users/u1", page_token="garbage"),
+        "INVALID_PAGE_TOKEN",
+        "page_token",
+    ),
+    Case(
+        "ListMemoryVersions",
+        mm.ListMemoryVersionsRequest(name=MEMORY, page_token="eyJ2IjoxLCJrIjpbMV19"),
+        "INVALID_PAGE_TOKEN",
+        "page_token",
+    ),
+    Case("RecallMemories", mm.RecallMemoriesRequest(parent="users/u1"), "INVALID_FIELD", "query"),
+    Case(
+        "RecallMemories",
+        mm.RecallMemoriesRequest(parent="users/u1", query="tea", max_results=101),
+        "INVALID_FIELD",
+        "max_results",
+    ),
+    Case(
+        "RecallMemories",
+        mm.RecallMemoriesRequest(parent="users/u1", query="tea", max_results=-1),
+        "INVALID_FIELD",
+        "max_results",
+    ),
+    Case(
+        "RecallMemories",
+        mm.RecallMemoriesRequest(parent="users/u1", query="tea", min_score=float("nan")),
+        "INVALID_FIELD",
+        "min_score",
+    ),
+    Case(
+        "RecallMemories",
+        mm.RecallMemoriesRequest(
+            parent="users/u1", query="tea", scope=mm.RECALL_SCOPE_CONVERSATION
+        ),
+        "INVALID_FIELD",
+        "conversation",
+    ),
+    Case(
+        "RecallMemories",
+        mm.RecallMemoriesRequest(
+            parent="users/u1", query="tea", query_embedding=_vector(float("inf"))
+        ),
+        "INVALID_FIELD",
+        "query_embedding.values",
+    ),
+    Case(
+        "BuildContext",
+        mm.BuildContextRequest(parent="users/u1", query="tea", max_entries=51),
+        "INVALID_FIELD",
+        "max_entries",
+    ),
+    Case(
+        "BuildContext",
+        mm.BuildContextRequest(parent="users/u1", query="tea", max_bytes=16_385),
+        "INVALID_FIELD",
+        "max_bytes",
+    ),
+    Case(
+        "BuildContext",
+        mm.BuildContextRequest(parent="users/u1", query="tea", max_bytes=-1),
+        "INVALID_FIELD",
+        "max_bytes",
+    ),
+    Case(
+        "ExtractMemories", mm.ExtractMemoriesRequest(parent="users/u1"), "INVALID_FIELD", "messages"
+    ),
+    Case(
+        "ExtractMemories",
+        mm.ExtractMemoriesRequest(parent="users/u1", messages=[OK_MESSAGE], turn=-1),
+        "INVALID_FIELD",
+        "turn",
+    ),
+    Case(
+        "ExtractMemories",
+        mm.ExtractMemoriesRequest(parent="users/u1", messages=_messages('{"role":"robot"}')),
+        "INVALID_MESSAGE",
+        "messages[0].message_json",
+    ),
+    Case(
+        "ProposeMemoryCandidates",
+        mm.ProposeMemoryCandidatesRequest(parent="users/u1"),
+        "INVALID_FIELD",
+        "candidates",
+    ),
+    Case(
+        "ProposeMemoryCandidates",
+        mm.ProposeMemoryCandidatesRequest(
+            parent="users/u1", candidates=[mm.MemoryCandidate(memory=mm.Memory())]
+        ),
+        "INVALID_FIELD",
+        "candidates[0].memory.text",
+    ),
+    Case(
+        "ProposeMemoryCandidates",
+        mm.ProposeMemoryCandidatesRequest(
+            parent="users/u1",
+            candidates=[mm.MemoryCandidate(memory=mm.Memory(text="x"), turn=-1)],
+        ),
+        "INVALID_FIELD",
+        "candidates[0].turn",
+    ),
+    Case(
+        "ListMemoryCandidates",
+        mm.ListMemoryCandidatesRequest(parent="users/u1", page_token="%%%"),
+        "INVALID_PAGE_TOKEN",
+        "page_token",
+    ),
+    # --- long-term memory: sizes
+    Case("CreateMemory", _save(text="é" * 2049), "FIELD_TOO_LARGE", "memory.text"),
+    Case("CreateMemory", _save(key="k" * 257), "FIELD_TOO_LARGE", "memory.key"),
+    Case(
+        "CreateMemory", _save(metadata={"blob": "v" * 4093}), "FIELD_TOO_LARGE", "memory.metadata"
+    ),
+    Case(
+        "CreateMemory",
+        _save(metadata={f"k{i}": "v" for i in range(33)}),
+        "FIELD_TOO_LARGE",
+        "memory.metadata",
+    ),
+    Case(
+        "CreateMemory",
+        _save(embedding=_vector(*([1.0] * 4097))),
+        "FIELD_TOO_LARGE",
+        "memory.embedding.values",
+    ),
+    Case(
+        "CreateMemory",
+        mm.CreateMemoryRequest(parent="users/u1", memory=mm.Memory(text="x"), request_id="r" * 129),
+        "FIELD_TOO_LARGE",
+        "request_id",
+    ),
+    Case(
+        "RecallMemories",
+        mm.RecallMemoriesRequest(parent="users/u1", query="q" * 65_537),
+        "FIELD_TOO_LARGE",
+        "query",
+    ),
+    Case(
+        "ProposeMemoryCandidates",
+        mm.ProposeMemoryCandidatesRequest(
+            parent="users/u1", candidates=[mm.MemoryCandidate(memory=mm.Memory(text="x"))] * 101
+        ),
+        "FIELD_TOO_LARGE",
+        "candidates",
+    ),
 ]
 
 
-def _caller(
-    working_memory: working_memory_pb2_grpc.WorkingMemoryServiceStub, conversations: Stub, rpc: str
-) -> Callable[[Message], Any]:
-    stub: Any = working_memory if hasattr(working_memory, rpc) else conversations
-    method = getattr(stub, rpc)
-    if rpc == "StreamMessages":
+def _caller(stubs: tuple[Any, ...], rpc: str) -> Callable[[Message], Any]:
+    method = next(getattr(stub, rpc) for stub in stubs if hasattr(stub, rpc))
+    if rpc in ("StreamMessages", "RecallMemories"):
         return lambda request: list(method(request))
     return lambda request: method(request)
 
 
 def test_invalid_input_of_every_kind(
-    working_memory: working_memory_pb2_grpc.WorkingMemoryServiceStub, conversations: Stub
+    working_memory: working_memory_pb2_grpc.WorkingMemoryServiceStub,
+    conversations: Stub,
+    memories: memories_pb2_grpc.MemoryServiceStub,
 ) -> None:
     # A conversation to exist, so that no case can pass for NOT_FOUND instead.
     conversations.AppendMessages(cv.AppendMessagesRequest(conversation=C1, messages=[OK_MESSAGE]))
     problems: list[str] = []
     for case in CASES:
-        failure = rpc_failure(_caller(working_memory, conversations, case.rpc), case.request)
+        stubs = (working_memory, conversations, memories)
+        failure = rpc_failure(_caller(stubs, case.rpc), case.request)
         got = f"{failure.code.name} {failure.reason} {failure.fields} ({failure.message})"
         if (
             failure.code is not grpc.StatusCode.INVALID_ARGUMENT
