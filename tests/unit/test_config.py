@@ -59,6 +59,8 @@ def test_postgres_does_not_migrate_on_start_unless_asked() -> None:
         (["--listen", "nowhere"], {}, "--listen"),
         ([], {"MNEMO_MIGRATE_ON_START": "perhaps"}, "MNEMO_MIGRATE_ON_START"),
         (["--recent-default", "9", "--recent-max", "5"], {}, "recent_default"),
+        (["--embedder", "word2vec"], {}, "--embedder"),
+        ([], {"MNEMO_EMBEDDER": "hashing:lots"}, "MNEMO_EMBEDDER"),
     ],
 )
 def test_malformed_values_name_their_source(
@@ -81,3 +83,8 @@ def test_every_setting_has_one_flag_and_one_env_variable(
 
 def test_log_level_is_case_insensitive() -> None:
     assert _settings([], {"MNEMO_LOG_LEVEL": "debug"}).log_level == "DEBUG"
+
+
+def test_embedder_spec_is_checked_at_start_up() -> None:
+    assert _settings([], {}).embedder == "none"
+    assert _settings(["--embedder", " hashing:64 "], {}).embedder == "hashing:64"
