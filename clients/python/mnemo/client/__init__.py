@@ -9,14 +9,16 @@
 
 ``AsyncMnemoClient`` is the asyncio twin. Failed calls raise ``MnemoError``
 subclasses (``mnemo.client.errors``). Methods return the generated messages
-re-exported here (``MemoryState``, ``Conversation``, ``HistoryMessage``, ...).
+re-exported here (``MemoryState``, ``Conversation``, ``HistoryMessage``, ``Memory``, ...).
 """
 
 from mnemo.client._async import AsyncMnemoClient
 from mnemo.client._calls import Page
+from mnemo.client._candidates import CandidateLike
 from mnemo.client._channel_options import service_config
 from mnemo.client._client_base import DEFAULT_TARGET, DEFAULT_TIMEOUT
 from mnemo.client._history import MessageLike, Snapshot
+from mnemo.client._memories import EmbeddingLike
 from mnemo.client._sync import MnemoClient
 from mnemo.client._working_memory import ExchangeLike, Remembered
 from mnemo.client.errors import (
@@ -50,6 +52,17 @@ from mnemo.v1.conversations_pb2 import (
     HistoryMessage,
     RunError,
 )
+from mnemo.v1.memories_pb2 import (
+    ApproveMemoryCandidateResponse,
+    BuildContextResponse,
+    CreateMemoryResponse,
+    Embedding,
+    ExtractMemoriesResponse,
+    Memory,
+    MemoryCandidate,
+    MemoryTombstone,
+    RecallMemoriesResponse,
+)
 from mnemo.v1.working_memory_pb2 import Exchange, MemoryState
 
 __all__ = [
@@ -58,21 +71,31 @@ __all__ = [
     "AbortedError",
     "AlreadyExistsError",
     "AppendMessagesResponse",
+    "ApproveMemoryCandidateResponse",
     "AsyncMnemoClient",
+    "BuildContextResponse",
     "CallCancelledError",
+    "CandidateLike",
     "Conversation",
+    "CreateMemoryResponse",
     "DataLossError",
     "DeadlineExceededError",
+    "Embedding",
+    "EmbeddingLike",
     "EtagMismatchError",
     "Exchange",
     "ExchangeLike",
+    "ExtractMemoriesResponse",
     "FailedPreconditionError",
     "FailedRun",
     "FieldViolation",
     "HistoryMessage",
     "InternalError",
     "InvalidArgumentError",
+    "Memory",
+    "MemoryCandidate",
     "MemoryState",
+    "MemoryTombstone",
     "MessageLike",
     "MnemoClient",
     "MnemoError",
@@ -81,6 +104,7 @@ __all__ = [
     "Page",
     "PermissionDeniedError",
     "PositionMismatchError",
+    "RecallMemoriesResponse",
     "Remembered",
     "RequestIdReusedError",
     "ResourceExhaustedError",

@@ -36,3 +36,19 @@ def memory_state_name(user: str, conversation: str | None) -> str:
     if not conversation:
         return f"{user_name(user)}/memoryState"
     return f"{conversation_name(user, conversation)}/memoryState"
+
+
+def _child_name(user: str, collection: str, child: str, field: str) -> str:
+    """``users/{user}/{collection}/{child}``; ``child`` is an id or that very name."""
+    parent = f"{user_name(user)}/{collection}/"
+    return parent + _id(child.removeprefix(parent), field)
+
+
+def memory_name(user: str, memory: str) -> str:
+    """``users/{user}/memories/{memory}``; ``memory`` is an id or the entry's name."""
+    return _child_name(user, "memories", memory, "memory")
+
+
+def memory_candidate_name(user: str, candidate: str) -> str:
+    """``users/{user}/memoryCandidates/{candidate}``; an id or the candidate's name."""
+    return _child_name(user, "memoryCandidates", candidate, "candidate")

@@ -8,8 +8,11 @@ from typing import Any, Self, TypeVar
 
 import grpc
 
+from mnemo.client import _candidates as candidates
 from mnemo.client import _conversations as conversations
 from mnemo.client import _history as history
+from mnemo.client import _memories as memories
+from mnemo.client import _recall as recall
 from mnemo.client import _working_memory as working_memory
 from mnemo.client._calls import PagedCall, StreamCall, UnaryCall, client_method
 from mnemo.client._channel_options import ChannelOption
@@ -104,3 +107,22 @@ class MnemoClient(ClientBase[grpc.Channel]):
     list_failed_runs_page = client_method(history.list_failed_runs_page, _call)
     snapshot_history = client_method(history.snapshot_history, _call)
     replace_history_prefix = client_method(history.replace_history_prefix, _call)
+
+    create_memory = client_method(memories.create_memory, _call)
+    get_memory = client_method(memories.get_memory, _call)
+    list_memories = client_method(memories.list_memories, _pages)
+    list_memories_page = client_method(memories.list_memories_page, _call)
+    update_memory = client_method(memories.update_memory, _call)
+    delete_memory = client_method(memories.delete_memory, _call)
+    list_memory_versions = client_method(memories.list_memory_versions, _pages)
+    list_memory_versions_page = client_method(memories.list_memory_versions_page, _call)
+
+    recall_memories = client_method(recall.recall_memories, _stream)
+    build_context = client_method(recall.build_context, _call)
+
+    extract_memories = client_method(candidates.extract_memories, _call)
+    propose_memory_candidates = client_method(candidates.propose_memory_candidates, _call)
+    list_memory_candidates = client_method(candidates.list_memory_candidates, _pages)
+    list_memory_candidates_page = client_method(candidates.list_memory_candidates_page, _call)
+    approve_memory_candidate = client_method(candidates.approve_memory_candidate, _call)
+    reject_memory_candidate = client_method(candidates.reject_memory_candidate, _call)

@@ -1,0 +1,193 @@
+"""Long-term memory through a real server, with the blocking and the asyncio client."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemo.client import (
+    AlreadyExistsError,
+    EtagMismatchError,
+    FailedPreconditionError,
+    InvalidArgumentError,
+    MemoryCandidate,
+    MnemoClient,
+    NotFoundError,
+)
+from mnemo.client import _memories as memories
+from mnemo.v1 import memories_pb2 as mm
+
+
+def test_save_read_list_update_and_delete(
+    client: MnemoClient, other_client: MnemoClient, user: str
+) -> None:
+    first = client.create_memory(user, "Lives in Lyon", key="home", metadata={"from": "chat"})
+    second = client.create_memory(user, "Lives in Paris", key="home", pinned=True)
+    assert list(second.archived) == [first.memory.name]
+    scoped = client.create_memory(user, "Wants short answers here", conversation="c1")
+    assert (scoped.memory.scope, scoped.memory.conversation) == (
+        mm.MEMORY_SCOPE_CONVERSATION,
+        f"users/{user}/conversations/c1",
+    )
+
+    assert other_client.get_memory(user, second.memory.name) == second.memory  # a name works
+    memory_id = second.memory.name.rsplit("/", 1)[1]
+    assert client.get_memory(user, memory_id) == second.memory  # and so does an id
+    assert [m.text for m in client.list_memories(user)] == [
+        "Wants short answers here",
+        "Lives in Paris",
+    ]
+    assert [m.text for m in client.list_memories(user, include_archived=True, page_size=1)] == [
+        "Wants short answers here",
+        "Lives in Paris",
+        "Lives in Lyon",
+    ]
+    assert [m.text for m in client.list_memories(user, scope="identity")] == ["Lives in Paris"]
+    page = client.list_memories_page(user, key="home", include_archived=True, page_size=1)
+    assert len(page.items) == 1 and page.next_page_token
+
+    updated = client.update_memory(
+        user, memory_id, text="Lives in Paris, 11e", etag=second.memory.etag
+    )
+    assert updated.text == "Lives in Paris, 11e" and updated.pinned
+    with pytest.raises(EtagMismatchError):
+        client.update_memory(user, memory_id, pinned=False, etag=second.memory.etag)
+    unpinned = client.update_memory(user, memory_id, pinned=False, metadata={"k": "v"})
+    assert (unpinned.text, unpinned.pinned, dict(unpinned.metadata)) == (
+        "Lives in Paris, 11e",
+        False,
+        {"k": "v"},
+    )
+    assert [m.text for m in client.list_memory_versions(user, memory_id)] == [
+        "Lives in Paris, 11e",
+        "Lives in Paris, 11e",
+        "Lives in Paris",
+        "Lives in Lyon",
+    ]
+
+    tombstone = client.delete_memory(user, memory_id)
+    assert (tombstone.name, tombstone.key) == (second.memory.name, "home")
+    with pytest.raises(NotFoundError):
+        other_client.get_memory(user, memory_id)
+
+
+def test_ids_request_ids_and_limits(client: MnemoClient, user: str) -> None:
+    saved = client.create_memory(user, "Offline note", memory_id="phone-1", request_id="r-1")
+    assert saved.memory.name == f"users/{user}/memories/phone-1"
+    assert (
+        client.create_memory(user, "Offline note", memory_id="phone-1", request_id="r-1") == saved
+    )
+    with pytest.raises(AlreadyExistsError):
+        client.create_memory(user, "Another note", memory_id="phone-1")
+    with pytest.raises(InvalidArgumentError) as raised:
+        client.create_memory(user, "x" * 4097, key="k" * 300)
+    assert raised.value.reason == "FIELD_TOO_LARGE"
+    assert [v.field for v in raised.value.field_violations] == ["memory.text", "memory.key"]
+    with pytest.raises(InvalidArgumentError) as refused:
+        client.create_memory(user, "x", scope="galaxy")  # type: ignore[arg-type]
+    assert refused.value.field_violations[0].field == "scope"  # refused before sending
+
+
+def test_recall_streams_hits_and_builds_the_context(client: MnemoClient, user: str) -> None:
+    client.create_memory(user, "Plans a trip to Kyoto in spring", embedding=("t4", [0, 0, 1, 0]))
+    client.create_memory(
+        user, "Trip budget is tight", embedding=mm.Embedding(model="t4", values=[1, 0, 0, 0])
+    )
+    client.create_memory(user, "Prefers aisle seats", conversation="c1")
+
+    hits = list(client.recall_memories(user, "Kyoto trip"))
+    assert [(h.rank, h.memory.text) for h in hits] == [
+        (1, "Plans a trip to Kyoto in spring"),
+        (2, "Trip budget is tight"),
+    ]
+    assert hits[0].score == 1.0 and list(hits[0].signals) == [mm.RECALL_SIGNAL_LEXICAL]
+    fused = client.recall_memories(
+        user, "Kyoto trip", semantic=True, query_embedding=("t4", [1, 0.1, 0, 0])
+    )
+    assert [h.memory.text for h in fused] == [
+        "Trip budget is tight",
+        "Plans a trip to Kyoto in spring",
+    ]
+    assert [h.memory.text for h in client.recall_memories(user, "seats")] == []
+    seats = client.recall_memories(user, "seats", conversation="c1", scope="conversation")
+    assert [h.memory.text for h in seats] == ["Prefers aisle seats"]
+    assert [h.memory.text for h in client.recall_memories(user, "trip", max_results=1)] == [
+        "Trip budget is tight"
+    ]
+    with pytest.raises(FailedPreconditionError) as raised:
+        list(client.recall_memories(user, "trip", semantic=True))
+    assert raised.value.reason == "EMBEDDER_UNAVAILABLE"
+
+    context = client.build_context(user, "Kyoto trip", max_bytes=40)
+    assert context.used_bytes <= 40
+    assert context.system_message.endswith("\n- Plans a trip to Kyoto in spring")
+    assert client.build_context(user, "Kyoto trip", max_bytes=40) == context
+
+
+def test_extraction_candidates_and_approval(client: MnemoClient, user: str) -> None:
+    found = client.extract_memories(
+        user,
+        [
+            {"role": "user", "content": "My name is Ada and I'm allergic to peanuts"},
+            {"role": "assistant", "content": "Noted!"},
+        ],
+        conversation="c1",
+        run_id="run-1",
+        turn=4,
+        require_approval=True,
+    )
+    assert sorted(c.memory.text for c in found.candidates) == [
+        "The user is allergic to peanuts.",
+        "The user's name is Ada.",
+    ]
+    assert {(c.conversation, c.run_id, c.turn) for c in found.candidates} == {
+        (f"users/{user}/conversations/c1", "run-1", 4)
+    }
+    assert len(list(client.list_memory_candidates(user))) == 2
+    allergy = next(c for c in found.candidates if "peanuts" in c.memory.text)
+    approved = client.approve_memory_candidate(user, allergy.name)
+    assert approved.memory.source == mm.MEMORY_SOURCE_EXTRACTOR
+    assert client.approve_memory_candidate(user, allergy.name.rsplit("/", 1)[1]) == approved
+    other = next(c for c in found.candidates if c.name != allergy.name)
+    assert client.reject_memory_candidate(user, other.name).state == mm.CANDIDATE_STATE_REJECTED
+    with pytest.raises(FailedPreconditionError) as raised:
+        client.reject_memory_candidate(user, allergy.name)
+    assert raised.value.reason == "CANDIDATE_RESOLVED"
+    assert list(client.list_memory_candidates(user)) == []
+    assert len(client.list_memory_candidates_page(user, include_resolved=True).items) == 2
+
+    saved = client.extract_memories(user, [{"role": "user", "content": "I live in Lisbon."}])
+    assert [m.text for m in saved.memories] == ["The user lives in Lisbon."]
+
+    proposed = client.propose_memory_candidates(
+        user,
+        [
+            {"text": "Runs marathons", "key": "sport", "conversation": "c2", "turn": 1},
+            {"text": "Wants French here", "scope": "conversation", "conversation": "c2"},
+            MemoryCandidate(memory=mm.Memory(text="Owns a kayak"), extractor="app-llm"),
+        ],
+    )
+    assert [c.memory.text for c in proposed] == [
+        "Runs marathons",
+        "Wants French here",
+        "Owns a kayak",
+    ]
+    marathons, french, kayak = proposed
+    assert (marathons.memory.scope, marathons.conversation, marathons.turn) == (
+        mm.MEMORY_SCOPE_IDENTITY,
+        f"users/{user}/conversations/c2",
+        1,
+    )
+    assert french.memory.conversation == f"users/{user}/conversations/c2"
+    assert kayak.extractor == "app-llm"
+
+
+def test_builders_send_only_what_is_given() -> None:
+    update = memories.update_memory("u1", "m1", pinned=True).request
+    assert (
+        list(update.update_mask.paths) == ["pinned"]
+        and update.memory.name == "users/u1/memories/m1"
+    )
+    assert not update.memory.HasField("embedding")
+    assert memories.create_memory("u1", "x").request.request_id
+    with pytest.raises(InvalidArgumentError):
+        memories.get_memory("u1", "users/u2/memories/m1")  # another user's name is a path
