@@ -5,6 +5,7 @@ that name them (``users/{user}/memories/{memory}``,
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import ColumnElement, FromClause, Row
@@ -93,9 +94,10 @@ def _embedding(model: str | None, vector: bytes | None) -> Embedding | None:
     return Embedding(model, decode_vector(vector))
 
 
-def memory(row: Row[Any]) -> Memory:
-    """A row of ``MEMORY_COLUMNS`` as an entry (with its vector, if any)."""
-    m = row._mapping
+def memory(row: Row[Any] | Mapping[str, Any]) -> Memory:
+    """A row of ``MEMORY_COLUMNS`` (or a mapping of its columns) as an entry
+    (with its vector, if any)."""
+    m = row if isinstance(row, Mapping) else row._mapping
     return Memory(
         memory_id=m["memory_id"],
         user_id=m["user_id"],

@@ -33,6 +33,7 @@ from mnemo_server.store import memory_text_index as fts
 from mnemo_server.store.convert import new_etag, now_micros
 from mnemo_server.store.dialect import insert_ignoring_conflicts
 from mnemo_server.store.schema import (
+    ID,
     memories,
     memory_embeddings,
     memory_tombstones,
@@ -95,17 +96,14 @@ def existing_row(conn: Connection, user_id: str, memory_id: str) -> MemoryRow:
     return row
 
 
-def load(conn: Connection, user_id: str, pks: Sequence[int]) -> dict[int, Memory]:
-    """The entries of internal ids ``pks``, with their vectors."""
-    found: dict[int, Memory] = {}
-    for chunk in _chunks(pks):
-        for row in conn.execute(
-            select(*rows.MEMORY_COLUMNS)
-            .select_from(rows.MEMORY_FROM)
-            .where(memories.c.user_id == user_id, memories.c.id.in_(chunk))
-        ):
-            found[row.id] = rows.memory(row)
-    return found
+def load(conn: Connection, user_id: str, pk: int) -> Memory:
+    """The entry of internal id ``pk``, with its vector."""
+    row = conn.execute(
+        select(*rows.MEMORY_COLUMNS)
+        .select_from(rows.MEMORY_FROM)
+        .where(memories.c.user_id == user_id, memories.c.id == pk)
+    ).one()
+    return rows.memory(row)
 
 
 def check_dimensions(
@@ -142,7 +140,8 @@ def _taken(conn: Connection, user_id: str, memory_ids: Sequence[str]) -> set[str
             taken.update(
                 conn.execute(
                     select(table.c.memory_id).where(
-                        table.c.user_id == user_id, table.c.memory_id.in_(chunk)
+                        table.c.user_id == user_id,
+                        fts.one_of(conn, table.c.memory_id, chunk, ID),
                     )
                 ).scalars()
             )
@@ -246,24 +245,28 @@ def insert_entries(
         conn,
         [(pk, values[i]["search_document"]) for i, pk in enumerate(pks) if i not in superseded],
     )
+    for i, pk in enumerate(pks):
+        values[i] |= {"id": pk, "embedding_model": None, "embedding_vector": None}
     if vectors:
-        conn.execute(
-            insert(memory_embeddings),
-            [
-                {
-                    "memory_pk": pks[i],
-                    "user_id": user_id,
-                    "model": e.model,
-                    "dimensions": e.dimensions,
-                    "vector": encode_vector(e.values),
-                }
-                for i, e in vectors
-            ],
-        )
+        stored = [
+            {
+                "memory_pk": pks[i],
+                "user_id": user_id,
+                "model": e.model,
+                "dimensions": e.dimensions,
+                "vector": encode_vector(e.values),
+            }
+            for i, e in vectors
+        ]
+        conn.execute(insert(memory_embeddings), stored)
+        for (i, _), vector in zip(vectors, stored, strict=True):
+            values[i] |= {"embedding_model": vector["model"], "embedding_vector": vector["vector"]}
     if vectors or any(archived):
         vectors_changed(conn, user_id)
-    saved = load(conn, user_id, pks)
-    return tuple(SavedMemory(saved[pk], tuple(archived[i])) for i, pk in enumerate(pks))
+    # The result is built from what was written (as ``get`` would read it).
+    return tuple(
+        SavedMemory(rows.memory(values[i]), tuple(archived[i])) for i in range(len(drafts))
+    )
 
 
 def create(
@@ -363,7 +366,7 @@ def update_entry(
     conn.execute(update(memories).where(memories.c.id == row.id).values(**values))
     if change.embedding is not None:
         _replace_vector(conn, user_id, row.id, change.embedding)
-    return load(conn, user_id, [row.id])[row.id]
+    return load(conn, user_id, row.id)
 
 
 def _replace_vector(conn: Connection, user_id: str, pk: int, embedding: Embedding) -> None:

@@ -21,7 +21,7 @@ from mnemo_server.domain.text_search import query_terms
 from mnemo_server.domain.vectors import cosine_similarity, decode_vector
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
-from mnemo_server.store.schema import memories, memory_embeddings, memory_user_state
+from mnemo_server.store.schema import ID, memories, memory_embeddings, memory_user_state
 from mnemo_server.store.vector_cache import UserVectors, VectorCache
 
 _CHUNK = 500
@@ -119,7 +119,7 @@ def _exact(
             .select_from(rows.MEMORY_FROM)
             .where(
                 memories.c.user_id == user_id,
-                memories.c.memory_id.in_(memory_ids[start : start + _CHUNK]),
+                fts.one_of(conn, memories.c.memory_id, memory_ids[start : start + _CHUNK], ID),
             )
         )
         for row in found:
