@@ -8,6 +8,7 @@ before any use case runs; the error contracts are those of
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -29,28 +30,34 @@ from mnemo_server.domain.usecases.recall import Recall
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
-MEMORIES = pagination.PageSizes(default=50, maximum=500)
-VERSIONS = pagination.PageSizes(default=50, maximum=500)
-CANDIDATES = pagination.PageSizes(default=50, maximum=500)
 
-# The store's keysets (``store.sql_memory_store``): what a page token may hold.
-_MEMORY_KEYSET = (int, str)
-_VERSION_KEYSET = (int, str, int)
-_CANDIDATE_KEYSET = (int, str)
+@dataclass(frozen=True)
+class _Listing:
+    """A paged listing: its name (which page tokens are bound to) and the
+    shape of the store's keyset (``store.sql_memory_store``) a token holds."""
+
+    kind: str
+    keyset: tuple[type, ...]
+    sizes: pagination.PageSizes = pagination.PageSizes(default=50, maximum=500)
+
+    def page(
+        self, v: Validator, request: Any, binding: tuple[str, ...]
+    ) -> tuple[int, Keyset | None]:
+        """The page size and the keyset ``request.page_token`` resumes after."""
+        limit = v.attempt(lambda: pagination.page_size(request.page_size, self.sizes), 0)
+        after = v.attempt(
+            lambda: pagination.decode_page_token(request.page_token, self.kind, binding), None
+        )
+        parse.keyset_of(v, after, self.keyset)
+        return limit, after
+
+    def next_token(self, binding: tuple[str, ...], next_after: Keyset | None) -> str:
+        return pagination.encode_page_token(self.kind, binding, next_after)
 
 
-def _paging(
-    v: Validator,
-    request: Any,
-    sizes: pagination.PageSizes,
-    kind: str,
-    binding: tuple[str, ...],
-    shape: tuple[type, ...],
-) -> tuple[int, Keyset | None]:
-    limit = v.attempt(lambda: pagination.page_size(request.page_size, sizes), 0)
-    after = v.attempt(lambda: pagination.decode_page_token(request.page_token, kind, binding), None)
-    parse.keyset_of(v, after, shape)
-    return limit, after
+MEMORIES = _Listing("ListMemories", (int, str))
+VERSIONS = _Listing("ListMemoryVersions", (int, str, int))
+CANDIDATES = _Listing("ListMemoryCandidates", (int, str))
 
 
 class MemoryServicer(pb_grpc.MemoryServiceServicer):
@@ -100,7 +107,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         v = Validator()
         user_id = parse.user_of(v, request.parent)
         binding = parse.memory_filters(request)
-        limit, after = _paging(v, request, MEMORIES, "ListMemories", binding, _MEMORY_KEYSET)
+        limit, after = MEMORIES.page(v, request, binding)
         query = parse.list_query_of(v, request, user_id, limit=limit, after=after)
         v.raise_if_invalid()
         page = await self._memories.list(user_id, query)
@@ -132,14 +139,12 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         v = Validator()
         user_id, memory_id = parse.memory_of(v, request.name)
         binding = (request.name,)
-        limit, after = _paging(v, request, VERSIONS, "ListMemoryVersions", binding, _VERSION_KEYSET)
+        limit, after = VERSIONS.page(v, request, binding)
         v.raise_if_invalid()
         page = await self._memories.versions(user_id, memory_id, limit=limit, after=after)
         return pb.ListMemoryVersionsResponse(
             versions=convert.memories_to_proto(page.items),
-            next_page_token=pagination.encode_page_token(
-                "ListMemoryVersions", binding, page.next_after
-            ),
+            next_page_token=VERSIONS.next_token(binding, page.next_after),
         )
 
     # ----------------------------------------------------------------- recall
@@ -239,18 +244,14 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         v = Validator()
         user_id = parse.user_of(v, request.parent)
         binding = (request.parent, str(request.include_resolved))
-        limit, after = _paging(
-            v, request, CANDIDATES, "ListMemoryCandidates", binding, _CANDIDATE_KEYSET
-        )
+        limit, after = CANDIDATES.page(v, request, binding)
         v.raise_if_invalid()
         page = await self._extraction.list(
             user_id, include_resolved=request.include_resolved, limit=limit, after=after
         )
         return pb.ListMemoryCandidatesResponse(
             candidates=convert.candidates_to_proto(page.items),
-            next_page_token=pagination.encode_page_token(
-                "ListMemoryCandidates", binding, page.next_after
-            ),
+            next_page_token=CANDIDATES.next_token(binding, page.next_after),
         )
 
     async def ApproveMemoryCandidate(
