@@ -35,6 +35,13 @@ def test_the_hashing_embedder_embeds_saves_and_queries(database_url: str) -> Non
             )
             assert context.memories[0] == dog.name
 
+            # New text, no new vector: the server embeds the new text (the old
+            # text's vector is orthogonal to the query's).
+            dog.text = "The user owns a kayak"
+            stub.UpdateMemory(pb.UpdateMemoryRequest(memory=dog))
+            (kayak,) = recall(stub, "kayak", semantic=True)
+            assert list(kayak.signals) == [LEXICAL, SEMANTIC]
+
 
 def test_the_static_model_recalls_by_meaning(database_url: str) -> None:
     pytest.importorskip("static_model")
