@@ -29,7 +29,7 @@ GEN_DIRS := $(PY_GEN_DIR)
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client tests/support tools bench)
 
 .PHONY: help venv install gen gen-check buf-lint lint fmt run test test-python \
-	test-unit test-store test-api bench constraints clean
+	test-unit test-store test-api bench bench-recall constraints clean
 
 help: ## Show this help
 	@echo "Usage: make TARGET [ARGS=...] [PYTEST_ARGS=...]"
@@ -116,6 +116,9 @@ run: $(STAMP) ## Run the server: mnemo serve (127.0.0.1:50051, SQLite in ./data)
 
 bench: $(STAMP) ## Run the benchmarks: bench/run.py; flags via ARGS="..."
 	$(PY) bench/run.py $(ARGS)
+
+bench-recall: $(STAMP) ## RecallMemories p50/p99 over 1k/10k/100k memories per store: bench/recall.py; flags via ARGS="..."
+	$(PY) bench/recall.py $(ARGS)
 
 # ----------------------------------------------------------------------- tests
 

@@ -1,0 +1,195 @@
+"""``make bench-recall``: RecallMemories latency over 1,000, 10,000 and
+100,000 memories of one user, on SQLite and PostgreSQL.
+
+For each backend and size: a fresh migrated database (a SQLite file; a
+database in a throwaway PostgreSQL cluster) is bulk-loaded in this process
+through the store (``create_memories`` in transactions of 500) with
+realistic short texts (``tests.support.memory_corpus``: templates over a
+vocabulary of a few thousand words) each with a 64-dimension vector; then a
+real server process (``python -m mnemo_server serve``, as ``bench/run.py``
+starts it) answers a load-generator loop of RecallMemories calls, one at a
+time: ``--queries`` lexical ones (a query text) and as many semantic ones
+(the same texts with ``semantic`` and a ``query_embedding``). Each latency
+is the whole call, until the stream of (up to 10) results ends. The first
+semantic call of a size, which loads the user's vectors into the server's
+cache, is reported apart and left out of the percentiles, as are
+``--warmup`` calls of each kind before measuring.
+
+    python bench/recall.py [--sizes 1000,10000,100000] [--backends sqlite,postgres]
+                           [--queries 200] [--runner thread] [--markdown FILE]
+                           [--load-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import platform
+import shlex
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.run import _Databases, _server  # noqa: E402
+from mnemo.v1 import memories_pb2, memories_pb2_grpc  # noqa: E402
+from mnemo_server.domain.memory_models import Embedding, MemoryDraft  # noqa: E402
+from mnemo_server.store.database import open_database  # noqa: E402
+from mnemo_server.store.sql import SqlStore  # noqa: E402
+from tests.support.memory_corpus import Corpus  # noqa: E402
+
+USER = "bench-user"
+MODEL = "bench-random-64"
+DIMENSIONS = 64
+BATCH = 500
+
+
+@dataclass(frozen=True)
+class Cell:
+    backend: str
+    size: int
+    mode: str
+    latencies_ms: list[float]
+    first_ms: float | None = None
+
+    def row(self) -> str:
+        values = sorted(self.latencies_ms)
+        p50 = statistics.median(values)
+        p99 = values[min(len(values) - 1, round(0.99 * (len(values) - 1)))]
+        first = "" if self.first_ms is None else f"{self.first_ms:.0f}"
+        return (
+            f"| {self.backend} | {self.size:,} | {self.mode} | {len(values)} | {p50:.1f} "
+            f"| {p99:.1f} | {statistics.fmean(values):.1f} | {first} |"
+        )
+
+
+HEADER = (
+    "| store | memories | recall | calls | p50 ms | p99 ms | mean ms "
+    "| first semantic call ms (cache load) |\n|---|---|---|---|---|---|---|---|"
+)
+
+
+async def _load(url: str, size: int, corpus: Corpus) -> float:
+    """Bulk-load ``size`` memories of ``USER``; the seconds it took."""
+    db = open_database(url, pool_size=2)
+    started = time.perf_counter()
+    try:
+        store = SqlStore(db)
+        for start in range(0, size, BATCH):
+            drafts = [
+                (
+                    f"m{n:07}",
+                    MemoryDraft(
+                        text=corpus.sentence(),
+                        embedding=Embedding(MODEL, tuple(corpus.vector(DIMENSIONS))),
+                    ),
+                )
+                for n in range(start, min(size, start + BATCH))
+            ]
+            await store.create_memories(USER, drafts, idempotency=None)
+    finally:
+        await db.close()
+    return time.perf_counter() - started
+
+
+def _requests(count: int, corpus: Corpus) -> list[str]:
+    return [corpus.sentence() for _ in range(count)]
+
+
+def _recall(
+    stub: memories_pb2_grpc.MemoryServiceStub, text: str, vector: Sequence[float] | None
+) -> float:
+    request = memories_pb2.RecallMemoriesRequest(parent=f"users/{USER}", query=text)
+    if vector is not None:
+        request.semantic = True
+        request.query_embedding.model = MODEL
+        request.query_embedding.values.extend(vector)
+    started = time.perf_counter()
+    results = list(stub.RecallMemories(request, timeout=60))
+    elapsed = (time.perf_counter() - started) * 1000
+    if not results:
+        raise RuntimeError(f"recall of {text!r} found nothing: is the data loaded?")
+    return elapsed
+
+
+def _measure(
+    target: str, backend: str, size: int, queries: int, warmup: int, corpus: Corpus
+) -> list[Cell]:
+    texts = _requests(queries + warmup, corpus)
+    vectors = [corpus.vector(DIMENSIONS) for _ in texts]
+    with grpc.insecure_channel(target) as channel:
+        stub = memories_pb2_grpc.MemoryServiceStub(channel)
+        first = _recall(stub, texts[0], vectors[0])  # loads the vector cache
+        for text, vector in zip(texts[:warmup], vectors[:warmup], strict=True):
+            _recall(stub, text, None)
+            _recall(stub, text, vector)
+        lexical = [_recall(stub, t, None) for t in texts[warmup:]]
+        semantic = [
+            _recall(stub, t, v) for t, v in zip(texts[warmup:], vectors[warmup:], strict=True)
+        ]
+    return [
+        Cell(backend, size, "lexical", lexical),
+        Cell(backend, size, "semantic (lexical + vectors, fused)", semantic, first),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--queries", type=int, default=200, help="measured calls per kind")
+    parser.add_argument("--warmup", type=int, default=5, help="unmeasured calls per kind")
+    parser.add_argument("--runner", default="thread", choices=["thread", "async"])
+    parser.add_argument("--markdown", type=Path, help="also write the table to this file")
+    parser.add_argument(
+        "--load-only", action="store_true", help="load the data, report load times, no server"
+    )
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    backends = args.backends.split(",")
+
+    rows: list[str] = []
+    loads: list[str] = []
+    with contextlib.ExitStack() as stack:
+        databases = _Databases(stack, backends)
+        for backend in backends:
+            for size in sizes:
+                url = databases.fresh(backend)
+                seconds = asyncio.run(_load(url, size, Corpus(seed=size)))
+                loads.append(f"{backend} {size:,}: loaded in {seconds:.1f} s")
+                print(loads[-1], flush=True)
+                if args.load_only:
+                    continue
+                with _server(url, args.runner) as target:
+                    cells = _measure(
+                        target, backend, size, args.queries, args.warmup, Corpus(seed=size + 1)
+                    )
+                rows.extend(cell.row() for cell in cells)
+                print("\n".join(rows[-len(cells) :]), flush=True)
+    command = "python bench/recall.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    context = (
+        f"`{command.strip()}`: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, runner {args.runner}, "
+        f"{DIMENSIONS}-dimension vectors, one user, calls one at a time "
+        "from a client in another process"
+    )
+    table = "\n".join([HEADER, *rows]) if rows else "(load only)"
+    report = f"{context}\n\n{table}\n\n" + "\n".join(f"- {line}" for line in loads)
+    print(f"\n{report}")
+    if args.markdown:
+        args.markdown.write_text(report + "\n")
+
+
+if __name__ == "__main__":
+    main()
