@@ -3,7 +3,8 @@
 A ``MnemoError`` becomes its canonical status code with a ``google.rpc.Status``
 whose details hold one ``google.rpc.ErrorInfo`` (domain ``mnemo.v1``, the
 error's reason and metadata) and, for ``InvalidArgument``, a
-``google.rpc.BadRequest`` listing every field violation. The status travels as
+``google.rpc.BadRequest`` listing every field violation (for
+``ResourceExhausted``, a ``google.rpc.RetryInfo`` with the delay). The status travels as
 ``grpc-status-details-bin`` trailing metadata (``grpc_status.rpc_status``), so
 any gRPC client can decode it. Anything else becomes ``INTERNAL`` with reason
 ``INTERNAL`` and a generic message; the details go to the log, never to the
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -39,6 +41,8 @@ from mnemo_server.domain.errors import (
     NotFound,
     NotImplementedYet,
     OutOfRange,
+    ResourceExhausted,
+    Unauthenticated,
     Unavailable,
 )
 
@@ -56,6 +60,8 @@ _CODES: tuple[tuple[type[MnemoError], grpc.StatusCode], ...] = (
     (OutOfRange, grpc.StatusCode.OUT_OF_RANGE),
     (Unavailable, grpc.StatusCode.UNAVAILABLE),
     (NotImplementedYet, grpc.StatusCode.UNIMPLEMENTED),
+    (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
+    (ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
 )
 
 
@@ -90,11 +96,19 @@ def to_status(error: MnemoError) -> grpc.Status:
             ]
         )
         details.append(_packed(bad_request))
+    if isinstance(error, ResourceExhausted):
+        details.append(_packed(_retry_info(error.retry_after_seconds)))
     status = status_pb2.Status(
         code=getattr(code_pb2, code.name), message=error.message, details=details
     )
     result: grpc.Status = rpc_status.to_status(status)
     return result
+
+
+def _retry_info(seconds: float) -> error_details_pb2.RetryInfo:
+    info = error_details_pb2.RetryInfo()
+    info.retry_delay.FromNanoseconds(max(0, math.ceil(seconds * 1e9)))
+    return info
 
 
 def internal_error() -> MnemoError:

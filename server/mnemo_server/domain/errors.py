@@ -83,10 +83,31 @@ class Unavailable(MnemoError):
 
 
 @dataclass
+class Unauthenticated(MnemoError):
+    """No credential, or one that does not verify (UNAUTHENTICATED)."""
+
+    reason: str = "UNAUTHENTICATED"
+
+
+@dataclass
+class ResourceExhausted(MnemoError):
+    """A limit was hit; retry after ``retry_after_seconds`` (RESOURCE_EXHAUSTED,
+    with a ``google.rpc.RetryInfo``)."""
+
+    reason: str = "RATE_LIMITED"
+    retry_after_seconds: float = 0.0
+
+
+@dataclass
 class NotImplementedYet(MnemoError):
     """A v1 RPC this server does not implement yet (UNIMPLEMENTED)."""
 
     reason: str = "NOT_IMPLEMENTED"
+
+
+def not_found(name: str) -> NotFound:
+    """The one answer for a resource that does not exist or is not the caller's."""
+    return NotFound(f"{name} does not exist", metadata={"name": name})
 
 
 def etag_mismatch(name: str) -> Aborted:
