@@ -10,6 +10,8 @@ an environment variable or the other way round.
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -19,6 +21,8 @@ from mnemo_server.domain.embedding import load_embedder
 
 StoreRunner = Literal["thread", "async"]
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+AUTH_MODES = ("none", "jwt")
+MIB = 1024 * 1024
 
 
 class ConfigError(ValueError):
@@ -49,6 +53,25 @@ class Settings:
     migrate_on_start: bool | None = None
     # Server-side embedder for semantic recall (``domain.embedding.load_embedder``).
     embedder: str = "none"
+    # Identity and security (docs/operations.md, "Authentication, TLS and limits").
+    auth: str = "none"
+    allow_unauthenticated_non_loopback: bool = False
+    jwt_hs256_secret_file: Path | None = None
+    jwt_public_key_file: Path | None = None
+    jwt_audience: str = ""
+    jwt_issuer: str = ""
+    jwt_tenant_claim: str = "tenant"
+    jwt_admin_role: str = "mnemo:admin"
+    tls_cert_file: Path | None = None
+    tls_key_file: Path | None = None
+    tls_client_ca_file: Path | None = None
+    # gRPC's receive limit for one request message (an append of many large
+    # messages needs more than the default; see docs/operations.md).
+    max_request_bytes: int = 4 * MIB
+    # Per-user token bucket; 0 turns rate limiting off.
+    rate_limit_per_second: float = 0.0
+    # 0: one second's worth of requests (the rate, rounded up).
+    rate_limit_burst: int = 0
 
     @property
     def effective_database_url(self) -> str:
@@ -79,10 +102,26 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError("must not be negative")
+    return value
+
+
+def _non_empty(text: str) -> str:
+    value = text.strip()
+    if not value:
+        raise ValueError("must not be empty")
+    return value
+
+
 def _non_negative_float(text: str) -> float:
     value = float(text)
     if value < 0:
         raise ValueError("must not be negative")
+    if not math.isfinite(value):
+        raise ValueError("must be a finite number")
     return value
 
 
@@ -200,6 +239,62 @@ OPTIONS: tuple[Option, ...] = (
         "(pip install 'mnemo-server[embed]') or package.module:Class (default none)",
         "SPEC",
     ),
+    Option(
+        "auth",
+        _choice(*AUTH_MODES),
+        "how callers are authenticated: none (loopback only unless overridden) or jwt "
+        "(default none)",
+        "MODE",
+    ),
+    Option(
+        "allow_unauthenticated_non_loopback",
+        _bool,
+        "allow --auth none on a non-loopback address (default false)",
+        "BOOL",
+    ),
+    Option("jwt_hs256_secret_file", Path, "file holding the HS256 shared secret", "FILE"),
+    Option(
+        "jwt_public_key_file",
+        Path,
+        "PEM public key verifying RS256 (RSA key) or ES256 (P-256 key) tokens",
+        "FILE",
+    ),
+    Option("jwt_audience", _non_empty, "the aud a token must carry (required with jwt)", "AUD"),
+    Option("jwt_issuer", str, "the iss a token must carry (default: not checked)", "ISS"),
+    Option("jwt_tenant_claim", _non_empty, "claim naming the tenant (default tenant)", "CLAIM"),
+    Option(
+        "jwt_admin_role",
+        _non_empty,
+        "role (in a roles list or a space-separated scope claim) that may act for any user "
+        "of its tenant (default mnemo:admin)",
+        "ROLE",
+    ),
+    Option("tls_cert_file", Path, "PEM certificate chain: serve TLS", "FILE"),
+    Option("tls_key_file", Path, "PEM private key of --tls-cert-file", "FILE"),
+    Option(
+        "tls_client_ca_file",
+        Path,
+        "PEM CA certificates: mutual TLS, every client must present a certificate they signed",
+        "FILE",
+    ),
+    Option(
+        "max_request_bytes",
+        _positive_int,
+        "largest request message gRPC accepts, in bytes (default 4194304)",
+        "BYTES",
+    ),
+    Option(
+        "rate_limit_per_second",
+        _non_negative_float,
+        "requests per second per user (token bucket; default 0: off)",
+        "RATE",
+    ),
+    Option(
+        "rate_limit_burst",
+        _non_negative_int,
+        "requests a user may make at once (default 0: the rate rounded up)",
+        "N",
+    ),
 )
 
 
@@ -252,6 +347,82 @@ def _check_consistency(settings: Settings) -> None:
             f"recent_default ({settings.recent_default}) must not exceed "
             f"recent_max ({settings.recent_max})"
         )
+    if settings.max_request_bytes <= settings.max_message_bytes:
+        raise ConfigError(
+            f"--max-request-bytes ({settings.max_request_bytes}) must exceed "
+            f"--max-message-bytes ({settings.max_message_bytes}): a request carrying one "
+            "message of the largest size must fit"
+        )
+    if settings.rate_limit_burst and not settings.rate_limit_per_second:
+        raise ConfigError("--rate-limit-burst needs --rate-limit-per-second")
+    check_security(settings)
+
+
+def listen_host(listen: str) -> str:
+    """The host part of ``HOST:PORT`` (``[::1]:1`` -> ``::1``)."""
+    return listen.rpartition(":")[0].removeprefix("[").removesuffix("]")
+
+
+def is_loopback(listen: str) -> bool:
+    """Whether ``HOST:PORT`` listens on loopback only (127.0.0.0/8, ::1, localhost)."""
+    host = listen_host(listen)
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_security(settings: Settings) -> None:
+    """Refuse authentication and TLS settings that do not make sense together.
+
+    ``--auth none`` on an address other than loopback needs
+    ``--allow-unauthenticated-non-loopback true``. Raises ``ConfigError``
+    naming the flags to change (``mnemo serve`` exits 2 with it).
+    """
+    if settings.auth == "none":
+        _check_no_auth(settings)
+    else:
+        _check_jwt(settings)
+    if (settings.tls_cert_file is None) != (settings.tls_key_file is None):
+        raise ConfigError("--tls-cert-file and --tls-key-file go together: give both or neither")
+    if settings.tls_client_ca_file is not None and settings.tls_cert_file is None:
+        raise ConfigError(
+            "--tls-client-ca-file (mutual TLS) needs --tls-cert-file and --tls-key-file"
+        )
+
+
+def _check_no_auth(settings: Settings) -> None:
+    jwt_given = [
+        flag
+        for flag, value in (
+            ("--jwt-hs256-secret-file", settings.jwt_hs256_secret_file),
+            ("--jwt-public-key-file", settings.jwt_public_key_file),
+            ("--jwt-audience", settings.jwt_audience),
+            ("--jwt-issuer", settings.jwt_issuer),
+        )
+        if value
+    ]
+    if jwt_given:
+        raise ConfigError(f"{', '.join(jwt_given)} given but --auth is none: add --auth jwt")
+    if not is_loopback(settings.listen) and not settings.allow_unauthenticated_non_loopback:
+        raise ConfigError(
+            f"refusing --auth none on {settings.listen}, which is not a loopback address: "
+            "anyone who can reach it could read and change every user's data. Use --auth jwt "
+            "(see docs/operations.md), listen on 127.0.0.1, or, if a proxy in front "
+            "authenticates, add --allow-unauthenticated-non-loopback true"
+        )
+
+
+def _check_jwt(settings: Settings) -> None:
+    keys = (settings.jwt_hs256_secret_file, settings.jwt_public_key_file)
+    if sum(key is not None for key in keys) != 1:
+        raise ConfigError(
+            "--auth jwt needs exactly one of --jwt-hs256-secret-file and --jwt-public-key-file"
+        )
+    if not settings.jwt_audience:
+        raise ConfigError("--auth jwt needs --jwt-audience (the aud every token must carry)")
 
 
 def field_names() -> tuple[str, ...]:

@@ -31,8 +31,8 @@ def test_env_over_default_and_flag_over_env() -> None:
     env = {"MNEMO_LISTEN": "127.0.0.1:6000", "MNEMO_RECENT_MAX": "9", "MNEMO_POOL_SIZE": "4"}
     from_env = _settings([], env)
     assert (from_env.listen, from_env.recent_max, from_env.pool_size) == ("127.0.0.1:6000", 9, 4)
-    both = _settings(["--listen", "0.0.0.0:7000", "--recent-max", "12"], env)
-    assert (both.listen, both.recent_max, both.pool_size) == ("0.0.0.0:7000", 12, 4)
+    both = _settings(["--listen", "127.0.0.2:7000", "--recent-max", "12"], env)
+    assert (both.listen, both.recent_max, both.pool_size) == ("127.0.0.2:7000", 12, 4)
 
 
 def test_data_dir_drives_the_default_database() -> None:
