@@ -12,6 +12,7 @@ process (``listen="127.0.0.1:0"``; ``start()`` returns the bound port)::
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from datetime import timedelta
 
@@ -31,7 +32,11 @@ from mnemo_server.api.conversations import ConversationServicer
 from mnemo_server.api.memories import MemoryServicer
 from mnemo_server.api.unimplemented import add_unimplemented_services
 from mnemo_server.api.working_memory import WorkingMemoryServicer
-from mnemo_server.config import Settings
+from mnemo_server.auth.interceptor import Admission, AuthInterceptor
+from mnemo_server.auth.jwt import load_verifier
+from mnemo_server.auth.ratelimit import RateLimiter
+from mnemo_server.auth.tls import server_credentials
+from mnemo_server.config import Settings, is_loopback
 from mnemo_server.domain.embedding import load_embedder
 from mnemo_server.domain.usecases.conversations import Conversations
 from mnemo_server.domain.usecases.extraction import Extraction
@@ -53,12 +58,29 @@ CONVERSATION_SERVICE = conversations_pb2.DESCRIPTOR.services_by_name[
 MEMORY_SERVICE = memories_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 
-# Generous receive limit: an append carries up to 500 messages.
-_SERVER_OPTIONS = (("grpc.max_receive_message_length", 32 * 1024 * 1024),)
+log = logging.getLogger("mnemo")
 
 
 class ServerNotStarted(RuntimeError):
     """``stop`` or ``port`` before ``start``."""
+
+
+def admission_of(settings: Settings, users: SqlStore) -> Admission:
+    """Authentication (``--auth``) and rate limits (``--rate-limit-*``) of every call.
+
+    Raises ``AuthConfigError`` (a ``ValueError``) for an unusable key file.
+    """
+    verifier = load_verifier(settings) if settings.auth == "jwt" else None
+    if verifier is None and not is_loopback(settings.listen):
+        log.warning(
+            "serving WITHOUT authentication on %s (--allow-unauthenticated-non-loopback): "
+            "whoever reaches this address can read and change every user's data",
+            settings.listen,
+        )
+    limiter = None
+    if settings.rate_limit_per_second > 0:
+        limiter = RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst)
+    return Admission(verifier, users if verifier is not None else None, limiter)
 
 
 async def prepare_schema(settings: Settings) -> None:
@@ -106,12 +128,14 @@ class MnemoServer:
         """Prepare the schema, open the database, bind and start serving.
 
         Returns the bound port. Raises ``migrate.SchemaOutdated`` (refusing a
-        stale schema), ``ValueError`` (an unusable database URL, or
-        ``EmbedderConfigError`` for an embedder that cannot be loaded) or
-        ``RuntimeError`` (the address cannot be bound).
+        stale schema), ``ValueError`` (an unusable database URL,
+        ``EmbedderConfigError`` for an embedder that cannot be loaded, or an
+        unusable JWT key or TLS file) or ``RuntimeError`` (the address cannot
+        be bound).
         """
         settings = self.settings
         embedder = load_embedder(settings.embedder)
+        credentials = server_credentials(settings)
         await prepare_schema(settings)
         self._database = open_database(
             settings.effective_database_url,
@@ -121,7 +145,16 @@ class MnemoServer:
         store = SqlStore(
             self._database, temporary_ttl=timedelta(seconds=settings.temporary_ttl_seconds)
         )
-        server = grpc.aio.server(interceptors=[ErrorMappingInterceptor()], options=_SERVER_OPTIONS)
+        try:
+            admission = admission_of(settings, store)
+        except ValueError:
+            await self._database.close()
+            raise
+        server = grpc.aio.server(
+            # Authentication first: an unauthenticated caller learns nothing else.
+            interceptors=[AuthInterceptor(admission), ErrorMappingInterceptor()],
+            options=(("grpc.max_receive_message_length", settings.max_request_bytes),),
+        )
         working_memory_pb2_grpc.add_WorkingMemoryServiceServicer_to_server(
             WorkingMemoryServicer(WorkingMemory(store, settings)), server
         )
@@ -149,7 +182,10 @@ class MnemoServer:
         self.service_names = (*mnemo_services, HEALTH_SERVICE, reflection.SERVICE_NAME)
         reflection.enable_server_reflection(self.service_names, server)
         try:
-            port = server.add_insecure_port(settings.listen)
+            if credentials is None:
+                port = server.add_insecure_port(settings.listen)
+            else:
+                port = server.add_secure_port(settings.listen, credentials)
         except RuntimeError:
             await self._database.close()
             raise RuntimeError(f"cannot listen on {settings.listen}") from None

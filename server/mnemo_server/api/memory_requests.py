@@ -68,10 +68,8 @@ _ID_RULE = "must be 1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a le
 
 
 def _ids(value: str, field: str, pattern: re.Pattern[str], expected: str) -> tuple[str, str]:
-    match = pattern.fullmatch(value)
-    if match is None:
-        raise names.invalid_name(value, field, expected)
-    return match.group(1), match.group(2)
+    user_id, child_id = names.owned_ids(value, field, pattern, expected)
+    return user_id, child_id
 
 
 def parse_memory(value: str, field: str = "name") -> tuple[str, str]:

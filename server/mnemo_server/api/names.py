@@ -8,12 +8,18 @@ working memory), ``users/{user}/conversations/{conversation}``,
 An id is 1-128 characters of ``A-Z a-z 0-9 . _ ~ : -`` starting with a letter
 or digit. A malformed name raises ``InvalidArgument`` with reason
 ``INVALID_NAME``, metadata ``field`` and one field violation for it.
+
+Authorization happens here, where every user id leaves a name: a well-formed
+name of a user the authenticated caller may not act for raises ``NotFound``
+for the name, exactly as for a resource that does not exist
+(``auth.access.check_user``; nothing under ``--auth none``).
 """
 
 from __future__ import annotations
 
 import re
 
+from mnemo_server.auth.access import check_user
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.models import DEFAULT_CONVERSATION, ConversationKey
 from mnemo_server.domain.names import conversation_name as conversation_name
@@ -58,27 +64,31 @@ def is_valid_id(value: str) -> bool:
     return _ID.fullmatch(value) is not None
 
 
+def owned_ids(value: str, field: str, pattern: re.Pattern[str], expected: str) -> tuple[str, ...]:
+    """The ids a name of ``pattern`` holds, the user's first, once the caller
+    may act for that user. Raises ``INVALID_NAME`` or ``NotFound``."""
+    match = pattern.fullmatch(value)
+    if match is None:
+        raise invalid_name(value, field, expected)
+    check_user(match.group(1), value)
+    return match.groups()
+
+
 def parse_user(value: str, field: str = "parent") -> str:
     """``users/{user}`` -> the user id."""
-    match = _USER.fullmatch(value)
-    if match is None:
-        raise invalid_name(value, field, USER_PATTERN)
-    return match.group(1)
+    return owned_ids(value, field, _USER, USER_PATTERN)[0]
 
 
 def parse_conversation(value: str, field: str = "conversation") -> ConversationKey:
     """``users/{user}/conversations/{conversation}`` -> its key (never the default)."""
-    match = _CONVERSATION.fullmatch(value)
-    if match is None:
-        raise invalid_name(value, field, CONVERSATION_PATTERN)
-    return ConversationKey(match.group(1), match.group(2))
+    user_id, conversation_id = owned_ids(value, field, _CONVERSATION, CONVERSATION_PATTERN)
+    return ConversationKey(user_id, conversation_id)
 
 
 def parse_memory_state(value: str, field: str = "name") -> ConversationKey:
     """A working-memory name -> its conversation key (``conversation_id == ""``
     for ``users/{user}/memoryState``, the default conversation)."""
-    if match := _DEFAULT_STATE.fullmatch(value):
-        return ConversationKey(match.group(1), DEFAULT_CONVERSATION)
-    if match := _NAMED_STATE.fullmatch(value):
-        return ConversationKey(match.group(1), match.group(2))
-    raise invalid_name(value, field, MEMORY_STATE_PATTERN)
+    if _DEFAULT_STATE.fullmatch(value):
+        return ConversationKey(owned_ids(value, field, _DEFAULT_STATE, "")[0], DEFAULT_CONVERSATION)
+    user_id, conversation_id = owned_ids(value, field, _NAMED_STATE, MEMORY_STATE_PATTERN)
+    return ConversationKey(user_id, conversation_id)

@@ -31,6 +31,7 @@ snapshot.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import random
 from collections.abc import Awaitable, Callable
@@ -211,7 +212,10 @@ class _ThreadEngines:
     async def run(self, fn: Callable[[Connection], T], *, write: bool) -> T:
         engine = self._writer if write else self._reader
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, _transaction, engine, fn)
+        # The unit of work sees the caller's context (``auth.caller``), as it
+        # does under the async runner.
+        context = contextvars.copy_context()
+        return await loop.run_in_executor(self._executor, context.run, _transaction, engine, fn)
 
     async def close(self) -> None:
         # Both wait for running transactions: keep the event loop free meanwhile.

@@ -14,7 +14,7 @@ result and writes nothing; the same key with another fingerprint raises
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
 from mnemo_server.domain.memory_models import (
@@ -47,6 +47,16 @@ from mnemo_server.domain.models import (
     StoredMessage,
 )
 from mnemo_server.domain.ranking import SemanticMatch
+
+
+class UserStore(Protocol):
+    """Users and their tenants. A user is created implicitly by its first write,
+    in the tenant of the caller making it (``auth.caller.tenant_of_new_users``)."""
+
+    async def tenants_of(self, user_ids: Collection[str]) -> Mapping[str, str]:
+        """The tenant of each existing user among ``user_ids`` (``""``: none);
+        a user that does not exist is absent."""
+        ...
 
 
 class WorkingMemoryStore(Protocol):

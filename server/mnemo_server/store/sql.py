@@ -10,7 +10,7 @@ in the same transaction. The error contracts are those of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import timedelta
 
 from mnemo_server.domain.models import (
@@ -33,6 +33,7 @@ from mnemo_server.domain.models import (
 from mnemo_server.store import sql_compaction as compaction
 from mnemo_server.store import sql_conversations as conversations
 from mnemo_server.store import sql_history as history
+from mnemo_server.store import sql_users
 from mnemo_server.store import sql_working_memory as working_memory
 from mnemo_server.store.database import Database
 from mnemo_server.store.idempotency import idempotent
@@ -43,8 +44,8 @@ __all__ = ["SqlStore"]
 
 
 class SqlStore(SqlMemoryStore):
-    """Implements ``WorkingMemoryStore``, ``ConversationStore`` and
-    ``MemoryStore``.
+    """Implements ``UserStore``, ``WorkingMemoryStore``, ``ConversationStore``
+    and ``MemoryStore``.
 
     ``temporary_ttl``: when set, a temporary conversation gets an expire time
     this long after its creation. ``vector_cache``: the process's cache of
@@ -67,6 +68,11 @@ class SqlStore(SqlMemoryStore):
     @property
     def database(self) -> Database:
         return self._db
+
+    # --------------------------------------------------------------- users
+
+    async def tenants_of(self, user_ids: Collection[str]) -> Mapping[str, str]:
+        return await self._db.read(lambda conn: sql_users.tenants_of(conn, user_ids))
 
     # ------------------------------------------------------ working memory
 

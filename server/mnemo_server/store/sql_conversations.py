@@ -11,7 +11,8 @@ from mnemo_server.domain.errors import AlreadyExists, etag_mismatch
 from mnemo_server.domain.models import Conversation, JsonObject, Keyset, Page
 from mnemo_server.store import convert
 from mnemo_server.store.dialect import insert_ignoring_conflicts
-from mnemo_server.store.schema import conversations, users
+from mnemo_server.store.schema import conversations
+from mnemo_server.store.sql_users import ensure_user
 
 ConversationRow = Row[Any]
 
@@ -58,10 +59,6 @@ def check_etag(row: ConversationRow, expected_etag: str | None) -> None:
         raise etag_mismatch(convert.conversation_name(row.user_id, row.conversation_id))
 
 
-def _ensure_user(conn: Connection, user_id: str, now: int) -> None:
-    conn.execute(insert_ignoring_conflicts(conn, users).values(user_id=user_id, created_at=now))
-
-
 def _insert(
     conn: Connection,
     user_id: str,
@@ -74,7 +71,7 @@ def _insert(
 ) -> ConversationRow | None:
     """Insert the conversation (and its user) unless it exists; the new row,
     or None if it existed."""
-    _ensure_user(conn, user_id, now)
+    ensure_user(conn, user_id, now)
     return conn.execute(
         insert_ignoring_conflicts(conn, conversations)
         .values(

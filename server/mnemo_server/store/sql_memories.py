@@ -39,8 +39,8 @@ from mnemo_server.store.schema import (
     memory_tombstones,
     memory_user_state,
     memory_versions,
-    users,
 )
+from mnemo_server.store.sql_users import ensure_user
 
 MemoryRow = Row[Any]
 
@@ -57,9 +57,7 @@ def lock_user(conn: Connection, user_id: str) -> None:
     until the transaction ends: the memory writes of one user run one at a
     time (on PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` already excludes every
     other writer)."""
-    conn.execute(
-        insert_ignoring_conflicts(conn, users).values(user_id=user_id, created_at=now_micros())
-    )
+    ensure_user(conn, user_id, now_micros())
     conn.execute(
         insert_ignoring_conflicts(conn, memory_user_state).values(
             user_id=user_id, vectors_version=0

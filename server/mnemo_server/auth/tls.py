@@ -1,0 +1,62 @@
+"""The server's TLS credentials from PEM files (``--tls-*``).
+
+With ``--tls-client-ca-file`` the server requires a client certificate signed
+by one of those CAs (mutual TLS); a client without one cannot complete the
+handshake. ``server_credentials`` raises ``TlsConfigError`` (a ``ValueError``)
+for a file that is missing or does not hold what it should.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+from mnemo_server.config import Settings
+
+
+class TlsConfigError(ValueError):
+    """A TLS file is missing, unreadable or not the PEM it should be."""
+
+
+def _read(path: Path, what: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise TlsConfigError(f"cannot read the {what} {path}: {error.strerror}") from None
+
+
+def _certificates(path: Path, what: str) -> bytes:
+    data = _read(path, what)
+    try:
+        x509.load_pem_x509_certificates(data)
+    except ValueError:
+        raise TlsConfigError(f"the {what} {path} holds no PEM certificate") from None
+    return data
+
+
+def _private_key(path: Path) -> bytes:
+    data = _read(path, "TLS key file")
+    try:
+        load_pem_private_key(data, password=None)
+    except (ValueError, TypeError):
+        raise TlsConfigError(
+            f"the TLS key file {path} holds no unencrypted PEM private key"
+        ) from None
+    return data
+
+
+def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
+    """TLS (or mutual TLS) credentials, or ``None`` to serve plaintext."""
+    if settings.tls_cert_file is None or settings.tls_key_file is None:
+        return None
+    chain = _certificates(settings.tls_cert_file, "TLS certificate file")
+    key = _private_key(settings.tls_key_file)
+    client_ca = None
+    if settings.tls_client_ca_file is not None:
+        client_ca = _certificates(settings.tls_client_ca_file, "TLS client CA file")
+    return grpc.ssl_server_credentials(
+        [(key, chain)], root_certificates=client_ca, require_client_auth=client_ca is not None
+    )

@@ -1,0 +1,45 @@
+"""User rows: implicit creation in the caller's tenant, and tenant look-ups.
+
+A user exists from its first write. ``ensure_user`` creates it in the tenant
+of the authenticated caller (``auth.caller.tenant_of_new_users``; ``""``
+under ``--auth none``) and, inside the same write transaction, refuses a user
+of another tenant with the same ``NotFound`` the API gives for a name the
+caller may not use: two tenants' first writes for the same new user id, racing
+past the look-up ``auth.access`` made before the call, cannot both land.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from sqlalchemy import Connection, select
+
+from mnemo_server.auth.caller import current_caller, tenant_of_new_users
+from mnemo_server.domain.errors import not_found
+from mnemo_server.domain.names import user_name
+from mnemo_server.store.dialect import insert_ignoring_conflicts
+from mnemo_server.store.schema import users
+
+
+def ensure_user(conn: Connection, user_id: str, now: int) -> None:
+    """Create the user if needed. Raises ``NotFound`` if it belongs to another
+    tenant than the authenticated caller's."""
+    tenant_id = tenant_of_new_users()
+    conn.execute(
+        insert_ignoring_conflicts(conn, users).values(
+            user_id=user_id, tenant_id=tenant_id, created_at=now
+        )
+    )
+    if current_caller() is None:
+        return
+    stored = conn.execute(select(users.c.tenant_id).where(users.c.user_id == user_id)).scalar_one()
+    if stored != tenant_id:
+        raise not_found(user_name(user_id))
+
+
+def tenants_of(conn: Connection, user_ids: Collection[str]) -> dict[str, str]:
+    """The tenant of each existing user among ``user_ids``."""
+    if not user_ids:
+        return {}
+    query = select(users.c.user_id, users.c.tenant_id).where(users.c.user_id.in_(list(user_ids)))
+    return {row.user_id: row.tenant_id for row in conn.execute(query)}
