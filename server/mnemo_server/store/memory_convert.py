@@ -94,7 +94,7 @@ def _embedding(model: str | None, vector: bytes | None) -> Embedding | None:
     return Embedding(model, decode_vector(vector))
 
 
-def memory(row: Row[Any] | Mapping[str, Any]) -> Memory:
+def memory(row: Row[Any] | Mapping[Any, Any]) -> Memory:
     """A row of ``MEMORY_COLUMNS`` (or a mapping of its columns) as an entry
     (with its vector, if any)."""
     m = row if isinstance(row, Mapping) else row._mapping

@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from sqlalchemy import Connection, UnaryExpression, select
 
 from mnemo_server.domain.embedding import dimension_mismatch
 from mnemo_server.domain.memory_models import Embedding, Memory, RecallQuery, RecallScope
 from mnemo_server.domain.ranking import SemanticMatch
-from mnemo_server.domain.text_search import query_terms
-from mnemo_server.domain.vectors import cosine_similarity, decode_vector
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
 from mnemo_server.store.schema import ID, memories, memory_embeddings, memory_user_state
@@ -40,22 +39,23 @@ def visible_conversations(query: RecallQuery) -> tuple[str, ...]:
 
 def lexical(conn: Connection, user_id: str, query: RecallQuery, limit: int) -> list[Memory]:
     """``MemoryStore.lexical_candidates``: the first ``limit`` visible
-    matches in ``domain.ranking.lexical_order_key`` order."""
-    matching = fts.matches(conn, query.text)
+    matches in ``domain.ranking.lexical_order_key`` order (without vectors:
+    ``embedding`` is ``None``)."""
+    match = fts.lexical_match(conn, query.text)
     conversations = visible_conversations(query)
-    if matching is None or not conversations or limit <= 0:
+    if match is None or not conversations or limit <= 0:
         return []
-    order: list[UnaryExpression[Any]] = [fts.matched_terms(conn, query_terms(query.text)).desc()]
+    order: list[UnaryExpression[Any]] = [match.matched.desc()]
     if query.conversation_id:
         order.append(fts.in_conversation(query.conversation_id).desc())
     found = conn.execute(
-        select(*rows.MEMORY_COLUMNS)
-        .select_from(rows.MEMORY_FROM)
+        select(*memories.c)
+        .select_from(match.source)
         .where(
+            match.condition,
             memories.c.user_id == user_id,
             memories.c.archived_at.is_(None),
             memories.c.conversation_id.in_(conversations),
-            matching,
         )
         .order_by(
             *order,
@@ -112,20 +112,35 @@ def _user_vectors(
 def _exact(
     conn: Connection, user_id: str, memory_ids: Sequence[str], query: Sequence[float]
 ) -> list[SemanticMatch]:
-    matches: list[SemanticMatch] = []
+    """The entries ``memory_ids`` (without vectors) and the exact cosines of
+    their stored vectors to ``query`` (float64 arithmetic)."""
+    entries: list[Memory] = []
+    vectors: list[bytes] = []
     for start in range(0, len(memory_ids), _CHUNK):
         found = conn.execute(
-            select(*rows.MEMORY_COLUMNS)
-            .select_from(rows.MEMORY_FROM)
+            select(*memories.c, memory_embeddings.c.vector)
+            .select_from(
+                memories.join(memory_embeddings, memory_embeddings.c.memory_pk == memories.c.id)
+            )
             .where(
                 memories.c.user_id == user_id,
                 fts.one_of(conn, memories.c.memory_id, memory_ids[start : start + _CHUNK], ID),
             )
         )
         for row in found:
-            vector = decode_vector(row.embedding_vector)
-            matches.append(SemanticMatch(rows.memory(row), cosine_similarity(query, vector)))
-    return matches
+            entries.append(rows.memory(row._mapping))
+            vectors.append(row.vector)
+    if not entries:
+        return []
+    matrix = np.frombuffer(b"".join(vectors), dtype="<f4").reshape(len(entries), -1)
+    stored = matrix.astype(np.float64)
+    unit = np.asarray(query, dtype=np.float64)
+    unit /= np.linalg.norm(unit)
+    cosines = (stored @ unit) / np.linalg.norm(stored, axis=1)
+    return [
+        SemanticMatch(entry, max(-1.0, min(1.0, float(cosine))))
+        for entry, cosine in zip(entries, cosines, strict=True)
+    ]
 
 
 def semantic(
