@@ -22,7 +22,7 @@ from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
-from mnemo_server.store import sql_memories
+from mnemo_server.store import sql_memories, sql_memory_reads
 from mnemo_server.store.convert import now_micros
 from mnemo_server.store.schema import memory_candidates
 
@@ -150,7 +150,7 @@ def approve(
             raise rows.candidate_resolved(
                 user_id, candidate_id, "approved", f" (into {candidate.saved_memory_id}, deleted)"
             )
-        return sql_memories.get(conn, user_id, candidate.saved_memory_id), candidate
+        return sql_memory_reads.get(conn, user_id, candidate.saved_memory_id), candidate
     if candidate.state is not CandidateState.PENDING:
         raise rows.candidate_resolved(user_id, candidate_id, candidate.state.value)
     draft = replace(candidate.draft, source=MemorySource.EXTRACTOR)

@@ -1,5 +1,6 @@
-"""Units of work on memory entries: save (with keyed supersede), get, list
-and update. Every write first takes ``lock_user``.
+"""Saving memory entries (with keyed supersede), and what every memory write
+shares: the user's lock (every write takes ``lock_user`` first), the vectors
+version, rows by id, the vectors' dimension check.
 
 Keyed supersede: a save with a key archives (stamps ``archived_at`` and a new
 etag on) the live entry of the same (user, scope, conversation, key) before
@@ -13,19 +14,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row, insert, select, tuple_, update
+from sqlalchemy import Connection, Row, insert, select, update
 
 from mnemo_server.domain.embedding import dimension_mismatch
-from mnemo_server.domain.errors import etag_mismatch
 from mnemo_server.domain.memory_models import (
     Embedding,
     Memory,
-    MemoryChange,
     MemoryDraft,
-    MemoryListQuery,
     SavedMemory,
 )
-from mnemo_server.domain.models import Page
 from mnemo_server.domain.text_search import search_document
 from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store import memory_convert as rows
@@ -38,7 +35,6 @@ from mnemo_server.store.schema import (
     memory_embeddings,
     memory_tombstones,
     memory_user_state,
-    memory_versions,
 )
 from mnemo_server.store.sql_users import ensure_user
 
@@ -273,109 +269,3 @@ def create(
     """``MemoryStore.create_memories`` (without its idempotency)."""
     lock_user(conn, user_id)
     return insert_entries(conn, user_id, drafts)
-
-
-def get(conn: Connection, user_id: str, memory_id: str) -> Memory:
-    """Archived or not. Raises ``NotFound``."""
-    row = conn.execute(
-        select(*rows.MEMORY_COLUMNS)
-        .select_from(rows.MEMORY_FROM)
-        .where(memories.c.user_id == user_id, memories.c.memory_id == memory_id)
-    ).one_or_none()
-    if row is None:
-        raise rows.memory_not_found(user_id, memory_id)
-    return rows.memory(row)
-
-
-def list_page(conn: Connection, user_id: str, query: MemoryListQuery) -> Page[Memory]:
-    """Newest first; keyset ``(created_at micros, memory_id)``."""
-    memory_id = fts.by_id(conn, memories.c.memory_id)
-    statement = (
-        select(*rows.MEMORY_COLUMNS)
-        .select_from(rows.MEMORY_FROM)
-        .where(memories.c.user_id == user_id)
-    )
-    if not query.include_archived:
-        statement = statement.where(memories.c.archived_at.is_(None))
-    if query.scope is not None:
-        statement = statement.where(memories.c.scope == query.scope.value)
-    if query.conversation_id is not None:
-        statement = statement.where(memories.c.conversation_id == query.conversation_id)
-    if query.key is not None:
-        statement = statement.where(memories.c.key == query.key)
-    if query.after is not None:
-        after: tuple[Any, ...] = query.after
-        statement = statement.where(
-            tuple_(memories.c.created_at, memory_id) < tuple_(int(after[0]), str(after[1]))
-        )
-    found = conn.execute(
-        statement.order_by(memories.c.created_at.desc(), memory_id.desc()).limit(query.limit + 1)
-    ).all()
-    items = tuple(rows.memory(row) for row in found[: query.limit])
-    if len(found) <= query.limit:
-        return Page(items)
-    last = found[query.limit - 1]
-    return Page(items, next_after=(last.created_at, last.memory_id))
-
-
-def update_entry(
-    conn: Connection,
-    user_id: str,
-    memory_id: str,
-    change: MemoryChange,
-    expected_etag: str | None,
-) -> Memory:
-    """``MemoryStore.update_memory``. Raises ``NotFound``, ETAG_MISMATCH,
-    EMBEDDING_DIMENSION_MISMATCH (field ``memory.embedding.values``)."""
-    lock_user(conn, user_id)
-    row = existing_row(conn, user_id, memory_id)
-    if expected_etag is not None and expected_etag != row.etag:
-        raise etag_mismatch(rows.memory_name(user_id, memory_id))
-    if change.embedding is not None:
-        check_dimensions(
-            conn, user_id, [("memory.embedding.values", change.embedding)], except_pk=row.id
-        )
-    now = now_micros()
-    values: dict[str, Any] = {"updated_at": now, "etag": new_etag()}
-    if (change.text, change.metadata, change.pinned) != (None, None, None):
-        conn.execute(
-            insert(memory_versions).values(
-                memory_pk=row.id,
-                version=row.version,
-                user_id=user_id,
-                text=row.text,
-                metadata_json=row.metadata_json,
-                pinned=row.pinned,
-                etag=row.etag,
-                updated_at=row.updated_at,
-                replaced_at=now,
-            )
-        )
-        values["version"] = row.version + 1
-    if change.text is not None:
-        values |= {"text": change.text, "search_document": search_document(change.text)}
-        if row.archived_at is None and values["search_document"] != row.search_document:
-            fts.unindex(conn, [(row.id, row.search_document)])
-            fts.index(conn, [(row.id, values["search_document"])])
-    if change.metadata is not None:
-        values["metadata_json"] = rows.metadata_text(change.metadata)
-    if change.pinned is not None:
-        values["pinned"] = change.pinned
-    conn.execute(update(memories).where(memories.c.id == row.id).values(**values))
-    if change.embedding is not None:
-        _replace_vector(conn, user_id, row.id, change.embedding)
-    return load(conn, user_id, row.id)
-
-
-def _replace_vector(conn: Connection, user_id: str, pk: int, embedding: Embedding) -> None:
-    conn.execute(memory_embeddings.delete().where(memory_embeddings.c.memory_pk == pk))
-    conn.execute(
-        insert(memory_embeddings).values(
-            memory_pk=pk,
-            user_id=user_id,
-            model=embedding.model,
-            dimensions=embedding.dimensions,
-            vector=encode_vector(embedding.values),
-        )
-    )
-    vectors_changed(conn, user_id)

@@ -2,8 +2,9 @@
 (``SqlStore`` inherits it).
 
 Each method is one transaction of ``Database`` running a unit of work from
-``sql_memories``, ``sql_memory_erase``, ``sql_memory_history``,
-``sql_recall`` or ``sql_candidates``; idempotent writes go through
+``sql_memories``, ``sql_memory_reads``, ``sql_memory_update``,
+``sql_memory_erase``, ``sql_memory_history``, ``sql_recall`` or
+``sql_candidates``; idempotent writes go through
 ``idempotency.idempotent`` in the same transaction. The error contracts are
 those of ``store.interfaces.MemoryStore``; the keysets are:
 ``list_memories`` ``(create time in epoch microseconds, memory_id)``,
@@ -33,6 +34,8 @@ from mnemo_server.store import sql_candidates
 from mnemo_server.store import sql_memories as entries
 from mnemo_server.store import sql_memory_erase as erase
 from mnemo_server.store import sql_memory_history as history
+from mnemo_server.store import sql_memory_reads as reads
+from mnemo_server.store import sql_memory_update as updates
 from mnemo_server.store import sql_recall as recall
 from mnemo_server.store.database import Database
 from mnemo_server.store.idempotency import idempotent
@@ -71,16 +74,16 @@ class SqlMemoryStore:
         )
 
     async def get_memory(self, user_id: str, memory_id: str) -> Memory:
-        return await self._db.read(lambda conn: entries.get(conn, user_id, memory_id))
+        return await self._db.read(lambda conn: reads.get(conn, user_id, memory_id))
 
     async def list_memories(self, user_id: str, query: MemoryListQuery) -> Page[Memory]:
-        return await self._db.read(lambda conn: entries.list_page(conn, user_id, query))
+        return await self._db.read(lambda conn: reads.list_page(conn, user_id, query))
 
     async def update_memory(
         self, user_id: str, memory_id: str, change: MemoryChange, *, expected_etag: str | None
     ) -> Memory:
         return await self._db.write(
-            lambda conn: entries.update_entry(conn, user_id, memory_id, change, expected_etag)
+            lambda conn: updates.update_entry(conn, user_id, memory_id, change, expected_etag)
         )
 
     async def delete_memory(

@@ -1,0 +1,88 @@
+"""Updating a memory entry: the previous text, metadata and pinned flag
+become a version (``memory_versions``); the full-text index and the vector
+follow the change in the same transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection, insert, update
+
+from mnemo_server.domain.errors import etag_mismatch
+from mnemo_server.domain.memory_models import Embedding, Memory, MemoryChange
+from mnemo_server.domain.text_search import search_document
+from mnemo_server.domain.vectors import encode_vector
+from mnemo_server.store import memory_convert as rows
+from mnemo_server.store import memory_text_index as fts
+from mnemo_server.store.convert import new_etag, now_micros
+from mnemo_server.store.schema import memories, memory_embeddings, memory_versions
+from mnemo_server.store.sql_memories import (
+    check_dimensions,
+    existing_row,
+    load,
+    lock_user,
+    vectors_changed,
+)
+
+
+def update_entry(
+    conn: Connection,
+    user_id: str,
+    memory_id: str,
+    change: MemoryChange,
+    expected_etag: str | None,
+) -> Memory:
+    """``MemoryStore.update_memory``. Raises ``NotFound``, ETAG_MISMATCH,
+    EMBEDDING_DIMENSION_MISMATCH (field ``memory.embedding.values``)."""
+    lock_user(conn, user_id)
+    row = existing_row(conn, user_id, memory_id)
+    if expected_etag is not None and expected_etag != row.etag:
+        raise etag_mismatch(rows.memory_name(user_id, memory_id))
+    if change.embedding is not None:
+        check_dimensions(
+            conn, user_id, [("memory.embedding.values", change.embedding)], except_pk=row.id
+        )
+    now = now_micros()
+    values: dict[str, Any] = {"updated_at": now, "etag": new_etag()}
+    if (change.text, change.metadata, change.pinned) != (None, None, None):
+        conn.execute(
+            insert(memory_versions).values(
+                memory_pk=row.id,
+                version=row.version,
+                user_id=user_id,
+                text=row.text,
+                metadata_json=row.metadata_json,
+                pinned=row.pinned,
+                etag=row.etag,
+                updated_at=row.updated_at,
+                replaced_at=now,
+            )
+        )
+        values["version"] = row.version + 1
+    if change.text is not None:
+        values |= {"text": change.text, "search_document": search_document(change.text)}
+        if row.archived_at is None and values["search_document"] != row.search_document:
+            fts.unindex(conn, [(row.id, row.search_document)])
+            fts.index(conn, [(row.id, values["search_document"])])
+    if change.metadata is not None:
+        values["metadata_json"] = rows.metadata_text(change.metadata)
+    if change.pinned is not None:
+        values["pinned"] = change.pinned
+    conn.execute(update(memories).where(memories.c.id == row.id).values(**values))
+    if change.embedding is not None:
+        _replace_vector(conn, user_id, row.id, change.embedding)
+    return load(conn, user_id, row.id)
+
+
+def _replace_vector(conn: Connection, user_id: str, pk: int, embedding: Embedding) -> None:
+    conn.execute(memory_embeddings.delete().where(memory_embeddings.c.memory_pk == pk))
+    conn.execute(
+        insert(memory_embeddings).values(
+            memory_pk=pk,
+            user_id=user_id,
+            model=embedding.model,
+            dimensions=embedding.dimensions,
+            vector=encode_vector(embedding.values),
+        )
+    )
+    vectors_changed(conn, user_id)
