@@ -111,11 +111,7 @@ def list_page(
             limit + 1
         )
     ).all()
-    items = tuple(rows.candidate(row) for row in found[:limit])
-    if len(found) <= limit:
-        return Page(items)
-    last = found[limit - 1]
-    return Page(items, next_after=(last.created_at, last.candidate_id))
+    return rows.page(found, limit, rows.candidate, lambda r: (r.created_at, r.candidate_id))
 
 
 def _resolve(

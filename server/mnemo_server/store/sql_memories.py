@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row, insert, select, update
+from sqlalchemy import ColumnElement, Connection, Row, insert, select, update
 
 from mnemo_server.domain.embedding import dimension_mismatch
 from mnemo_server.domain.memory_models import (
@@ -90,14 +90,15 @@ def existing_row(conn: Connection, user_id: str, memory_id: str) -> MemoryRow:
     return row
 
 
-def load(conn: Connection, user_id: str, pk: int) -> Memory:
-    """The entry of internal id ``pk``, with its vector."""
+def entry(conn: Connection, user_id: str, which: ColumnElement[bool]) -> Memory | None:
+    """The user's entry that ``which`` (a condition on ``memories``) selects,
+    with its vector, or ``None``."""
     row = conn.execute(
         select(*rows.MEMORY_COLUMNS)
         .select_from(rows.MEMORY_FROM)
-        .where(memories.c.user_id == user_id, memories.c.id == pk)
-    ).one()
-    return rows.memory(row)
+        .where(memories.c.user_id == user_id, which)
+    ).one_or_none()
+    return None if row is None else rows.memory(row)
 
 
 def check_dimensions(

@@ -90,8 +90,4 @@ def list_versions(
             trail.c.updated_at.desc(), trail_id.desc(), trail.c.version.desc()
         ).limit(limit + 1)
     ).all()
-    items = tuple(rows.memory(version) for version in found[:limit])
-    if len(found) <= limit:
-        return Page(items)
-    last = found[limit - 1]
-    return Page(items, next_after=(last.updated_at, last.memory_id, last.version))
+    return rows.page(found, limit, rows.memory, lambda r: (r.updated_at, r.memory_id, r.version))

@@ -11,18 +11,15 @@ from mnemo_server.domain.models import Page
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
 from mnemo_server.store.schema import memories
+from mnemo_server.store.sql_memories import entry
 
 
 def get(conn: Connection, user_id: str, memory_id: str) -> Memory:
-    """Archived or not. Raises ``NotFound``."""
-    row = conn.execute(
-        select(*rows.MEMORY_COLUMNS)
-        .select_from(rows.MEMORY_FROM)
-        .where(memories.c.user_id == user_id, memories.c.memory_id == memory_id)
-    ).one_or_none()
-    if row is None:
+    """Archived or not, with its vector. Raises ``NotFound``."""
+    found = entry(conn, user_id, memories.c.memory_id == memory_id)
+    if found is None:
         raise rows.memory_not_found(user_id, memory_id)
-    return rows.memory(row)
+    return found
 
 
 def list_page(conn: Connection, user_id: str, query: MemoryListQuery) -> Page[Memory]:
@@ -49,8 +46,4 @@ def list_page(conn: Connection, user_id: str, query: MemoryListQuery) -> Page[Me
     found = conn.execute(
         statement.order_by(memories.c.created_at.desc(), memory_id.desc()).limit(query.limit + 1)
     ).all()
-    items = tuple(rows.memory(row) for row in found[: query.limit])
-    if len(found) <= query.limit:
-        return Page(items)
-    last = found[query.limit - 1]
-    return Page(items, next_after=(last.created_at, last.memory_id))
+    return rows.page(found, query.limit, rows.memory, lambda r: (r.created_at, r.memory_id))

@@ -18,8 +18,8 @@ from mnemo_server.store.convert import new_etag, now_micros
 from mnemo_server.store.schema import memories, memory_embeddings, memory_versions
 from mnemo_server.store.sql_memories import (
     check_dimensions,
+    entry,
     existing_row,
-    load,
     lock_user,
     vectors_changed,
 )
@@ -71,7 +71,9 @@ def update_entry(
     conn.execute(update(memories).where(memories.c.id == row.id).values(**values))
     if change.embedding is not None:
         _replace_vector(conn, user_id, row.id, change.embedding)
-    return load(conn, user_id, row.id)
+    changed = entry(conn, user_id, memories.c.id == row.id)
+    assert changed is not None, "an entry just updated exists"
+    return changed
 
 
 def _replace_vector(conn: Connection, user_id: str, pk: int, embedding: Embedding) -> None:
