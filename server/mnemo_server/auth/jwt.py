@@ -40,7 +40,7 @@ LEEWAY = timedelta(seconds=30)
 MIN_SECRET_BYTES = 32
 """HS256 keys shorter than the hash (256 bits) are refused (RFC 7518 3.2)."""
 MIN_RSA_BITS = 2048
-MAX_TOKEN_CHARS = 16_384
+MAX_TOKEN_CHARS = 8_192
 
 
 class AuthConfigError(ValueError):
@@ -132,6 +132,8 @@ _PROBLEMS: tuple[tuple[type[jwt.PyJWTError], str, str], ...] = (
     (jwt.InvalidSignatureError, "signature", "its signature does not verify"),
     (jwt.ImmatureSignatureError, "claims", "it is not valid yet (nbf/iat)"),
     (jwt.InvalidIssuedAtError, "claims", "its iat claim is invalid"),
+    (jwt.exceptions.InvalidSubjectError, "claims", "sub must be a user id"),
+    (jwt.exceptions.InvalidJTIError, "claims", "its jti claim is invalid"),
     (jwt.InvalidKeyError, "signature", "its signature does not verify"),
 )
 
