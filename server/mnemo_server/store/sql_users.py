@@ -4,8 +4,11 @@ A user exists from its first write. ``ensure_user`` creates it in the tenant
 of the authenticated caller (``auth.caller.tenant_of_new_users``; ``""``
 under ``--auth none``) and, inside the same write transaction, refuses a user
 of another tenant with the same ``NotFound`` the API gives for a name the
-caller may not use: two tenants' first writes for the same new user id, racing
-past the look-up ``auth.access`` made before the call, cannot both land.
+caller may not use. Every write that creates a conversation and every memory
+write calls it, so two tenants' first writes for the same new user id, racing
+past the look-up ``auth.access`` made before the call, cannot both create
+data; a user's tenant never changes while the user exists, so other writes
+rely on that look-up.
 """
 
 from __future__ import annotations
