@@ -116,7 +116,7 @@ class UpdateMemorySettingsResponse(_message.Message):
     def __init__(self, memory_settings: _Optional[_Union[MemorySettings, _Mapping]] = ...) -> None: ...
 
 class ExportRecord(_message.Message):
-    __slots__ = ("conversation", "message", "failed_run", "memory_state", "memory", "tombstone", "candidate", "consent", "memory_settings", "event")
+    __slots__ = ("conversation", "message", "failed_run", "memory_state", "memory", "tombstone", "candidate", "consent", "memory_settings", "event", "memory_version", "compaction_checkpoint")
     CONVERSATION_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     FAILED_RUN_FIELD_NUMBER: _ClassVar[int]
@@ -127,6 +127,8 @@ class ExportRecord(_message.Message):
     CONSENT_FIELD_NUMBER: _ClassVar[int]
     MEMORY_SETTINGS_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_VERSION_FIELD_NUMBER: _ClassVar[int]
+    COMPACTION_CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     conversation: _conversations_pb2.Conversation
     message: _conversations_pb2.HistoryMessage
     failed_run: _conversations_pb2.FailedRun
@@ -137,7 +139,25 @@ class ExportRecord(_message.Message):
     consent: Consent
     memory_settings: MemorySettings
     event: Event
-    def __init__(self, conversation: _Optional[_Union[_conversations_pb2.Conversation, _Mapping]] = ..., message: _Optional[_Union[_conversations_pb2.HistoryMessage, _Mapping]] = ..., failed_run: _Optional[_Union[_conversations_pb2.FailedRun, _Mapping]] = ..., memory_state: _Optional[_Union[_working_memory_pb2.MemoryState, _Mapping]] = ..., memory: _Optional[_Union[_memories_pb2.Memory, _Mapping]] = ..., tombstone: _Optional[_Union[_memories_pb2.MemoryTombstone, _Mapping]] = ..., candidate: _Optional[_Union[_memories_pb2.MemoryCandidate, _Mapping]] = ..., consent: _Optional[_Union[Consent, _Mapping]] = ..., memory_settings: _Optional[_Union[MemorySettings, _Mapping]] = ..., event: _Optional[_Union[Event, _Mapping]] = ...) -> None: ...
+    memory_version: _memories_pb2.Memory
+    compaction_checkpoint: CompactionCheckpoint
+    def __init__(self, conversation: _Optional[_Union[_conversations_pb2.Conversation, _Mapping]] = ..., message: _Optional[_Union[_conversations_pb2.HistoryMessage, _Mapping]] = ..., failed_run: _Optional[_Union[_conversations_pb2.FailedRun, _Mapping]] = ..., memory_state: _Optional[_Union[_working_memory_pb2.MemoryState, _Mapping]] = ..., memory: _Optional[_Union[_memories_pb2.Memory, _Mapping]] = ..., tombstone: _Optional[_Union[_memories_pb2.MemoryTombstone, _Mapping]] = ..., candidate: _Optional[_Union[_memories_pb2.MemoryCandidate, _Mapping]] = ..., consent: _Optional[_Union[Consent, _Mapping]] = ..., memory_settings: _Optional[_Union[MemorySettings, _Mapping]] = ..., event: _Optional[_Union[Event, _Mapping]] = ..., memory_version: _Optional[_Union[_memories_pb2.Memory, _Mapping]] = ..., compaction_checkpoint: _Optional[_Union[CompactionCheckpoint, _Mapping]] = ...) -> None: ...
+
+class CompactionCheckpoint(_message.Message):
+    __slots__ = ("conversation", "revision", "covered", "replacement", "run_id", "create_time")
+    CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    COVERED_FIELD_NUMBER: _ClassVar[int]
+    REPLACEMENT_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    conversation: str
+    revision: str
+    covered: int
+    replacement: _containers.RepeatedCompositeFieldContainer[_conversations_pb2.HistoryMessage]
+    run_id: str
+    create_time: _timestamp_pb2.Timestamp
+    def __init__(self, conversation: _Optional[str] = ..., revision: _Optional[str] = ..., covered: _Optional[int] = ..., replacement: _Optional[_Iterable[_Union[_conversations_pb2.HistoryMessage, _Mapping]]] = ..., run_id: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ExportUserDataRequest(_message.Message):
     __slots__ = ("parent",)
