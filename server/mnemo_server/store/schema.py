@@ -97,6 +97,8 @@ conversations = Table(
     UniqueConstraint("user_id", "conversation_id"),
     # ListConversations: most recently updated first.
     Index(None, "user_id", "updated_at", "conversation_id"),
+    # The purge of expired temporary conversations (only they have an expire time).
+    Index(None, "expire_at"),
 )
 
 messages = Table(
@@ -328,6 +330,49 @@ memory_candidates = Table(
     Index(None, "user_id", "created_at", "candidate_id"),
 )
 
+# --- governance -------------------------------------------------------------
+#
+# Consent and the user's memory switch (one row per user who ever set either;
+# no row means granted and enabled), and the analytics events. Rows go with
+# their user (``ON DELETE CASCADE``). The memory gate reads ``user_settings``
+# inside every memory write, after locking the ``users`` row ``FOR SHARE``;
+# SetConsent and UpdateMemorySettings lock it ``FOR UPDATE``
+# (``store.sql_governance``).
+
+user_settings = Table(
+    "user_settings",
+    metadata,
+    Column("user_id", ID, ForeignKey("users.user_id", ondelete="CASCADE"), primary_key=True),
+    # ``domain.governance.ConsentState``; policy_version as the user sent it.
+    Column("consent_state", SHORT_ENUM, nullable=False),
+    Column("policy_version", ID, nullable=False),
+    # NULL: consent never set (granted).
+    Column("consent_updated_at", MICROS, nullable=True),
+    Column("memory_enabled", Boolean, nullable=False),
+    # "" and NULL: the settings were never written.
+    Column("settings_etag", ETAG, nullable=False),
+    Column("settings_updated_at", MICROS, nullable=True),
+)
+
+events = Table(
+    "events",
+    metadata,
+    # The order of recording (keysets break ties of created_at with it).
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("user_id", ID, ForeignKey("users.user_id", ondelete="CASCADE"), nullable=False),
+    # The user's tenant when the event was recorded ("" without one).
+    Column("tenant_id", ID, nullable=False),
+    Column("event_id", ID, nullable=False),
+    Column("type", String(64), nullable=False),
+    # A JSON object of strings.
+    Column("attributes_json", Text, nullable=False),
+    Column("created_at", MICROS, nullable=False),
+    UniqueConstraint("user_id", "event_id"),
+    # ListEvents / WatchEvents of a user, and of a tenant: newest first.
+    Index(None, "user_id", "created_at", "id"),
+    Index(None, "tenant_id", "created_at", "id"),
+)
+
 memories_fts: TableClause = table("memories_fts", column("rowid", Integer))
 """SQLite only: the FTS5 table over ``memories.search_document`` (queries only)."""
 
@@ -352,6 +397,7 @@ __all__ = [
     "UNMANAGED_NAMES",
     "compaction_checkpoints",
     "conversations",
+    "events",
     "failed_runs",
     "idempotency_records",
     "include_name",
@@ -364,6 +410,7 @@ __all__ = [
     "memory_versions",
     "messages",
     "metadata",
+    "user_settings",
     "users",
     "working_memory",
 ]
