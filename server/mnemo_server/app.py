@@ -23,12 +23,15 @@ from grpc_reflection.v1alpha import reflection
 from mnemo.v1 import (
     conversations_pb2,
     conversations_pb2_grpc,
+    governance_pb2,
+    governance_pb2_grpc,
     memories_pb2,
     memories_pb2_grpc,
     working_memory_pb2,
     working_memory_pb2_grpc,
 )
 from mnemo_server.api.conversations import ConversationServicer
+from mnemo_server.api.governance import GovernanceServicer
 from mnemo_server.api.memories import MemoryServicer
 from mnemo_server.api.unimplemented import add_unimplemented_services
 from mnemo_server.api.working_memory import WorkingMemoryServicer
@@ -40,8 +43,10 @@ from mnemo_server.config import Settings, is_loopback
 from mnemo_server.domain.embedding import load_embedder
 from mnemo_server.domain.usecases.conversations import Conversations
 from mnemo_server.domain.usecases.extraction import Extraction
+from mnemo_server.domain.usecases.governance import Governance
 from mnemo_server.domain.usecases.memories import Memories
 from mnemo_server.domain.usecases.recall import Recall
+from mnemo_server.domain.usecases.temporary import purge_until_stopped
 from mnemo_server.domain.usecases.working_memory import WorkingMemory
 from mnemo_server.errors import ErrorMappingInterceptor
 from mnemo_server.health import SERVING, HealthService, ServingStatus
@@ -56,6 +61,7 @@ CONVERSATION_SERVICE = conversations_pb2.DESCRIPTOR.services_by_name[
     "ConversationService"
 ].full_name
 MEMORY_SERVICE = memories_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
+GOVERNANCE_SERVICE = governance_pb2.DESCRIPTOR.services_by_name["GovernanceService"].full_name
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 
 log = logging.getLogger("mnemo")
@@ -105,6 +111,9 @@ class MnemoServer:
         self._health = HealthService()
         self._port: int | None = None
         self.service_names: tuple[str, ...] = ()
+        # Set at shutdown: ends event watches and the purge of temporary conversations.
+        self._stopping = asyncio.Event()
+        self._purge: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
@@ -165,10 +174,14 @@ class MnemoServer:
         memories_pb2_grpc.add_MemoryServiceServicer_to_server(
             MemoryServicer(
                 memories,
-                Recall(store, memories.embedding),
-                Extraction(store, memories.embedding),
+                Recall(store, memories.embedding, store),
+                Extraction(store, memories.embedding, store),
                 settings,
             ),
+            server,
+        )
+        governance_pb2_grpc.add_GovernanceServiceServicer_to_server(
+            GovernanceServicer(Governance(store, self._stopping), settings),
             server,
         )
         pending = add_unimplemented_services(server)
@@ -177,6 +190,7 @@ class MnemoServer:
             WORKING_MEMORY_SERVICE,
             CONVERSATION_SERVICE,
             MEMORY_SERVICE,
+            GOVERNANCE_SERVICE,
             *pending,
         )
         self.service_names = (*mnemo_services, HEALTH_SERVICE, reflection.SERVICE_NAME)
@@ -191,6 +205,10 @@ class MnemoServer:
             raise RuntimeError(f"cannot listen on {settings.listen}") from None
         await server.start()
         self._server, self._port = server, port
+        self._purge = asyncio.create_task(
+            purge_until_stopped(store, settings.purge_interval_seconds, self._stopping),
+            name="mnemo-purge-temporary",
+        )
         await self._set_health(("", *mnemo_services), SERVING)
         return port
 
@@ -204,6 +222,9 @@ class MnemoServer:
         if self._server is None:
             raise ServerNotStarted("the server is not started")
         await self._health.enter_graceful_shutdown()
+        self._stopping.set()
         await self._server.stop(grace)
+        if self._purge is not None:
+            await self._purge
         if self._database is not None:
             await self._database.close()

@@ -48,6 +48,8 @@ class Settings:
     max_messages_per_append: int = 500
     # How long a temporary conversation lives before it is purged.
     temporary_ttl_seconds: int = 86_400
+    # How often expired temporary conversations are purged.
+    purge_interval_seconds: float = 60.0
     log_level: str = "INFO"
     # None: migrate at start for SQLite, never for PostgreSQL.
     migrate_on_start: bool | None = None
@@ -122,6 +124,13 @@ def _non_negative_float(text: str) -> float:
         raise ValueError("must not be negative")
     if not math.isfinite(value):
         raise ValueError("must be a finite number")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = _non_negative_float(text)
+    if value == 0:
+        raise ValueError("must be more than 0")
     return value
 
 
@@ -218,6 +227,12 @@ OPTIONS: tuple[Option, ...] = (
         "temporary_ttl_seconds",
         _positive_int,
         "lifetime of a temporary conversation (default 86400)",
+        "SECONDS",
+    ),
+    Option(
+        "purge_interval_seconds",
+        _positive_float,
+        "how often expired temporary conversations are purged (default 60)",
         "SECONDS",
     ),
     Option(

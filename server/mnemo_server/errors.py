@@ -41,6 +41,7 @@ from mnemo_server.domain.errors import (
     NotFound,
     NotImplementedYet,
     OutOfRange,
+    PermissionDenied,
     ResourceExhausted,
     Unauthenticated,
     Unavailable,
@@ -62,6 +63,7 @@ _CODES: tuple[tuple[type[MnemoError], grpc.StatusCode], ...] = (
     (NotImplementedYet, grpc.StatusCode.UNIMPLEMENTED),
     (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
     (ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
 )
 
 

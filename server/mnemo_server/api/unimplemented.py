@@ -15,12 +15,7 @@ from typing import Any
 import grpc
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 
-from mnemo.v1 import (
-    governance_pb2,
-    governance_pb2_grpc,
-    sync_pb2,
-    sync_pb2_grpc,
-)
+from mnemo.v1 import sync_pb2, sync_pb2_grpc
 from mnemo_server.domain.errors import NotImplementedYet
 
 
@@ -35,12 +30,6 @@ class PendingService:
 
 
 PENDING_SERVICES: tuple[PendingService, ...] = (
-    PendingService(
-        governance_pb2.DESCRIPTOR.services_by_name["GovernanceService"],
-        governance_pb2_grpc.GovernanceServiceServicer,
-        governance_pb2_grpc.add_GovernanceServiceServicer_to_server,
-        "governance",
-    ),
     PendingService(
         sync_pb2.DESCRIPTOR.services_by_name["SyncService"],
         sync_pb2_grpc.SyncServiceServicer,

@@ -90,6 +90,13 @@ class Unauthenticated(MnemoError):
 
 
 @dataclass
+class PermissionDenied(MnemoError):
+    """The caller is authenticated but lacks the role the call needs (PERMISSION_DENIED)."""
+
+    reason: str = "PERMISSION_DENIED"
+
+
+@dataclass
 class ResourceExhausted(MnemoError):
     """A limit was hit; retry after ``retry_after_seconds`` (RESOURCE_EXHAUSTED,
     with a ``google.rpc.RetryInfo``)."""

@@ -132,6 +132,18 @@ def gate_error(gate: Gate, user_id: str, conversation_id: str = "") -> FailedPre
     )
 
 
+def consent_name(user_id: str) -> str:
+    return f"{user_name(user_id)}/consent"
+
+
+def memory_settings_name(user_id: str) -> str:
+    return f"{user_name(user_id)}/memorySettings"
+
+
+def event_name(user_id: str, event_id: str) -> str:
+    return f"{user_name(user_id)}/events/{event_id}"
+
+
 # ------------------------------------------------------------------ events
 
 

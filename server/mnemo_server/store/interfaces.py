@@ -17,6 +17,18 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
+from mnemo_server.domain.governance import (
+    Access,
+    Consent,
+    ConsentChange,
+    ConsentState,
+    Event,
+    EventScope,
+    EventType,
+    Gate,
+    MemorySettings,
+    NewEvent,
+)
 from mnemo_server.domain.memory_models import (
     CandidateDraft,
     Embedding,
@@ -213,6 +225,16 @@ class MemoryStore(Protocol):
     """Long-term memory entries (append-only with keyed supersede), their
     full-text and vector indexes, tombstones and extraction candidates.
 
+    The memory gate (``domain.governance``) is checked inside the transaction
+    of every write (create, update, delete, propose, approve): it raises
+    ``FailedPrecondition`` with reason ``MEMORY_CONSENT_WITHDRAWN``,
+    ``TEMPORARY_CONVERSATION`` (a conversation the write names is temporary)
+    or ``MEMORY_DISABLED``, strongest first; ``get_memory``,
+    ``list_memories``, ``list_memory_versions`` and ``list_candidates`` raise
+    ``MEMORY_DISABLED``. Recall candidates are not gated (the use case asks
+    ``GovernanceStore.memory_gate`` first). A change records its analytics
+    events in its transaction (``store.sql_events``).
+
     Entries are rows that are never overwritten in place: a save inserts; a
     keyed save archives (stamps ``archive_time`` on) the unarchived entries of
     the same (user, scope, conversation, key) in the same transaction, so there
@@ -228,13 +250,16 @@ class MemoryStore(Protocol):
         drafts: Sequence[tuple[str, MemoryDraft]],
         *,
         idempotency: Idempotency | None,
+        origin_conversation_id: str = "",
     ) -> tuple[SavedMemory, ...]:
         """Save ``(memory_id, draft)`` pairs in one transaction, in order.
+        ``origin_conversation_id``: the conversation the drafts were extracted
+        from (a temporary one closes the gate).
 
         Raises ``AlreadyExists`` if a memory id is taken (by an entry or a
         tombstone), ``InvalidArgument(reason="EMBEDDING_DIMENSION_MISMATCH")`` if
         an embedding's dimension differs from the user's stored vectors of the
-        same model, REQUEST_ID_REUSED.
+        same model, REQUEST_ID_REUSED, and the memory gate's errors (below).
         """
         ...
 
@@ -310,4 +335,65 @@ class MemoryStore(Protocol):
     async def reject_candidate(self, user_id: str, candidate_id: str) -> MemoryCandidate:
         """Mark it rejected. Rejecting a rejected candidate returns it.
         Raises ``NotFound``, CANDIDATE_RESOLVED (approved or cancelled)."""
+        ...
+
+
+class GovernanceStore(Protocol):
+    """Consent, the memory switch, the memory gate for reads, analytics
+    events, and the purge of expired temporary conversations."""
+
+    async def get_consent(self, user_id: str) -> Consent:
+        """Granted (without an update time) for a user who never set it."""
+        ...
+
+    async def set_consent(
+        self, user_id: str, state: ConsentState, policy_version: str
+    ) -> ConsentChange:
+        """Store the consent, creating the user if needed; withdrawing cancels
+        pending candidates in the same transaction. Setting the stored value
+        again changes nothing."""
+        ...
+
+    async def get_memory_settings(self, user_id: str) -> MemorySettings:
+        """Enabled (etag ``""``) for a user who never set them."""
+        ...
+
+    async def update_memory_settings(
+        self, user_id: str, *, enabled: bool, expected_etag: str | None
+    ) -> MemorySettings:
+        """Store the switch (new etag). Raises ETAG_MISMATCH."""
+        ...
+
+    async def memory_gate(
+        self, user_id: str, conversation_ids: Sequence[str], access: Access
+    ) -> Gate | None:
+        """The strongest gate closed for ``access`` (read-only transaction)."""
+        ...
+
+    async def record_events(self, user_id: str, events: Sequence[NewEvent]) -> None:
+        """Record events in a transaction of their own (nothing for a user
+        who does not exist)."""
+        ...
+
+    async def list_events(
+        self,
+        scope: EventScope,
+        types: Collection[EventType],
+        *,
+        limit: int,
+        after: Keyset | None,
+    ) -> Page[Event]:
+        """Newest first (keyset: create time micros, sequence desc); ``types``
+        empty means every type."""
+        ...
+
+    async def events_after(
+        self, scope: EventScope, types: Collection[EventType], after: Keyset, *, limit: int
+    ) -> list[Event]:
+        """Up to ``limit`` events after keyset ``after``, oldest first."""
+        ...
+
+    async def purge_expired_conversations(self, *, limit: int) -> int:
+        """Delete up to ``limit`` expired temporary conversations with
+        everything that hangs off them; how many."""
         ...

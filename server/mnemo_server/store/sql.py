@@ -37,15 +37,16 @@ from mnemo_server.store import sql_users
 from mnemo_server.store import sql_working_memory as working_memory
 from mnemo_server.store.database import Database
 from mnemo_server.store.idempotency import idempotent
+from mnemo_server.store.sql_governance_store import SqlGovernanceStore
 from mnemo_server.store.sql_memory_store import SqlMemoryStore
 from mnemo_server.store.vector_cache import VectorCache
 
 __all__ = ["SqlStore"]
 
 
-class SqlStore(SqlMemoryStore):
-    """Implements ``UserStore``, ``WorkingMemoryStore``, ``ConversationStore``
-    and ``MemoryStore``.
+class SqlStore(SqlMemoryStore, SqlGovernanceStore):
+    """Implements ``UserStore``, ``WorkingMemoryStore``, ``ConversationStore``,
+    ``MemoryStore`` and ``GovernanceStore``.
 
     ``temporary_ttl``: when set, a temporary conversation gets an expire time
     this long after its creation. ``vector_cache``: the process's cache of

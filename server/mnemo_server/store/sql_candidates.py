@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, insert, select, tuple_, update
 
+from mnemo_server.domain import events
 from mnemo_server.domain.memory_models import (
     CandidateDraft,
     CandidateState,
@@ -22,9 +23,10 @@ from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
-from mnemo_server.store import sql_memories, sql_memory_reads
+from mnemo_server.store import sql_events, sql_memories, sql_memory_reads
 from mnemo_server.store.convert import now_micros
 from mnemo_server.store.schema import memory_candidates
+from mnemo_server.store.sql_governance import check_memory_gate
 
 
 def _values(user_id: str, candidate: CandidateDraft, now: int) -> dict[str, Any]:
@@ -71,6 +73,8 @@ def propose(
     """Store pending candidates, in order. Raises ``AlreadyExists`` for a
     taken (or repeated) candidate id."""
     sql_memories.lock_user(conn, user_id)
+    named = [n for c in candidates for n in (c.conversation_id, c.draft.conversation_id)]
+    check_memory_gate(conn, user_id, named, write=True)
     ids = [c.candidate_id for c in candidates]
     taken = set(
         conn.execute(
@@ -90,6 +94,7 @@ def propose(
         insert(memory_candidates).returning(*memory_candidates.c, sort_by_parameter_order=True),
         [_values(user_id, c, now) for c in candidates],
     ).all()
+    sql_events.record(conn, user_id, events.proposed(len(stored)), now)
     return tuple(rows.candidate(row) for row in stored)
 
 
@@ -139,6 +144,8 @@ def approve(
     (field ``candidate.memory.embedding.values``)."""
     sql_memories.lock_user(conn, user_id)
     row = _find(conn, user_id, candidate_id)
+    named = (row.conversation_id, row.memory_conversation_id)
+    check_memory_gate(conn, user_id, named, write=True)
     candidate = rows.candidate(row)
     if candidate.state is CandidateState.APPROVED:
         saved = sql_memories.find_row(conn, user_id, candidate.saved_memory_id)
@@ -156,6 +163,10 @@ def approve(
     approved = _resolve(
         conn, user_id, candidate_id, CandidateState.APPROVED, saved_memory_id=memory_id
     )
+    name = rows.candidate_name(user_id, candidate_id)
+    happened = events.saved([saved_memory.memory])
+    happened += events.resolved("approved", name, rows.memory_name(user_id, memory_id))
+    sql_events.record(conn, user_id, happened)
     return saved_memory.memory, approved
 
 
@@ -168,4 +179,6 @@ def reject(conn: Connection, user_id: str, candidate_id: str) -> MemoryCandidate
         return candidate
     if candidate.state is not CandidateState.PENDING:
         raise rows.candidate_resolved(user_id, candidate_id, candidate.state.value)
+    name = rows.candidate_name(user_id, candidate_id)
+    sql_events.record(conn, user_id, events.resolved("rejected", name))
     return _resolve(conn, user_id, candidate_id, CandidateState.REJECTED)

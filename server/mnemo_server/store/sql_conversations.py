@@ -12,6 +12,7 @@ from mnemo_server.domain.models import Conversation, JsonObject, Keyset, Page
 from mnemo_server.store import convert
 from mnemo_server.store.dialect import insert_ignoring_conflicts
 from mnemo_server.store.schema import conversations
+from mnemo_server.store.sql_temporary import drop_expired, unexpired
 from mnemo_server.store.sql_users import ensure_user
 
 ConversationRow = Row[Any]
@@ -22,18 +23,22 @@ def _where(user_id: str, conversation_id: str) -> tuple[Any, Any]:
 
 
 def find(conn: Connection, user_id: str, conversation_id: str) -> ConversationRow | None:
-    """The conversation row, unlocked (reads)."""
+    """The conversation row, unlocked (reads); an expired temporary one is none."""
     return conn.execute(
-        select(conversations).where(*_where(user_id, conversation_id))
+        select(conversations).where(
+            *_where(user_id, conversation_id), unexpired(convert.now_micros())
+        )
     ).one_or_none()
 
 
 def lock(conn: Connection, user_id: str, conversation_id: str) -> ConversationRow | None:
     """The conversation row, locked until the transaction ends (``FOR UPDATE``
     on PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` already excludes every other
-    writer)."""
+    writer). An expired temporary conversation is none."""
     return conn.execute(
-        select(conversations).where(*_where(user_id, conversation_id)).with_for_update()
+        select(conversations)
+        .where(*_where(user_id, conversation_id), unexpired(convert.now_micros()))
+        .with_for_update()
     ).one_or_none()
 
 
@@ -70,8 +75,10 @@ def _insert(
     now: int,
 ) -> ConversationRow | None:
     """Insert the conversation (and its user) unless it exists; the new row,
-    or None if it existed."""
+    or None if it existed. An expired temporary conversation of that id is
+    deleted first."""
     ensure_user(conn, user_id, now)
+    drop_expired(conn, user_id, conversation_id, now)
     return conn.execute(
         insert_ignoring_conflicts(conn, conversations)
         .values(
@@ -169,7 +176,9 @@ def list_page(
 ) -> Page[Conversation]:
     """Most recently updated first; keyset ``(updated_at micros, conversation_id)``."""
     query = select(conversations).where(
-        conversations.c.user_id == user_id, conversations.c.conversation_id != ""
+        conversations.c.user_id == user_id,
+        conversations.c.conversation_id != "",
+        unexpired(convert.now_micros()),
     )
     if after is not None:
         updated_at, conversation_id = after

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Select, delete, insert, select
 
-from mnemo_server.domain import codec
+from mnemo_server.domain import codec, events
 from mnemo_server.domain.errors import Aborted
 from mnemo_server.domain.models import (
     AppendResult,
@@ -21,7 +21,7 @@ from mnemo_server.domain.models import (
     RunError,
     StoredMessage,
 )
-from mnemo_server.store import convert
+from mnemo_server.store import convert, sql_events
 from mnemo_server.store import sql_conversations as rows
 from mnemo_server.store.schema import compaction_checkpoints, failed_runs, messages
 
@@ -119,7 +119,8 @@ def canonical_from(
 
 def clear(conn: Connection, user_id: str, conversation_id: str) -> Conversation:
     """Delete messages and checkpoints; start a new generation (every earlier
-    compaction revision is stale); positions restart at 0. Raises ``NotFound``."""
+    compaction revision is stale); positions restart at 0; records
+    ``memory_cleared``. Raises ``NotFound``."""
     row = rows.lock_existing(conn, user_id, conversation_id)
     for table in (messages, compaction_checkpoints):
         conn.execute(
@@ -133,6 +134,8 @@ def clear(conn: Connection, user_id: str, conversation_id: str) -> Conversation:
         generation=row.generation + 1,
         checkpoint_seq=0,
     )
+    name = convert.conversation_name(user_id, conversation_id)
+    sql_events.record(conn, user_id, events.cleared("history", name))
     return convert.conversation(changed)
 
 

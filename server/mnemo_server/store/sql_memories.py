@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Row, insert, select, update
 
+from mnemo_server.domain import events
 from mnemo_server.domain.embedding import dimension_mismatch
 from mnemo_server.domain.memory_models import (
     Embedding,
@@ -27,6 +28,7 @@ from mnemo_server.domain.text_search import search_document
 from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
+from mnemo_server.store import sql_events
 from mnemo_server.store.convert import new_etag, now_micros
 from mnemo_server.store.dialect import insert_ignoring_conflicts
 from mnemo_server.store.schema import (
@@ -36,6 +38,7 @@ from mnemo_server.store.schema import (
     memory_tombstones,
     memory_user_state,
 )
+from mnemo_server.store.sql_governance import check_memory_gate
 from mnemo_server.store.sql_users import ensure_user
 
 MemoryRow = Row[Any]
@@ -265,8 +268,15 @@ def insert_entries(
 
 
 def create(
-    conn: Connection, user_id: str, drafts: Sequence[tuple[str, MemoryDraft]]
+    conn: Connection,
+    user_id: str,
+    drafts: Sequence[tuple[str, MemoryDraft]],
+    origin_conversation_id: str = "",
 ) -> tuple[SavedMemory, ...]:
     """``MemoryStore.create_memories`` (without its idempotency)."""
     lock_user(conn, user_id)
-    return insert_entries(conn, user_id, drafts)
+    named = [origin_conversation_id, *(draft.conversation_id for _, draft in drafts)]
+    check_memory_gate(conn, user_id, named, write=True)
+    saved = insert_entries(conn, user_id, drafts)
+    sql_events.record(conn, user_id, events.saved(s.memory for s in saved))
+    return saved

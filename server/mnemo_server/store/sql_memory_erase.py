@@ -27,10 +27,12 @@ import json
 
 from sqlalchemy import Connection, delete, insert, or_, select, update
 
+from mnemo_server.domain import events
 from mnemo_server.domain.errors import etag_mismatch
 from mnemo_server.domain.memory_models import MemoryTombstone
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
+from mnemo_server.store import sql_events
 from mnemo_server.store.convert import now_micros, to_datetime
 from mnemo_server.store.schema import (
     idempotency_records,
@@ -40,6 +42,7 @@ from mnemo_server.store.schema import (
     memory_tombstones,
     memory_versions,
 )
+from mnemo_server.store.sql_governance import check_memory_gate
 from mnemo_server.store.sql_memories import find_row, lock_user, vectors_changed
 
 
@@ -69,6 +72,7 @@ def erase(
     """``MemoryStore.delete_memory``: see the module doc. Deleting a deleted
     entry returns its tombstone. Raises ``NotFound``, ETAG_MISMATCH."""
     lock_user(conn, user_id)
+    check_memory_gate(conn, user_id, write=True)
     row = find_row(conn, user_id, memory_id)
     if row is None:
         found = _tombstone(conn, user_id, memory_id)
@@ -110,6 +114,7 @@ def erase(
     if had_vector is not None:
         vectors_changed(conn, user_id)
     fts.forget_deleted(conn)
+    sql_events.record(conn, user_id, events.deleted(user_id, memory_id, row.key), now)
     return MemoryTombstone(
         user_id=user_id, memory_id=memory_id, key=row.key, delete_time=to_datetime(now)
     )

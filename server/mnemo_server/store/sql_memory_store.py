@@ -39,6 +39,7 @@ from mnemo_server.store import sql_memory_update as updates
 from mnemo_server.store import sql_recall as recall
 from mnemo_server.store.database import Database
 from mnemo_server.store.idempotency import idempotent
+from mnemo_server.store.sql_governance import gated_read
 from mnemo_server.store.vector_cache import VectorCache
 
 __all__ = ["SqlMemoryStore"]
@@ -62,6 +63,7 @@ class SqlMemoryStore:
         drafts: Sequence[tuple[str, MemoryDraft]],
         *,
         idempotency: Idempotency | None,
+        origin_conversation_id: str = "",
     ) -> tuple[SavedMemory, ...]:
         return await self._db.write(
             lambda conn: idempotent(
@@ -69,15 +71,19 @@ class SqlMemoryStore:
                 user_id,
                 idempotency,
                 tuple[SavedMemory, ...],
-                lambda: entries.create(conn, user_id, drafts),
+                lambda: entries.create(conn, user_id, drafts, origin_conversation_id),
             )
         )
 
     async def get_memory(self, user_id: str, memory_id: str) -> Memory:
-        return await self._db.read(lambda conn: reads.get(conn, user_id, memory_id))
+        return await self._db.read(
+            lambda conn: gated_read(conn, user_id, lambda: reads.get(conn, user_id, memory_id))
+        )
 
     async def list_memories(self, user_id: str, query: MemoryListQuery) -> Page[Memory]:
-        return await self._db.read(lambda conn: reads.list_page(conn, user_id, query))
+        return await self._db.read(
+            lambda conn: gated_read(conn, user_id, lambda: reads.list_page(conn, user_id, query))
+        )
 
     async def update_memory(
         self, user_id: str, memory_id: str, change: MemoryChange, *, expected_etag: str | None
@@ -97,7 +103,11 @@ class SqlMemoryStore:
         self, user_id: str, memory_id: str, *, limit: int, after: Keyset | None
     ) -> Page[Memory]:
         return await self._db.read(
-            lambda conn: history.list_versions(conn, user_id, memory_id, limit, after)
+            lambda conn: gated_read(
+                conn,
+                user_id,
+                lambda: history.list_versions(conn, user_id, memory_id, limit, after),
+            )
         )
 
     async def lexical_candidates(
@@ -133,7 +143,11 @@ class SqlMemoryStore:
         self, user_id: str, *, include_resolved: bool, limit: int, after: Keyset | None
     ) -> Page[MemoryCandidate]:
         return await self._db.read(
-            lambda conn: sql_candidates.list_page(conn, user_id, include_resolved, limit, after)
+            lambda conn: gated_read(
+                conn,
+                user_id,
+                lambda: sql_candidates.list_page(conn, user_id, include_resolved, limit, after),
+            )
         )
 
     async def approve_candidate(

@@ -8,14 +8,17 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, update
 
+from mnemo_server.domain import events
 from mnemo_server.domain.errors import etag_mismatch
 from mnemo_server.domain.memory_models import Embedding, Memory, MemoryChange
 from mnemo_server.domain.text_search import search_document
 from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
+from mnemo_server.store import sql_events
 from mnemo_server.store.convert import new_etag, now_micros
 from mnemo_server.store.schema import memories, memory_embeddings, memory_versions
+from mnemo_server.store.sql_governance import check_memory_gate
 from mnemo_server.store.sql_memories import (
     check_dimensions,
     entry,
@@ -35,6 +38,7 @@ def update_entry(
     """``MemoryStore.update_memory``. Raises ``NotFound``, ETAG_MISMATCH,
     EMBEDDING_DIMENSION_MISMATCH (field ``memory.embedding.values``)."""
     lock_user(conn, user_id)
+    check_memory_gate(conn, user_id, write=True)
     row = existing_row(conn, user_id, memory_id)
     if expected_etag is not None and expected_etag != row.etag:
         raise etag_mismatch(rows.memory_name(user_id, memory_id))
@@ -73,6 +77,7 @@ def update_entry(
         _replace_vector(conn, user_id, row.id, change.embedding)
     changed = entry(conn, user_id, memories.c.id == row.id)
     assert changed is not None, "an entry just updated exists"
+    sql_events.record(conn, user_id, events.saved([changed], updated="true"))
     return changed
 
 

@@ -9,14 +9,15 @@ from typing import Any
 
 from sqlalchemy import Connection, Insert, Row, Update, insert, select, update
 
-from mnemo_server.domain import codec
+from mnemo_server.domain import codec, events
 from mnemo_server.domain.errors import etag_mismatch
 from mnemo_server.domain.models import ConversationKey, Exchange, MemoryState, RememberResult
 from mnemo_server.domain.names import memory_state_name
 from mnemo_server.domain.working_memory import window
-from mnemo_server.store import convert
+from mnemo_server.store import convert, sql_events
 from mnemo_server.store import sql_conversations as rows
 from mnemo_server.store.schema import conversations, working_memory
+from mnemo_server.store.sql_temporary import unexpired
 
 
 def get(conn: Connection, key: ConversationKey) -> MemoryState:
@@ -28,6 +29,7 @@ def get(conn: Connection, key: ConversationKey) -> MemoryState:
             conversations.c.user_id == key.user_id,
             conversations.c.conversation_id == key.conversation_id,
             working_memory.c.user_id == key.user_id,
+            unexpired(convert.now_micros()),
         )
     ).one_or_none()
     return convert.memory_state(found)
@@ -114,5 +116,10 @@ def remember(
 
 
 def clear(conn: Connection, key: ConversationKey, expected_etag: str | None) -> MemoryState:
-    """Empty the state (new etag). Raises ``Aborted(ETAG_MISMATCH)``."""
-    return _write(conn, key, "", lambda _old: (), expected_etag)
+    """Empty the state (new etag); records ``memory_cleared``. Raises
+    ``Aborted(ETAG_MISMATCH)``."""
+    cleared = _write(conn, key, "", lambda _old: (), expected_etag)
+    sql_events.record(
+        conn, key.user_id, events.cleared("working_memory", memory_state_name(key))
+    )
+    return cleared

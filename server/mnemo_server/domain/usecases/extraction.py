@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mnemo_server.domain import extraction as heuristics
+from mnemo_server.domain.governance import Access, gate_error
 from mnemo_server.domain.memory_models import (
     CandidateDraft,
     Memory,
@@ -23,7 +24,7 @@ from mnemo_server.domain.memory_models import (
 )
 from mnemo_server.domain.models import Idempotency, Keyset, NewMessage, Page
 from mnemo_server.domain.usecases.memories import DraftEmbedding, new_id
-from mnemo_server.store.interfaces import MemoryStore
+from mnemo_server.store.interfaces import GovernanceStore, MemoryStore
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,12 @@ def found_proposals(
 class Extraction:
     """Extract, propose, list, approve and reject candidates of one user."""
 
-    def __init__(self, store: MemoryStore, embedding: DraftEmbedding) -> None:
+    def __init__(
+        self, store: MemoryStore, embedding: DraftEmbedding, governance: GovernanceStore
+    ) -> None:
         self._store = store
         self._embedding = embedding
+        self._governance = governance
 
     async def extract(
         self,
@@ -83,17 +87,25 @@ class Extraction:
         propose what it finds as pending candidates (``require_approval``) or
         save it as entries (source extractor, keyed by what was found, so a
         later "my name is" supersedes an earlier one). Finding nothing writes
-        nothing. Raises ``REQUEST_ID_REUSED``."""
+        nothing. Raises ``REQUEST_ID_REUSED`` and the memory gate's
+        ``FailedPrecondition`` (also when nothing is found)."""
         proposals = found_proposals(
             messages, conversation_id=conversation_id, run_id=run_id, turn=turn
         )
         if not proposals:
+            named = (conversation_id,) if conversation_id else ()
+            gate = await self._governance.memory_gate(user_id, named, Access.WRITE)
+            if gate is not None:
+                raise gate_error(gate, user_id, conversation_id)
             return Extracted()
         if require_approval:
             return Extracted(candidates=await self.propose(user_id, proposals, idempotency))
         drafts = await self._embedding.drafts([p.draft for p in proposals])
         saved = await self._store.create_memories(
-            user_id, [(new_id(), d) for d in drafts], idempotency=idempotency
+            user_id,
+            [(new_id(), d) for d in drafts],
+            idempotency=idempotency,
+            origin_conversation_id=conversation_id,
         )
         return Extracted(memories=tuple(s.memory for s in saved))
 

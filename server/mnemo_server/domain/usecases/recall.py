@@ -15,14 +15,23 @@ order them:
 Build context recalls ``4 * max_entries`` hits (at most
 ``MAX_RECALL_RESULTS``) so that entries skipped for the budget can be
 replaced, then selects with ``domain.inject.build_context``.
+
+Governance (``domain.governance``): recall returns nothing while consent is
+withdrawn or memory is switched off; build context also returns nothing for a
+temporary conversation. Otherwise each call records ``memory_recalled``
+(``count``, ``mode`` recall or inject, ``semantic``) after the read, in a short
+write transaction of its own; a failure to record is logged and never fails
+the call.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
-from mnemo_server.domain import inject, ranking
+from mnemo_server.domain import events, inject, ranking
 from mnemo_server.domain.embedding import embedder_unavailable
+from mnemo_server.domain.governance import Access, NewEvent
 from mnemo_server.domain.memory_models import (
     MAX_RECALL_RESULTS,
     Embedding,
@@ -34,18 +43,23 @@ from mnemo_server.domain.memory_models import (
 from mnemo_server.domain.ranking import SemanticMatch
 from mnemo_server.domain.text_search import query_terms
 from mnemo_server.domain.usecases.memories import DraftEmbedding
-from mnemo_server.store.interfaces import MemoryStore
+from mnemo_server.store.interfaces import GovernanceStore, MemoryStore
 
 CONTEXT_RECALL_FACTOR = 4
 """Build context considers this many hits per entry it may take."""
+
+log = logging.getLogger(__name__)
 
 
 class Recall:
     """Ranked recall and inject contexts over one user's entries."""
 
-    def __init__(self, store: MemoryStore, embedding: DraftEmbedding) -> None:
+    def __init__(
+        self, store: MemoryStore, embedding: DraftEmbedding, governance: GovernanceStore
+    ) -> None:
         self._store = store
         self._embedding = embedding
+        self._governance = governance
 
     async def _query_vector(self, query: RecallQuery) -> Embedding:
         if query.query_embedding is not None:
@@ -56,7 +70,8 @@ class Recall:
         return vector
 
     async def recall(self, user_id: str, query: RecallQuery) -> list[RecallHit]:
-        """The hits for ``query``, best first (``domain.ranking``).
+        """The hits for ``query``, best first (``domain.ranking``); none
+        while consent is withdrawn or memory is off.
 
         A query with a ``query_embedding`` and no text is semantic whatever
         its ``semantic`` flag says (there is nothing else to match). Raises
@@ -64,8 +79,14 @@ class Recall:
         without an embedder), ``EMBEDDING_DIMENSION_MISMATCH`` (the query
         vector's dimension differs from the stored vectors of its model).
         """
-        if not query.text and query.query_embedding is not None:
-            query = replace(query, semantic=True)
+        if await self._governance.memory_gate(user_id, (), Access.RECALL) is not None:
+            return []
+        query = _effective(query)
+        hits = await self._ranked(user_id, query)
+        await self._record(user_id, events.recalled(len(hits), "recall", query.semantic))
+        return hits
+
+    async def _ranked(self, user_id: str, query: RecallQuery) -> list[RecallHit]:
         lexical: list[Memory] = []
         if query_terms(query.text):
             lexical = await self._store.lexical_candidates(
@@ -84,7 +105,29 @@ class Recall:
     ) -> InjectContext:
         """The top entries for ``query`` under ``max_bytes`` bytes of text, as
         one system message (``domain.inject``). Deterministic: the same entries
-        and request give the same message. Raises what ``recall`` raises."""
+        and request give the same message. Empty while consent is withdrawn or
+        memory is off, and in a temporary conversation. Raises what ``recall``
+        raises."""
+        conversations = (query.conversation_id,) if query.conversation_id else ()
+        if await self._governance.memory_gate(user_id, conversations, Access.INJECT) is not None:
+            return inject.build_context([], max_entries=max_entries, max_bytes=max_bytes)
         wanted = min(CONTEXT_RECALL_FACTOR * max_entries, MAX_RECALL_RESULTS)
-        hits = await self.recall(user_id, replace(query, max_results=wanted))
-        return inject.build_context(hits, max_entries=max_entries, max_bytes=max_bytes)
+        query = _effective(replace(query, max_results=wanted))
+        hits = await self._ranked(user_id, query)
+        built = inject.build_context(hits, max_entries=max_entries, max_bytes=max_bytes)
+        count = len(built.memory_ids)
+        await self._record(user_id, events.recalled(count, "inject", query.semantic))
+        return built
+
+    async def _record(self, user_id: str, happened: list[NewEvent]) -> None:
+        try:
+            await self._governance.record_events(user_id, happened)
+        except Exception:  # analytics must never fail a recall
+            log.warning("could not record memory_recalled for %s", user_id, exc_info=True)
+
+
+def _effective(query: RecallQuery) -> RecallQuery:
+    """A query with a vector and no text is semantic."""
+    if not query.text and query.query_embedding is not None:
+        return replace(query, semantic=True)
+    return query

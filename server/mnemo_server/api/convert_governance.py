@@ -1,0 +1,60 @@
+"""Governance domain objects <-> mnemo.v1 protos (consent, memory settings,
+events) and the enum mappings both ways. Pure functions."""
+
+from __future__ import annotations
+
+from mnemo.v1 import governance_pb2 as pb
+from mnemo_server.api.convert import timestamp
+from mnemo_server.domain.governance import (
+    Consent,
+    ConsentState,
+    Event,
+    EventType,
+    MemorySettings,
+    consent_name,
+    event_name,
+    memory_settings_name,
+)
+
+CONSENT_STATES: dict[ConsentState, pb.ConsentState] = {
+    ConsentState.GRANTED: pb.CONSENT_STATE_GRANTED,
+    ConsentState.WITHDRAWN: pb.CONSENT_STATE_WITHDRAWN,
+}
+EVENT_TYPES: dict[EventType, pb.EventType] = {
+    EventType.MEMORY_SAVED: pb.EVENT_TYPE_MEMORY_SAVED,
+    EventType.MEMORY_DELETED: pb.EVENT_TYPE_MEMORY_DELETED,
+    EventType.MEMORY_CLEARED: pb.EVENT_TYPE_MEMORY_CLEARED,
+    EventType.MEMORY_RECALLED: pb.EVENT_TYPE_MEMORY_RECALLED,
+    EventType.MEMORY_EXTRACTION_PROPOSED: pb.EVENT_TYPE_MEMORY_EXTRACTION_PROPOSED,
+    EventType.MEMORY_EXTRACTION_RESOLVED: pb.EVENT_TYPE_MEMORY_EXTRACTION_RESOLVED,
+    EventType.MEMORY_CONSENT_CHANGED: pb.EVENT_TYPE_MEMORY_CONSENT_CHANGED,
+}
+
+
+def consent_to_proto(consent: Consent) -> pb.Consent:
+    return pb.Consent(
+        name=consent_name(consent.user_id),
+        state=CONSENT_STATES[consent.state],
+        policy_version=consent.policy_version,
+        update_time=timestamp(consent.update_time),
+    )
+
+
+def settings_to_proto(settings: MemorySettings) -> pb.MemorySettings:
+    return pb.MemorySettings(
+        name=memory_settings_name(settings.user_id),
+        enabled=settings.enabled,
+        etag=settings.etag,
+        update_time=timestamp(settings.update_time),
+    )
+
+
+def event_to_proto(event: Event) -> pb.Event:
+    """``tenant`` is the tenant id (``""`` without one)."""
+    return pb.Event(
+        name=event_name(event.user_id, event.event_id),
+        type=EVENT_TYPES[event.type],
+        attributes=event.attributes,
+        create_time=timestamp(event.create_time),
+        tenant=event.tenant_id,
+    )

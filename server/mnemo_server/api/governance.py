@@ -1,0 +1,144 @@
+"""GovernanceService: validate, call the use case, convert the result.
+
+The error contracts are those of ``protos/mnemo/v1/governance.proto`` and
+``docs/api/governance.md``. Export, import and erasure of a user's data
+(``ExportUserData``, ``ImportUserData``, ``DeleteUserData``) are the user-data
+part of the service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from mnemo.v1 import governance_pb2 as pb
+from mnemo.v1 import governance_pb2_grpc as pb_grpc
+from mnemo_server.api import convert_governance as convert
+from mnemo_server.api import governance_requests as parse
+from mnemo_server.api import pagination
+from mnemo_server.api.memory_requests import keyset_of
+from mnemo_server.api.unimplemented import PendingService, not_implemented
+from mnemo_server.api.validation import Validator
+from mnemo_server.config import Settings, is_loopback
+from mnemo_server.domain.errors import NotImplementedYet
+from mnemo_server.domain.usecases.governance import Governance
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+EVENTS = pagination.PageSizes(default=50, maximum=500)
+_LIST_EVENTS = "ListEvents"
+
+_SERVICE = pb.DESCRIPTOR.services_by_name["GovernanceService"]
+_USER_DATA = PendingService(
+    _SERVICE,
+    pb_grpc.GovernanceServiceServicer,
+    pb_grpc.add_GovernanceServiceServicer_to_server,
+    "governance",
+)
+
+
+def _pending(method: str) -> NotImplementedYet:
+    return not_implemented(_USER_DATA, _SERVICE.methods_by_name[method])
+
+
+class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
+    """Consent, the memory switch and analytics events over gRPC."""
+
+    def __init__(self, governance: Governance, settings: Settings) -> None:
+        self._governance = governance
+        self._loopback = is_loopback(settings.listen)
+
+    # ---------------------------------------------------------------- consent
+
+    async def GetConsent(
+        self, request: pb.GetConsentRequest, context: Context
+    ) -> pb.GetConsentResponse:
+        user_id = parse.consent_user(request.name)
+        consent = await self._governance.get_consent(user_id)
+        return pb.GetConsentResponse(consent=convert.consent_to_proto(consent))
+
+    async def SetConsent(
+        self, request: pb.SetConsentRequest, context: Context
+    ) -> pb.SetConsentResponse:
+        v = Validator()
+        user_id = v.attempt(lambda: parse.consent_user(request.consent.name, "consent.name"), "")
+        state = parse.consent_state_of(v, request.consent.state, "consent.state")
+        v.identifier(request.consent.policy_version, "consent.policy_version")
+        v.raise_if_invalid()
+        change = await self._governance.set_consent(user_id, state, request.consent.policy_version)
+        return pb.SetConsentResponse(
+            consent=convert.consent_to_proto(change.consent),
+            cancelled_candidates=change.cancelled_candidates,
+        )
+
+    # --------------------------------------------------------------- settings
+
+    async def GetMemorySettings(
+        self, request: pb.GetMemorySettingsRequest, context: Context
+    ) -> pb.GetMemorySettingsResponse:
+        user_id = parse.settings_user(request.name)
+        settings = await self._governance.get_settings(user_id)
+        return pb.GetMemorySettingsResponse(memory_settings=convert.settings_to_proto(settings))
+
+    async def UpdateMemorySettings(
+        self, request: pb.UpdateMemorySettingsRequest, context: Context
+    ) -> pb.UpdateMemorySettingsResponse:
+        wanted = request.memory_settings
+        user_id = parse.settings_user(wanted.name, "memory_settings.name")
+        settings = await self._governance.update_settings(
+            user_id, enabled=wanted.enabled, etag=wanted.etag
+        )
+        return pb.UpdateMemorySettingsResponse(memory_settings=convert.settings_to_proto(settings))
+
+    # ----------------------------------------------------------------- events
+
+    async def ListEvents(
+        self, request: pb.ListEventsRequest, context: Context
+    ) -> pb.ListEventsResponse:
+        scope = parse.event_scope(request.parent, loopback=self._loopback)
+        v = Validator()
+        types = parse.event_types_of(v, request.types)
+        binding = (request.parent, parse.types_binding(types))
+        limit = v.attempt(lambda: pagination.page_size(request.page_size, EVENTS), 0)
+        after = v.attempt(
+            lambda: pagination.decode_page_token(request.page_token, _LIST_EVENTS, binding), None
+        )
+        keyset_of(v, after, (int, int))
+        v.raise_if_invalid()
+        page = await self._governance.list_events(scope, types, limit=limit, after=after)
+        return pb.ListEventsResponse(
+            events=[convert.event_to_proto(e) for e in page.items],
+            next_page_token=pagination.encode_page_token(_LIST_EVENTS, binding, page.next_after),
+        )
+
+    async def WatchEvents(
+        self, request: pb.WatchEventsRequest, context: Context
+    ) -> AsyncIterator[pb.WatchEventsResponse]:
+        scope = parse.event_scope(request.parent, loopback=self._loopback)
+        v = Validator()
+        types = parse.event_types_of(v, request.types)
+        v.raise_if_invalid()
+        async for event in self._governance.watch(scope, types):
+            yield pb.WatchEventsResponse(event=convert.event_to_proto(event))
+
+    # -------------------------------------------------------------- user data
+
+    async def ExportUserData(
+        self, request: pb.ExportUserDataRequest, context: Context
+    ) -> AsyncIterator[pb.ExportUserDataResponse]:
+        error = _pending("ExportUserData")
+        if error:  # always: the yield only makes this an async generator
+            raise error
+        yield pb.ExportUserDataResponse()
+
+    async def ImportUserData(
+        self, request_iterator: AsyncIterator[pb.ImportUserDataRequest], context: Context
+    ) -> pb.ImportUserDataResponse:
+        raise _pending("ImportUserData")
+
+    async def DeleteUserData(
+        self, request: pb.DeleteUserDataRequest, context: Context
+    ) -> pb.DeleteUserDataResponse:
+        raise _pending("DeleteUserData")

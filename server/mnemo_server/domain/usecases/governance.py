@@ -1,0 +1,100 @@
+"""Governance use cases: consent, the memory switch and the analytics events
+(listing and live watching), on top of ``GovernanceStore``.
+
+Consent and the switch only change what the gates decide
+(``domain.governance``); the gates themselves are checked by the store inside
+every memory write. Withdrawing consent cancels the pending candidates in
+the same transaction and keeps every entry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Collection
+
+from mnemo_server.domain.errors import ResourceExhausted
+from mnemo_server.domain.event_watch import EventWatch, WatchSettings
+from mnemo_server.domain.governance import (
+    Consent,
+    ConsentChange,
+    ConsentState,
+    Event,
+    EventScope,
+    EventType,
+    MemorySettings,
+)
+from mnemo_server.domain.models import Keyset, Page
+from mnemo_server.store.interfaces import GovernanceStore
+
+
+class Governance:
+    """Consent, settings and events of users and tenants.
+
+    ``stopping`` is set when the server shuts down: every ``watch`` stream
+    then ends. At most ``watch.max_watchers`` streams run at once.
+    """
+
+    def __init__(
+        self,
+        store: GovernanceStore,
+        stopping: asyncio.Event,
+        watch: WatchSettings | None = None,
+    ) -> None:
+        self._store = store
+        self._stopping = stopping
+        self._watch = watch or WatchSettings()
+        self._watchers = 0
+
+    async def get_consent(self, user_id: str) -> Consent:
+        """Granted (no update time) for a user who never set it."""
+        return await self._store.get_consent(user_id)
+
+    async def set_consent(
+        self, user_id: str, state: ConsentState, policy_version: str
+    ) -> ConsentChange:
+        """Store the consent; withdrawing cancels pending candidates (their
+        count is returned) and records ``memory_consent_changed``. Setting
+        the stored value again changes nothing."""
+        return await self._store.set_consent(user_id, state, policy_version)
+
+    async def get_settings(self, user_id: str) -> MemorySettings:
+        """Enabled (etag ``""``) for a user who never set them."""
+        return await self._store.get_memory_settings(user_id)
+
+    async def update_settings(self, user_id: str, *, enabled: bool, etag: str) -> MemorySettings:
+        """Switch memory on or off (never lifts a withdrawn consent: the
+        consent gate is checked first). Raises ``ETAG_MISMATCH`` when
+        ``etag`` is set and not current."""
+        return await self._store.update_memory_settings(
+            user_id, enabled=enabled, expected_etag=etag or None
+        )
+
+    async def list_events(
+        self,
+        scope: EventScope,
+        types: Collection[EventType],
+        *,
+        limit: int,
+        after: Keyset | None,
+    ) -> Page[Event]:
+        """Newest first; ``types`` empty means every type."""
+        return await self._store.list_events(scope, types, limit=limit, after=after)
+
+    async def watch(self, scope: EventScope, types: Collection[EventType]) -> AsyncIterator[Event]:
+        """The events recorded from now on, oldest first, until the server
+        shuts down or the caller stops. Raises ``ResourceExhausted`` when
+        ``max_watchers`` streams are running."""
+        if self._watchers >= self._watch.max_watchers:
+            raise ResourceExhausted(
+                f"this server already runs {self._watch.max_watchers} event watches; "
+                "retry later or use ListEvents",
+                reason="RATE_LIMITED",
+                retry_after_seconds=1.0,
+            )
+        self._watchers += 1
+        try:
+            watch = EventWatch(self._store, scope, types, self._watch)
+            async for event in watch.events(self._stopping):
+                yield event
+        finally:
+            self._watchers -= 1

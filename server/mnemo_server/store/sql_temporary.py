@@ -1,0 +1,68 @@
+"""Temporary conversations after their expire time: gone.
+
+A temporary conversation (``conversations.temporary``, chosen at creation)
+has an ``expire_at``. Once it has passed, the conversation is treated as one
+that does not exist (``unexpired`` in every conversation look-up: reads
+answer ``NOT_FOUND``, a write that creates conversations implicitly starts a
+new, ordinary one with that id after ``drop_expired``), and the purge
+deletes it with its history, failed runs, checkpoints and working memory
+(``ON DELETE CASCADE``), plus the idempotency records whose recorded result
+names it.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import ColumnElement, Connection, delete, or_, select
+
+from mnemo_server.store import memory_text_index as fts
+from mnemo_server.store.schema import conversations, idempotency_records
+
+
+def unexpired(now: int) -> ColumnElement[bool]:
+    """The conversation has no expire time, or it has not passed at ``now``."""
+    return or_(conversations.c.expire_at.is_(None), conversations.c.expire_at > now)
+
+
+def _forget_results(conn: Connection, user_id: str, conversation_id: str) -> None:
+    needle = f'"conversation_id":"{conversation_id}"'
+    conn.execute(
+        delete(idempotency_records).where(
+            idempotency_records.c.user_id == user_id,
+            fts.contains(conn, idempotency_records.c.result_json, needle),
+        )
+    )
+
+
+def _delete(conn: Connection, rows: list[tuple[int, str, str]]) -> int:
+    for _, user_id, conversation_id in rows:
+        _forget_results(conn, user_id, conversation_id)
+    if rows:
+        conn.execute(delete(conversations).where(conversations.c.id.in_([r[0] for r in rows])))
+    return len(rows)
+
+
+def drop_expired(conn: Connection, user_id: str, conversation_id: str, now: int) -> None:
+    """Delete the conversation if it is temporary and expired at ``now``."""
+    found = conn.execute(
+        select(conversations.c.id, conversations.c.user_id, conversations.c.conversation_id)
+        .where(
+            conversations.c.user_id == user_id,
+            conversations.c.conversation_id == conversation_id,
+            conversations.c.expire_at <= now,
+        )
+        .with_for_update()
+    ).all()
+    _delete(conn, [(r.id, r.user_id, r.conversation_id) for r in found])
+
+
+def purge_expired(conn: Connection, now: int, limit: int) -> int:
+    """Delete up to ``limit`` conversations expired at ``now`` (oldest expiry
+    first); returns how many."""
+    found = conn.execute(
+        select(conversations.c.id, conversations.c.user_id, conversations.c.conversation_id)
+        .where(conversations.c.expire_at <= now)
+        .order_by(conversations.c.expire_at, conversations.c.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    ).all()
+    return _delete(conn, [(r.id, r.user_id, r.conversation_id) for r in found])
