@@ -34,6 +34,7 @@ from mnemo_server.api.conversations import ConversationServicer
 from mnemo_server.api.governance import GovernanceServicer
 from mnemo_server.api.memories import MemoryServicer
 from mnemo_server.api.unimplemented import add_unimplemented_services
+from mnemo_server.api.user_data import UserDataHandlers
 from mnemo_server.api.working_memory import WorkingMemoryServicer
 from mnemo_server.auth.interceptor import Admission, AuthInterceptor
 from mnemo_server.auth.jwt import load_verifier
@@ -47,12 +48,14 @@ from mnemo_server.domain.usecases.governance import Governance
 from mnemo_server.domain.usecases.memories import Memories
 from mnemo_server.domain.usecases.recall import Recall
 from mnemo_server.domain.usecases.temporary import purge_until_stopped
+from mnemo_server.domain.usecases.user_data import UserDataRights
 from mnemo_server.domain.usecases.working_memory import WorkingMemory
 from mnemo_server.errors import ErrorMappingInterceptor
 from mnemo_server.health import SERVING, HealthService, ServingStatus
 from mnemo_server.store import migrate
 from mnemo_server.store.database import Database, open_database
 from mnemo_server.store.sql import SqlStore
+from mnemo_server.store.sql_user_data import SqlUserData
 
 WORKING_MEMORY_SERVICE = working_memory_pb2.DESCRIPTOR.services_by_name[
     "WorkingMemoryService"
@@ -181,7 +184,14 @@ class MnemoServer:
             server,
         )
         governance_pb2_grpc.add_GovernanceServiceServicer_to_server(
-            GovernanceServicer(Governance(store, self._stopping), settings),
+            GovernanceServicer(
+                Governance(store, self._stopping),
+                settings,
+                UserDataHandlers(
+                    UserDataRights(SqlUserData(self._database, vector_cache=store.vector_cache)),
+                    settings,
+                ),
+            ),
             server,
         )
         pending = add_unimplemented_services(server)

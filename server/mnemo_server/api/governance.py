@@ -19,10 +19,9 @@ from mnemo_server.api import convert_governance as convert
 from mnemo_server.api import governance_requests as parse
 from mnemo_server.api import pagination
 from mnemo_server.api.memory_requests import keyset_of
-from mnemo_server.api.unimplemented import PendingService, not_implemented
+from mnemo_server.api.user_data import UserDataHandlers
 from mnemo_server.api.validation import Validator
 from mnemo_server.config import Settings, is_loopback
-from mnemo_server.domain.errors import NotImplementedYet
 from mnemo_server.domain.usecases.governance import Governance
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -30,25 +29,17 @@ Context = grpc.aio.ServicerContext[Any, Any]
 EVENTS = pagination.PageSizes(default=50, maximum=500)
 _LIST_EVENTS = "ListEvents"
 
-_SERVICE = pb.DESCRIPTOR.services_by_name["GovernanceService"]
-_USER_DATA = PendingService(
-    _SERVICE,
-    pb_grpc.GovernanceServiceServicer,
-    pb_grpc.add_GovernanceServiceServicer_to_server,
-    "governance",
-)
-
-
-def _pending(method: str) -> NotImplementedYet:
-    return not_implemented(_USER_DATA, _SERVICE.methods_by_name[method])
-
 
 class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
-    """Consent, the memory switch and analytics events over gRPC."""
+    """Consent, the memory switch and analytics events over gRPC; export,
+    import and erasure of a user's data are ``user_data``'s (``api.user_data``)."""
 
-    def __init__(self, governance: Governance, settings: Settings) -> None:
+    def __init__(
+        self, governance: Governance, settings: Settings, user_data: UserDataHandlers
+    ) -> None:
         self._governance = governance
         self._loopback = is_loopback(settings.listen)
+        self._user_data = user_data
 
     # ---------------------------------------------------------------- consent
 
@@ -128,17 +119,15 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
     async def ExportUserData(
         self, request: pb.ExportUserDataRequest, context: Context
     ) -> AsyncIterator[pb.ExportUserDataResponse]:
-        error = _pending("ExportUserData")
-        if error:  # always: the yield only makes this an async generator
-            raise error
-        yield pb.ExportUserDataResponse()
+        async for response in self._user_data.export_user_data(request, context):
+            yield response
 
     async def ImportUserData(
         self, request_iterator: AsyncIterator[pb.ImportUserDataRequest], context: Context
     ) -> pb.ImportUserDataResponse:
-        raise _pending("ImportUserData")
+        return await self._user_data.import_user_data(request_iterator, context)
 
     async def DeleteUserData(
         self, request: pb.DeleteUserDataRequest, context: Context
     ) -> pb.DeleteUserDataResponse:
-        raise _pending("DeleteUserData")
+        return await self._user_data.delete_user_data(request, context)

@@ -59,6 +59,7 @@ from mnemo_server.domain.models import (
     StoredMessage,
 )
 from mnemo_server.domain.ranking import SemanticMatch
+from mnemo_server.domain.user_data import ErasureReceipt, ExportItem, ExportSection, UserData
 
 
 class UserStore(Protocol):
@@ -335,6 +336,35 @@ class MemoryStore(Protocol):
     async def reject_candidate(self, user_id: str, candidate_id: str) -> MemoryCandidate:
         """Mark it rejected. Rejecting a rejected candidate returns it.
         Raises ``NotFound``, CANDIDATE_RESOLVED (approved or cancelled)."""
+        ...
+
+
+class UserDataStore(Protocol):
+    """A user's data as a whole: erasure, export and import (``DeleteUserData``,
+    ``ExportUserData``, ``ImportUserData``). The governance gates do not apply:
+    these are the user's own rights over the data."""
+
+    async def erase_user(self, user_id: str) -> ErasureReceipt:
+        """Delete every row of the user in every table that holds user data
+        (the user's row last), and the user's full-text index rows, in one
+        write transaction; counts per table. Erasing an unknown or erased user
+        returns zeros: never ``NotFound``."""
+        ...
+
+    async def export_page(
+        self, user_id: str, section: ExportSection, *, limit: int, after: Keyset | None
+    ) -> Page[ExportItem]:
+        """Up to ``limit`` records of ``section`` after keyset ``after``, in
+        the section's deterministic order, read in one read transaction. An
+        unknown user has no records."""
+        ...
+
+    async def import_user(self, user_id: str, data: UserData) -> None:
+        """Load ``data`` (validated) into the user in one write transaction,
+        keeping ids, positions, times and etags; the user is created in the
+        caller's tenant. Raises ``FailedPrecondition(reason=
+        "IMPORT_TARGET_NOT_EMPTY")`` if the user has any data, ``NotFound``
+        if the user belongs to another tenant."""
         ...
 
 

@@ -29,7 +29,8 @@ from mnemo_server.store.schema import memory_candidates
 from mnemo_server.store.sql_governance import check_memory_gate
 
 
-def _values(user_id: str, candidate: CandidateDraft, now: int) -> dict[str, Any]:
+def candidate_values(user_id: str, candidate: CandidateDraft, now: int) -> dict[str, Any]:
+    """The ``memory_candidates`` row of a new pending candidate."""
     draft = candidate.draft
     embedding = draft.embedding
     return {
@@ -92,7 +93,7 @@ def propose(
     now = now_micros()
     stored = conn.execute(
         insert(memory_candidates).returning(*memory_candidates.c, sort_by_parameter_order=True),
-        [_values(user_id, c, now) for c in candidates],
+        [candidate_values(user_id, c, now) for c in candidates],
     ).all()
     sql_events.record(conn, user_id, events.proposed(len(stored)), now)
     return tuple(rows.candidate(row) for row in stored)

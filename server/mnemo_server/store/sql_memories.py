@@ -56,10 +56,14 @@ def lock_user(conn: Connection, user_id: str) -> None:
     until the transaction ends: the memory writes of one user run one at a
     time (on PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` already excludes every
     other writer)."""
-    ensure_user(conn, user_id, now_micros())
+    now = now_micros()
+    ensure_user(conn, user_id, now)
+    # The counter starts at the current time, not 0: a user erased and then
+    # recreated (``DeleteUserData``) never repeats a version that another
+    # process's ``VectorCache`` may still hold for the erased vectors.
     conn.execute(
         insert_ignoring_conflicts(conn, memory_user_state).values(
-            user_id=user_id, vectors_version=0
+            user_id=user_id, vectors_version=now
         )
     )
     conn.execute(
@@ -102,6 +106,17 @@ def entry(conn: Connection, user_id: str, which: ColumnElement[bool]) -> Memory 
         .where(memories.c.user_id == user_id, which)
     ).one_or_none()
     return None if row is None else rows.memory(row)
+
+
+def vector_row(memory_pk: int, user_id: str, embedding: Embedding) -> dict[str, Any]:
+    """The ``memory_embeddings`` row of an entry's vector."""
+    return {
+        "memory_pk": memory_pk,
+        "user_id": user_id,
+        "model": embedding.model,
+        "dimensions": embedding.dimensions,
+        "vector": encode_vector(embedding.values),
+    }
 
 
 def check_dimensions(
@@ -246,16 +261,7 @@ def insert_entries(
     for i, pk in enumerate(pks):
         values[i] |= {"id": pk, "embedding_model": None, "embedding_vector": None}
     if vectors:
-        stored = [
-            {
-                "memory_pk": pks[i],
-                "user_id": user_id,
-                "model": e.model,
-                "dimensions": e.dimensions,
-                "vector": encode_vector(e.values),
-            }
-            for i, e in vectors
-        ]
+        stored = [vector_row(pks[i], user_id, e) for i, e in vectors]
         conn.execute(insert(memory_embeddings), stored)
         for (i, _), vector in zip(vectors, stored, strict=True):
             values[i] |= {"embedding_model": vector["model"], "embedding_vector": vector["vector"]}

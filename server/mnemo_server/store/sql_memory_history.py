@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, and_, select, tuple_, union_all
+from sqlalchemy import ColumnElement, Connection, Select, and_, select, tuple_, union_all
 
 from mnemo_server.domain.memory_models import Memory
 from mnemo_server.domain.models import Keyset, Page
@@ -46,6 +46,23 @@ def _chain(row: MemoryRow) -> ColumnElement[bool]:
     )
 
 
+def earlier_versions() -> Select[Any]:
+    """Every earlier version (``memory_versions``) as a row that
+    ``memory_convert.memory`` reads: its entry with the version's text,
+    metadata, pinned flag and etag, ``updated_at`` when the version was
+    written and ``archived_at`` when an update replaced it (no vector)."""
+    return select(
+        *_ENTRY_COLUMNS,
+        memory_versions.c.text,
+        memory_versions.c.metadata_json,
+        memory_versions.c.pinned,
+        memory_versions.c.etag,
+        memory_versions.c.updated_at,
+        memory_versions.c.replaced_at.label("archived_at"),
+        memory_versions.c.version,
+    ).select_from(memory_versions.join(memories, memories.c.id == memory_versions.c.memory_pk))
+
+
 def list_versions(
     conn: Connection, user_id: str, memory_id: str, limit: int, after: Keyset | None
 ) -> Page[Memory]:
@@ -62,20 +79,7 @@ def list_versions(
         memories.c.archived_at,
         memories.c.version,
     ).where(chain)
-    earlier = (
-        select(
-            *_ENTRY_COLUMNS,
-            memory_versions.c.text,
-            memory_versions.c.metadata_json,
-            memory_versions.c.pinned,
-            memory_versions.c.etag,
-            memory_versions.c.updated_at,
-            memory_versions.c.replaced_at.label("archived_at"),
-            memory_versions.c.version,
-        )
-        .select_from(memory_versions.join(memories, memories.c.id == memory_versions.c.memory_pk))
-        .where(chain, memory_versions.c.user_id == user_id)
-    )
+    earlier = earlier_versions().where(chain, memory_versions.c.user_id == user_id)
     trail = union_all(current, earlier).subquery()
     trail_id = fts.by_id(conn, trail.c.memory_id)
     statement = select(trail)

@@ -152,6 +152,13 @@ class VectorCache:
                 _, dropped = self._entries.popitem(last=False)
                 self._bytes -= dropped.nbytes
 
+    def forget_user(self, user_id: str) -> None:
+        """Drop every cached matrix of ``user_id`` (an erased user's vectors
+        leave the process at once)."""
+        with self._lock:
+            for key in [key for key in self._entries if key[0] == user_id]:
+                self._bytes -= self._entries.pop(key).nbytes
+
     @property
     def cached_bytes(self) -> int:
         with self._lock:

@@ -1,0 +1,67 @@
+"""The user's data rights of ``GovernanceService``: ``ExportUserData``,
+``ImportUserData`` and ``DeleteUserData`` (``GovernanceServicer`` delegates
+to ``UserDataHandlers``).
+
+- Export streams every record of the user (``api.convert_user_data``), in the
+  deterministic order of ``store.sql_user_export``.
+- Import reads the whole stream, checks it (``api.user_data_import``) and
+  loads it in one transaction: either all of it or nothing. The response
+  counts the records loaded per kind.
+- Delete erases everything of the user and returns the receipt.
+
+Errors: ``INVALID_ARGUMENT`` (``INVALID_NAME`` for ``parent``; an import's
+invalid records, with field violations ``records[i].<kind>.<field>``),
+``NOT_FOUND`` (a user the caller may not name), ``FAILED_PRECONDITION``
+(``IMPORT_TARGET_NOT_EMPTY``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any
+
+import grpc
+
+from mnemo.v1 import governance_pb2 as pb
+from mnemo_server.api import convert, names
+from mnemo_server.api.convert_user_data import record_of
+from mnemo_server.api.user_data_import import ImportCollector
+from mnemo_server.config import Settings
+from mnemo_server.domain.usecases.user_data import UserDataRights
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class UserDataHandlers:
+    """The three RPCs, over the ``UserDataRights`` use cases."""
+
+    def __init__(self, rights: UserDataRights, settings: Settings) -> None:
+        self._rights = rights
+        self._settings = settings
+
+    async def export_user_data(
+        self, request: pb.ExportUserDataRequest, context: Context
+    ) -> AsyncIterator[pb.ExportUserDataResponse]:
+        user_id = names.parse_user(request.parent, "parent")
+        async for item in self._rights.export(user_id):
+            yield pb.ExportUserDataResponse(record=record_of(user_id, item))
+
+    async def import_user_data(
+        self, requests: AsyncIterable[pb.ImportUserDataRequest], context: Context
+    ) -> pb.ImportUserDataResponse:
+        collector = ImportCollector(self._settings)
+        async for request in requests:
+            collector.add(request)
+        data = collector.finish()
+        await self._rights.import_(collector.user_id, data)
+        return pb.ImportUserDataResponse(loaded=dict(collector.kinds))
+
+    async def delete_user_data(
+        self, request: pb.DeleteUserDataRequest, context: Context
+    ) -> pb.DeleteUserDataResponse:
+        user_id = names.parse_user(request.parent, "parent")
+        receipt = await self._rights.erase(user_id)
+        return pb.DeleteUserDataResponse(
+            deleted_rows=dict(receipt.deleted_rows),
+            delete_time=convert.timestamp(receipt.delete_time),
+        )

@@ -1,0 +1,156 @@
+"""A user's data as a whole: the records of an export (and of an import),
+and the receipt of an erasure.
+
+An export is a sequence of ``ExportItem``s in a deterministic order: the
+sections of ``EXPORT_SECTIONS``, in that order, each in its own order (see
+``store.sql_user_export``). The existing domain objects serve as records;
+the ones below add what a record needs to stand on its own (which
+conversation a message belongs to, which entry a version is of, the
+compaction checkpoints the API shows only through ``SnapshotHistory``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from mnemo_server.domain.governance import Consent, Event, MemorySettings
+from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTombstone
+from mnemo_server.domain.models import (
+    Conversation,
+    FailedRun,
+    MemoryState,
+    NewMessage,
+    StoredMessage,
+)
+
+
+@dataclass(frozen=True)
+class ErasureReceipt:
+    """What ``DeleteUserData`` erased: rows per table (every table that holds
+    user data, zeros included; on SQLite also ``memories_fts``, the full-text
+    index rows) and when the erasure committed."""
+
+    deleted_rows: Mapping[str, int]
+    delete_time: datetime
+
+
+@dataclass(frozen=True)
+class ConversationState:
+    """The working memory of a conversation (``""``: the default one)."""
+
+    conversation_id: str
+    state: MemoryState
+
+
+@dataclass(frozen=True)
+class ConversationMessage:
+    """A canonical message of a conversation."""
+
+    conversation_id: str
+    message: StoredMessage
+
+
+@dataclass(frozen=True)
+class ConversationFailedRun:
+    """A failed run of a conversation."""
+
+    conversation_id: str
+    run: FailedRun
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionCheckpoint:
+    """A compaction checkpoint of a conversation's history (``domain.compaction``).
+
+    ``sequence`` 0 is no checkpoint but a marker: the history was cleared
+    (``generation`` > 1) and not compacted since; it covers nothing and has
+    no replacement, run or time.
+    """
+
+    conversation_id: str
+    generation: int
+    sequence: int
+    covered: int = 0
+    replacement: tuple[NewMessage, ...] = ()
+    run_id: str = ""
+    create_time: datetime | None = None
+
+
+@dataclass(frozen=True)
+class MemoryVersion:
+    """Version ``version`` (1, 2, ...) of an entry, which an update replaced.
+
+    ``memory`` is the entry (``memory_id``, key, scope, conversation, source,
+    create time) with the version's text, metadata, pinned flag and etag,
+    ``update_time`` when the version was written and ``archive_time`` when
+    the update replaced it (as ``ListMemoryVersions`` shows it); no vector.
+    """
+
+    version: int
+    memory: Memory
+
+
+ExportItem = (
+    Consent
+    | MemorySettings
+    | Conversation
+    | ConversationState
+    | ConversationMessage
+    | CompactionCheckpoint
+    | ConversationFailedRun
+    | Memory
+    | MemoryVersion
+    | MemoryTombstone
+    | MemoryCandidate
+    | Event
+)
+"""One record of an export."""
+
+
+class ExportSection(StrEnum):
+    """The sections of an export, each a kind of record read in its own order."""
+
+    CONSENT = "consent"
+    MEMORY_SETTINGS = "memory_settings"
+    CONVERSATIONS = "conversations"
+    MEMORY_STATES = "memory_states"
+    MESSAGES = "messages"
+    COMPACTION_CHECKPOINTS = "compaction_checkpoints"
+    FAILED_RUNS = "failed_runs"
+    MEMORIES = "memories"
+    MEMORY_VERSIONS = "memory_versions"
+    TOMBSTONES = "tombstones"
+    CANDIDATES = "candidates"
+    EVENTS = "events"
+
+
+EXPORT_SECTIONS: tuple[ExportSection, ...] = tuple(ExportSection)
+"""The order of the sections in an export."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class UserData:
+    """Everything an import loads into a user, validated at the edge
+    (``api.user_data_import``): names of the importing user, conversations
+    that exist for every record naming one, dense message positions, unique
+    ids, entries for every version, one live entry per key.
+
+    Within each tuple the order is the export's; ``versions`` of one entry
+    are in version order.
+    """
+
+    consent: Consent | None = None
+    memory_settings: MemorySettings | None = None
+    conversations: tuple[Conversation, ...] = ()
+    states: tuple[ConversationState, ...] = ()
+    messages: tuple[ConversationMessage, ...] = ()
+    checkpoints: tuple[CompactionCheckpoint, ...] = ()
+    failed_runs: tuple[ConversationFailedRun, ...] = ()
+    memories: tuple[Memory, ...] = ()
+    versions: tuple[MemoryVersion, ...] = ()
+    tombstones: tuple[MemoryTombstone, ...] = ()
+    candidates: tuple[MemoryCandidate, ...] = ()
+    events: tuple[Event, ...] = ()

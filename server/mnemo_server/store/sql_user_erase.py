@@ -1,0 +1,81 @@
+"""Erasing a user (``DeleteUserData``): every row of the user in every table,
+in one write transaction.
+
+Which tables: every table of ``schema.metadata`` with a ``user_id`` column
+(``user_tables``), children before parents, the ``users`` row last; a table
+added to the schema later is covered without touching this module. Besides
+the tables, the SQLite full-text index ``memories_fts`` (not in the
+metadata) holds the user's live entries: they are unindexed first, and
+``memory_text_index.forget_deleted`` then rewrites the index so that no
+token of the user's texts remains in it (also none left behind by earlier
+archives and updates, which only unindex). On PostgreSQL the GIN index
+follows the table.
+
+On PostgreSQL the user's ``users`` row is locked ``FOR UPDATE`` first: a
+write of the user that already holds it (``FOR SHARE`` in the memory gate,
+``FOR KEY SHARE`` taken by any insert referencing the user) commits before
+the erasure deletes, and a later one waits for the erasure to commit.
+
+What leaves no copy behind on SQLite: ``PRAGMA secure_delete=ON`` on every
+connection (``store.engines``) zeroes the freed space; after the erasure
+commits, ``checkpoint_wal`` copies the zeroed pages into the database file
+and truncates the WAL, which would otherwise still hold the pages as they
+were before.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import Connection, Table, delete, select
+
+from mnemo_server.store import memory_text_index as fts
+from mnemo_server.store.schema import memories, metadata, users
+
+log = logging.getLogger(__name__)
+
+FTS_INDEX = "memories_fts"
+"""The receipt's name for the SQLite full-text index rows."""
+
+
+def user_tables() -> list[Table]:
+    """Every table holding user data (a ``user_id`` column): children before
+    their parents, ``users`` last."""
+    children_first = [
+        table
+        for table in reversed(metadata.sorted_tables)
+        if "user_id" in table.c and table is not users
+    ]
+    return [*children_first, users]
+
+
+def erase_user(conn: Connection, user_id: str) -> dict[str, int]:
+    """Delete the user's rows; the count per table (see the module doc)."""
+    conn.execute(select(users.c.user_id).where(users.c.user_id == user_id).with_for_update())
+    deleted: dict[str, int] = {}
+    if conn.dialect.name == "sqlite":
+        live = conn.execute(
+            select(memories.c.id, memories.c.search_document).where(
+                memories.c.user_id == user_id, memories.c.archived_at.is_(None)
+            )
+        ).all()
+        fts.unindex(conn, [(row.id, row.search_document) for row in live])
+        deleted[FTS_INDEX] = len(live)
+    for table in user_tables():
+        result = conn.execute(delete(table).where(table.c.user_id == user_id))
+        deleted[table.name] = int(result.rowcount)
+    fts.forget_deleted(conn)
+    return deleted
+
+
+def checkpoint_wal(conn: Connection) -> None:
+    """SQLite: ``PRAGMA wal_checkpoint(TRUNCATE)`` (run it in a transaction
+    that has read nothing yet, after the erasure committed). It waits up to
+    the busy timeout for readers of older snapshots; if they outlast it, the
+    WAL is checkpointed by SQLite later and a warning is logged. A no-op on
+    PostgreSQL."""
+    if conn.dialect.name != "sqlite":
+        return
+    busy, _log_frames, _checkpointed = conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").one()
+    if busy:
+        log.warning("the WAL could not be truncated after an erasure (readers were busy)")

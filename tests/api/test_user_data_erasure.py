@@ -1,0 +1,152 @@
+"""DeleteUserData through a real server: every row of the user leaves every
+table (enumerated from the schema and from the live database, so a table
+added later is covered), other users keep theirs, the receipt counts what
+was erased, a second erasure erases nothing, and on SQLite no byte of the
+erased content remains in the database file or its WAL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+import pytest
+from sqlalchemy import Connection, column, func, select, table, text
+
+from mnemo.v1 import governance_pb2 as gv
+from mnemo.v1 import governance_pb2_grpc
+from mnemo_server.domain.text_search import query_terms, search_document
+from mnemo_server.store.engines import normalize_url
+from tests.api.user_data import erase, export, populate
+from tests.support.rpc_errors import rpc_failure
+from tests.support.user_rows import connected, user_digest, user_tables
+
+ALICE, BOB = "alice", "bob"
+ALICE_MARK, BOB_MARK = "Zqxjvalice", "Wvkqbob"
+
+NO_USER_ID = {
+    "alembic_version": "the schema revision",
+    "memories_fts": "SQLite full text (contentless): erased with the user's live entries",
+    "sqlite_sequence": "SQLite's AUTOINCREMENT counters",
+}
+"""Tables of the live database without a ``user_id`` column, and why that is
+fine. Any other such table fails the test: it could hold a user's data that
+the erasure does not reach."""
+
+
+def _user_counts(conn: Connection, user_id: str) -> dict[str, int]:
+    return {
+        t.name: conn.execute(select(func.count()).where(t.c.user_id == user_id)).scalar_one()
+        for t in user_tables()
+    }
+
+
+def _live_tables(conn: Connection) -> dict[str, set[str]]:
+    """Every table of the live database with its columns (``sqlite_master`` /
+    ``information_schema``, not the metadata)."""
+    if conn.dialect.name == "sqlite":
+        names = conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'table'")).scalars()
+        return {
+            name: {row[1] for row in conn.exec_driver_sql(f'PRAGMA table_info("{name}")')}
+            for name in list(names)
+        }
+    found: dict[str, set[str]] = {}
+    for name, column_name in conn.execute(
+        text(
+            "SELECT c.table_name, c.column_name FROM information_schema.columns c "
+            "JOIN information_schema.tables t USING (table_schema, table_name) "
+            "WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE'"
+        )
+    ):
+        found.setdefault(name, set()).add(column_name)
+    return found
+
+
+def _fts_matches(conn: Connection, word: str) -> list[int]:
+    """SQLite: the rowids of ``memories_fts`` matching ``word``'s terms."""
+    (term,) = query_terms(word)
+    return list(
+        conn.execute(
+            text("SELECT rowid FROM memories_fts WHERE memories_fts MATCH :q"), {"q": f'"{term}"'}
+        ).scalars()
+    )
+
+
+def test_erasure_leaves_no_row_of_the_user_and_keeps_the_others(
+    channel: grpc.Channel, database_url: str, backend: str
+) -> None:
+    populate(channel, ALICE, ALICE_MARK)
+    populate(channel, BOB, BOB_MARK)
+    bob_before = user_digest(database_url, BOB)
+    with connected(database_url) as conn:
+        before = _user_counts(conn, ALICE)
+        if backend == "sqlite":
+            assert _fts_matches(conn, ALICE_MARK)
+    assert all(before[t] > 0 for t in before), before  # every table had some of Alice's rows
+
+    receipt = erase(channel, ALICE)
+
+    expected = dict(before)
+    if backend == "sqlite":
+        expected["memories_fts"] = 4  # Alice's live (unarchived) entries
+    assert dict(receipt.deleted_rows) == expected
+    assert receipt.HasField("delete_time")
+    with connected(database_url) as conn:
+        assert set(_user_counts(conn, ALICE).values()) == {0}
+        live = _live_tables(conn)
+        assert {t.name for t in user_tables()} <= set(live)
+        for name, columns in sorted(live.items()):
+            if "user_id" in columns:
+                remaining = conn.execute(
+                    select(func.count()).select_from(table(name)).where(column("user_id") == ALICE)
+                ).scalar_one()
+                assert remaining == 0, name
+            else:
+                assert name in NO_USER_ID or name.startswith("memories_fts_"), name
+        if backend == "sqlite":
+            assert _fts_matches(conn, ALICE_MARK) == []
+            assert _fts_matches(conn, BOB_MARK)
+    assert user_digest(database_url, BOB) == bob_before
+    assert export(channel, ALICE) == []
+    assert export(channel, BOB)
+
+
+def test_erasure_is_idempotent(channel: grpc.Channel, backend: str) -> None:
+    populate(channel, ALICE, ALICE_MARK)
+    first = erase(channel, ALICE)
+    second = erase(channel, ALICE)
+    never = erase(channel, "never-seen")
+    assert set(second.deleted_rows) == set(first.deleted_rows) == set(never.deleted_rows)
+    assert set(second.deleted_rows.values()) == {0} == set(never.deleted_rows.values())
+    assert second.delete_time.ToDatetime() >= first.delete_time.ToDatetime()
+
+
+def test_erasure_validates_the_parent(channel: grpc.Channel) -> None:
+    stub = governance_pb2_grpc.GovernanceServiceStub(channel)
+    failure = rpc_failure(stub.DeleteUserData, gv.DeleteUserDataRequest(parent="users/"))
+    assert (failure.code, failure.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_NAME")
+
+
+def _file_bytes(database_url: str) -> bytes:
+    path = Path(normalize_url(database_url).database or "")
+    wal = Path(f"{path}-wal")
+    return path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_erased_content_is_in_no_byte_of_the_sqlite_files(
+    channel: grpc.Channel, database_url: str
+) -> None:
+    populate(channel, ALICE, ALICE_MARK)
+    populate(channel, BOB, BOB_MARK)
+    # As written, and as the full-text index holds it (a lowercased stem).
+    spellings = {ALICE_MARK.encode(), search_document(ALICE_MARK).encode()}
+    stored = _file_bytes(database_url)
+    assert all(s in stored for s in spellings)
+
+    erase(channel, ALICE)
+
+    after = _file_bytes(database_url)
+    assert not [s for s in spellings if s in after]
+    assert BOB_MARK.encode() in after and search_document(BOB_MARK).encode() in after
+    wal = Path(f"{normalize_url(database_url).database}-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
