@@ -11,7 +11,12 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from mnemo.v1 import conversations_pb2_grpc, memories_pb2_grpc, working_memory_pb2_grpc
+from mnemo.v1 import (
+    conversations_pb2_grpc,
+    governance_pb2_grpc,
+    memories_pb2_grpc,
+    working_memory_pb2_grpc,
+)
 from tests.support.server import running_server
 
 
@@ -41,3 +46,8 @@ def conversations(channel: grpc.Channel) -> conversations_pb2_grpc.ConversationS
 @pytest.fixture
 def memories(channel: grpc.Channel) -> memories_pb2_grpc.MemoryServiceStub:
     return memories_pb2_grpc.MemoryServiceStub(channel)
+
+
+@pytest.fixture
+def governance(channel: grpc.Channel) -> governance_pb2_grpc.GovernanceServiceStub:
+    return governance_pb2_grpc.GovernanceServiceStub(channel)

@@ -1,0 +1,383 @@
+"""The memory gates through a real server, table-driven: every gated RPC under
+every gate, strongest first; recall and inject return nothing; entries stay;
+and a write racing a withdrawal never lands after it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import pytest
+
+from mnemo.v1 import conversations_pb2 as cv
+from mnemo.v1 import conversations_pb2_grpc
+from mnemo.v1 import memories_pb2 as pb
+from tests.api.governance import (
+    GRANTED,
+    WITHDRAWN,
+    Governance,
+    failure,
+    set_consent,
+    switch,
+)
+from tests.api.memories import USER, Stub, chat, create, listed
+from tests.support.rpc_errors import error_details
+
+TEMPORARY = f"{USER}/conversations/t1"
+FACT = chat(("user", "My name is Ada and I'm allergic to peanuts"))
+NOTHING = chat(("user", "What a lovely day"))
+
+
+@dataclass(frozen=True)
+class Existing:
+    """What a user had before a gate closed."""
+
+    memory: str
+    candidate: str
+
+
+@dataclass(frozen=True)
+class Gated:
+    """One gated call: its RPC and label, what it sends, and which gates apply."""
+
+    label: str
+    call: Callable[[Stub, Existing], Any]
+    read: bool = False
+    temporary: bool = False
+    """The call names the temporary conversation."""
+
+
+def _candidate(**memory: Any) -> pb.MemoryCandidate:
+    conversation = memory.pop("candidate_conversation", "")
+    return pb.MemoryCandidate(memory=pb.Memory(**memory), conversation=conversation)
+
+
+CALLS = (
+    Gated("CreateMemory", lambda s, e: create(s, "Lives in Oslo", key="home")),
+    Gated(
+        "UpdateMemory",
+        lambda s, e: s.UpdateMemory(
+            pb.UpdateMemoryRequest(memory=pb.Memory(name=e.memory, text="Drinks coffee"))
+        ),
+    ),
+    Gated("DeleteMemory", lambda s, e: s.DeleteMemory(pb.DeleteMemoryRequest(name=e.memory))),
+    Gated(
+        "ExtractMemories",
+        lambda s, e: s.ExtractMemories(pb.ExtractMemoriesRequest(parent=USER, messages=FACT)),
+    ),
+    Gated(
+        "ExtractMemories(nothing found)",
+        lambda s, e: s.ExtractMemories(pb.ExtractMemoriesRequest(parent=USER, messages=NOTHING)),
+    ),
+    Gated(
+        "ExtractMemories(approval)",
+        lambda s, e: s.ExtractMemories(
+            pb.ExtractMemoriesRequest(parent=USER, messages=FACT, require_approval=True)
+        ),
+    ),
+    Gated(
+        "ProposeMemoryCandidates",
+        lambda s, e: s.ProposeMemoryCandidates(
+            pb.ProposeMemoryCandidatesRequest(
+                parent=USER, candidates=[_candidate(text="Likes green tea")]
+            )
+        ),
+    ),
+    Gated(
+        "ApproveMemoryCandidate",
+        lambda s, e: s.ApproveMemoryCandidate(pb.ApproveMemoryCandidateRequest(name=e.candidate)),
+    ),
+    # Writes naming the temporary conversation.
+    Gated(
+        "CreateMemory(temporary)",
+        lambda s, e: create(
+            s, "Wants short answers", conversation=TEMPORARY, scope=pb.MEMORY_SCOPE_CONVERSATION
+        ),
+        temporary=True,
+    ),
+    Gated(
+        "ExtractMemories(temporary)",
+        lambda s, e: s.ExtractMemories(
+            pb.ExtractMemoriesRequest(parent=USER, messages=FACT, conversation=TEMPORARY)
+        ),
+        temporary=True,
+    ),
+    Gated(
+        "ExtractMemories(temporary, nothing found)",
+        lambda s, e: s.ExtractMemories(
+            pb.ExtractMemoriesRequest(parent=USER, messages=NOTHING, conversation=TEMPORARY)
+        ),
+        temporary=True,
+    ),
+    Gated(
+        "ProposeMemoryCandidates(temporary)",
+        lambda s, e: s.ProposeMemoryCandidates(
+            pb.ProposeMemoryCandidatesRequest(
+                parent=USER,
+                candidates=[_candidate(text="Likes jasmine", candidate_conversation=TEMPORARY)],
+            )
+        ),
+        temporary=True,
+    ),
+    Gated(
+        "ProposeMemoryCandidates(temporary entry)",
+        lambda s, e: s.ProposeMemoryCandidates(
+            pb.ProposeMemoryCandidatesRequest(
+                parent=USER,
+                candidates=[
+                    _candidate(
+                        text="Short answers",
+                        conversation=TEMPORARY,
+                        scope=pb.MEMORY_SCOPE_CONVERSATION,
+                    )
+                ],
+            )
+        ),
+        temporary=True,
+    ),
+    # Reads: only the user's switch applies.
+    Gated("GetMemory", lambda s, e: s.GetMemory(pb.GetMemoryRequest(name=e.memory)), read=True),
+    Gated(
+        "ListMemories",
+        lambda s, e: s.ListMemories(pb.ListMemoriesRequest(parent=USER)),
+        read=True,
+    ),
+    Gated(
+        "ListMemoryVersions",
+        lambda s, e: s.ListMemoryVersions(pb.ListMemoryVersionsRequest(name=e.memory)),
+        read=True,
+    ),
+    Gated(
+        "ListMemoryCandidates",
+        lambda s, e: s.ListMemoryCandidates(pb.ListMemoryCandidatesRequest(parent=USER)),
+        read=True,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Gates to close, and the reason each kind of call then gets ("" = none)."""
+
+    name: str
+    withdraw: bool = False
+    disable: bool = False
+    enable_after: bool = False
+    write: str = ""
+    temporary_write: str = ""
+    read: str = ""
+    empty_recall: bool = False
+    empty_inject: bool = False
+
+    @property
+    def expected(self) -> dict[str, str]:
+        """Per call label, the reason expected ("" = success)."""
+        result = {}
+        for gated in CALLS:
+            if gated.read:
+                result[gated.label] = self.read
+            elif gated.temporary:
+                result[gated.label] = self.temporary_write
+            else:
+                result[gated.label] = self.write
+        return result
+
+
+CONSENT, TEMPORARY_REASON, DISABLED = (
+    "MEMORY_CONSENT_WITHDRAWN",
+    "TEMPORARY_CONVERSATION",
+    "MEMORY_DISABLED",
+)
+SCENARIOS = (
+    Scenario("open", temporary_write=TEMPORARY_REASON),
+    Scenario(
+        "withdrawn",
+        withdraw=True,
+        write=CONSENT,
+        temporary_write=CONSENT,
+        empty_recall=True,
+        empty_inject=True,
+    ),
+    Scenario(
+        "disabled",
+        disable=True,
+        write=DISABLED,
+        temporary_write=TEMPORARY_REASON,
+        read=DISABLED,
+        empty_recall=True,
+        empty_inject=True,
+    ),
+    Scenario(
+        "withdrawn+disabled",
+        withdraw=True,
+        disable=True,
+        write=CONSENT,
+        temporary_write=CONSENT,
+        read=DISABLED,
+        empty_recall=True,
+        empty_inject=True,
+    ),
+    Scenario(
+        "withdrawn, enabled again",
+        withdraw=True,
+        disable=True,
+        enable_after=True,
+        write=CONSENT,
+        temporary_write=CONSENT,
+        empty_recall=True,
+        empty_inject=True,
+    ),
+)
+
+
+def _existing(
+    memories: Stub, conversations: conversations_pb2_grpc.ConversationServiceStub
+) -> Existing:
+    conversations.CreateConversation(
+        cv.CreateConversationRequest(
+            parent=USER, conversation_id="t1", conversation=cv.Conversation(temporary=True)
+        )
+    )
+    memory = create(memories, "Lives in Oslo", key="home")
+    (candidate,) = memories.ProposeMemoryCandidates(
+        pb.ProposeMemoryCandidatesRequest(parent=USER, candidates=[_candidate(text="Has a cat")])
+    ).candidates
+    return Existing(memory.name, candidate.name)
+
+
+def _recalled(memories: Stub, conversation: str = "") -> list[str]:
+    request = pb.RecallMemoriesRequest(parent=USER, query="Oslo", conversation=conversation)
+    return [hit.memory.name for hit in memories.RecallMemories(request)]
+
+
+def _injected(memories: Stub, conversation: str = "") -> list[str]:
+    request = pb.BuildContextRequest(parent=USER, query="Oslo", conversation=conversation)
+    context = memories.BuildContext(request)
+    return [] if not context.system_message else list(context.memories)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_every_gated_rpc_under_every_gate(
+    scenario: Scenario,
+    memories: Stub,
+    conversations: conversations_pb2_grpc.ConversationServiceStub,
+    governance: Governance,
+) -> None:
+    existing = _existing(memories, conversations)
+    before = listed(memories, include_archived=True)
+    if scenario.withdraw:
+        assert set_consent(governance, USER, WITHDRAWN).cancelled_candidates == 1
+    if scenario.disable:
+        switch(governance, USER, enabled=False)
+    if scenario.enable_after:
+        switch(governance, USER, enabled=True)
+
+    # Recall and inject are empty, never an error, under a closed gate.
+    assert (_recalled(memories) == []) is scenario.empty_recall
+    assert (_injected(memories) == []) is scenario.empty_inject
+    # Inject never in a temporary conversation; recall there is as anywhere.
+    assert _injected(memories, TEMPORARY) == []
+    assert (_recalled(memories, TEMPORARY) == []) is scenario.empty_recall
+
+    # Reads first: a write that is let through changes what they return.
+    outcomes = {}
+    for gated in sorted(CALLS, key=lambda g: not g.read):
+        failed = failure(lambda gated=gated: gated.call(memories, existing))  # type: ignore[misc]
+        if failed is not None:
+            assert failed.code is grpc.StatusCode.FAILED_PRECONDITION, (gated.label, failed)
+            assert failed.metadata["user"] == USER
+        outcomes[gated.label] = "" if failed is None else failed.reason
+    assert outcomes == scenario.expected
+
+    if scenario.write:
+        # Nothing was written: every entry is as it was, none was added.
+        switch(governance, USER, enabled=True)
+        assert listed(memories, include_archived=True) == before
+
+
+def test_withdrawal_cancels_pending_candidates_and_keeps_entries(
+    memories: Stub, governance: Governance
+) -> None:
+    kept = [create(memories, text) for text in ("Lives in Oslo", "Has a cat")]
+    proposed = memories.ProposeMemoryCandidates(
+        pb.ProposeMemoryCandidatesRequest(
+            parent=USER, candidates=[_candidate(text=t) for t in ("Likes tea", "Rides a bike")]
+        )
+    ).candidates
+    rejected = memories.RejectMemoryCandidate(
+        pb.RejectMemoryCandidateRequest(name=proposed[1].name)
+    ).candidate
+
+    withdrawn = set_consent(governance, USER, WITHDRAWN, "policy-2")
+    assert withdrawn.cancelled_candidates == 1
+    assert withdrawn.consent.state == WITHDRAWN
+    assert withdrawn.consent.policy_version == "policy-2"
+    # Again: nothing more to cancel, nothing changes.
+    again = set_consent(governance, USER, WITHDRAWN, "policy-2")
+    assert (again.cancelled_candidates, again.consent) == (0, withdrawn.consent)
+
+    states = {
+        c.name: c.state
+        for c in memories.ListMemoryCandidates(
+            pb.ListMemoryCandidatesRequest(parent=USER, include_resolved=True)
+        ).candidates
+    }
+    assert states == {
+        proposed[0].name: pb.CANDIDATE_STATE_CANCELLED,
+        rejected.name: pb.CANDIDATE_STATE_REJECTED,
+    }
+    assert [m.name for m in listed(memories)] == [m.name for m in reversed(kept)]
+
+    # Granting again opens the gate; a cancelled candidate stays cancelled.
+    set_consent(governance, USER, GRANTED, "policy-3")
+    approve = failure(
+        lambda: memories.ApproveMemoryCandidate(
+            pb.ApproveMemoryCandidateRequest(name=proposed[0].name)
+        )
+    )
+    assert approve is not None and approve.reason == "CANDIDATE_RESOLVED"
+    create(memories, "Works in Bergen")
+
+
+def test_no_write_lands_after_a_withdrawal_commits(memories: Stub, governance: Governance) -> None:
+    """Writers save until refused while consent is withdrawn: each write
+    either succeeded before the withdrawal or got MEMORY_CONSENT_WITHDRAWN,
+    and no saved entry is younger than the withdrawal."""
+    writers, attempts = 4, 200
+    saved_enough = threading.Event()
+    saved: list[pb.Memory] = []
+    lock = threading.Lock()
+
+    def write(writer: int) -> list[str]:
+        outcomes = []
+        for n in range(attempts):
+            try:
+                memory = create(memories, f"fact {n} of writer {writer}")
+            except grpc.RpcError as error:
+                outcomes.append(error_details(error).reason)
+                break
+            with lock:
+                saved.append(memory)
+                if len(saved) >= 2 * writers:
+                    saved_enough.set()
+            outcomes.append("")
+        return outcomes
+
+    with ThreadPoolExecutor(writers) as pool:
+        running = [pool.submit(write, w) for w in range(writers)]
+        assert saved_enough.wait(30), "the writers saved too little"
+        withdrawal = set_consent(governance, USER, WITHDRAWN).consent.update_time
+        outcomes = [future.result(60) for future in running]
+
+    for per_writer in outcomes:
+        # Successes, then exactly one refusal (writers stop at the first).
+        assert per_writer[-1] == "MEMORY_CONSENT_WITHDRAWN", per_writer[-3:]
+        assert set(per_writer[:-1]) == {""}
+    stored = listed(memories)
+    assert sorted(m.name for m in stored) == sorted(m.name for m in saved)
+    youngest = max(m.create_time.ToDatetime() for m in stored)
+    assert youngest <= withdrawal.ToDatetime()
