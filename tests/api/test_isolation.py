@@ -42,7 +42,7 @@ from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import working_memory_pb2 as wm
 from tests.api.history import message
 from tests.support.rpc_errors import ErrorDetails, error_details
-from tests.support.rpcs import Rpc, all_rpcs, call
+from tests.support.rpcs import Rpc, all_rpcs, call, is_name_field
 from tests.support.server import running_server
 from tests.support.tokens import SigningKeys, bearer
 from tests.support.user_rows import user_digest
@@ -78,13 +78,6 @@ ANSWERED_ANYWAY = {
     grpc.StatusCode.INVALID_ARGUMENT,
     grpc.StatusCode.UNIMPLEMENTED,
 }
-
-
-def is_name_field(descriptor: FieldDescriptor) -> bool:
-    name = descriptor.name
-    return descriptor.type == FieldDescriptor.TYPE_STRING and (
-        name in ("name", "parent", "conversation") or name.endswith("_name")
-    )
 
 
 def own_names(

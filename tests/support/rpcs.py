@@ -17,7 +17,7 @@ from typing import Any
 
 import grpc
 from google.protobuf import message_factory
-from google.protobuf.descriptor import MethodDescriptor
+from google.protobuf.descriptor import FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
 
 import mnemo.v1
@@ -50,6 +50,15 @@ class Rpc:
 
     def response_class(self) -> type[Message]:
         return message_factory.GetMessageClass(self.method.output_type)
+
+
+def is_name_field(field: FieldDescriptor) -> bool:
+    """A string field holding a resource name, by the API's naming convention:
+    ``name``, ``parent``, ``conversation`` or ``*_name``."""
+    name = field.name
+    return field.type == FieldDescriptor.TYPE_STRING and (
+        name in ("name", "parent", "conversation") or name.endswith("_name")
+    )
 
 
 def all_rpcs() -> list[Rpc]:

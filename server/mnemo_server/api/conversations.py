@@ -70,7 +70,11 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         )
 
     def _metadata(self, v: Validator, holder: Any, field: str) -> JsonObject:
-        metadata = convert.metadata_from_struct(holder.metadata)
+        try:
+            metadata = convert.metadata_from_struct(holder.metadata)
+        except ValueError:  # NaN and infinities have no JSON form
+            v.invalid(field, "must hold JSON numbers only (no NaN or infinity)")
+            return {}
         v.metadata(metadata, field)
         return metadata
 
