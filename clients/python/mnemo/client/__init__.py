@@ -17,6 +17,7 @@ from mnemo.client._calls import Page
 from mnemo.client._candidates import CandidateLike
 from mnemo.client._channel_options import service_config
 from mnemo.client._client_base import DEFAULT_TARGET, DEFAULT_TIMEOUT
+from mnemo.client._governance import ConsentStateName, EventTypeName
 from mnemo.client._history import MessageLike, Snapshot
 from mnemo.client._memories import EmbeddingLike
 from mnemo.client._sync import MnemoClient
@@ -52,6 +53,7 @@ from mnemo.v1.conversations_pb2 import (
     HistoryMessage,
     RunError,
 )
+from mnemo.v1.governance_pb2 import Consent, Event, MemorySettings, SetConsentResponse
 from mnemo.v1.memories_pb2 import (
     ApproveMemoryCandidateResponse,
     BuildContextResponse,
@@ -76,6 +78,8 @@ __all__ = [
     "BuildContextResponse",
     "CallCancelledError",
     "CandidateLike",
+    "Consent",
+    "ConsentStateName",
     "Conversation",
     "CreateMemoryResponse",
     "DataLossError",
@@ -83,6 +87,8 @@ __all__ = [
     "Embedding",
     "EmbeddingLike",
     "EtagMismatchError",
+    "Event",
+    "EventTypeName",
     "Exchange",
     "ExchangeLike",
     "ExtractMemoriesResponse",
@@ -94,6 +100,7 @@ __all__ = [
     "InvalidArgumentError",
     "Memory",
     "MemoryCandidate",
+    "MemorySettings",
     "MemoryState",
     "MemoryTombstone",
     "MessageLike",
@@ -110,6 +117,7 @@ __all__ = [
     "ResourceExhaustedError",
     "RevisionStaleError",
     "RunError",
+    "SetConsentResponse",
     "Snapshot",
     "UnauthenticatedError",
     "UnavailableError",

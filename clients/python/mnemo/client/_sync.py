@@ -10,6 +10,7 @@ import grpc
 
 from mnemo.client import _candidates as candidates
 from mnemo.client import _conversations as conversations
+from mnemo.client import _governance as governance
 from mnemo.client import _history as history
 from mnemo.client import _memories as memories
 from mnemo.client import _recall as recall
@@ -126,3 +127,11 @@ class MnemoClient(ClientBase[grpc.Channel]):
     list_memory_candidates_page = client_method(candidates.list_memory_candidates_page, _call)
     approve_memory_candidate = client_method(candidates.approve_memory_candidate, _call)
     reject_memory_candidate = client_method(candidates.reject_memory_candidate, _call)
+
+    get_consent = client_method(governance.get_consent, _call)
+    set_consent = client_method(governance.set_consent, _call)
+    get_memory_settings = client_method(governance.get_memory_settings, _call)
+    update_memory_settings = client_method(governance.update_memory_settings, _call)
+    list_events = client_method(governance.list_events, _pages)
+    list_events_page = client_method(governance.list_events_page, _call)
+    watch_events = client_method(governance.watch_events, _stream)
