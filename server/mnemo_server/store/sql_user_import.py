@@ -285,7 +285,10 @@ def _candidate_values(user_id: str, candidate: MemoryCandidate, now: int) -> dic
 def _load_memories(conn: Connection, user_id: str, data: UserData, now: int) -> None:
     """Entries (indexed for full text when live), versions, vectors,
     tombstones and candidates."""
-    conn.execute(insert(memory_user_state).values(user_id=user_id, vectors_version=now))
+    if data.memories or data.tombstones or data.candidates:
+        # As a memory write would (``sql_memories.lock_user``); recall reads
+        # the vectors only of a user who has this row.
+        conn.execute(insert(memory_user_state).values(user_id=user_id, vectors_version=now))
     if data.memories:
         versions = Counter(v.memory.memory_id for v in data.versions)
         values = [_memory_values(user_id, m, versions[m.memory_id] + 1) for m in data.memories]
