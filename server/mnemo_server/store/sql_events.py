@@ -106,7 +106,5 @@ def oldest_first(
     statement = _scoped(scope, types).where(
         tuple_(events.c.created_at, events.c.id) > tuple_(int(after[0]), int(after[1]))
     )
-    found = conn.execute(
-        statement.order_by(events.c.created_at, events.c.id).limit(limit)
-    ).all()
+    found = conn.execute(statement.order_by(events.c.created_at, events.c.id).limit(limit)).all()
     return [_event(row) for row in found]

@@ -174,9 +174,7 @@ def _write_settings(
         }
         statement: Any = insert(user_settings).values(user_id=user_id, **(defaults | values))
     else:
-        statement = (
-            update(user_settings).where(user_settings.c.user_id == user_id).values(**values)
-        )
+        statement = update(user_settings).where(user_settings.c.user_id == user_id).values(**values)
     return conn.execute(statement.returning(*user_settings.c)).one()
 
 

@@ -119,7 +119,5 @@ def clear(conn: Connection, key: ConversationKey, expected_etag: str | None) -> 
     """Empty the state (new etag); records ``memory_cleared``. Raises
     ``Aborted(ETAG_MISMATCH)``."""
     cleared = _write(conn, key, "", lambda _old: (), expected_etag)
-    sql_events.record(
-        conn, key.user_id, events.cleared("working_memory", memory_state_name(key))
-    )
+    sql_events.record(conn, key.user_id, events.cleared("working_memory", memory_state_name(key)))
     return cleared
