@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import pytest
@@ -178,7 +178,7 @@ def test_list_events_pages_filters_and_tokens(memories: Stub, governance: Govern
 
     for request, field in (
         (gv.ListEventsRequest(parent=USER, types=[gv.EVENT_TYPE_UNSPECIFIED]), "types[0]"),
-        (gv.ListEventsRequest(parent=USER, types=[SAVED, gv.EventType(99)]), "types[1]"),
+        (gv.ListEventsRequest(parent=USER, types=[SAVED, cast(gv.EventType, 99)]), "types[1]"),
         (gv.ListEventsRequest(parent=USER, page_size=-1), "page_size"),
     ):
         failure = rpc_failure(governance.ListEvents, request)

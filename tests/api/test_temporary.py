@@ -5,6 +5,7 @@ them, inject is empty in them, and after their expire time they are gone
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import grpc
 import pytest
@@ -31,28 +32,34 @@ class Stubs:
         self.working = working_memory_pb2_grpc.WorkingMemoryServiceStub(channel)
 
 
-@pytest.fixture
-def short_lived(database_url: str) -> Iterator[Stubs]:
-    """A server whose temporary conversations live 1 s, purged every 0.2 s."""
+@contextmanager
+def _serving(database_url: str, purge_interval_seconds: float) -> Iterator[Stubs]:
+    """A server whose temporary conversations live 1 s."""
     with (
-        running_server(database_url, temporary_ttl_seconds=1, purge_interval_seconds=0.2) as target,
+        running_server(
+            database_url, temporary_ttl_seconds=1, purge_interval_seconds=purge_interval_seconds
+        ) as target,
         grpc.insecure_channel(target) as channel,
     ):
         yield Stubs(channel)
 
 
 @pytest.fixture
+def short_lived(database_url: str) -> Iterator[Stubs]:
+    """Temporary conversations live 1 s and are purged every 0.2 s."""
+    with _serving(database_url, 0.2) as stubs:
+        yield stubs
+
+
+@pytest.fixture
 def never_purged(database_url: str) -> Iterator[Stubs]:
     """Temporary conversations live 1 s; the purge does not come during the test."""
-    with (
-        running_server(database_url, temporary_ttl_seconds=1, purge_interval_seconds=3600) as t,
-        grpc.insecure_channel(t) as channel,
-    ):
-        yield Stubs(channel)
+    with _serving(database_url, 3600) as stubs:
+        yield stubs
 
 
 def _temporary_with_content(stubs: Stubs, conversation_id: str = "t1") -> cv.Conversation:
-    created = stubs.conversations.CreateConversation(
+    created: cv.Conversation = stubs.conversations.CreateConversation(
         cv.CreateConversationRequest(
             parent=USER,
             conversation_id=conversation_id,

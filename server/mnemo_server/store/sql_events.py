@@ -10,10 +10,11 @@ import secrets
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Row, Select, insert, literal, select, tuple_
+from sqlalchemy import ColumnElement, Connection, Row, Select, insert, select, tuple_
 
 from mnemo_server.domain.governance import Event, EventScope, EventType, NewEvent
 from mnemo_server.domain.models import Keyset, Page
+from mnemo_server.store import memory_convert as rows
 from mnemo_server.store.convert import now_micros, to_datetime
 from mnemo_server.store.schema import events, users
 
@@ -23,25 +24,32 @@ def new_event_id() -> str:
 
 
 def record(conn: Connection, user_id: str, new: Sequence[NewEvent], now: int | None = None) -> None:
-    """Record ``new`` for ``user_id`` (an existing user), with the user's tenant."""
+    """Record ``new`` for ``user_id`` with the user's tenant (nothing for a
+    user that does not exist). Two statements however many events."""
     if not new:
         return
+    tenant_id = conn.execute(
+        select(users.c.tenant_id).where(users.c.user_id == user_id)
+    ).scalar_one_or_none()
+    if tenant_id is None:
+        return
     at = now_micros() if now is None else now
-    for event in new:
-        attributes = json.dumps(event.attributes, sort_keys=True, separators=(",", ":"))
-        conn.execute(
-            insert(events).from_select(
-                ["user_id", "tenant_id", "event_id", "type", "attributes_json", "created_at"],
-                select(
-                    users.c.user_id,
-                    users.c.tenant_id,
-                    literal(new_event_id(), events.c.event_id.type),
-                    literal(event.type.value, events.c.type.type),
-                    literal(attributes, events.c.attributes_json.type),
-                    literal(at, events.c.created_at.type),
-                ).where(users.c.user_id == user_id),
-            )
-        )
+    conn.execute(
+        insert(events),
+        [
+            {
+                "user_id": user_id,
+                "tenant_id": tenant_id,
+                "event_id": new_event_id(),
+                "type": event.type.value,
+                "attributes_json": json.dumps(
+                    event.attributes, sort_keys=True, separators=(",", ":")
+                ),
+                "created_at": at,
+            }
+            for event in new
+        ],
+    )
 
 
 # ---------------------------------------------------------------- reading
@@ -87,11 +95,7 @@ def list_page(
     found = conn.execute(
         statement.order_by(events.c.created_at.desc(), events.c.id.desc()).limit(limit + 1)
     ).all()
-    items = tuple(_event(row) for row in found[:limit])
-    if len(found) <= limit:
-        return Page(items)
-    last = found[limit - 1]
-    return Page(items, next_after=(last.created_at, last.id))
+    return rows.page(found, limit, _event, lambda row: (row.created_at, row.id))
 
 
 def oldest_first(
