@@ -11,7 +11,8 @@ plausible, so that a missing check would let the call through. Attacks:
 
 - ``b-names[kind]``: every name field names B's resource of that kind;
 - ``mixed[kind-a, kind-b]`` (RPCs with several name fields): the first names A's
-  own resource, the others B's;
+  own resource (of a kind that field takes: one that reached NOT_FOUND above),
+  the others B's;
 - ``foreign-token``: A's own listing with a page token B's listing returned.
 
 Checks: a call naming B's resources fails with NOT_FOUND (INVALID_ARGUMENT or
@@ -25,8 +26,9 @@ table with a ``user_id`` column, are unchanged.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,7 +44,7 @@ from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import working_memory_pb2 as wm
 from tests.api.history import message
 from tests.support.rpc_errors import ErrorDetails, error_details
-from tests.support.rpcs import Rpc, all_rpcs, call, is_name_field
+from tests.support.rpcs import CALL_TIMEOUT_S, Rpc, all_rpcs, call, is_name_field
 from tests.support.server import running_server
 from tests.support.tokens import SigningKeys, bearer
 from tests.support.user_rows import user_digest
@@ -51,16 +53,19 @@ ALICE, BOB = "alice-a1", "bob-b2"
 MARK = "zebra7c1e"
 """In every piece of B's content: found in a response means B's data leaked."""
 
-KINDS = (
-    "user",
-    "conversation",
-    "default_state",
-    "conversation_state",
-    "memory",
-    "candidate",
-    "message",
-    "failed_run",
+PROTOS = Path(__file__).resolve().parents[2] / "protos" / "mnemo" / "v1"
+PLACEHOLDER = re.compile(r"(\w+)/\{\w+\}")
+KINDS = tuple(
+    sorted(
+        {
+            pattern
+            for proto in PROTOS.glob("*.proto")
+            for pattern in re.findall(r"`(users/\{user\}[^`]*)`", proto.read_text())
+        }
+    )
 )
+"""Every kind of a user's resource names the contract documents
+(``users/{user}/memories/{memory}``...): a kind added to the protos is attacked too."""
 SECRET_FIELDS = ("page_token", "revision", "etag", "request_id")
 PAYLOAD_STRINGS = {
     "message_json": json.dumps({"role": "user", "content": "attack"}),
@@ -80,21 +85,21 @@ ANSWERED_ANYWAY = {
 }
 
 
-def own_names(
-    user: str, candidate: str = "k1", failed_run: str = "1", tag: str = "1"
-) -> dict[str, str]:
-    """A name of each kind of ``user``'s (ids ending in ``tag``)."""
-    conversation = f"users/{user}/conversations/c{tag}"
-    return {
-        "user": f"users/{user}",
-        "conversation": conversation,
-        "default_state": f"users/{user}/memoryState",
-        "conversation_state": f"{conversation}/memoryState",
-        "memory": f"users/{user}/memories/m{tag}",
-        "candidate": f"users/{user}/memoryCandidates/{candidate}",
-        "message": f"{conversation}/messages/0",
-        "failed_run": f"{conversation}/failedRuns/{failed_run}",
-    }
+def names_of(user: str, ids: dict[str, str]) -> dict[str, str]:
+    """A name of each kind for ``user``: ``{user}`` is the user, every other
+    placeholder the id ``ids`` has for the collection before it (``"1"`` if none)."""
+
+    def fill(pattern: str) -> str:
+        named = pattern.replace("{user}", user)
+        return PLACEHOLDER.sub(lambda m: f"{m.group(1)}/{ids.get(m.group(1), '1')}", named)
+
+    return {kind: fill(kind) for kind in KINDS}
+
+
+def own_names(user: str, tag: str = "1") -> dict[str, str]:
+    """Names of ``user``'s resources, with ids ending in ``tag``."""
+    ids = {"conversations": f"c{tag}", "memories": f"m{tag}", "memoryCandidates": f"k{tag}"}
+    return names_of(user, ids | {"messages": "0"})
 
 
 # ------------------------------------------------------------- requests
@@ -169,11 +174,40 @@ def has_field(rpc: Rpc, name: str) -> bool:
 
 @dataclass
 class Victim:
-    """B's names (real resources) and opaque values B's calls returned."""
+    """B's resource ids per collection (real resources: their names are
+    ``names``) and opaque values B's calls returned."""
 
-    names: dict[str, str]
+    ids: dict[str, str]
     secrets: dict[str, str]
     page_tokens: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def names(self) -> dict[str, str]:
+        return names_of(BOB, self.ids)
+
+    def harvest(self, message: Message) -> None:
+        """Learn the ids of B's resources named in ``message`` (a listing's
+        response), for the collections not known yet (events...)."""
+        for text in strings_in(message):
+            match = HARVESTED.fullmatch(text)
+            if match is not None:
+                self.ids.setdefault(match.group(1), match.group(2))
+
+
+HARVESTED = re.compile(rf"users/{BOB}/(?:.+/)?(\w+)/([A-Za-z0-9][A-Za-z0-9._~:-]*)")
+
+
+def strings_in(message: Message) -> Iterator[str]:
+    """Every string anywhere in ``message``."""
+    for descriptor, value in message.ListFields():
+        values = value if descriptor.is_repeated else [value]
+        if descriptor.type == FieldDescriptor.TYPE_STRING:
+            yield from values
+        elif descriptor.type == FieldDescriptor.TYPE_MESSAGE and not (
+            descriptor.message_type is not None and descriptor.message_type.GetOptions().map_entry
+        ):
+            for item in values:
+                yield from strings_in(item)
 
 
 def _struct(**values: str) -> struct_pb2.Struct:
@@ -264,23 +298,26 @@ def create_victim_data(channel: grpc.Channel, metadata: tuple[tuple[str, str]]) 
         **kw,
     ).candidates
     snapshot = history.SnapshotHistory(cv.SnapshotHistoryRequest(conversation=c1), **kw)
-    names = own_names(
-        BOB,
-        candidate=candidates[0].name.rpartition("/")[2],
-        failed_run=failed_runs[0].rpartition("/")[2],
-    )
+    ids = {
+        "conversations": "c1",
+        "memories": "m1",
+        "memoryCandidates": candidates[0].name.rpartition("/")[2],
+        "failedRuns": failed_runs[0].rpartition("/")[2],
+        "messages": "0",
+    }
     secrets = {
         "revision": snapshot.revision,
         "etag": conversation.etag,
         "request_id": "bob-append-1",
     }
-    return Victim(names, secrets)
+    return Victim(ids, secrets)
 
 
 def collect_page_tokens(
     channel: grpc.Channel, metadata: tuple[tuple[str, str]], victim: Victim, rpcs: list[Rpc]
 ) -> None:
-    """For every listing, the page token B's own first page of one item returned."""
+    """For every listing, the page token B's own first page of one item
+    returned; the names in the pages tell B's ids of more collections."""
     for rpc in rpcs:
         response_fields = rpc.method.output_type.fields_by_name
         if not has_field(rpc, "page_token") or "next_page_token" not in response_fields:
@@ -294,7 +331,9 @@ def collect_page_tokens(
                 (raw,) = call(channel, rpc, request, metadata=metadata)
             except grpc.RpcError:
                 continue
-            token = rpc.response_class().FromString(raw).next_page_token  # type: ignore[attr-defined]
+            response = rpc.response_class().FromString(raw)
+            victim.harvest(response)
+            token = response.next_page_token  # type: ignore[attr-defined]
             if token:
                 victim.page_tokens[rpc.path] = (kind, token)
                 break
@@ -316,9 +355,15 @@ class Outcome:
         return f"{self.rpc.label} {self.attack}: {self.code.name}"
 
 
+STREAM_TIMEOUT_S = 2.0
+"""A response stream the caller may open (a watch of its own events) stays
+open: give it a moment, not a full call timeout."""
+
+
 def attempt(channel: grpc.Channel, rpc: Rpc, request: Message, attack: str, token: str) -> Outcome:
+    timeout = STREAM_TIMEOUT_S if rpc.method.server_streaming else CALL_TIMEOUT_S
     try:
-        responses = call(channel, rpc, request, metadata=bearer(token))
+        responses = call(channel, rpc, request, metadata=bearer(token), timeout=timeout)
     except grpc.RpcError as error:
         details = error_details(error)
         leaked = MARK in details.message or any(MARK in v for v in details.metadata.values())
@@ -327,20 +372,31 @@ def attempt(channel: grpc.Channel, rpc: Rpc, request: Message, attack: str, toke
     return Outcome(rpc, attack, grpc.StatusCode.OK, None, leaked)
 
 
-def attacks(rpc: Rpc, victim: Victim, alice: dict[str, str]) -> Iterator[tuple[str, Message]]:
-    """Every attack on ``rpc``: ``(label, request)``."""
+def _secrets(rpc: Rpc, victim: Victim) -> dict[str, str]:
     secrets = dict(victim.secrets)
     if rpc.path in victim.page_tokens:
         secrets["page_token"] = victim.page_tokens[rpc.path][1]
-    name_fields = 0
+    return secrets
+
+
+def b_names(rpc: Rpc, victim: Victim) -> Iterator[tuple[str, str, Message]]:
+    """``(label, kind, request)``: every name field names B's resource of ``kind``."""
     for kind in KINDS:
-        request, name_fields = build(rpc, victim.names[kind], victim.names[kind], secrets)
-        yield f"b-names[{kind}]", request
-    if name_fields > 1:
-        for own in KINDS:
-            for theirs in KINDS:
-                request, _ = build(rpc, alice[own], victim.names[theirs], secrets)
-                yield f"mixed[{own},{theirs}]", request
+        request, _ = build(rpc, victim.names[kind], victim.names[kind], _secrets(rpc, victim))
+        yield f"b-names[{kind}]", kind, request
+
+
+def mixed(
+    rpc: Rpc, victim: Victim, alice: dict[str, str], own_kinds: Iterable[str]
+) -> Iterator[tuple[str, Message]]:
+    """``(label, request)``: the first name field names A's resource of a kind
+    the RPC takes there (``own_kinds``), every other one B's of any kind."""
+    if build(rpc, None, None, {})[1] < 2:
+        return
+    for own in own_kinds:
+        for theirs in KINDS:
+            request, _ = build(rpc, alice[own], victim.names[theirs], _secrets(rpc, victim))
+            yield f"mixed[{own},{theirs}]", request
 
 
 @dataclass
@@ -381,7 +437,13 @@ def test_no_rpc_lets_a_user_see_or_change_another_users_data(
     before = user_digest(database_url, BOB)
     matrix = Matrix()
     for rpc in rpcs:
-        for attack, request in attacks(rpc, victim, alice):
+        reached: list[str] = []  # the kinds the RPC's first name field takes
+        for attack, kind, request in b_names(rpc, victim):
+            outcome = attempt(channel, rpc, request, attack, alice_token)
+            matrix.outcomes.append(outcome)
+            if outcome.code is grpc.StatusCode.NOT_FOUND:
+                reached.append(kind)
+        for attack, request in mixed(rpc, victim, alice, reached):
             matrix.outcomes.append(attempt(channel, rpc, request, attack, alice_token))
         assert user_digest(database_url, BOB) == before, f"{rpc.label} changed B's rows"
 
@@ -413,13 +475,15 @@ def test_another_users_resource_is_not_found_exactly_like_a_missing_one(
     victim = create_victim_data(channel, bearer(keys.token(BOB)))
     compared = 0
     for rpc in all_rpcs():
-        # Names no call of this test has created (a call may create what it names).
-        alice = own_names(ALICE, tag=f"-missing-{rpc.name}")
+        # A caller of its own per RPC: no earlier call has created its
+        # resources or changed its settings.
+        caller = f"{ALICE}-{rpc.name}"
+        token = keys.token(caller)
         for kind in KINDS:
             theirs, _ = build(rpc, victim.names[kind], None, {})
-            missing, _ = build(rpc, alice[kind], None, {})
-            a = attempt(channel, rpc, theirs, kind, keys.token(ALICE))
-            b = attempt(channel, rpc, missing, kind, keys.token(ALICE))
+            missing, _ = build(rpc, own_names(caller)[kind], None, {})
+            a = attempt(channel, rpc, theirs, kind, token)
+            b = attempt(channel, rpc, missing, kind, token)
             if a.code is not grpc.StatusCode.NOT_FOUND or b.code is not grpc.StatusCode.NOT_FOUND:
                 continue
             assert a.details is not None and b.details is not None
