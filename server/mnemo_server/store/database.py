@@ -11,7 +11,8 @@ by ``open_database(..., runner=...)`` (the benchmark compares them):
   runs through ``AsyncConnection.run_sync``.
 
 Writes may run more than once: a PostgreSQL serialization failure or deadlock
-(SQLSTATE 40001, 40P01), a busy SQLite database or an explicit
+(SQLSTATE 40001, 40P01), a foreign key violation (23503: a concurrent erasure
+of the user), a busy SQLite database or an explicit
 ``RetryTransaction`` rolls back and runs the function again, a bounded number
 of times with jittered backoff, then raises
 ``Aborted(reason="CONCURRENT_MODIFICATION")``. A lost or refused connection
@@ -72,7 +73,11 @@ T = TypeVar("T")
 MAX_ATTEMPTS = 5
 _BACKOFF_BASE_S = 0.005
 _BACKOFF_CAP_S = 0.2
-_PG_RETRYABLE = {"40001", "40P01"}  # serialization_failure, deadlock_detected
+# serialization_failure, deadlock_detected, and foreign_key_violation: the
+# user a write inserts rows for was erased (DeleteUserData) by a transaction
+# that committed while the write waited for it; run again, the write creates
+# the user anew.
+_PG_RETRYABLE = {"40001", "40P01", "23503"}
 # PostgreSQL SQLSTATE classes meaning "the server cannot serve now":
 # connection exceptions, insufficient resources, operator intervention.
 _PG_UNAVAILABLE_CLASSES = ("08", "53", "57")

@@ -30,6 +30,7 @@ from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
 from mnemo_server.store import sql_events
 from mnemo_server.store.convert import new_etag, now_micros
+from mnemo_server.store.database import RetryTransaction
 from mnemo_server.store.dialect import insert_ignoring_conflicts
 from mnemo_server.store.schema import (
     ID,
@@ -66,11 +67,13 @@ def lock_user(conn: Connection, user_id: str) -> None:
             user_id=user_id, vectors_version=now
         )
     )
-    conn.execute(
+    locked = conn.execute(
         select(memory_user_state.c.vectors_version)
         .where(memory_user_state.c.user_id == user_id)
         .with_for_update()
-    ).one()
+    ).one_or_none()
+    if locked is None:  # erased (DeleteUserData) while this write waited for the lock
+        raise RetryTransaction()
 
 
 def vectors_changed(conn: Connection, user_id: str) -> None:

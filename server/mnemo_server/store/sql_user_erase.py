@@ -11,10 +11,18 @@ token of the user's texts remains in it (also none left behind by earlier
 archives and updates, which only unindex). On PostgreSQL the GIN index
 follows the table.
 
-On PostgreSQL the user's ``users`` row is locked ``FOR UPDATE`` first: a
-write of the user that already holds it (``FOR SHARE`` in the memory gate,
-``FOR KEY SHARE`` taken by any insert referencing the user) commits before
-the erasure deletes, and a later one waits for the erasure to commit.
+On PostgreSQL the erasure first locks what the user's writes lock, in the
+order they lock it: its conversations (a history or working-memory write
+locks its conversation first), its ``memory_user_state`` row (every memory
+write locks it first), then its ``users`` row ``FOR UPDATE`` (inserted first
+if missing, so that a write creating the user right now commits first;
+writes lock it ``FOR SHARE`` in the memory gate and ``FOR KEY SHARE`` with
+every insert that references it). A write already holding any of them
+commits before the erasure deletes; a later one waits for the erasure to
+commit, finds the user gone and runs again (``store.database`` retries a
+foreign key violation, ``sql_memories.lock_user`` a vanished lock row),
+creating the user anew. Taking the locks in the writers' order keeps the
+two from deadlocking.
 
 What leaves no copy behind on SQLite: ``PRAGMA secure_delete=ON`` on every
 connection (``store.engines``) zeroes the freed space; after the erasure
@@ -30,7 +38,14 @@ import logging
 from sqlalchemy import Connection, Table, delete, select
 
 from mnemo_server.store import memory_text_index as fts
-from mnemo_server.store.schema import memories, metadata, users
+from mnemo_server.store.dialect import insert_ignoring_conflicts
+from mnemo_server.store.schema import (
+    conversations,
+    memories,
+    memory_user_state,
+    metadata,
+    users,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +66,7 @@ def user_tables() -> list[Table]:
 
 def erase_user(conn: Connection, user_id: str) -> dict[str, int]:
     """Delete the user's rows; the count per table (see the module doc)."""
-    conn.execute(select(users.c.user_id).where(users.c.user_id == user_id).with_for_update())
+    created = _lock_user_row(conn, user_id)
     deleted: dict[str, int] = {}
     if conn.dialect.name == "sqlite":
         live = conn.execute(
@@ -65,7 +80,30 @@ def erase_user(conn: Connection, user_id: str) -> dict[str, int]:
         result = conn.execute(delete(table).where(table.c.user_id == user_id))
         deleted[table.name] = int(result.rowcount)
     fts.forget_deleted(conn)
+    if created:
+        deleted[users.name] -= 1
     return deleted
+
+
+def _lock_user_row(conn: Connection, user_id: str) -> bool:
+    """PostgreSQL: lock the user's rows that writes lock (see the module doc);
+    whether the ``users`` row had to be inserted."""
+    if conn.dialect.name != "postgresql":
+        return False
+    created = conn.execute(
+        insert_ignoring_conflicts(conn, users)
+        .values(user_id=user_id, tenant_id="", created_at=0)
+        .returning(users.c.user_id)
+    ).first()
+    for locked in (
+        select(conversations.c.id)
+        .where(conversations.c.user_id == user_id)
+        .order_by(conversations.c.id),
+        select(memory_user_state.c.user_id).where(memory_user_state.c.user_id == user_id),
+        select(users.c.user_id).where(users.c.user_id == user_id),
+    ):
+        conn.execute(locked.with_for_update()).all()
+    return created is not None
 
 
 def checkpoint_wal(conn: Connection) -> None:
