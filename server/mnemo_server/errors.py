@@ -24,7 +24,7 @@ import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any
 
 import grpc
 from google.protobuf import any_pb2
@@ -46,6 +46,7 @@ from mnemo_server.domain.errors import (
     Unauthenticated,
     Unavailable,
 )
+from mnemo_server.handlers import Behavior, Handler, rewrapped
 
 ERROR_DOMAIN = "mnemo.v1"
 INTERNAL_MESSAGE = "internal error; the server log has the details"
@@ -135,9 +136,6 @@ async def abort_with(context: grpc.aio.ServicerContext[Any, Any], status: grpc.S
 
 # ---------------------------------------------------------------- interceptor
 
-Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
-Behavior = Callable[..., Any]
-
 
 @dataclass(frozen=True)
 class _Undecodable:
@@ -215,27 +213,11 @@ def _wrap_stream_response(behavior: Behavior, method: str, streaming: bool) -> B
 
 
 def _wrapped_handler(handler: Handler, method: str) -> Handler:
-    kwargs = {
-        "request_deserializer": _tolerant(handler.request_deserializer),
-        "response_serializer": handler.response_serializer,
-    }
-    if handler.unary_unary is not None:
-        return grpc.unary_unary_rpc_method_handler(
-            _wrap_unary_response(handler.unary_unary, method, False), **kwargs
-        )
-    if handler.unary_stream is not None:
-        return grpc.unary_stream_rpc_method_handler(
-            _wrap_stream_response(handler.unary_stream, method, False), **kwargs
-        )
-    if handler.stream_unary is not None:
-        return grpc.stream_unary_rpc_method_handler(
-            _wrap_unary_response(handler.stream_unary, method, True), **kwargs
-        )
-    if handler.stream_stream is not None:
-        return grpc.stream_stream_rpc_method_handler(
-            _wrap_stream_response(handler.stream_stream, method, True), **kwargs
-        )
-    return handler
+    def wrap(behavior: Behavior, request_streaming: bool, response_streaming: bool) -> Behavior:
+        chosen = _wrap_stream_response if response_streaming else _wrap_unary_response
+        return chosen(behavior, method, request_streaming)
+
+    return rewrapped(handler, wrap, _tolerant(handler.request_deserializer))
 
 
 class ErrorMappingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]

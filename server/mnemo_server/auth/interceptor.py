@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import Any, TypeAlias
+from typing import Any
 
 import grpc
 
@@ -32,10 +32,9 @@ from mnemo_server.auth.jwt import TokenVerifier
 from mnemo_server.auth.ratelimit import RateLimiter
 from mnemo_server.domain.errors import Unauthenticated
 from mnemo_server.errors import abort_with, map_exception
+from mnemo_server.handlers import Behavior, Handler, rewrapped
 from mnemo_server.store.interfaces import UserStore
 
-Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
-Behavior = Callable[..., Any]
 Context = grpc.aio.ServicerContext[Any, Any]
 
 EXEMPT_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
@@ -127,14 +126,22 @@ def _peer_host(context: Context) -> str:
     return host if sep and port.isdigit() else peer
 
 
+async def _admitted(
+    admission: Admission, request: Any, context: Context, method: str, streaming: bool
+) -> tuple[CallScope | None, Any]:
+    """``admission.admit``, ending the call with the mapped status on a refusal."""
+    try:
+        return await admission.admit(request, context, streaming)
+    except Exception as exc:
+        await abort_with(context, map_exception(exc, method))
+        raise  # abort_with has raised already; this only tells the type checker
+
+
 def _unary_response(
     behavior: Behavior, admission: Admission, method: str, streaming: bool
 ) -> Behavior:
     async def wrapped(request: Any, context: Context) -> Any:
-        try:
-            scope, request = await admission.admit(request, context, streaming)
-        except Exception as exc:
-            await abort_with(context, map_exception(exc, method))
+        scope, request = await _admitted(admission, request, context, method, streaming)
         with calls.calling_as(scope):
             return await behavior(request, context)
 
@@ -149,10 +156,7 @@ def _stream_response(
         return _unary_response(behavior, admission, method, streaming)
 
     async def wrapped(request: Any, context: Context) -> AsyncIterator[Any]:
-        try:
-            scope, request = await admission.admit(request, context, streaming)
-        except Exception as exc:
-            await abort_with(context, map_exception(exc, method))
+        scope, request = await _admitted(admission, request, context, method, streaming)
         token = calls.enter(scope)
         try:
             async for response in behavior(request, context):
@@ -164,28 +168,13 @@ def _stream_response(
 
 
 def admitting(handler: Handler, admission: Admission, method: str) -> Handler:
-    """``handler`` with every behavior run through ``admission``."""
-    kwargs = {
-        "request_deserializer": handler.request_deserializer,
-        "response_serializer": handler.response_serializer,
-    }
-    if handler.unary_unary is not None:
-        return grpc.unary_unary_rpc_method_handler(
-            _unary_response(handler.unary_unary, admission, method, False), **kwargs
-        )
-    if handler.unary_stream is not None:
-        return grpc.unary_stream_rpc_method_handler(
-            _stream_response(handler.unary_stream, admission, method, False), **kwargs
-        )
-    if handler.stream_unary is not None:
-        return grpc.stream_unary_rpc_method_handler(
-            _unary_response(handler.stream_unary, admission, method, True), **kwargs
-        )
-    if handler.stream_stream is not None:
-        return grpc.stream_stream_rpc_method_handler(
-            _stream_response(handler.stream_stream, admission, method, True), **kwargs
-        )
-    return handler
+    """``handler`` with its behavior run through ``admission``."""
+
+    def wrap(behavior: Behavior, request_streaming: bool, response_streaming: bool) -> Behavior:
+        chosen = _stream_response if response_streaming else _unary_response
+        return chosen(behavior, admission, method, request_streaming)
+
+    return rewrapped(handler, wrap)
 
 
 class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
