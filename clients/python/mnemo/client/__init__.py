@@ -53,7 +53,14 @@ from mnemo.v1.conversations_pb2 import (
     HistoryMessage,
     RunError,
 )
-from mnemo.v1.governance_pb2 import Consent, Event, MemorySettings, SetConsentResponse
+from mnemo.v1.governance_pb2 import (
+    Consent,
+    DeleteUserDataResponse,
+    Event,
+    ExportRecord,
+    MemorySettings,
+    SetConsentResponse,
+)
 from mnemo.v1.memories_pb2 import (
     ApproveMemoryCandidateResponse,
     BuildContextResponse,
@@ -84,6 +91,7 @@ __all__ = [
     "CreateMemoryResponse",
     "DataLossError",
     "DeadlineExceededError",
+    "DeleteUserDataResponse",
     "Embedding",
     "EmbeddingLike",
     "EtagMismatchError",
@@ -91,6 +99,7 @@ __all__ = [
     "EventTypeName",
     "Exchange",
     "ExchangeLike",
+    "ExportRecord",
     "ExtractMemoriesResponse",
     "FailedPreconditionError",
     "FailedRun",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, TypeVar
 
@@ -47,6 +47,25 @@ class UnaryCall(Generic[Req, R]):
     request: Req
     parse: Callable[[Any], R]
     timeout: float | None = None
+
+    def payload(self) -> Req:
+        """What the stub's callable is called with."""
+        return self.request
+
+
+@dataclass(frozen=True, slots=True)
+class ClientStreamCall(Generic[Req, R]):
+    """A client-streaming call: ``parse(rpc(iter(requests)))``; the requests are
+    sent as the iterable yields them. Executed like a ``UnaryCall``."""
+
+    rpc: Rpc
+    requests: Iterable[Req]
+    parse: Callable[[Any], R]
+    timeout: float | None = None
+
+    def payload(self) -> Iterator[Req]:
+        """What the stub's callable is called with."""
+        return iter(self.requests)
 
 
 @dataclass(frozen=True, slots=True)

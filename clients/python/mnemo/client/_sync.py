@@ -14,8 +14,15 @@ from mnemo.client import _governance as governance
 from mnemo.client import _history as history
 from mnemo.client import _memories as memories
 from mnemo.client import _recall as recall
+from mnemo.client import _user_data as user_data
 from mnemo.client import _working_memory as working_memory
-from mnemo.client._calls import PagedCall, StreamCall, UnaryCall, client_method
+from mnemo.client._calls import (
+    ClientStreamCall,
+    PagedCall,
+    StreamCall,
+    UnaryCall,
+    client_method,
+)
 from mnemo.client._channel_options import ChannelOption
 from mnemo.client._client_base import ClientBase
 from mnemo.client.errors import from_rpc_error
@@ -58,10 +65,10 @@ class MnemoClient(ClientBase[grpc.Channel]):
     ) -> None:
         self.close()
 
-    def _call(self, call: UnaryCall[Any, R]) -> R:
+    def _call(self, call: UnaryCall[Any, R] | ClientStreamCall[Any, R]) -> R:
         try:
             response = self._multicallable(call.rpc)(
-                call.request, **self._call_options(call.timeout)
+                call.payload(), **self._call_options(call.timeout)
             )
         except grpc.RpcError as error:
             raise from_rpc_error(error) from error
@@ -127,6 +134,10 @@ class MnemoClient(ClientBase[grpc.Channel]):
     list_memory_candidates_page = client_method(candidates.list_memory_candidates_page, _call)
     approve_memory_candidate = client_method(candidates.approve_memory_candidate, _call)
     reject_memory_candidate = client_method(candidates.reject_memory_candidate, _call)
+
+    export_user_data = client_method(user_data.export_user_data, _stream)
+    import_user_data = client_method(user_data.import_user_data, _call)
+    delete_user_data = client_method(user_data.delete_user_data, _call)
 
     get_consent = client_method(governance.get_consent, _call)
     set_consent = client_method(governance.set_consent, _call)
