@@ -1,4 +1,5 @@
-"""The ``mnemo`` command: ``serve``, ``migrate``, ``version``.
+"""The ``mnemo`` command: ``serve``, ``migrate``, ``version``, and ``export`` /
+``import`` of a user's data through a running server (``user_data_cli``).
 
 Every ``serve`` flag has a ``MNEMO_*`` environment variable (named in
 ``--help``); a flag wins over the environment, the environment over the
@@ -12,7 +13,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
-from mnemo_server import __version__
+from mnemo_server import __version__, user_data_cli
 from mnemo_server.config import OPTIONS, ConfigError, Settings, add_arguments, resolve
 
 EXIT_USAGE = 2
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_arguments(migrate, only=("database_url", "data_dir"))
     commands.add_parser("version", help="print the version")
+    user_data_cli.add_commands(commands)
     return parser
 
 
@@ -54,6 +56,8 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     if args.command == "version":
         print(f"mnemo {__version__}")
         return 0
+    if args.command in user_data_cli.COMMANDS:
+        return user_data_cli.run(args, os.environ if env is None else env)
     try:
         settings = resolve(vars(args), os.environ if env is None else env)
     except ConfigError as error:
