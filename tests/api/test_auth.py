@@ -15,6 +15,7 @@ from typing import Any
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import memories_pb2_grpc, sync_pb2, sync_pb2_grpc, working_memory_pb2_grpc
@@ -188,6 +189,10 @@ def test_health_and_reflection_need_no_token(hs256: AuthServer) -> None:
     health = health_pb2_grpc.HealthStub(hs256.channel)
     response = health.Check(health_pb2.HealthCheckRequest(service=""), timeout=10)
     assert response.status == health_pb2.HealthCheckResponse.SERVING
+    reflection = reflection_pb2_grpc.ServerReflectionStub(hs256.channel)
+    request = reflection_pb2.ServerReflectionRequest(list_services="")
+    (listed,) = list(reflection.ServerReflectionInfo(iter([request]), timeout=10))
+    assert "mnemo.v1.MemoryService" in {s.name for s in listed.list_services_response.service}
 
 
 # ------------------------------------------------------------------ tenants
