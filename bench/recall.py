@@ -182,7 +182,9 @@ def main() -> None:
         f"`{command.strip()}`: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, runner {args.runner}, "
         f"{DIMENSIONS}-dimension vectors, one user, calls one at a time "
-        "from a client in another process"
+        "from a client in another process; load average at the end "
+        + "/".join(f"{x:.1f}" for x in os.getloadavg())
+        + " (1/5/15 min: other work on the machine skews the figures)"
     )
     table = "\n".join([HEADER, *rows]) if rows else "(load only)"
     report = f"{context}\n\n{table}\n\n" + "\n".join(f"- {line}" for line in loads)
