@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import AsyncGenerator
+from typing import cast
 
 import pytest
 
@@ -122,7 +124,7 @@ def test_watch_events_with_the_blocking_client(mnemo_target: str, user: str) -> 
 
 async def test_watch_events_with_the_asyncio_client(mnemo_target: str, user: str) -> None:
     async with AsyncMnemoClient(mnemo_target) as mnemo:
-        stream = mnemo.watch_events(user, timeout=3 * WAIT_S)
+        stream = cast(AsyncGenerator[gv.Event, None], mnemo.watch_events(user, timeout=3 * WAIT_S))
         first = asyncio.ensure_future(anext(stream))
         for _ in range(int(WAIT_S / 0.05)):
             saved = (await mnemo.create_memory(user, "probe")).memory
