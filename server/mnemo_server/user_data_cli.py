@@ -153,7 +153,10 @@ def _client(args: argparse.Namespace, env: Mapping[str, str]) -> MnemoClient:
             raise FileProblem(f"cannot read {args.ca_file}: {error}") from None
         credentials = grpc.ssl_channel_credentials(root_certificates=roots)
     token = args.token if args.token is not None else env.get(TOKEN_ENV)
-    return MnemoClient(args.target, credentials=credentials, token=token or None)
+    # A record is as large as the request that wrote it, plus names and times:
+    # take any size the server sends (the server bounds what it receives).
+    options = (("grpc.max_receive_message_length", -1),)
+    return MnemoClient(args.target, credentials=credentials, token=token or None, options=options)
 
 
 def _export(client: MnemoClient, args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ from mnemo.v1 import governance_pb2 as gv
 from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import working_memory_pb2 as wm
 from mnemo_server.api.convert_user_data import RECORD_KINDS
+from mnemo_server.domain.compaction import encode_revision
 from tests.api.user_data import TIMEOUT_S, erase, export, load, populate, serialized
 from tests.support.rpc_errors import rpc_failure
 from tests.support.user_rows import user_digest
@@ -182,6 +183,8 @@ def test_invalid_records_are_refused_by_their_place_and_nothing_is_loaded(
     broken[index["tombstone"]].tombstone.name = "users/bob/memories/home"
     broken[index["event"]].event.ClearField("create_time")
     broken[index["failed_run"]].failed_run.messages[0].message_json = "{not json"
+    checkpoint = index["compaction_checkpoint"]
+    broken[checkpoint].compaction_checkpoint.revision = encode_revision(2**40, 1)  # no INTERNAL
     requests = [gv.ImportUserDataRequest(parent="users/alice", record=r) for r in broken]
     requests.append(gv.ImportUserDataRequest(parent="users/bob", record=records[memory]))
 
@@ -196,6 +199,7 @@ def test_invalid_records_are_refused_by_their_place_and_nothing_is_loaded(
         f"records[{index['tombstone']}].tombstone.name",
         f"records[{index['event']}].event.create_time",
         f"records[{index['failed_run']}].failed_run.messages[0].message_json",
+        f"records[{checkpoint}].compaction_checkpoint.revision",
         f"records[{last}].parent",
         f"records[{last}].memory.name",  # the same entry twice
     } <= fields, fields

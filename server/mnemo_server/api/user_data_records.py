@@ -82,6 +82,8 @@ T = TypeVar("T")
 
 MAX_ETAG_CHARS = 32
 """The stored etag's size (``schema.ETAG``)."""
+MAX_STORED_INT = 2**31 - 1
+"""The largest generation or sequence the schema stores (``Integer`` columns)."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MESSAGE = re.compile(
@@ -259,7 +261,7 @@ def checkpoint(
     )
     field = f"{prefix}.revision"
     generation, sequence = v.attempt(lambda: decode_revision(value.revision, field=field), (1, 1))
-    if generation < 1 or sequence < 0:
+    if not (1 <= generation <= MAX_STORED_INT and 0 <= sequence <= MAX_STORED_INT):
         v.invalid(field, "is not a revision of a compaction checkpoint")
     v.non_negative(value.covered, f"{prefix}.covered")
     replacement = _messages(v, value.replacement, f"{prefix}.replacement", settings)
