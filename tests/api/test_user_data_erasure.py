@@ -132,7 +132,9 @@ def _file_bytes(database_url: str) -> bytes:
     return path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
 
 
-@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+@pytest.mark.parametrize(
+    "backend", [pytest.param("sqlite", marks=pytest.mark.sqlite)], indirect=True
+)
 def test_erased_content_is_in_no_byte_of_the_sqlite_files(
     channel: grpc.Channel, database_url: str
 ) -> None:
