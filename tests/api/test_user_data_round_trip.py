@@ -3,7 +3,13 @@ import, export again gives the very same records (every kind of record,
 compared serialized), the API shows the same data afterwards (revisions,
 audit trails, candidates, events, recall), an import only goes into a user
 without data, and invalid records are refused with violations naming them,
-leaving nothing behind."""
+leaving nothing behind.
+
+Every field of every record is preserved, ids, event ids and etags included.
+What an export does not carry, because no RPC shows it, is not compared:
+idempotency records (a retry cache), a resolved candidate's resolve time
+(the import time afterwards), the user's vector-cache counter, and the
+user's tenant (the importing caller's)."""
 
 from __future__ import annotations
 
