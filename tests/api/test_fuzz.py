@@ -3,7 +3,8 @@
 For every RPC of every ``mnemo.v1`` service (from the descriptors), Hypothesis
 generates requests from the request's message descriptor
 (``tests.support.fuzzing``) and, now and then, raw bytes that may not even
-parse; they go to a real server on SQLite through a generic bytes channel.
+parse; they go to a real server (once on SQLite, once on PostgreSQL) through a
+generic bytes channel.
 Every failure must carry a canonical code other than UNKNOWN and INTERNAL,
 with an ErrorInfo of domain ``mnemo.v1``. A second test sends arbitrary
 ``authorization`` metadata to a server with ``--auth jwt``.
@@ -30,7 +31,7 @@ from mnemo.v1 import conversations_pb2_grpc, memories_pb2_grpc, working_memory_p
 from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import working_memory_pb2 as wm
 from tests.api.history import message
-from tests.support.databases import SqliteDatabases
+from tests.support.databases import PostgresDatabases, SqliteDatabases
 from tests.support.fuzzing import message_strategy
 from tests.support.rpc_errors import error_details, rpc_failure
 from tests.support.rpcs import Rpc, all_rpcs, call
@@ -56,8 +57,6 @@ CLIENT_SIDE = {grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
 # A watch stream waits for changes: give it a moment, not a full call timeout.
 WATCH_TIMEOUT_S = 0.5
 STREAM_TIMEOUT_S = 5.0
-
-pytestmark = pytest.mark.sqlite
 
 
 def seed(channel: grpc.Channel) -> None:
@@ -87,15 +86,31 @@ def seed(channel: grpc.Channel) -> None:
         )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param("sqlite", marks=pytest.mark.sqlite),
+        pytest.param("postgres", marks=pytest.mark.postgres),
+    ],
+)
 def fuzz_target(
-    sqlite_databases: SqliteDatabases, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    url = sqlite_databases.fresh(tmp_path_factory.mktemp("fuzz"))
-    with running_server(url) as target:
-        with grpc.insecure_channel(target) as channel:
-            seed(channel)
-        yield target
+    """A seeded server on each backend; the whole module runs once per backend."""
+    if request.param == "sqlite":
+        sqlite: SqliteDatabases = request.getfixturevalue("sqlite_databases")
+        url = sqlite.fresh(tmp_path_factory.mktemp("fuzz"))
+    else:
+        postgres: PostgresDatabases = request.getfixturevalue("postgres_databases")
+        url = postgres.fresh()
+    try:
+        with running_server(url) as target:
+            with grpc.insecure_channel(target) as channel:
+                seed(channel)
+            yield target
+    finally:
+        if request.param == "postgres":
+            postgres.drop(url)
 
 
 @pytest.fixture(scope="module")
@@ -174,6 +189,7 @@ def jwt_channel(
             yield channel
 
 
+@pytest.mark.sqlite
 @settings(FUZZ, max_examples=EXAMPLES * 4)
 @given(authorization=AUTHORIZATION, rpc=st.sampled_from(RPCS))
 def test_arbitrary_credentials_are_unauthenticated(
