@@ -40,6 +40,8 @@ import grpc
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
+
 from bench.run import _Databases, _server  # noqa: E402
 from mnemo.v1 import memories_pb2, memories_pb2_grpc  # noqa: E402
 from mnemo_server.domain.memory_models import Embedding, MemoryDraft  # noqa: E402
@@ -59,22 +61,27 @@ class Cell:
     size: int
     mode: str
     latencies_ms: list[float]
+    baseline_p50_ms: float
     first_ms: float | None = None
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.latencies_ms)
 
     def row(self) -> str:
         values = sorted(self.latencies_ms)
-        p50 = statistics.median(values)
         p99 = values[min(len(values) - 1, round(0.99 * (len(values) - 1)))]
         first = "" if self.first_ms is None else f"{self.first_ms:.0f}"
         return (
-            f"| {self.backend} | {self.size:,} | {self.mode} | {len(values)} | {p50:.1f} "
-            f"| {p99:.1f} | {statistics.fmean(values):.1f} | {first} |"
+            f"| {self.backend} | {self.size:,} | {self.mode} | {len(values)} | {self.p50:.1f} "
+            f"| {p99:.1f} | {statistics.fmean(values):.1f} "
+            f"| {self.p50 / self.baseline_p50_ms:.0f}x | {first} |"
         )
 
 
 HEADER = (
-    "| store | memories | recall | calls | p50 ms | p99 ms | mean ms "
-    "| first semantic call ms (cache load) |\n|---|---|---|---|---|---|---|---|"
+    "| store | memories | recall | calls | p50 ms | p99 ms | mean ms | p50 / baseline p50 "
+    "| first semantic call ms (cache load) |\n|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -121,6 +128,17 @@ def _recall(
     return elapsed
 
 
+def _baseline(channel: grpc.Channel, calls: int) -> list[float]:
+    """Latencies of the empty health ``Check`` on the same server and channel."""
+    stub = health_pb2_grpc.HealthStub(channel)
+    latencies = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        stub.Check(health_pb2.HealthCheckRequest(), timeout=10)
+        latencies.append((time.perf_counter() - started) * 1000)
+    return latencies
+
+
 def _measure(
     target: str, backend: str, size: int, queries: int, warmup: int, corpus: Corpus
 ) -> list[Cell]:
@@ -128,6 +146,7 @@ def _measure(
     vectors = [corpus.vector(DIMENSIONS) for _ in texts]
     with grpc.insecure_channel(target) as channel:
         stub = memories_pb2_grpc.MemoryServiceStub(channel)
+        baseline = _baseline(channel, queries)
         first = _recall(stub, texts[0], vectors[0])  # loads the vector cache
         for text, vector in zip(texts[:warmup], vectors[:warmup], strict=True):
             _recall(stub, text, None)
@@ -136,9 +155,11 @@ def _measure(
         semantic = [
             _recall(stub, t, v) for t, v in zip(texts[warmup:], vectors[warmup:], strict=True)
         ]
+    base = statistics.median(baseline)
     return [
-        Cell(backend, size, "lexical", lexical),
-        Cell(backend, size, "semantic (lexical + vectors, fused)", semantic, first),
+        Cell(backend, size, "baseline (health Check)", baseline, base),
+        Cell(backend, size, "lexical", lexical, base),
+        Cell(backend, size, "semantic (lexical + vectors, fused)", semantic, base, first),
     ]
 
 
