@@ -22,7 +22,7 @@ from __future__ import annotations
 import inspect
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +46,7 @@ from mnemo_server.domain.errors import (
     Unauthenticated,
     Unavailable,
 )
-from mnemo_server.handlers import Behavior, Handler, rewrapped
+from mnemo_server.handlers import Behavior, Handler, WrappingInterceptor, rewrapped
 
 ERROR_DOMAIN = "mnemo.v1"
 INTERNAL_MESSAGE = "internal error; the server log has the details"
@@ -220,7 +220,7 @@ def _wrapped_handler(handler: Handler, method: str) -> Handler:
     return rewrapped(handler, wrap, _tolerant(handler.request_deserializer))
 
 
-class ErrorMappingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+class ErrorMappingInterceptor(WrappingInterceptor):
     """Maps every error of a ``mnemo.v1`` handler (see the module docstring).
 
     Other services (health, reflection) are passed through untouched.
@@ -229,13 +229,8 @@ class ErrorMappingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-
     def __init__(self, method_prefix: str = "/mnemo.v1.") -> None:
         self._prefix = method_prefix
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Handler:
-        handler = await continuation(handler_call_details)
-        method = handler_call_details.method
-        if handler is None or not method.startswith(self._prefix):
-            return handler
+    def applies(self, method: str) -> bool:
+        return method.startswith(self._prefix)
+
+    def wrap(self, handler: Handler, method: str) -> Handler:
         return _wrapped_handler(handler, method)

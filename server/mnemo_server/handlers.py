@@ -8,7 +8,7 @@ and the serializers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
 
 import grpc
@@ -41,3 +41,28 @@ def rewrapped(
                 response_serializer=handler.response_serializer,
             )
     return handler
+
+
+class WrappingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+    """A server interceptor that rebuilds the handler of each method it ``applies`` to.
+
+    Subclasses say which methods (``applies``) and how (``wrap``, usually through
+    ``rewrapped``); methods it does not apply to keep their handler untouched.
+    """
+
+    def applies(self, method: str) -> bool:
+        raise NotImplementedError
+
+    def wrap(self, handler: Handler, method: str) -> Handler:
+        raise NotImplementedError
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Handler:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or not self.applies(method):
+            return handler
+        return self.wrap(handler, method)

@@ -20,7 +20,7 @@ runs first: ``grpc.aio.server(interceptors=[auth, error_mapping])``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import grpc
@@ -32,7 +32,7 @@ from mnemo_server.auth.jwt import TokenVerifier
 from mnemo_server.auth.ratelimit import RateLimiter
 from mnemo_server.domain.errors import Unauthenticated
 from mnemo_server.errors import abort_with, map_exception
-from mnemo_server.handlers import Behavior, Handler, rewrapped
+from mnemo_server.handlers import Behavior, Handler, WrappingInterceptor, rewrapped
 from mnemo_server.store.interfaces import UserStore
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -177,19 +177,14 @@ def admitting(handler: Handler, admission: Admission, method: str) -> Handler:
     return rewrapped(handler, wrap)
 
 
-class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+class AuthInterceptor(WrappingInterceptor):
     """Applies an ``Admission`` to every method but health and reflection."""
 
     def __init__(self, admission: Admission) -> None:
         self._admission = admission
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Handler:
-        handler = await continuation(handler_call_details)
-        method = handler_call_details.method
-        if handler is None or not self._admission.active or method.startswith(EXEMPT_PREFIXES):
-            return handler
+    def applies(self, method: str) -> bool:
+        return self._admission.active and not method.startswith(EXEMPT_PREFIXES)
+
+    def wrap(self, handler: Handler, method: str) -> Handler:
         return admitting(handler, self._admission, method)
