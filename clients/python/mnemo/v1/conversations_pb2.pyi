@@ -90,10 +90,12 @@ class CreateConversationRequest(_message.Message):
     def __init__(self, parent: _Optional[str] = ..., conversation_id: _Optional[str] = ..., conversation: _Optional[_Union[Conversation, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class CreateConversationResponse(_message.Message):
-    __slots__ = ("conversation",)
+    __slots__ = ("conversation", "change_cursor")
     CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     conversation: Conversation
-    def __init__(self, conversation: _Optional[_Union[Conversation, _Mapping]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, conversation: _Optional[_Union[Conversation, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class GetConversationRequest(_message.Message):
     __slots__ = ("name",)
@@ -134,10 +136,12 @@ class UpdateConversationRequest(_message.Message):
     def __init__(self, conversation: _Optional[_Union[Conversation, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
 
 class UpdateConversationResponse(_message.Message):
-    __slots__ = ("conversation",)
+    __slots__ = ("conversation", "change_cursor")
     CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     conversation: Conversation
-    def __init__(self, conversation: _Optional[_Union[Conversation, _Mapping]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, conversation: _Optional[_Union[Conversation, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class DeleteConversationRequest(_message.Message):
     __slots__ = ("name", "etag")
@@ -148,8 +152,10 @@ class DeleteConversationRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ..., etag: _Optional[str] = ...) -> None: ...
 
 class DeleteConversationResponse(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("change_cursor",)
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    change_cursor: int
+    def __init__(self, change_cursor: _Optional[int] = ...) -> None: ...
 
 class AppendMessagesRequest(_message.Message):
     __slots__ = ("conversation", "messages", "run_id", "turn", "request_id", "expected_position", "metadata")
@@ -170,12 +176,14 @@ class AppendMessagesRequest(_message.Message):
     def __init__(self, conversation: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[HistoryMessage, _Mapping]]] = ..., run_id: _Optional[str] = ..., turn: _Optional[int] = ..., request_id: _Optional[str] = ..., expected_position: _Optional[int] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class AppendMessagesResponse(_message.Message):
-    __slots__ = ("messages", "conversation")
+    __slots__ = ("messages", "conversation", "change_cursor")
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     messages: _containers.RepeatedCompositeFieldContainer[HistoryMessage]
     conversation: Conversation
-    def __init__(self, messages: _Optional[_Iterable[_Union[HistoryMessage, _Mapping]]] = ..., conversation: _Optional[_Union[Conversation, _Mapping]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, messages: _Optional[_Iterable[_Union[HistoryMessage, _Mapping]]] = ..., conversation: _Optional[_Union[Conversation, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class ListMessagesRequest(_message.Message):
     __slots__ = ("parent", "page_size", "page_token", "start_position")
@@ -220,10 +228,12 @@ class ClearMessagesRequest(_message.Message):
     def __init__(self, conversation: _Optional[str] = ...) -> None: ...
 
 class ClearMessagesResponse(_message.Message):
-    __slots__ = ("conversation",)
+    __slots__ = ("conversation", "change_cursor")
     CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     conversation: Conversation
-    def __init__(self, conversation: _Optional[_Union[Conversation, _Mapping]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, conversation: _Optional[_Union[Conversation, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class RecordFailedRunRequest(_message.Message):
     __slots__ = ("conversation", "run_id", "error", "messages", "request_id")
@@ -240,10 +250,12 @@ class RecordFailedRunRequest(_message.Message):
     def __init__(self, conversation: _Optional[str] = ..., run_id: _Optional[str] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[HistoryMessage, _Mapping]]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class RecordFailedRunResponse(_message.Message):
-    __slots__ = ("failed_run",)
+    __slots__ = ("failed_run", "change_cursor")
     FAILED_RUN_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     failed_run: FailedRun
-    def __init__(self, failed_run: _Optional[_Union[FailedRun, _Mapping]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, failed_run: _Optional[_Union[FailedRun, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class ListFailedRunsRequest(_message.Message):
     __slots__ = ("parent", "page_size", "page_token")
@@ -294,9 +306,11 @@ class ReplaceHistoryPrefixRequest(_message.Message):
     def __init__(self, conversation: _Optional[str] = ..., revision: _Optional[str] = ..., message_count: _Optional[int] = ..., replacement: _Optional[_Iterable[_Union[HistoryMessage, _Mapping]]] = ..., run_id: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class ReplaceHistoryPrefixResponse(_message.Message):
-    __slots__ = ("revision", "messages")
+    __slots__ = ("revision", "messages", "change_cursor")
     REVISION_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     revision: str
     messages: _containers.RepeatedCompositeFieldContainer[HistoryMessage]
-    def __init__(self, revision: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[HistoryMessage, _Mapping]]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, revision: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[HistoryMessage, _Mapping]]] = ..., change_cursor: _Optional[int] = ...) -> None: ...

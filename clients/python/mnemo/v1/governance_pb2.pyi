@@ -84,12 +84,14 @@ class SetConsentRequest(_message.Message):
     def __init__(self, consent: _Optional[_Union[Consent, _Mapping]] = ...) -> None: ...
 
 class SetConsentResponse(_message.Message):
-    __slots__ = ("consent", "cancelled_candidates")
+    __slots__ = ("consent", "cancelled_candidates", "change_cursor")
     CONSENT_FIELD_NUMBER: _ClassVar[int]
     CANCELLED_CANDIDATES_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     consent: Consent
     cancelled_candidates: int
-    def __init__(self, consent: _Optional[_Union[Consent, _Mapping]] = ..., cancelled_candidates: _Optional[int] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, consent: _Optional[_Union[Consent, _Mapping]] = ..., cancelled_candidates: _Optional[int] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class GetMemorySettingsRequest(_message.Message):
     __slots__ = ("name",)
@@ -110,10 +112,12 @@ class UpdateMemorySettingsRequest(_message.Message):
     def __init__(self, memory_settings: _Optional[_Union[MemorySettings, _Mapping]] = ...) -> None: ...
 
 class UpdateMemorySettingsResponse(_message.Message):
-    __slots__ = ("memory_settings",)
+    __slots__ = ("memory_settings", "change_cursor")
     MEMORY_SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     memory_settings: MemorySettings
-    def __init__(self, memory_settings: _Optional[_Union[MemorySettings, _Mapping]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, memory_settings: _Optional[_Union[MemorySettings, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class ExportRecord(_message.Message):
     __slots__ = ("conversation", "message", "failed_run", "memory_state", "memory", "tombstone", "candidate", "consent", "memory_settings", "event", "memory_version", "compaction_checkpoint")
@@ -180,7 +184,7 @@ class ImportUserDataRequest(_message.Message):
     def __init__(self, parent: _Optional[str] = ..., record: _Optional[_Union[ExportRecord, _Mapping]] = ...) -> None: ...
 
 class ImportUserDataResponse(_message.Message):
-    __slots__ = ("loaded",)
+    __slots__ = ("loaded", "change_cursor")
     class LoadedEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -189,8 +193,10 @@ class ImportUserDataResponse(_message.Message):
         value: int
         def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
     LOADED_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     loaded: _containers.ScalarMap[str, int]
-    def __init__(self, loaded: _Optional[_Mapping[str, int]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, loaded: _Optional[_Mapping[str, int]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class DeleteUserDataRequest(_message.Message):
     __slots__ = ("parent",)
@@ -199,7 +205,7 @@ class DeleteUserDataRequest(_message.Message):
     def __init__(self, parent: _Optional[str] = ...) -> None: ...
 
 class DeleteUserDataResponse(_message.Message):
-    __slots__ = ("deleted_rows", "delete_time")
+    __slots__ = ("deleted_rows", "delete_time", "change_cursor")
     class DeletedRowsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -209,9 +215,11 @@ class DeleteUserDataResponse(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
     DELETED_ROWS_FIELD_NUMBER: _ClassVar[int]
     DELETE_TIME_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     deleted_rows: _containers.ScalarMap[str, int]
     delete_time: _timestamp_pb2.Timestamp
-    def __init__(self, deleted_rows: _Optional[_Mapping[str, int]] = ..., delete_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, deleted_rows: _Optional[_Mapping[str, int]] = ..., delete_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("name", "type", "attributes", "create_time", "tenant")

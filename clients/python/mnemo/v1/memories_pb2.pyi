@@ -137,12 +137,14 @@ class CreateMemoryRequest(_message.Message):
     def __init__(self, parent: _Optional[str] = ..., memory: _Optional[_Union[Memory, _Mapping]] = ..., memory_id: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class CreateMemoryResponse(_message.Message):
-    __slots__ = ("memory", "archived")
+    __slots__ = ("memory", "archived", "change_cursor")
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     memory: Memory
     archived: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ..., archived: _Optional[_Iterable[str]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ..., archived: _Optional[_Iterable[str]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class GetMemoryRequest(_message.Message):
     __slots__ = ("name",)
@@ -191,10 +193,12 @@ class UpdateMemoryRequest(_message.Message):
     def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
 
 class UpdateMemoryResponse(_message.Message):
-    __slots__ = ("memory",)
+    __slots__ = ("memory", "change_cursor")
     MEMORY_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     memory: Memory
-    def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class DeleteMemoryRequest(_message.Message):
     __slots__ = ("name", "etag")
@@ -205,10 +209,12 @@ class DeleteMemoryRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ..., etag: _Optional[str] = ...) -> None: ...
 
 class DeleteMemoryResponse(_message.Message):
-    __slots__ = ("tombstone",)
+    __slots__ = ("tombstone", "change_cursor")
     TOMBSTONE_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     tombstone: MemoryTombstone
-    def __init__(self, tombstone: _Optional[_Union[MemoryTombstone, _Mapping]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, tombstone: _Optional[_Union[MemoryTombstone, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class ListMemoryVersionsRequest(_message.Message):
     __slots__ = ("name", "page_size", "page_token")
@@ -329,12 +335,14 @@ class ExtractMemoriesRequest(_message.Message):
     def __init__(self, parent: _Optional[str] = ..., conversation: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_conversations_pb2.HistoryMessage, _Mapping]]] = ..., run_id: _Optional[str] = ..., turn: _Optional[int] = ..., require_approval: _Optional[bool] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class ExtractMemoriesResponse(_message.Message):
-    __slots__ = ("candidates", "memories")
+    __slots__ = ("candidates", "memories", "change_cursor")
     CANDIDATES_FIELD_NUMBER: _ClassVar[int]
     MEMORIES_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     candidates: _containers.RepeatedCompositeFieldContainer[MemoryCandidate]
     memories: _containers.RepeatedCompositeFieldContainer[Memory]
-    def __init__(self, candidates: _Optional[_Iterable[_Union[MemoryCandidate, _Mapping]]] = ..., memories: _Optional[_Iterable[_Union[Memory, _Mapping]]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, candidates: _Optional[_Iterable[_Union[MemoryCandidate, _Mapping]]] = ..., memories: _Optional[_Iterable[_Union[Memory, _Mapping]]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class ProposeMemoryCandidatesRequest(_message.Message):
     __slots__ = ("parent", "candidates", "request_id")
@@ -347,10 +355,12 @@ class ProposeMemoryCandidatesRequest(_message.Message):
     def __init__(self, parent: _Optional[str] = ..., candidates: _Optional[_Iterable[_Union[MemoryCandidate, _Mapping]]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class ProposeMemoryCandidatesResponse(_message.Message):
-    __slots__ = ("candidates",)
+    __slots__ = ("candidates", "change_cursor")
     CANDIDATES_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     candidates: _containers.RepeatedCompositeFieldContainer[MemoryCandidate]
-    def __init__(self, candidates: _Optional[_Iterable[_Union[MemoryCandidate, _Mapping]]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, candidates: _Optional[_Iterable[_Union[MemoryCandidate, _Mapping]]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class ListMemoryCandidatesRequest(_message.Message):
     __slots__ = ("parent", "page_size", "page_token", "include_resolved")
@@ -379,12 +389,14 @@ class ApproveMemoryCandidateRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ...) -> None: ...
 
 class ApproveMemoryCandidateResponse(_message.Message):
-    __slots__ = ("memory", "candidate")
+    __slots__ = ("memory", "candidate", "change_cursor")
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     CANDIDATE_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     memory: Memory
     candidate: MemoryCandidate
-    def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ..., candidate: _Optional[_Union[MemoryCandidate, _Mapping]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ..., candidate: _Optional[_Union[MemoryCandidate, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class RejectMemoryCandidateRequest(_message.Message):
     __slots__ = ("name",)
@@ -393,7 +405,9 @@ class RejectMemoryCandidateRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ...) -> None: ...
 
 class RejectMemoryCandidateResponse(_message.Message):
-    __slots__ = ("candidate",)
+    __slots__ = ("candidate", "change_cursor")
     CANDIDATE_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     candidate: MemoryCandidate
-    def __init__(self, candidate: _Optional[_Union[MemoryCandidate, _Mapping]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, candidate: _Optional[_Union[MemoryCandidate, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...

@@ -26,7 +26,7 @@ CHANGE_OPERATION_DELETE: ChangeOperation
 CHANGE_OPERATION_ERASE: ChangeOperation
 
 class Change(_message.Message):
-    __slots__ = ("cursor", "operation", "resource_name", "etag", "change_time", "memory_state", "conversation", "message", "memory", "tombstone", "memory_settings", "consent")
+    __slots__ = ("cursor", "operation", "resource_name", "etag", "change_time", "memory_state", "conversation", "message", "memory", "tombstone", "memory_settings", "consent", "candidate", "failed_run")
     CURSOR_FIELD_NUMBER: _ClassVar[int]
     OPERATION_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -39,6 +39,8 @@ class Change(_message.Message):
     TOMBSTONE_FIELD_NUMBER: _ClassVar[int]
     MEMORY_SETTINGS_FIELD_NUMBER: _ClassVar[int]
     CONSENT_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATE_FIELD_NUMBER: _ClassVar[int]
+    FAILED_RUN_FIELD_NUMBER: _ClassVar[int]
     cursor: int
     operation: ChangeOperation
     resource_name: str
@@ -51,7 +53,9 @@ class Change(_message.Message):
     tombstone: _memories_pb2.MemoryTombstone
     memory_settings: _governance_pb2.MemorySettings
     consent: _governance_pb2.Consent
-    def __init__(self, cursor: _Optional[int] = ..., operation: _Optional[_Union[ChangeOperation, str]] = ..., resource_name: _Optional[str] = ..., etag: _Optional[str] = ..., change_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., memory_state: _Optional[_Union[_working_memory_pb2.MemoryState, _Mapping]] = ..., conversation: _Optional[_Union[_conversations_pb2.Conversation, _Mapping]] = ..., message: _Optional[_Union[_conversations_pb2.HistoryMessage, _Mapping]] = ..., memory: _Optional[_Union[_memories_pb2.Memory, _Mapping]] = ..., tombstone: _Optional[_Union[_memories_pb2.MemoryTombstone, _Mapping]] = ..., memory_settings: _Optional[_Union[_governance_pb2.MemorySettings, _Mapping]] = ..., consent: _Optional[_Union[_governance_pb2.Consent, _Mapping]] = ...) -> None: ...
+    candidate: _memories_pb2.MemoryCandidate
+    failed_run: _conversations_pb2.FailedRun
+    def __init__(self, cursor: _Optional[int] = ..., operation: _Optional[_Union[ChangeOperation, str]] = ..., resource_name: _Optional[str] = ..., etag: _Optional[str] = ..., change_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., memory_state: _Optional[_Union[_working_memory_pb2.MemoryState, _Mapping]] = ..., conversation: _Optional[_Union[_conversations_pb2.Conversation, _Mapping]] = ..., message: _Optional[_Union[_conversations_pb2.HistoryMessage, _Mapping]] = ..., memory: _Optional[_Union[_memories_pb2.Memory, _Mapping]] = ..., tombstone: _Optional[_Union[_memories_pb2.MemoryTombstone, _Mapping]] = ..., memory_settings: _Optional[_Union[_governance_pb2.MemorySettings, _Mapping]] = ..., consent: _Optional[_Union[_governance_pb2.Consent, _Mapping]] = ..., candidate: _Optional[_Union[_memories_pb2.MemoryCandidate, _Mapping]] = ..., failed_run: _Optional[_Union[_conversations_pb2.FailedRun, _Mapping]] = ...) -> None: ...
 
 class ListChangesRequest(_message.Message):
     __slots__ = ("parent", "after_cursor", "page_size")
@@ -64,12 +68,16 @@ class ListChangesRequest(_message.Message):
     def __init__(self, parent: _Optional[str] = ..., after_cursor: _Optional[int] = ..., page_size: _Optional[int] = ...) -> None: ...
 
 class ListChangesResponse(_message.Message):
-    __slots__ = ("changes", "next_cursor")
+    __slots__ = ("changes", "next_cursor", "latest_cursor", "oldest_cursor")
     CHANGES_FIELD_NUMBER: _ClassVar[int]
     NEXT_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    LATEST_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    OLDEST_CURSOR_FIELD_NUMBER: _ClassVar[int]
     changes: _containers.RepeatedCompositeFieldContainer[Change]
     next_cursor: int
-    def __init__(self, changes: _Optional[_Iterable[_Union[Change, _Mapping]]] = ..., next_cursor: _Optional[int] = ...) -> None: ...
+    latest_cursor: int
+    oldest_cursor: int
+    def __init__(self, changes: _Optional[_Iterable[_Union[Change, _Mapping]]] = ..., next_cursor: _Optional[int] = ..., latest_cursor: _Optional[int] = ..., oldest_cursor: _Optional[int] = ...) -> None: ...
 
 class WatchChangesRequest(_message.Message):
     __slots__ = ("parent", "after_cursor")

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dmnemo/v1/working_memory.proto\x12\x08mnemo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb8\x01\n\x0bMemoryState\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n\x07summary\x18\x02 \x01(\tR\x07summary\x12*\n\x06recent\x18\x03 \x03(\x0b\x32\x12.mnemo.v1.ExchangeR\x06recent\x12\x12\n\x04\x65tag\x18\x04 \x01(\tR\x04\x65tag\x12;\n\x0bupdate_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"`\n\x08\x45xchange\x12\x10\n\x03\x61sk\x18\x01 \x01(\tR\x03\x61sk\x12\x16\n\x06\x61nswer\x18\x02 \x01(\tR\x06\x61nswer\x12*\n\x02\x61t\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x02\x61t\"+\n\x15GetMemoryStateRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\"R\n\x16GetMemoryStateResponse\x12\x38\n\x0cmemory_state\x18\x01 \x01(\x0b\x32\x15.mnemo.v1.MemoryStateR\x0bmemoryState\"R\n\x16SaveMemoryStateRequest\x12\x38\n\x0cmemory_state\x18\x01 \x01(\x0b\x32\x15.mnemo.v1.MemoryStateR\x0bmemoryState\"S\n\x17SaveMemoryStateResponse\x12\x38\n\x0cmemory_state\x18\x01 \x01(\x0b\x32\x15.mnemo.v1.MemoryStateR\x0bmemoryState\"\xdc\x01\n\x17RememberExchangeRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12.\n\x08\x65xchange\x18\x02 \x01(\x0b\x32\x12.mnemo.v1.ExchangeR\x08\x65xchange\x12\x1f\n\x0bkeep_recent\x18\x03 \x01(\x05R\nkeepRecent\x12\x1d\n\x07summary\x18\x04 \x01(\tH\x00R\x07summary\x88\x01\x01\x12\x12\n\x04\x65tag\x18\x05 \x01(\tR\x04\x65tag\x12\x1d\n\nrequest_id\x18\x06 \x01(\tR\trequestIdB\n\n\x08_summary\"\x82\x01\n\x18RememberExchangeResponse\x12\x38\n\x0cmemory_state\x18\x01 \x01(\x0b\x32\x15.mnemo.v1.MemoryStateR\x0bmemoryState\x12,\n\x07\x65victed\x18\x02 \x03(\x0b\x32\x12.mnemo.v1.ExchangeR\x07\x65victed\"A\n\x17\x43learMemoryStateRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n\x04\x65tag\x18\x02 \x01(\tR\x04\x65tag\"T\n\x18\x43learMemoryStateResponse\x12\x38\n\x0cmemory_state\x18\x01 \x01(\x0b\x32\x15.mnemo.v1.MemoryStateR\x0bmemoryState2\xf9\x02\n\x14WorkingMemoryService\x12S\n\x0eGetMemoryState\x12\x1f.mnemo.v1.GetMemoryStateRequest\x1a .mnemo.v1.GetMemoryStateResponse\x12V\n\x0fSaveMemoryState\x12 .mnemo.v1.SaveMemoryStateRequest\x1a!.mnemo.v1.SaveMemoryStateResponse\x12Y\n\x10RememberExchange\x12!.mnemo.v1.RememberExchangeRequest\x1a\".mnemo.v1.RememberExchangeResponse\x12Y\n\x10\x43learMemoryState\x12!.mnemo.v1.ClearMemoryStateRequest\x1a\".mnemo.v1.ClearMemoryStateResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dmnemo/v1/working_memory.proto\x12\x08mnemo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb8\x01\n\x0bMemoryState\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n\x07summary\x18\x02 \x01(\tR\x07summary\x12*\n\x06recent\x18\x03 \x03(\x0b\x32\x12.mnemo.v1.ExchangeR\x06recent\x12\x12\n\x04\x65tag\x18\x04 \x01(\tR\x04\x65tag\x12;\n\x0bupdate_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"`\n\x08\x45xchange\x12\x10\n\x03\x61sk\x18\x01 \x01(\tR\x03\x61sk\x12\x16\n\x06\x61nswer\x18\x02 \x01(\tR\x06\x61nswer\x12*\n\x02\x61t\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x02\x61t\"+\n\x15GetMemoryStateRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\"R\n\x16GetMemoryStateResponse\x12\x38\n\x0cmemory_state\x18\x01 \x01(\x0b\x32\x15.mnemo.v1.MemoryStateR\x0bmemoryState\"R\n\x16SaveMemoryStateRequest\x12\x38\n\x0cmemory_state\x18\x01 \x01(\x0b\x32\x15.mnemo.v1.MemoryStateR\x0bmemoryState\"x\n\x17SaveMemoryStateResponse\x12\x38\n\x0cmemory_state\x18\x01 \x01(\x0b\x32\x15.mnemo.v1.MemoryStateR\x0bmemoryState\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"\xdc\x01\n\x17RememberExchangeRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12.\n\x08\x65xchange\x18\x02 \x01(\x0b\x32\x12.mnemo.v1.ExchangeR\x08\x65xchange\x12\x1f\n\x0bkeep_recent\x18\x03 \x01(\x05R\nkeepRecent\x12\x1d\n\x07summary\x18\x04 \x01(\tH\x00R\x07summary\x88\x01\x01\x12\x12\n\x04\x65tag\x18\x05 \x01(\tR\x04\x65tag\x12\x1d\n\nrequest_id\x18\x06 \x01(\tR\trequestIdB\n\n\x08_summary\"\xa7\x01\n\x18RememberExchangeResponse\x12\x38\n\x0cmemory_state\x18\x01 \x01(\x0b\x32\x15.mnemo.v1.MemoryStateR\x0bmemoryState\x12,\n\x07\x65victed\x18\x02 \x03(\x0b\x32\x12.mnemo.v1.ExchangeR\x07\x65victed\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"A\n\x17\x43learMemoryStateRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n\x04\x65tag\x18\x02 \x01(\tR\x04\x65tag\"y\n\x18\x43learMemoryStateResponse\x12\x38\n\x0cmemory_state\x18\x01 \x01(\x0b\x32\x15.mnemo.v1.MemoryStateR\x0bmemoryState\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor2\xf9\x02\n\x14WorkingMemoryService\x12S\n\x0eGetMemoryState\x12\x1f.mnemo.v1.GetMemoryStateRequest\x1a .mnemo.v1.GetMemoryStateResponse\x12V\n\x0fSaveMemoryState\x12 .mnemo.v1.SaveMemoryStateRequest\x1a!.mnemo.v1.SaveMemoryStateResponse\x12Y\n\x10RememberExchange\x12!.mnemo.v1.RememberExchangeRequest\x1a\".mnemo.v1.RememberExchangeResponse\x12Y\n\x10\x43learMemoryState\x12!.mnemo.v1.ClearMemoryStateRequest\x1a\".mnemo.v1.ClearMemoryStateResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,15 +43,15 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SAVEMEMORYSTATEREQUEST']._serialized_start=490
   _globals['_SAVEMEMORYSTATEREQUEST']._serialized_end=572
   _globals['_SAVEMEMORYSTATERESPONSE']._serialized_start=574
-  _globals['_SAVEMEMORYSTATERESPONSE']._serialized_end=657
-  _globals['_REMEMBEREXCHANGEREQUEST']._serialized_start=660
-  _globals['_REMEMBEREXCHANGEREQUEST']._serialized_end=880
-  _globals['_REMEMBEREXCHANGERESPONSE']._serialized_start=883
-  _globals['_REMEMBEREXCHANGERESPONSE']._serialized_end=1013
-  _globals['_CLEARMEMORYSTATEREQUEST']._serialized_start=1015
-  _globals['_CLEARMEMORYSTATEREQUEST']._serialized_end=1080
-  _globals['_CLEARMEMORYSTATERESPONSE']._serialized_start=1082
-  _globals['_CLEARMEMORYSTATERESPONSE']._serialized_end=1166
-  _globals['_WORKINGMEMORYSERVICE']._serialized_start=1169
-  _globals['_WORKINGMEMORYSERVICE']._serialized_end=1546
+  _globals['_SAVEMEMORYSTATERESPONSE']._serialized_end=694
+  _globals['_REMEMBEREXCHANGEREQUEST']._serialized_start=697
+  _globals['_REMEMBEREXCHANGEREQUEST']._serialized_end=917
+  _globals['_REMEMBEREXCHANGERESPONSE']._serialized_start=920
+  _globals['_REMEMBEREXCHANGERESPONSE']._serialized_end=1087
+  _globals['_CLEARMEMORYSTATEREQUEST']._serialized_start=1089
+  _globals['_CLEARMEMORYSTATEREQUEST']._serialized_end=1154
+  _globals['_CLEARMEMORYSTATERESPONSE']._serialized_start=1156
+  _globals['_CLEARMEMORYSTATERESPONSE']._serialized_end=1277
+  _globals['_WORKINGMEMORYSERVICE']._serialized_start=1280
+  _globals['_WORKINGMEMORYSERVICE']._serialized_end=1657
 # @@protoc_insertion_point(module_scope)

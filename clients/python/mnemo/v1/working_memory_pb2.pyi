@@ -52,10 +52,12 @@ class SaveMemoryStateRequest(_message.Message):
     def __init__(self, memory_state: _Optional[_Union[MemoryState, _Mapping]] = ...) -> None: ...
 
 class SaveMemoryStateResponse(_message.Message):
-    __slots__ = ("memory_state",)
+    __slots__ = ("memory_state", "change_cursor")
     MEMORY_STATE_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     memory_state: MemoryState
-    def __init__(self, memory_state: _Optional[_Union[MemoryState, _Mapping]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, memory_state: _Optional[_Union[MemoryState, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class RememberExchangeRequest(_message.Message):
     __slots__ = ("name", "exchange", "keep_recent", "summary", "etag", "request_id")
@@ -74,12 +76,14 @@ class RememberExchangeRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ..., exchange: _Optional[_Union[Exchange, _Mapping]] = ..., keep_recent: _Optional[int] = ..., summary: _Optional[str] = ..., etag: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class RememberExchangeResponse(_message.Message):
-    __slots__ = ("memory_state", "evicted")
+    __slots__ = ("memory_state", "evicted", "change_cursor")
     MEMORY_STATE_FIELD_NUMBER: _ClassVar[int]
     EVICTED_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     memory_state: MemoryState
     evicted: _containers.RepeatedCompositeFieldContainer[Exchange]
-    def __init__(self, memory_state: _Optional[_Union[MemoryState, _Mapping]] = ..., evicted: _Optional[_Iterable[_Union[Exchange, _Mapping]]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, memory_state: _Optional[_Union[MemoryState, _Mapping]] = ..., evicted: _Optional[_Iterable[_Union[Exchange, _Mapping]]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class ClearMemoryStateRequest(_message.Message):
     __slots__ = ("name", "etag")
@@ -90,7 +94,9 @@ class ClearMemoryStateRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ..., etag: _Optional[str] = ...) -> None: ...
 
 class ClearMemoryStateResponse(_message.Message):
-    __slots__ = ("memory_state",)
+    __slots__ = ("memory_state", "change_cursor")
     MEMORY_STATE_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     memory_state: MemoryState
-    def __init__(self, memory_state: _Optional[_Union[MemoryState, _Mapping]] = ...) -> None: ...
+    change_cursor: int
+    def __init__(self, memory_state: _Optional[_Union[MemoryState, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
