@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
+from mnemo_server.domain.changes import ChangePage
 from mnemo_server.domain.governance import (
     Access,
     Consent,
@@ -426,4 +427,30 @@ class GovernanceStore(Protocol):
     async def purge_expired_conversations(self, *, limit: int) -> int:
         """Delete up to ``limit`` expired temporary conversations with
         everything that hangs off them; how many."""
+        ...
+
+
+class ChangeStore(Protocol):
+    """The per-user change feed (``domain.changes``). Every other store's
+    writes append their changes in their own transactions."""
+
+    async def changes_after(self, user_id: str, after_cursor: int, *, limit: int) -> ChangePage:
+        """Up to ``limit`` changes with ``cursor > after_cursor``, oldest first.
+
+        Raises ``OutOfRange(reason="CURSOR_EXPIRED", metadata={"oldest_cursor": ...})``
+        when ``0 < after_cursor < oldest_cursor - 1`` (changes after it were
+        pruned). A cursor from before an erasure is not expired: the page
+        starts at the erasure's change. ``after_cursor`` 0 means from the
+        oldest retained; one beyond ``latest_cursor`` returns no changes.
+        """
+        ...
+
+    async def latest_cursors(self, user_ids: Collection[str]) -> Mapping[str, int]:
+        """The newest cursor of each user (0 for a user with no change)."""
+        ...
+
+    async def prune_changes(self, *, older_than_micros: int, limit: int) -> int:
+        """Delete up to ``limit`` changes recorded before ``older_than_micros``
+        (epoch microseconds), keeping each user's newest change so its cursor
+        survives; returns how many were deleted."""
         ...
