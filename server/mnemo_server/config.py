@@ -74,6 +74,11 @@ class Settings:
     rate_limit_per_second: float = 0.0
     # 0: one second's worth of requests (the rate, rounded up).
     rate_limit_burst: int = 0
+    # Change watches (SyncService.WatchChanges; docs/api/sync.md).
+    watch_heartbeat_seconds: float = 15.0
+    watch_send_timeout_seconds: float = 10.0
+    watch_max_watchers: int = 1000
+    watch_poll_seconds: float = 0.15
 
     @property
     def effective_database_url(self) -> str:
@@ -309,6 +314,32 @@ OPTIONS: tuple[Option, ...] = (
         _non_negative_int,
         "requests a user may make at once (default 0: the rate rounded up)",
         "N",
+    ),
+    Option(
+        "watch_heartbeat_seconds",
+        _positive_float,
+        "a change watch sends a heartbeat after this long without a change (default 15)",
+        "SECONDS",
+    ),
+    Option(
+        "watch_send_timeout_seconds",
+        _positive_float,
+        "a change watch whose consumer takes no message for this long ends with ABORTED "
+        "WATCH_LAGGING (default 10)",
+        "SECONDS",
+    ),
+    Option(
+        "watch_max_watchers",
+        _positive_int,
+        "most change watches one server process runs at once (default 1000)",
+        "N",
+    ),
+    Option(
+        "watch_poll_seconds",
+        _positive_float,
+        "SQLite only: how often a process checks the file for changes committed by other "
+        "processes (default 0.15)",
+        "SECONDS",
     ),
 )
 
