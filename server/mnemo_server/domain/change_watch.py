@@ -1,0 +1,180 @@
+"""Watching a user's change feed (``SyncService.WatchChanges``) without polling hot.
+
+A watch reads the store from its cursor, oldest first, in batches of
+``batch`` (``ChangeStore.changes_after``), and never buffers changes itself:
+it sends what one read returned, then reads again from the last cursor it
+sent. So a change is sent once, in cursor order, with no gap, whatever the
+wake-ups do: a wake-up only says "read again now".
+
+Wake-ups come from ``Wakeups``: the process's change notifier
+(``store.change_notify``) calls ``wake(user_id)`` when a change of that user
+may have committed (PostgreSQL NOTIFY from any process; on SQLite an
+in-process commit or the per-process poll of the file). A watch that was not
+woken reads again after ``heartbeat_seconds`` anyway (the slow safety
+re-read) and, finding nothing, yields a ``Heartbeat``. The first heartbeat is
+yielded as soon as the backlog is sent (the watch is live from then on).
+
+``Wakeups.close()`` (server shutdown) ends every watch: its iteration simply
+stops, so the RPC ends with OK and the client resumes from its last cursor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from mnemo_server.domain.changes import Change, ChangePage
+from mnemo_server.domain.errors import ResourceExhausted
+from mnemo_server.store.interfaces import ChangeStore
+
+
+@dataclass(frozen=True)
+class ChangeWatchSettings:
+    """How watches behave; the ``--watch-*`` options (``config``)."""
+
+    heartbeat_seconds: float = 15.0
+    # How long one message may wait for a consumer that does not read
+    # (api.sync: then ABORTED WATCH_LAGGING).
+    send_timeout_seconds: float = 10.0
+    max_watchers: int = 1000
+    batch: int = 200
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """Nothing new: the user's newest cursor at ``time``."""
+
+    cursor: int
+    time: datetime
+
+
+class Wakeups:
+    """The watches of one process, by user, and their wake-up flags.
+
+    Every method runs on the event loop of the watches (a notifier running
+    elsewhere goes through ``loop.call_soon_threadsafe``).
+    """
+
+    def __init__(self) -> None:
+        self._flags: dict[str, set[asyncio.Event]] = {}
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def watched_users(self) -> frozenset[str]:
+        """The users with at least one watch."""
+        return frozenset(self._flags)
+
+    @property
+    def watch_count(self) -> int:
+        return sum(len(flags) for flags in self._flags.values())
+
+    @contextlib.contextmanager
+    def subscribe(self, user_id: str) -> Iterator[asyncio.Event]:
+        """A flag set by every ``wake`` of ``user_id`` (and by ``close``)
+        while the ``with`` block runs."""
+        flag = asyncio.Event()
+        if self._closed:
+            flag.set()
+        self._flags.setdefault(user_id, set()).add(flag)
+        try:
+            yield flag
+        finally:
+            flags = self._flags.get(user_id)
+            if flags is not None:
+                flags.discard(flag)
+                if not flags:
+                    del self._flags[user_id]
+
+    def wake(self, user_id: str) -> None:
+        """A change of ``user_id`` may have committed: its watches read again."""
+        for flag in self._flags.get(user_id, ()):
+            flag.set()
+
+    def wake_all(self) -> None:
+        """Every watch reads again (after a notifier may have missed wake-ups)."""
+        for flags in self._flags.values():
+            for flag in flags:
+                flag.set()
+
+    def close(self) -> None:
+        """End every watch, now and later (server shutdown)."""
+        self._closed = True
+        self.wake_all()
+
+
+class ChangeFeed:
+    """Listing and watching users' change feeds over a ``ChangeStore``."""
+
+    def __init__(self, store: ChangeStore, wakeups: Wakeups, settings: ChangeWatchSettings) -> None:
+        self._store = store
+        self._wakeups = wakeups
+        self._settings = settings
+        self._watches = 0
+
+    @property
+    def settings(self) -> ChangeWatchSettings:
+        return self._settings
+
+    async def list_changes(self, user_id: str, after_cursor: int, *, limit: int) -> ChangePage:
+        """Up to ``limit`` changes after ``after_cursor``; raises ``OutOfRange``
+        (``CURSOR_EXPIRED``) for a cursor older than the retained history."""
+        return await self._store.changes_after(user_id, after_cursor, limit=limit)
+
+    async def watch(self, user_id: str, after_cursor: int) -> AsyncIterator[Change | Heartbeat]:
+        """The changes after ``after_cursor``, then live ones, with heartbeats,
+        until the server shuts down (the iteration ends) or the caller stops.
+
+        Raises ``ResourceExhausted`` (``RATE_LIMITED``) when ``max_watchers``
+        watches run already, and ``OutOfRange`` (``CURSOR_EXPIRED``) when the
+        cursor is (or, for a watch that fell behind the retention, becomes)
+        older than the retained history.
+        """
+        if self._watches >= self._settings.max_watchers:
+            raise ResourceExhausted(
+                f"this server already runs {self._settings.max_watchers} change watches; "
+                "retry later or use ListChanges",
+                reason="RATE_LIMITED",
+                retry_after_seconds=1.0,
+            )
+        self._watches += 1
+        try:
+            with self._wakeups.subscribe(user_id) as woken:
+                async for item in self._follow(user_id, after_cursor, woken):
+                    yield item
+        finally:
+            self._watches -= 1
+
+    async def _follow(
+        self, user_id: str, cursor: int, woken: asyncio.Event
+    ) -> AsyncIterator[Change | Heartbeat]:
+        settings = self._settings
+        caught_up = False
+        quiet_since = time.monotonic()
+        while not self._wakeups.closed:
+            # Cleared before the read: a wake-up during the read is not lost.
+            woken.clear()
+            page = await self._store.changes_after(user_id, cursor, limit=settings.batch)
+            for change in page.changes:
+                yield change
+                cursor = change.cursor
+            if len(page.changes) >= settings.batch:
+                continue
+            now = time.monotonic()
+            if page.changes:
+                quiet_since = now
+            if not caught_up or now - quiet_since >= settings.heartbeat_seconds:
+                caught_up = True
+                quiet_since = now
+                yield Heartbeat(max(page.latest_cursor, cursor), datetime.now(UTC))
+            # close() sets the flag too: the wait ends and so does the loop.
+            remaining = settings.heartbeat_seconds - (time.monotonic() - quiet_since)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(woken.wait(), max(remaining, 0.0))
