@@ -24,11 +24,16 @@ PYTEST_ARGS ?=
 
 # Generated code (committed; `make gen-check` keeps it in sync with protos/).
 PY_GEN_DIR := clients/python/mnemo/v1
-GEN_DIRS := $(PY_GEN_DIR)
+TS_DIR := clients/typescript
+TS_GEN_DIR := $(TS_DIR)/src/gen
+GEN_DIRS := $(PY_GEN_DIR) $(TS_GEN_DIR)
+# node_modules of the TypeScript client (npm ci from package-lock.json); its
+# protoc-gen-es is a `make gen` plugin. Redone when the lock file changes.
+NPM_STAMP := $(TS_DIR)/node_modules/.installed
 # Our typed code, checked by mypy in strict mode (those of them that exist yet).
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client tests/support tools bench)
 
-.PHONY: help venv install gen gen-check buf-lint lint fmt run test test-python \
+.PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
 	test-unit test-store test-api bench bench-recall constraints clean
 
 help: ## Show this help
@@ -71,11 +76,23 @@ constraints: ## Re-resolve the newest versions that install together and rewrite
 
 # ------------------------------------------------------------- code generation
 
-gen: $(STAMP) ## Generate Python code from protos/ into clients/python/mnemo/v1 (buf generate)
+$(NPM_STAMP): $(TS_DIR)/package.json $(TS_DIR)/package-lock.json
+	@echo "==> npm ci in $(TS_DIR) (pinned by package-lock.json)"
+	cd $(TS_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+npm-ci: $(NPM_STAMP) ## Install the TypeScript client's node_modules (npm ci) if missing or stale
+
+gen: $(STAMP) $(NPM_STAMP) ## Generate Python (clients/python/mnemo/v1) and TypeScript (clients/typescript/src/gen) from protos/
 	@mkdir -p $(PY_GEN_DIR)
 	@# Remove the old output first so that a deleted .proto leaves nothing behind.
 	@rm -f $(PY_GEN_DIR)/*_pb2.py $(PY_GEN_DIR)/*_pb2.pyi $(PY_GEN_DIR)/*_pb2_grpc.py
+	@rm -rf $(TS_GEN_DIR)
 	$(BUF) generate
+	@# google/rpc/error_details.proto from the pinned googleapis-common-protos (TypeScript only).
+	rpc_root="$$($(PY) -c 'import google.rpc.error_details_pb2 as m, pathlib; print(pathlib.Path(m.__file__).parents[2])')"; \
+		$(BUF) generate "$$rpc_root" --path "$$rpc_root/google/rpc/error_details.proto" \
+			--template buf.gen.google-rpc.yaml
 	@test -e $(PY_GEN_DIR)/__init__.py || : > $(PY_GEN_DIR)/__init__.py
 
 gen-check: gen ## Regenerate and fail if the generated code differs from git (commit it)

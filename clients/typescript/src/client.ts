@@ -1,0 +1,54 @@
+/**
+ * The transport-independent part of the facade: typed clients of the five
+ * mnemo.v1 services over a Connect transport built with `facadeInterceptors`.
+ */
+import { createClient, type Client, type Transport } from "@connectrpc/connect";
+import { ConversationService } from "./gen/mnemo/v1/conversations_pb.js";
+import { GovernanceService } from "./gen/mnemo/v1/governance_pb.js";
+import { MemoryService } from "./gen/mnemo/v1/memories_pb.js";
+import { SyncService } from "./gen/mnemo/v1/sync_pb.js";
+import { WorkingMemoryService } from "./gen/mnemo/v1/working_memory_pb.js";
+import { DEFAULT_RETRY_POLICY, facadeInterceptors } from "./interceptors.js";
+import type { Interceptor } from "@connectrpc/connect";
+import type { MnemoClientOptions } from "./options.js";
+
+/**
+ * Typed clients of every mnemo.v1 service. Each method takes the request
+ * fields (`{ name: "users/u1/memoryState" }`) and optional call options
+ * (`{ timeoutMs, signal, headers }`), and rejects with a MnemoError.
+ */
+export interface MnemoClient {
+  readonly workingMemory: Client<typeof WorkingMemoryService>;
+  readonly conversations: Client<typeof ConversationService>;
+  readonly memories: Client<typeof MemoryService>;
+  readonly governance: Client<typeof GovernanceService>;
+  readonly sync: Client<typeof SyncService>;
+  /** The transport under the clients, e.g. for another generated service. */
+  readonly transport: Transport;
+  /** Close the connections (gRPC transport); later calls reconnect. Idempotent. */
+  close(): void;
+}
+
+/** The interceptors `createMnemoClient` gives its transport, from its options. */
+export function interceptorsFor(options: MnemoClientOptions): Interceptor[] {
+  return facadeInterceptors({
+    token: options.token,
+    headers: options.headers,
+    retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+    autoRequestIds: options.autoRequestIds ?? true,
+    extra: options.interceptors ?? [],
+  });
+}
+
+/** The service clients over `transport` (which must carry `interceptorsFor(options)`). */
+export function clientsOver(transport: Transport, close: () => void = () => {}): MnemoClient {
+  return {
+    workingMemory: createClient(WorkingMemoryService, transport),
+    conversations: createClient(ConversationService, transport),
+    memories: createClient(MemoryService, transport),
+    governance: createClient(GovernanceService, transport),
+    sync: createClient(SyncService, transport),
+    transport,
+    close,
+  };
+}
