@@ -1,12 +1,11 @@
 """The memory gates through a real server, table-driven: every gated RPC under
 every gate, strongest first; recall and inject return nothing; entries stay;
-and a write racing a withdrawal never lands after it."""
+and a write racing a withdrawal never lands after it
+(tests/concurrency/test_consent_race.py)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +24,6 @@ from tests.api.governance import (
     switch,
 )
 from tests.api.memories import USER, Stub, chat, create, listed
-from tests.support.rpc_errors import error_details
 
 TEMPORARY = f"{USER}/conversations/t1"
 FACT = chat(("user", "My name is Ada and I'm allergic to peanuts"))
@@ -341,43 +339,3 @@ def test_withdrawal_cancels_pending_candidates_and_keeps_entries(
     )
     assert approve is not None and approve.reason == "CANDIDATE_RESOLVED"
     create(memories, "Works in Bergen")
-
-
-def test_no_write_lands_after_a_withdrawal_commits(memories: Stub, governance: Governance) -> None:
-    """Writers save until refused while consent is withdrawn: each write
-    either succeeded before the withdrawal or got MEMORY_CONSENT_WITHDRAWN,
-    and no saved entry is younger than the withdrawal."""
-    writers, attempts = 4, 200
-    saved_enough = threading.Event()
-    saved: list[pb.Memory] = []
-    lock = threading.Lock()
-
-    def write(writer: int) -> list[str]:
-        outcomes = []
-        for n in range(attempts):
-            try:
-                memory = create(memories, f"fact {n} of writer {writer}")
-            except grpc.RpcError as error:
-                outcomes.append(error_details(error).reason)
-                break
-            with lock:
-                saved.append(memory)
-                if len(saved) >= 2 * writers:
-                    saved_enough.set()
-            outcomes.append("")
-        return outcomes
-
-    with ThreadPoolExecutor(writers) as pool:
-        running = [pool.submit(write, w) for w in range(writers)]
-        assert saved_enough.wait(30), "the writers saved too little"
-        withdrawal = set_consent(governance, USER, WITHDRAWN).consent.update_time
-        outcomes = [future.result(60) for future in running]
-
-    for per_writer in outcomes:
-        # Successes, then exactly one refusal (writers stop at the first).
-        assert per_writer[-1] == "MEMORY_CONSENT_WITHDRAWN", per_writer[-3:]
-        assert set(per_writer[:-1]) == {""}
-    stored = listed(memories)
-    assert sorted(m.name for m in stored) == sorted(m.name for m in saved)
-    youngest = max(m.create_time.ToDatetime() for m in stored)
-    assert youngest <= withdrawal.ToDatetime()
