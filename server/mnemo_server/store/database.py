@@ -44,6 +44,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mnemo_server.domain.errors import Aborted, Unavailable
+from mnemo_server.store import change_sink
 from mnemo_server.store.engines import (
     WRITE_OPTION,
     Runner,
@@ -134,10 +135,12 @@ class Database:
     async def _run(self, fn: Callable[[Connection], T], *, write: bool) -> T:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
-                if write and self._write_lock is not None:
-                    async with self._write_lock:
-                        return await _finish(self._engines.run(fn, write=write))
-                return await _finish(self._engines.run(fn, write=write))
+                # A failed attempt takes back the change cursor it reported.
+                with change_sink.attempt():
+                    if write and self._write_lock is not None:
+                        async with self._write_lock:
+                            return await _finish(self._engines.run(fn, write=write))
+                    return await _finish(self._engines.run(fn, write=write))
             except RetryTransaction:
                 reason = "retry requested"
             except exc.DBAPIError as error:

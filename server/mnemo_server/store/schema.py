@@ -3,8 +3,9 @@ module describes it for queries and for the test that compares the two.
 
 Conventions:
 
-- Every table carries ``user_id`` (a foreign key to ``users``) and every query
-  is keyed by it, so the schema can later be sharded by user.
+- Every table carries ``user_id`` (a foreign key to ``users``, except the
+  change feed's two tables, which outlive an erasure) and every query is
+  keyed by it, so the schema can later be sharded by user.
 - Times are integer microseconds since the Unix epoch (UTC): exact on every
   backend and trivially ordered; the store converts them to aware datetimes.
 - Conversations have a surrogate integer key ``id`` that child rows reference
@@ -171,6 +172,9 @@ idempotency_records = Table(
     Column("fingerprint", String(64), nullable=False),
     # The domain result of the first call (``domain.codec``).
     Column("result_json", Text, nullable=False),
+    # The cursor of the last change the first call appended (0: none); a
+    # replay answers it as its ``change_cursor``.
+    Column("change_cursor", BigInteger, nullable=False, server_default="0"),
     Column("created_at", MICROS, nullable=False),
     PrimaryKeyConstraint("user_id", "request_id"),
     # Pruning of records past the retention window.
@@ -373,6 +377,44 @@ events = Table(
     Index(None, "tenant_id", "created_at", "id"),
 )
 
+# --- the change feed (SyncService) -----------------------------------------
+#
+# ``changes``: one row per change of a user, in cursor order (``domain.changes``;
+# ``store.sql_changes``). ``change_cursors``: the user's newest cursor and the
+# time of its newest change; every write that appends changes updates it
+# first (the row lock orders the user's changes: commit order is cursor
+# order), and neither an erasure nor the pruning of old changes deletes it, so
+# a user's cursors only grow. Neither references ``users``: the erasure
+# deletes the user but appends an ERASE change, and both outlive it.
+
+change_cursors = Table(
+    "change_cursors",
+    metadata,
+    Column("user_id", ID, primary_key=True),
+    Column("last_cursor", BigInteger, nullable=False),
+    # Never decreases: the ``created_at`` of the user's changes follow cursor order.
+    Column("last_change_at", MICROS, nullable=False),
+)
+
+changes = Table(
+    "changes",
+    metadata,
+    Column("user_id", ID, nullable=False),
+    Column("cursor", BigInteger, nullable=False),
+    # ``domain.changes.ChangeOperation`` value.
+    Column("operation", SHORT_ENUM, nullable=False),
+    Column("resource_name", Text, nullable=False),
+    Column("etag", ETAG, nullable=False),
+    # The state's type name and its ``domain.codec`` JSON; NULL: no state (an
+    # erasure, or a state a private delete removed).
+    Column("state_type", String(32), nullable=True),
+    Column("state_json", Text, nullable=True),
+    Column("created_at", MICROS, nullable=False),
+    PrimaryKeyConstraint("user_id", "cursor"),
+    # Pruning of changes past the retention.
+    Index(None, "created_at"),
+)
+
 memories_fts: TableClause = table("memories_fts", column("rowid", Integer))
 """SQLite only: the FTS5 table over ``memories.search_document`` (queries only)."""
 
@@ -395,6 +437,8 @@ def include_name(name: str | None, type_: str, _parent_names: object) -> bool:
 
 __all__ = [
     "UNMANAGED_NAMES",
+    "change_cursors",
+    "changes",
     "compaction_checkpoints",
     "conversations",
     "events",

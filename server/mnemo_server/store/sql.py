@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from datetime import timedelta
 
+from mnemo_server.domain.changes import ChangePage
 from mnemo_server.domain.models import (
     AppendResult,
     Conversation,
@@ -30,13 +31,13 @@ from mnemo_server.domain.models import (
     RunError,
     StoredMessage,
 )
+from mnemo_server.store import sql_changes, sql_users
 from mnemo_server.store import sql_compaction as compaction
 from mnemo_server.store import sql_conversations as conversations
 from mnemo_server.store import sql_history as history
-from mnemo_server.store import sql_users
 from mnemo_server.store import sql_working_memory as working_memory
 from mnemo_server.store.database import Database
-from mnemo_server.store.idempotency import idempotent
+from mnemo_server.store.idempotency import DEFAULT_WINDOW, prune_records
 from mnemo_server.store.sql_governance_store import SqlGovernanceStore
 from mnemo_server.store.sql_memory_store import SqlMemoryStore
 from mnemo_server.store.vector_cache import VectorCache
@@ -46,11 +47,13 @@ __all__ = ["SqlStore"]
 
 class SqlStore(SqlMemoryStore, SqlGovernanceStore):
     """Implements ``UserStore``, ``WorkingMemoryStore``, ``ConversationStore``,
-    ``MemoryStore`` and ``GovernanceStore``.
+    ``MemoryStore``, ``GovernanceStore`` and ``ChangeStore``.
 
     ``temporary_ttl``: when set, a temporary conversation gets an expire time
     this long after its creation. ``vector_cache``: the process's cache of
     users' vector matrices (``vector_cache.VectorCache``; a new one by default).
+    ``idempotency_window``: how long a request's recorded result answers its
+    retries (``store.idempotency``).
     """
 
     def __init__(
@@ -59,8 +62,9 @@ class SqlStore(SqlMemoryStore, SqlGovernanceStore):
         *,
         temporary_ttl: timedelta | None = None,
         vector_cache: VectorCache | None = None,
+        idempotency_window: timedelta = DEFAULT_WINDOW,
     ) -> None:
-        super().__init__(db, vector_cache=vector_cache)
+        super().__init__(db, vector_cache=vector_cache, idempotency_window=idempotency_window)
         self._db = db
         self._ttl_micros = (
             None if temporary_ttl is None else temporary_ttl // timedelta(microseconds=1)
@@ -103,7 +107,7 @@ class SqlStore(SqlMemoryStore, SqlGovernanceStore):
         idempotency: Idempotency | None,
     ) -> RememberResult:
         return await self._db.write(
-            lambda conn: idempotent(
+            lambda conn: self._idempotent(
                 conn,
                 key.user_id,
                 idempotency,
@@ -129,7 +133,7 @@ class SqlStore(SqlMemoryStore, SqlGovernanceStore):
         idempotency: Idempotency | None,
     ) -> Conversation:
         return await self._db.write(
-            lambda conn: idempotent(
+            lambda conn: self._idempotent(
                 conn,
                 user_id,
                 idempotency,
@@ -187,7 +191,7 @@ class SqlStore(SqlMemoryStore, SqlGovernanceStore):
         idempotency: Idempotency | None,
     ) -> AppendResult:
         return await self._db.write(
-            lambda conn: idempotent(
+            lambda conn: self._idempotent(
                 conn,
                 user_id,
                 idempotency,
@@ -226,7 +230,7 @@ class SqlStore(SqlMemoryStore, SqlGovernanceStore):
         idempotency: Idempotency | None,
     ) -> FailedRun:
         return await self._db.write(
-            lambda conn: idempotent(
+            lambda conn: self._idempotent(
                 conn,
                 user_id,
                 idempotency,
@@ -262,7 +266,7 @@ class SqlStore(SqlMemoryStore, SqlGovernanceStore):
         idempotency: Idempotency | None,
     ) -> HistorySnapshot:
         return await self._db.write(
-            lambda conn: idempotent(
+            lambda conn: self._idempotent(
                 conn,
                 user_id,
                 idempotency,
@@ -278,3 +282,22 @@ class SqlStore(SqlMemoryStore, SqlGovernanceStore):
                 ),
             )
         )
+
+    # ---------------------------------------------------------- change feed
+
+    async def changes_after(self, user_id: str, after_cursor: int, *, limit: int) -> ChangePage:
+        return await self._db.read(
+            lambda conn: sql_changes.changes_after(conn, user_id, after_cursor, limit)
+        )
+
+    async def latest_cursors(self, user_ids: Collection[str]) -> Mapping[str, int]:
+        return await self._db.read(lambda conn: sql_changes.latest_cursors(conn, user_ids))
+
+    async def prune_changes(self, *, older_than_micros: int, limit: int) -> int:
+        return await self._db.write(lambda conn: sql_changes.prune(conn, older_than_micros, limit))
+
+    async def prune_idempotency_records(self, *, older_than_micros: int, limit: int) -> int:
+        """Delete up to ``limit`` idempotency records made before
+        ``older_than_micros`` (their window has passed: a request with such a
+        request_id is new); how many were deleted."""
+        return await self._db.write(lambda conn: prune_records(conn, older_than_micros, limit))

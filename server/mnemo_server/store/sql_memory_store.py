@@ -14,7 +14,11 @@ those of ``store.interfaces.MemoryStore``; the keysets are:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import TypeVar
+
+from sqlalchemy import Connection
 
 from mnemo_server.domain.memory_models import (
     CandidateDraft,
@@ -38,20 +42,44 @@ from mnemo_server.store import sql_memory_reads as reads
 from mnemo_server.store import sql_memory_update as updates
 from mnemo_server.store import sql_recall as recall
 from mnemo_server.store.database import Database
-from mnemo_server.store.idempotency import idempotent
+from mnemo_server.store.idempotency import DEFAULT_WINDOW, idempotent
 from mnemo_server.store.sql_governance import gated_read
 from mnemo_server.store.vector_cache import VectorCache
 
 __all__ = ["SqlMemoryStore"]
 
+T = TypeVar("T")
+
 
 class SqlMemoryStore:
     """Implements ``MemoryStore``. ``vector_cache``: the process's cache of
-    users' vector matrices (a new one by default)."""
+    users' vector matrices (a new one by default). ``idempotency_window``:
+    how long a request's recorded result answers its retries
+    (``store.idempotency``)."""
 
-    def __init__(self, db: Database, *, vector_cache: VectorCache | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        vector_cache: VectorCache | None = None,
+        idempotency_window: timedelta = DEFAULT_WINDOW,
+    ) -> None:
         self._db = db
         self._vectors = vector_cache if vector_cache is not None else VectorCache()
+        self._window_micros = idempotency_window // timedelta(microseconds=1)
+
+    def _idempotent(
+        self,
+        conn: Connection,
+        user_id: str,
+        idempotency: Idempotency | None,
+        result_type: type[T],
+        work: Callable[[], T],
+    ) -> T:
+        """``idempotency.idempotent`` with this store's window."""
+        return idempotent(
+            conn, user_id, idempotency, result_type, work, window_micros=self._window_micros
+        )
 
     @property
     def vector_cache(self) -> VectorCache:
@@ -66,7 +94,7 @@ class SqlMemoryStore:
         origin_conversation_id: str = "",
     ) -> tuple[SavedMemory, ...]:
         return await self._db.write(
-            lambda conn: idempotent(
+            lambda conn: self._idempotent(
                 conn,
                 user_id,
                 idempotency,
@@ -130,7 +158,7 @@ class SqlMemoryStore:
         idempotency: Idempotency | None,
     ) -> tuple[MemoryCandidate, ...]:
         return await self._db.write(
-            lambda conn: idempotent(
+            lambda conn: self._idempotent(
                 conn,
                 user_id,
                 idempotency,

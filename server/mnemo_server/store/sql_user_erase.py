@@ -3,7 +3,11 @@ in one write transaction.
 
 Which tables: every table of ``schema.metadata`` with a ``user_id`` column
 (``user_tables``), children before parents, the ``users`` row last; a table
-added to the schema later is covered without touching this module. Besides
+added to the schema later is covered without touching this module. The
+change feed is the exception (``FEED_TABLES``): the user's changes are
+deleted and one ERASE change is appended (``sql_changes.erase``; the receipt
+counts the changes deleted), and the user's cursor counter stays, so that
+the user's cursors keep growing and a device learns of the erasure. Besides
 the tables, the SQLite full-text index ``memories_fts`` (not in the
 metadata) holds the user's live entries: they are unindexed first, and
 ``memory_text_index.forget_deleted`` then rewrites the index so that no
@@ -38,8 +42,11 @@ import logging
 from sqlalchemy import Connection, Table, delete, select
 
 from mnemo_server.store import memory_text_index as fts
+from mnemo_server.store import sql_changes
 from mnemo_server.store.dialect import insert_ignoring_conflicts
 from mnemo_server.store.schema import (
+    change_cursors,
+    changes,
     conversations,
     memories,
     memory_user_state,
@@ -53,13 +60,17 @@ FTS_INDEX = "memories_fts"
 """The receipt's name for the SQLite full-text index rows."""
 
 
+FEED_TABLES = (changes, change_cursors)
+"""The change feed's tables: they outlive an erasure (see the module doc)."""
+
+
 def user_tables() -> list[Table]:
-    """Every table holding user data (a ``user_id`` column): children before
-    their parents, ``users`` last."""
+    """Every table holding user data (a ``user_id`` column) but the change
+    feed's: children before their parents, ``users`` last."""
     children_first = [
         table
         for table in reversed(metadata.sorted_tables)
-        if "user_id" in table.c and table is not users
+        if "user_id" in table.c and table is not users and table not in FEED_TABLES
     ]
     return [*children_first, users]
 
@@ -80,6 +91,7 @@ def erase_user(conn: Connection, user_id: str) -> dict[str, int]:
         result = conn.execute(delete(table).where(table.c.user_id == user_id))
         deleted[table.name] = int(result.rowcount)
     fts.forget_deleted(conn)
+    deleted[changes.name] = sql_changes.erase(conn, user_id)
     if created:
         deleted[users.name] -= 1
     return deleted

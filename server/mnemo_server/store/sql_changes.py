@@ -1,0 +1,273 @@
+"""The change feed in SQL (``domain.changes``): appending a write's changes in
+its transaction, reading them after a cursor, erasing and pruning them.
+
+Cursor allocation: ``append`` first upserts the user's ``change_cursors`` row
+(``INSERT ... ON CONFLICT DO UPDATE ... RETURNING``), adding the number of
+changes to ``last_cursor``. That row stays locked until the write commits,
+so a second write of the same user gets the next cursors only after the
+first committed: a user's cursors commit in order, and a reader that saw
+cursor ``n`` never later finds a smaller one appear. Writes append last, after
+every other lock they take, so the lock is held briefly and never taken
+before another one (no deadlock with the locks of ``sql_user_erase``). On
+SQLite writers are serialized anyway.
+
+The counter row is never deleted (not by an erasure, not by pruning): a
+user's cursors only grow. ``last_change_at`` never decreases either, so the
+changes of a user have non-decreasing ``created_at`` in cursor order, and
+pruning by age removes a prefix of each user's changes, never a change from
+the middle.
+
+Expiry (``changes_after``): changes after a cursor are missing only if they
+were pruned (an expired cursor) or erased; an erasure leaves its ERASE change
+as the user's oldest, which a reader from before it gets first. So a cursor
+is expired when ``0 < after < oldest - 1`` and the oldest retained change is
+not an ERASE change.
+
+The state is stored as ``domain.codec`` JSON with its type name; vectors are
+left out (no API message carries them, and they are large).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from sqlalchemy import ColumnElement, Connection, case, delete, func, insert, or_, select, tuple_
+from sqlalchemy import update as sql_update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from mnemo_server.domain import codec
+from mnemo_server.domain.changes import (
+    Change,
+    ChangeOperation,
+    ChangePage,
+    ChangeState,
+    NewChange,
+)
+from mnemo_server.domain.errors import OutOfRange
+from mnemo_server.domain.governance import Consent, MemorySettings
+from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTombstone
+from mnemo_server.domain.models import Conversation, FailedRun, MemoryState, StoredMessage
+from mnemo_server.domain.names import user_name
+from mnemo_server.store import change_sink
+from mnemo_server.store.convert import now_micros, to_datetime
+from mnemo_server.store.schema import change_cursors, changes
+
+__all__ = [
+    "STATE_TYPES",
+    "append",
+    "changes_after",
+    "erase",
+    "latest_cursors",
+    "prune",
+    "strip_states",
+]
+
+STATE_TYPES: dict[str, type[Any]] = {
+    cls.__name__: cls
+    for cls in (
+        MemoryState,
+        Conversation,
+        StoredMessage,
+        Memory,
+        MemoryTombstone,
+        MemorySettings,
+        Consent,
+        MemoryCandidate,
+        FailedRun,
+    )
+}
+"""The stored type name of each kind of state."""
+
+
+def _slim(state: ChangeState) -> ChangeState:
+    """The state as stored: without vectors."""
+    if isinstance(state, Memory) and state.embedding is not None:
+        return dataclasses.replace(state, embedding=None)
+    if isinstance(state, MemoryCandidate) and state.draft.embedding is not None:
+        return dataclasses.replace(state, draft=dataclasses.replace(state.draft, embedding=None))
+    return state
+
+
+def _allocate(conn: Connection, user_id: str, count: int, now: int) -> tuple[int, int]:
+    """Reserve ``count`` cursors for the user (locking its counter row); the
+    last one, and the time to record them at (never before the user's
+    previous change)."""
+    dialect_insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    counter = change_cursors.c
+    statement = (
+        dialect_insert(change_cursors)
+        .values(user_id=user_id, last_cursor=count, last_change_at=now)
+        .on_conflict_do_update(
+            index_elements=[counter.user_id],
+            set_={
+                "last_cursor": counter.last_cursor + count,
+                "last_change_at": case(
+                    (counter.last_change_at > now, counter.last_change_at), else_=now
+                ),
+            },
+        )
+        .returning(counter.last_cursor, counter.last_change_at)
+    )
+    row = conn.execute(statement).one()
+    return int(row.last_cursor), int(row.last_change_at)
+
+
+def append(conn: Connection, user_id: str, new: Sequence[NewChange]) -> int:
+    """Append ``new`` (in order) to the user's feed, in the caller's write
+    transaction; call it after the write's other statements. Returns the
+    last cursor (0 if ``new`` is empty) and reports it to the call's
+    ``change_sink``."""
+    if not new:
+        return 0
+    last, at = _allocate(conn, user_id, len(new), now_micros())
+    first = last - len(new) + 1
+    conn.execute(
+        insert(changes),
+        [
+            {
+                "user_id": user_id,
+                "cursor": first + offset,
+                "operation": change.operation.value,
+                "resource_name": change.resource_name,
+                "etag": change.etag,
+                "state_type": None if change.state is None else type(change.state).__name__,
+                "state_json": None if change.state is None else codec.dumps(_slim(change.state)),
+                "created_at": at,
+            }
+            for offset, change in enumerate(new)
+        ],
+    )
+    change_sink.report(last)
+    return last
+
+
+def upsert(resource_name: str, state: ChangeState, etag: str = "") -> NewChange:
+    """An UPSERT change carrying ``state`` (etag: the state's, if it has one)."""
+    return NewChange(
+        ChangeOperation.UPSERT, resource_name, etag or getattr(state, "etag", ""), state
+    )
+
+
+def strip_states(
+    conn: Connection,
+    user_id: str,
+    resource_names: Collection[str] = (),
+    prefixes: Collection[str] = (),
+) -> None:
+    """Remove the state from the user's recorded changes of ``resource_names``
+    and of every resource whose name starts with one of ``prefixes`` (privacy:
+    a private delete, a purged temporary conversation)."""
+    which: list[ColumnElement[bool]] = []
+    if resource_names:
+        which.append(changes.c.resource_name.in_(sorted(resource_names)))
+    which += [changes.c.resource_name.startswith(p, autoescape=True) for p in sorted(prefixes)]
+    if not which:
+        return
+    conn.execute(
+        sql_update(changes)
+        .where(changes.c.user_id == user_id, changes.c.state_json.is_not(None), or_(*which))
+        .values(state_type=None, state_json=None)
+    )
+
+
+def erase(conn: Connection, user_id: str) -> int:
+    """Delete every change of the user and append one ERASE change; returns
+    how many changes other than earlier ERASE ones were deleted."""
+    deleted = conn.execute(
+        delete(changes).where(changes.c.user_id == user_id).returning(changes.c.operation)
+    ).scalars()
+    count = sum(1 for operation in deleted if operation != ChangeOperation.ERASE.value)
+    append(conn, user_id, [NewChange(ChangeOperation.ERASE, user_name(user_id))])
+    return count
+
+
+def _state(state_type: str | None, state_json: str | None) -> ChangeState | None:
+    if state_type is None or state_json is None:
+        return None
+    state: ChangeState = codec.loads(STATE_TYPES[state_type], state_json)
+    return state
+
+
+def _change(row: Any) -> Change:
+    return Change(
+        user_id=row.user_id,
+        cursor=int(row.cursor),
+        operation=ChangeOperation(row.operation),
+        resource_name=row.resource_name,
+        etag=row.etag,
+        change_time=to_datetime(row.created_at),
+        state=_state(row.state_type, row.state_json),
+    )
+
+
+def changes_after(conn: Connection, user_id: str, after_cursor: int, limit: int) -> ChangePage:
+    """``ChangeStore.changes_after`` (run it in one read transaction: the
+    bounds and the page are of one snapshot). Raises
+    ``OutOfRange(CURSOR_EXPIRED)``."""
+    latest = conn.execute(
+        select(change_cursors.c.last_cursor).where(change_cursors.c.user_id == user_id)
+    ).scalar_one_or_none()
+    latest = 0 if latest is None else int(latest)
+    oldest_row = conn.execute(
+        select(changes.c.cursor, changes.c.operation)
+        .where(changes.c.user_id == user_id)
+        .order_by(changes.c.cursor)
+        .limit(1)
+    ).one_or_none()
+    oldest = latest + 1 if oldest_row is None else int(oldest_row.cursor)
+    erased_before = oldest_row is not None and oldest_row.operation == ChangeOperation.ERASE.value
+    if 0 < after_cursor < oldest - 1 and not erased_before:
+        raise OutOfRange(
+            f"the changes of {user_name(user_id)} after cursor {after_cursor} are no longer "
+            f"retained (the oldest is {oldest}): list the resources again and follow the "
+            f"changes from cursor {latest}",
+            reason="CURSOR_EXPIRED",
+            metadata={"oldest_cursor": str(oldest), "latest_cursor": str(latest)},
+        )
+    rows = conn.execute(
+        select(changes)
+        .where(changes.c.user_id == user_id, changes.c.cursor > after_cursor)
+        .order_by(changes.c.cursor)
+        .limit(limit)
+    ).all()
+    return ChangePage(tuple(_change(row) for row in rows), latest, oldest)
+
+
+def latest_cursors(conn: Connection, user_ids: Collection[str]) -> dict[str, int]:
+    """``ChangeStore.latest_cursors``."""
+    wanted = sorted(set(user_ids))
+    found: dict[str, int] = dict.fromkeys(wanted, 0)
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        for row in conn.execute(
+            select(change_cursors.c.user_id, change_cursors.c.last_cursor).where(
+                change_cursors.c.user_id.in_(chunk)
+            )
+        ):
+            found[row.user_id] = int(row.last_cursor)
+    return found
+
+
+def prune(conn: Connection, older_than_micros: int, limit: int) -> int:
+    """Delete up to ``limit`` changes recorded before ``older_than_micros``,
+    oldest first; how many. The counters stay (see the module doc)."""
+    oldest = (
+        select(changes.c.user_id, changes.c.cursor)
+        .where(changes.c.created_at < older_than_micros)
+        .order_by(changes.c.created_at)
+        .limit(limit)
+    )
+    if conn.dialect.name == "postgresql":
+        # Rows a writer or an erasure holds are left for the next batch.
+        oldest = oldest.with_for_update(skip_locked=True)
+    result = conn.execute(
+        delete(changes).where(tuple_(changes.c.user_id, changes.c.cursor).in_(oldest))
+    )
+    return int(result.rowcount)
+
+
+def count(conn: Connection) -> int:
+    """How many changes are retained (every user; for tests and operators)."""
+    return int(conn.execute(select(func.count()).select_from(changes)).scalar_one())
