@@ -56,6 +56,7 @@ from mnemo_server.store import migrate
 from mnemo_server.store.database import Database, open_database
 from mnemo_server.store.sql import SqlStore
 from mnemo_server.store.sql_user_data import SqlUserData
+from mnemo_server.web.server import WebPort
 
 WORKING_MEMORY_SERVICE = working_memory_pb2.DESCRIPTOR.services_by_name[
     "WorkingMemoryService"
@@ -113,6 +114,9 @@ class MnemoServer:
         self._database: Database | None = None
         self._health = HealthService()
         self._port: int | None = None
+        # The gRPC-Web / Connect port (--web-listen), forwarding to this server.
+        self._web: WebPort | None = None
+        self.web_port: int | None = None
         self.service_names: tuple[str, ...] = ()
         # Set at shutdown: ends event watches and the purge of temporary conversations.
         self._stopping = asyncio.Event()
@@ -205,6 +209,9 @@ class MnemoServer:
         )
         self.service_names = (*mnemo_services, HEALTH_SERVICE, reflection.SERVICE_NAME)
         reflection.enable_server_reflection(self.service_names, server)
+        web = WebPort(settings) if settings.web_listen else None
+        if web is not None:
+            web.attach(server)
         try:
             if credentials is None:
                 port = server.add_insecure_port(settings.listen)
@@ -219,6 +226,13 @@ class MnemoServer:
             purge_until_stopped(store, settings.purge_interval_seconds, self._stopping),
             name="mnemo-purge-temporary",
         )
+        if web is not None:
+            self._web = web
+            try:
+                self.web_port = await web.start(self.service_names)
+            except (RuntimeError, ValueError):
+                await self.stop(0)
+                raise
         await self._set_health(("", *mnemo_services), SERVING)
         return port
 
@@ -233,7 +247,10 @@ class MnemoServer:
             raise ServerNotStarted("the server is not started")
         await self._health.enter_graceful_shutdown()
         self._stopping.set()
-        await self._server.stop(grace)
+        if self._web is None:
+            await self._server.stop(grace)
+        else:  # web responses end as the gRPC calls they forward end
+            await asyncio.gather(self._server.stop(grace), self._web.stop(grace))
         if self._purge is not None:
             await self._purge
         if self._database is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -79,6 +80,10 @@ class Settings:
     watch_send_timeout_seconds: float = 10.0
     watch_max_watchers: int = 1000
     watch_poll_seconds: float = 0.15
+    # gRPC-Web and Connect port for browsers (mnemo_server/web); empty: off.
+    web_listen: str = ""
+    # Page origins allowed to call the web port (CORS); "*" allows any.
+    web_cors_origins: tuple[str, ...] = ()
 
     @property
     def effective_database_url(self) -> str:
@@ -170,6 +175,24 @@ def _listen(text: str) -> str:
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ValueError("must be HOST:PORT, for example 127.0.0.1:50051 or [::]:50051")
     return text
+
+
+def _optional_listen(text: str) -> str:
+    return _listen(text.strip()) if text.strip() else ""
+
+
+_ORIGIN = re.compile(r"https?://[^/\s,]+")
+
+
+def _origins(text: str) -> tuple[str, ...]:
+    origins = tuple(part.strip().rstrip("/") for part in text.split(",") if part.strip())
+    for origin in origins:
+        if origin != "*" and not _ORIGIN.fullmatch(origin):
+            raise ValueError(
+                f"{origin!r} is not an origin: give * or origins like https://app.example.com "
+                "or http://127.0.0.1:5173, comma-separated"
+            )
+    return origins
 
 
 @dataclass(frozen=True)
@@ -341,6 +364,18 @@ OPTIONS: tuple[Option, ...] = (
         "processes (default 0.15)",
         "SECONDS",
     ),
+    Option(
+        "web_listen",
+        _optional_listen,
+        "address of the gRPC-Web and Connect port for browsers (default empty: off)",
+        "HOST:PORT",
+    ),
+    Option(
+        "web_cors_origins",
+        _origins,
+        "comma-separated page origins allowed to call the web port, or * (default: none)",
+        "ORIGINS",
+    ),
 )
 
 
@@ -458,6 +493,12 @@ def _check_no_auth(settings: Settings) -> None:
             "anyone who can reach it could read and change every user's data. Use --auth jwt "
             "(see docs/operations.md), listen on 127.0.0.1, or, if a proxy in front "
             "authenticates, add --allow-unauthenticated-non-loopback true"
+        )
+    web = settings.web_listen
+    if web and not is_loopback(web) and not settings.allow_unauthenticated_non_loopback:
+        raise ConfigError(
+            f"refusing --auth none on --web-listen {web}, which is not a loopback address: "
+            "use --auth jwt, a loopback address, or --allow-unauthenticated-non-loopback true"
         )
 
 

@@ -51,6 +51,7 @@ from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTom
 from mnemo_server.domain.models import Conversation, FailedRun, MemoryState, StoredMessage
 from mnemo_server.domain.names import user_name
 from mnemo_server.store import change_sink
+from mnemo_server.store.change_notify import notify_change
 from mnemo_server.store.convert import now_micros, to_datetime
 from mnemo_server.store.schema import change_cursors, changes
 
@@ -140,6 +141,7 @@ def append(conn: Connection, user_id: str, new: Sequence[NewChange]) -> int:
         ],
     )
     change_sink.report(last)
+    notify_change(conn, user_id, last)  # watches hear of it at commit
     return last
 
 

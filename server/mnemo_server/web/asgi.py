@@ -1,0 +1,212 @@
+"""The ASGI app of the web port: CORS, routing by path and content type, forwarding.
+
+``POST /<service>/<method>`` with a gRPC-Web or Connect content type is decoded
+by its protocol, forwarded to the gRPC port (``forward.Forwarder``) and the
+call's events are re-encoded into the response as they arrive. A request the
+web port cannot carry (unknown method, client-streaming method, malformed
+body) is answered in the caller's protocol with the error the gRPC port would
+give (``errors.to_status``). When the client disconnects, the forwarded call
+is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from mnemo_server.domain.errors import InvalidArgument, MnemoError, NotImplementedYet
+from mnemo_server.web.connect import connect_for
+from mnemo_server.web.cors import CorsPolicy
+from mnemo_server.web.forward import CallEnded, CallEvent, Forwarder, InitialMetadata
+from mnemo_server.web.grpc_web import grpc_web_for
+from mnemo_server.web.metadata import Headers, Outcome, forwarded_metadata, header
+from mnemo_server.web.methods import WebMethod
+from mnemo_server.web.protocol import (
+    AsgiMessage,
+    Receive,
+    Send,
+    WireProtocol,
+    send_body,
+    start_response,
+)
+
+Scope = Mapping[str, Any]
+
+
+def protocol_for(content_type: str) -> WireProtocol | None:
+    """gRPC-Web or Connect (with its codec) for a request content type."""
+    return grpc_web_for(content_type) or connect_for(content_type)
+
+
+async def failed_call(error: MnemoError) -> AsyncIterator[CallEvent]:
+    """The events of a call the web port refuses itself."""
+    yield InitialMetadata(())
+    yield CallEnded(Outcome.of_error(error))
+
+
+def unknown_method(path: str) -> NotImplementedYet:
+    return NotImplementedYet(
+        f"{path} is not a method this server offers", metadata={"method": path}
+    )
+
+
+def streamed_request(method: WebMethod) -> NotImplementedYet:
+    return NotImplementedYet(
+        f"{method.path} streams its requests, which browsers cannot send: call it on the gRPC port",
+        metadata={"method": method.path},
+    )
+
+
+def too_large(limit: int) -> InvalidArgument:
+    return InvalidArgument(
+        f"the request body is larger than {limit} bytes (--max-request-bytes)",
+        reason="FIELD_TOO_LARGE",
+        metadata={"field": "request", "limit_bytes": str(limit)},
+    )
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+async def read_body(receive: Receive, limit: int) -> bytes:
+    """The request body. Raises ``BodyTooLarge`` past ``limit`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise asyncio.CancelledError("the client went away")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _until_disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _plain(send: Send, status: int, text: str, headers: Headers | None = None) -> None:
+    await start_response(
+        send, status, [(b"content-type", b"text/plain; charset=utf-8"), *(headers or [])]
+    )
+    await send_body(send, text.encode(), more=False)
+
+
+class WebApp:
+    """The ASGI application (HTTP only; uvicorn runs it with ``lifespan="off"``)."""
+
+    def __init__(
+        self,
+        methods: Mapping[str, WebMethod],
+        forwarder: Forwarder,
+        cors: CorsPolicy,
+        max_request_bytes: int,
+    ) -> None:
+        self._methods = methods
+        self._forwarder = forwarder
+        self._cors = cors
+        self._max_request_bytes = max_request_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        headers: Headers = list(scope["headers"])
+        origin = header(headers, b"origin")
+        if scope["method"] == "OPTIONS":
+            await self._preflight(send, headers, origin)
+            return
+        if origin is not None:
+            if not self._cors.allows(origin):
+                await _plain(send, 403, f"origin {origin} is not allowed (--web-cors-origins)")
+                return
+            send = _with_headers(send, self._cors.response_headers(origin))
+        if scope["method"] != "POST":
+            await _plain(send, 405, "only POST is served", [(b"allow", b"POST, OPTIONS")])
+            return
+        protocol = protocol_for(header(headers, b"content-type") or "")
+        if protocol is None:
+            await _plain(send, 415, "expected a gRPC-Web or Connect content type")
+            return
+        await self._serve(scope["path"], protocol, headers, receive, send)
+
+    async def _preflight(self, send: Send, headers: Headers, origin: str | None) -> None:
+        method = header(headers, b"access-control-request-method")
+        if origin is None or method is None:
+            await start_response(send, 204, [(b"allow", b"POST, OPTIONS")])
+            await send_body(send, b"", more=False)
+        elif self._cors.allows(origin) and method.upper() == "POST":
+            requested = header(headers, b"access-control-request-headers")
+            await start_response(send, 204, self._cors.preflight_headers(origin, requested))
+            await send_body(send, b"", more=False)
+        else:
+            await _plain(send, 403, f"origin {origin} may not call this server")
+
+    async def _serve(
+        self, path: str, protocol: WireProtocol, headers: Headers, receive: Receive, send: Send
+    ) -> None:
+        method = self._methods.get(path)
+        limit = protocol.body_limit(self._max_request_bytes)
+        try:
+            body = await read_body(receive, limit)
+        except BodyTooLarge:
+            events = failed_call(too_large(self._max_request_bytes))
+        else:
+            events = self._events(method, path, protocol, headers, body)
+        responding = asyncio.ensure_future(
+            protocol.respond(send, method or _placeholder(path), events)
+        )
+        watching = asyncio.ensure_future(_until_disconnected(receive))
+        try:
+            await asyncio.wait({responding, watching}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watching.cancel()
+            if not responding.done():
+                responding.cancel()  # the client went away: end the forwarded call
+            await asyncio.gather(responding, watching, return_exceptions=True)
+        if not responding.cancelled() and responding.exception() is not None:
+            raise responding.exception()  # type: ignore[misc]
+
+    def _events(
+        self,
+        method: WebMethod | None,
+        path: str,
+        protocol: WireProtocol,
+        headers: Headers,
+        body: bytes,
+    ) -> AsyncIterator[CallEvent]:
+        if method is None:
+            return failed_call(unknown_method(path))
+        if method.client_streaming:
+            return failed_call(streamed_request(method))
+        try:
+            request = protocol.request_message(method, body)
+        except MnemoError as error:
+            return failed_call(error)
+        return self._forwarder.call(
+            path, request, forwarded_metadata(headers), protocol.timeout(headers)
+        )
+
+
+def _placeholder(path: str) -> WebMethod:
+    """Stands for an unknown method: its (never decoded) messages are plain bytes."""
+    from google.protobuf import empty_pb2
+
+    return WebMethod(path, empty_pb2.Empty, empty_pb2.Empty, False, False)
+
+
+def _with_headers(send: Send, extra: Headers) -> Send:
+    """``send`` adding ``extra`` to the response start."""
+
+    async def sending(message: AsgiMessage) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *extra]}
+        await send(message)
+
+    return sending

@@ -1,0 +1,45 @@
+"""What the gRPC-Web and Connect protocols have in common (``WireProtocol``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from typing import Any, Protocol
+
+from mnemo_server.web.forward import CallEvent
+from mnemo_server.web.metadata import Headers
+from mnemo_server.web.methods import WebMethod
+
+AsgiMessage = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[AsgiMessage]]
+Send = Callable[[AsgiMessage], Awaitable[None]]
+
+
+class WireProtocol(Protocol):
+    """One protocol with one codec, chosen by the request's content type."""
+
+    def request_message(self, method: WebMethod, body: bytes) -> bytes:
+        """The binary request message in ``body``. Raises ``MnemoError``
+        (``InvalidArgument``, ``NotImplementedYet``) for a request it cannot carry."""
+        ...
+
+    def timeout(self, headers: Headers) -> float | None:
+        """The call's deadline in seconds, from the protocol's timeout header."""
+        ...
+
+    def body_limit(self, max_message_bytes: int) -> int:
+        """Largest request body that can carry a message of ``max_message_bytes``."""
+        ...
+
+    async def respond(
+        self, send: Send, method: WebMethod, events: AsyncIterator[CallEvent]
+    ) -> None:
+        """Send the HTTP response for the call's ``events``."""
+        ...
+
+
+async def start_response(send: Send, status: int, headers: Headers) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+
+
+async def send_body(send: Send, data: bytes, *, more: bool) -> None:
+    await send({"type": "http.response.body", "body": data, "more_body": more})
