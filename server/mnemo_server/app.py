@@ -30,6 +30,7 @@ from mnemo.v1 import (
     working_memory_pb2,
     working_memory_pb2_grpc,
 )
+from mnemo_server.api.change_sink import ChangeCursorInterceptor
 from mnemo_server.api.conversations import ConversationServicer
 from mnemo_server.api.governance import GovernanceServicer
 from mnemo_server.api.memories import MemoryServicer
@@ -52,6 +53,7 @@ from mnemo_server.domain.usecases.user_data import UserDataRights
 from mnemo_server.domain.usecases.working_memory import WorkingMemory
 from mnemo_server.errors import ErrorMappingInterceptor
 from mnemo_server.health import SERVING, HealthService, ServingStatus
+from mnemo_server.maintenance import Retention, prune_until_stopped
 from mnemo_server.store import migrate
 from mnemo_server.store.database import Database, open_database
 from mnemo_server.store.sql import SqlStore
@@ -121,6 +123,8 @@ class MnemoServer:
         # Set at shutdown: ends event watches and the purge of temporary conversations.
         self._stopping = asyncio.Event()
         self._purge: asyncio.Task[None] | None = None
+        # Prunes idempotency records and changes past their time (``maintenance``).
+        self._prune: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
@@ -159,7 +163,9 @@ class MnemoServer:
             pool_size=settings.pool_size,
         )
         store = SqlStore(
-            self._database, temporary_ttl=timedelta(seconds=settings.temporary_ttl_seconds)
+            self._database,
+            temporary_ttl=timedelta(seconds=settings.temporary_ttl_seconds),
+            idempotency_window=timedelta(seconds=settings.idempotency_window_seconds),
         )
         try:
             admission = admission_of(settings, store)
@@ -168,7 +174,12 @@ class MnemoServer:
             raise
         server = grpc.aio.server(
             # Authentication first: an unauthenticated caller learns nothing else.
-            interceptors=[AuthInterceptor(admission), ErrorMappingInterceptor()],
+            # Innermost: the change cursor of each write response.
+            interceptors=[
+                AuthInterceptor(admission),
+                ErrorMappingInterceptor(),
+                ChangeCursorInterceptor(),
+            ],
             options=(("grpc.max_receive_message_length", settings.max_request_bytes),),
         )
         working_memory_pb2_grpc.add_WorkingMemoryServiceServicer_to_server(
@@ -226,6 +237,13 @@ class MnemoServer:
             purge_until_stopped(store, settings.purge_interval_seconds, self._stopping),
             name="mnemo-purge-temporary",
         )
+        retention = Retention(
+            settings.idempotency_window_seconds, settings.change_retention_seconds
+        )
+        self._prune = asyncio.create_task(
+            prune_until_stopped(store, retention, settings.purge_interval_seconds, self._stopping),
+            name="mnemo-prune-records-and-changes",
+        )
         if web is not None:
             self._web = web
             try:
@@ -253,5 +271,7 @@ class MnemoServer:
             await asyncio.gather(self._server.stop(grace), self._web.stop(grace))
         if self._purge is not None:
             await self._purge
+        if self._prune is not None:
+            await self._prune
         if self._database is not None:
             await self._database.close()

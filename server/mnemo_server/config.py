@@ -49,8 +49,13 @@ class Settings:
     max_messages_per_append: int = 500
     # How long a temporary conversation lives before it is purged.
     temporary_ttl_seconds: int = 86_400
-    # How often expired temporary conversations are purged.
+    # How often expired temporary conversations are purged (and, by the
+    # maintenance task, idempotency records and changes past their time).
     purge_interval_seconds: float = 60.0
+    # How long a request_id's recorded result answers retries (store.idempotency).
+    idempotency_window_seconds: float = 86_400.0
+    # How long changes stay in the change feed (30 days).
+    change_retention_seconds: float = 2_592_000.0
     log_level: str = "INFO"
     # None: migrate at start for SQLite, never for PostgreSQL.
     migrate_on_start: bool | None = None
@@ -260,7 +265,21 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "purge_interval_seconds",
         _positive_float,
-        "how often expired temporary conversations are purged (default 60)",
+        "how often expired temporary conversations, idempotency records past their window "
+        "and changes past their retention are purged (default 60)",
+        "SECONDS",
+    ),
+    Option(
+        "idempotency_window_seconds",
+        _positive_float,
+        "how long a request_id's result answers its retries; later it is a new request "
+        "(default 86400)",
+        "SECONDS",
+    ),
+    Option(
+        "change_retention_seconds",
+        _positive_float,
+        "how long changes stay in the change feed (default 2592000, 30 days)",
         "SECONDS",
     ),
     Option(
