@@ -3,6 +3,8 @@
  * mnemo.v1 services over a Connect transport built with `facadeInterceptors`.
  */
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
+import type { DescService } from "@bufbuild/protobuf";
+import { toMnemoError } from "./errors.js";
 import { ConversationService } from "./gen/mnemo/v1/conversations_pb.js";
 import { GovernanceService } from "./gen/mnemo/v1/governance_pb.js";
 import { MemoryService } from "./gen/mnemo/v1/memories_pb.js";
@@ -43,12 +45,46 @@ export function interceptorsFor(options: MnemoClientOptions): Interceptor[] {
 /** The service clients over `transport` (which must carry `interceptorsFor(options)`). */
 export function clientsOver(transport: Transport, close: () => void = () => {}): MnemoClient {
   return {
-    workingMemory: createClient(WorkingMemoryService, transport),
-    conversations: createClient(ConversationService, transport),
-    memories: createClient(MemoryService, transport),
-    governance: createClient(GovernanceService, transport),
-    sync: createClient(SyncService, transport),
+    workingMemory: mnemoClient(WorkingMemoryService, transport),
+    conversations: mnemoClient(ConversationService, transport),
+    memories: mnemoClient(MemoryService, transport),
+    governance: mnemoClient(GovernanceService, transport),
+    sync: mnemoClient(SyncService, transport),
     transport,
     close,
   };
+}
+
+/**
+ * Connect's client of `service` whose methods reject with MnemoError: the
+ * promise of a unary or client-streaming call, and the iteration of a server
+ * stream. (Done here rather than in an interceptor because Connect converts
+ * an error raised inside a response stream back into a ConnectError.)
+ */
+export function mnemoClient<S extends DescService>(service: S, transport: Transport): Client<S> {
+  const client = createClient(service, transport) as Record<string, (...args: unknown[]) => unknown>;
+  const wrapped: Record<string, unknown> = {};
+  for (const method of service.methods) {
+    const call = client[method.localName];
+    if (call === undefined) continue;
+    wrapped[method.localName] =
+      method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming"
+        ? (...args: unknown[]) => mnemoStream(call(...args) as AsyncIterable<unknown>)
+        : async (...args: unknown[]) => {
+            try {
+              return await call(...args);
+            } catch (error) {
+              throw toMnemoError(error);
+            }
+          };
+  }
+  return wrapped as Client<S>;
+}
+
+async function* mnemoStream<T>(stream: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
+  try {
+    yield* stream;
+  } catch (error) {
+    throw toMnemoError(error);
+  }
 }

@@ -1,11 +1,11 @@
 /**
  * The facade's behaviour, as Connect interceptors over any transport:
- * errors as MnemoError, request ids, retries of UNAVAILABLE, the bearer token.
+ * request ids, retries of UNAVAILABLE, the bearer token and headers. (Errors
+ * become MnemoError in client.ts.)
  * `facadeInterceptors` puts them in the order they must run in.
  */
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { DescField } from "@bufbuild/protobuf";
-import { toMnemoError } from "./errors.js";
 
 /** A bearer token, or a function asked before each attempt (so it can refresh). */
 export type TokenSource = string | (() => string | Promise<string>);
@@ -31,31 +31,6 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
 
 /** The field every write request that can be replayed carries. */
 const REQUEST_ID_FIELD = "request_id";
-
-/**
- * Rejections become MnemoError, for unary calls and for the messages of a
- * streamed response alike.
- */
-export const errorInterceptor: Interceptor = (next) => async (req) => {
-  let res;
-  try {
-    res = await next(req);
-  } catch (error) {
-    throw toMnemoError(error);
-  }
-  if (!res.stream) return res;
-  const messages = res.message;
-  return {
-    ...res,
-    message: (async function* () {
-      try {
-        yield* messages;
-      } catch (error) {
-        throw toMnemoError(error);
-      }
-    })(),
-  };
-};
 
 /**
  * A unary request with an empty `request_id` gets a fresh uuid, once per call,
@@ -149,11 +124,11 @@ export interface FacadeInterceptorOptions {
 }
 
 /**
- * Outermost first: errors are converted last, a request id is set once before
- * the retries, and the token and headers are set on each attempt.
+ * Outermost first: a request id is set once before the retries, and the token
+ * and headers are set on each attempt.
  */
 export function facadeInterceptors(options: FacadeInterceptorOptions): Interceptor[] {
-  const chain: Interceptor[] = [errorInterceptor];
+  const chain: Interceptor[] = [];
   if (options.autoRequestIds) chain.push(requestIdInterceptor);
   chain.push(retryInterceptor(options.retry));
   if (options.headers !== undefined) chain.push(headersInterceptor(options.headers));

@@ -97,3 +97,13 @@ function fromBase64Url(text: string): Uint8Array {
   }
   return Uint8Array.from(bytes);
 }
+
+/** `users/{user}`. */
+export function userName(userId: string): string {
+  return `users/${userId}`;
+}
+
+/** `users/{user}/conversations/{conversation}` for an SDK conversation id. */
+export function conversationName(userId: string, sdkConversationId: string): string {
+  return `${userName(userId)}/conversations/${toMnemoId(sdkConversationId)}`;
+}
