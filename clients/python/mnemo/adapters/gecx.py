@@ -1,0 +1,449 @@
+"""gecx-chat's server memory adapter over Mnemo's long-term memory.
+
+gecx-chat's ``createServerMemoryAdapter({ endpoint })`` becomes, in one line::
+
+    adapter = create_server_memory_adapter(mnemo, user="u1")
+
+``mnemo`` is a ``MnemoClient`` (``ServerMemoryAdapter``) or an
+``AsyncMnemoClient`` (``AsyncServerMemoryAdapter``, every method a coroutine).
+Methods mirror gecx-chat's adapter: ``save``, ``update``, ``delete``,
+``list``, ``recall`` (plus ``get``). Entries are ``MemoryEntry`` values:
+append-only, a keyed ``save`` archives the previous live entry of the same
+(scope, key) (``archived_at``), ``list`` hides archived entries unless asked.
+
+Errors: every method raises ``mnemo.client.MnemoError`` subclasses, as gecx's
+error codes: ``FailedPreconditionError`` with reason
+``MEMORY_CONSENT_WITHDRAWN``, ``MEMORY_DISABLED`` or ``TEMPORARY_CONVERSATION``
+when a governance gate refuses a write (consent withdrawn, the user's switch
+off: reads then return nothing), ``InvalidArgumentError`` for an entry over its
+limits, ``NotFoundError`` for ``update`` of a missing entry. ``delete`` of a
+missing entry and ``get`` of one are not errors. gecx-chat's interceptor
+swallows adapter errors so that a send is never blocked; the hybrid adapter
+(``mnemo.adapters.gecx_hybrid``) never raises from its reads at all.
+``save`` and ``delete`` are sent again with the same request id (or, for a
+delete, idempotently) after ``UNAVAILABLE`` / ``DEADLINE_EXCEEDED``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, overload
+
+from mnemo.adapters._steps import DEFAULT_RETRY, RetryPolicy, Steps, arun_steps, retrying, run_steps
+from mnemo.client import AsyncMnemoClient, MnemoClient
+from mnemo.client.errors import NotFoundError
+from mnemo.v1 import memories_pb2 as mm
+
+__all__ = [
+    "AsyncServerMemoryAdapter",
+    "MemoryEntry",
+    "RecallHit",
+    "Scope",
+    "ServerMemoryAdapter",
+    "Source",
+    "create_server_memory_adapter",
+    "new_memory_id",
+]
+
+#: Identity-wide (every conversation of the user) or one conversation's.
+Scope = Literal["identity", "conversation"]
+#: Who wrote an entry.
+Source = Literal["tool_call", "extractor", "user", "import"]
+
+_SCOPES: dict[int, Scope] = {
+    mm.MEMORY_SCOPE_IDENTITY: "identity",
+    mm.MEMORY_SCOPE_CONVERSATION: "conversation",
+}
+_SOURCES: dict[int, Source] = {
+    mm.MEMORY_SOURCE_TOOL_CALL: "tool_call",
+    mm.MEMORY_SOURCE_EXTRACTOR: "extractor",
+    mm.MEMORY_SOURCE_USER: "user",
+    mm.MEMORY_SOURCE_IMPORT: "import",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEntry:
+    """One long-term memory entry, as gecx-chat's adapters return it."""
+
+    id: str
+    text: str
+    scope: Scope = "identity"
+    key: str = ""
+    conversation_id: str = ""
+    source: Source = "tool_call"
+    metadata: dict[str, str] = field(default_factory=dict)
+    pinned: bool = False
+    created_at: datetime.datetime | None = None
+    updated_at: datetime.datetime | None = None
+    #: Set when a later keyed save superseded the entry.
+    archived_at: datetime.datetime | None = None
+    #: Mnemo's etag; ``""`` for an entry the server has not confirmed yet.
+    etag: str = ""
+
+    @property
+    def archived(self) -> bool:
+        return self.archived_at is not None
+
+
+@dataclass(frozen=True, slots=True)
+class RecallHit:
+    """A recalled entry and its score (higher is better)."""
+
+    entry: MemoryEntry
+    score: float
+
+
+#: Entries, as ``list`` returns them (an alias: the adapters' ``list`` method shadows the type).
+Entries = list[MemoryEntry]
+#: Recall hits, best first.
+Hits = list[RecallHit]
+
+
+def new_memory_id() -> str:
+    """A fresh entry id, chosen by the client (so an offline save can name its entry)."""
+    return f"m-{uuid.uuid4().hex}"
+
+
+def _time(value: Any, present: bool) -> datetime.datetime | None:
+    return value.ToDatetime(datetime.UTC) if present else None
+
+
+def entry_from_proto(memory: mm.Memory) -> MemoryEntry:
+    """The ``MemoryEntry`` of a ``mnemo.v1.Memory``."""
+    conversation = memory.conversation.rsplit("/", 1)[-1] if memory.conversation else ""
+    return MemoryEntry(
+        id=memory.name.rsplit("/", 1)[-1],
+        text=memory.text,
+        scope=_SCOPES.get(memory.scope, "identity"),
+        key=memory.key,
+        conversation_id=conversation,
+        source=_SOURCES.get(memory.source, "tool_call"),
+        metadata=dict(memory.metadata),
+        pinned=memory.pinned,
+        created_at=_time(memory.create_time, memory.HasField("create_time")),
+        updated_at=_time(memory.update_time, memory.HasField("update_time")),
+        archived_at=_time(memory.archive_time, memory.HasField("archive_time")),
+        etag=memory.etag,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """What the server answered to a save: the entry and the ids it archived."""
+
+    entry: MemoryEntry
+    archived: list[str]
+
+
+class ServerSteps:
+    """The server adapter's operations as steps (shared by the hybrid adapter)."""
+
+    def __init__(self, user: str, retry: RetryPolicy) -> None:
+        self.user = user
+        self.retry = retry
+
+    def save(
+        self,
+        text: str,
+        *,
+        key: str = "",
+        scope: Scope | None = None,
+        conversation_id: str = "",
+        source: Source = "tool_call",
+        metadata: Mapping[str, str] | None = None,
+        pinned: bool = False,
+        memory_id: str = "",
+        request_id: str | None = None,
+    ) -> Steps[Saved]:
+        rid = request_id or str(uuid.uuid4())
+        response = yield from retrying(
+            lambda c: c.create_memory(
+                self.user,
+                text,
+                key=key,
+                scope=scope,
+                conversation=conversation_id or None,
+                source=source,
+                metadata=metadata,
+                pinned=pinned,
+                memory_id=memory_id,
+                request_id=rid,
+            ),
+            self.retry,
+        )
+        archived = [name.rsplit("/", 1)[-1] for name in response.archived]
+        return Saved(entry_from_proto(response.memory), archived)
+
+    def get(self, memory_id: str) -> Steps[MemoryEntry | None]:
+        try:
+            memory = yield lambda c: c.get_memory(self.user, memory_id)
+        except NotFoundError:
+            return None
+        return entry_from_proto(memory)
+
+    def update(
+        self,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        pinned: bool | None = None,
+        etag: str = "",
+    ) -> Steps[MemoryEntry]:
+        memory = yield lambda c: c.update_memory(
+            self.user, memory_id, text=text, metadata=metadata, pinned=pinned, etag=etag
+        )
+        return entry_from_proto(memory)
+
+    def delete(self, memory_id: str, *, etag: str = "") -> Steps[None]:
+        try:
+            yield from retrying(
+                lambda c: c.delete_memory(self.user, memory_id, etag=etag), self.retry
+            )
+        except NotFoundError:
+            return
+
+    def list(
+        self,
+        *,
+        scope: Scope | None = None,
+        conversation_id: str = "",
+        key: str = "",
+        include_archived: bool = False,
+    ) -> Steps[Entries]:
+        memories = yield lambda c: c.list_memories(
+            self.user,
+            scope=scope,
+            conversation=conversation_id or None,
+            key=key,
+            include_archived=include_archived,
+        )
+        return [entry_from_proto(m) for m in memories]
+
+    def recall(
+        self, query: str, *, conversation_id: str = "", limit: int = 5, semantic: bool = False
+    ) -> Steps[Hits]:
+        hits = yield lambda c: c.recall_memories(
+            self.user,
+            query,
+            conversation=conversation_id or None,
+            max_results=limit,
+            semantic=semantic,
+        )
+        return [RecallHit(entry_from_proto(h.memory), h.score) for h in hits]
+
+
+class _Adapter:
+    def __init__(self, client: Any, user: str, retry: RetryPolicy) -> None:
+        self._client = client
+        self.steps = ServerSteps(user, retry)
+
+    @property
+    def client(self) -> Any:
+        """The Mnemo client the adapter calls."""
+        return self._client
+
+    @property
+    def user(self) -> str:
+        return self.steps.user
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(user={self.user!r})"
+
+
+class ServerMemoryAdapter(_Adapter):
+    """gecx-chat's server memory adapter, blocking. See the module for errors."""
+
+    def __init__(
+        self, client: MnemoClient, user: str, *, retry: RetryPolicy = DEFAULT_RETRY
+    ) -> None:
+        super().__init__(client, user, retry)
+
+    def save(
+        self,
+        text: str,
+        *,
+        key: str = "",
+        scope: Scope | None = None,
+        conversation_id: str = "",
+        source: Source = "tool_call",
+        metadata: Mapping[str, str] | None = None,
+        pinned: bool = False,
+    ) -> MemoryEntry:
+        """Save a new entry (``scope`` defaults to ``"conversation"`` with a
+        ``conversation_id``, else ``"identity"``); a ``key`` archives the previous one."""
+        saved = run_steps(
+            self._client,
+            self.steps.save(
+                text,
+                key=key,
+                scope=scope,
+                conversation_id=conversation_id,
+                source=source,
+                metadata=metadata,
+                pinned=pinned,
+            ),
+        )
+        return saved.entry
+
+    def get(self, memory_id: str) -> MemoryEntry | None:
+        """One entry, archived or not; ``None`` if there is none."""
+        return run_steps(self._client, self.steps.get(memory_id))
+
+    def update(
+        self,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        pinned: bool | None = None,
+    ) -> MemoryEntry:
+        """Change an entry's text, metadata or pinned flag (what is given)."""
+        return run_steps(
+            self._client, self.steps.update(memory_id, text=text, metadata=metadata, pinned=pinned)
+        )
+
+    def delete(self, memory_id: str) -> None:
+        """Delete an entry for good (its text leaves the server); no error if it is gone."""
+        run_steps(self._client, self.steps.delete(memory_id))
+
+    def list(
+        self,
+        *,
+        scope: Scope | None = None,
+        conversation_id: str = "",
+        key: str = "",
+        include_archived: bool = False,
+    ) -> Entries:
+        """Entries, newest first; the live one per key unless ``include_archived``."""
+        return run_steps(
+            self._client,
+            self.steps.list(
+                scope=scope,
+                conversation_id=conversation_id,
+                key=key,
+                include_archived=include_archived,
+            ),
+        )
+
+    def recall(
+        self, query: str, *, conversation_id: str = "", limit: int = 5, semantic: bool = False
+    ) -> Hits:
+        """The entries matching ``query``, best first (the conversation's rank above identity)."""
+        return run_steps(
+            self._client,
+            self.steps.recall(
+                query, conversation_id=conversation_id, limit=limit, semantic=semantic
+            ),
+        )
+
+
+class AsyncServerMemoryAdapter(_Adapter):
+    """gecx-chat's server memory adapter, asyncio: ``ServerMemoryAdapter``'s methods, awaited."""
+
+    def __init__(
+        self, client: AsyncMnemoClient, user: str, *, retry: RetryPolicy = DEFAULT_RETRY
+    ) -> None:
+        super().__init__(client, user, retry)
+
+    async def save(
+        self,
+        text: str,
+        *,
+        key: str = "",
+        scope: Scope | None = None,
+        conversation_id: str = "",
+        source: Source = "tool_call",
+        metadata: Mapping[str, str] | None = None,
+        pinned: bool = False,
+    ) -> MemoryEntry:
+        """Save a new entry; see ``ServerMemoryAdapter.save``."""
+        saved = await arun_steps(
+            self._client,
+            self.steps.save(
+                text,
+                key=key,
+                scope=scope,
+                conversation_id=conversation_id,
+                source=source,
+                metadata=metadata,
+                pinned=pinned,
+            ),
+        )
+        return saved.entry
+
+    async def get(self, memory_id: str) -> MemoryEntry | None:
+        """One entry, archived or not; ``None`` if there is none."""
+        return await arun_steps(self._client, self.steps.get(memory_id))
+
+    async def update(
+        self,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        pinned: bool | None = None,
+    ) -> MemoryEntry:
+        """Change an entry's text, metadata or pinned flag (what is given)."""
+        return await arun_steps(
+            self._client, self.steps.update(memory_id, text=text, metadata=metadata, pinned=pinned)
+        )
+
+    async def delete(self, memory_id: str) -> None:
+        """Delete an entry for good; no error if it is gone."""
+        await arun_steps(self._client, self.steps.delete(memory_id))
+
+    async def list(
+        self,
+        *,
+        scope: Scope | None = None,
+        conversation_id: str = "",
+        key: str = "",
+        include_archived: bool = False,
+    ) -> Entries:
+        """Entries, newest first; the live one per key unless ``include_archived``."""
+        return await arun_steps(
+            self._client,
+            self.steps.list(
+                scope=scope,
+                conversation_id=conversation_id,
+                key=key,
+                include_archived=include_archived,
+            ),
+        )
+
+    async def recall(
+        self, query: str, *, conversation_id: str = "", limit: int = 5, semantic: bool = False
+    ) -> Hits:
+        """The entries matching ``query``, best first."""
+        return await arun_steps(
+            self._client,
+            self.steps.recall(
+                query, conversation_id=conversation_id, limit=limit, semantic=semantic
+            ),
+        )
+
+
+@overload
+def create_server_memory_adapter(
+    client: MnemoClient, *, user: str, retry: RetryPolicy = ...
+) -> ServerMemoryAdapter: ...
+
+
+@overload
+def create_server_memory_adapter(
+    client: AsyncMnemoClient, *, user: str, retry: RetryPolicy = ...
+) -> AsyncServerMemoryAdapter: ...
+
+
+def create_server_memory_adapter(
+    client: MnemoClient | AsyncMnemoClient, *, user: str, retry: RetryPolicy = DEFAULT_RETRY
+) -> ServerMemoryAdapter | AsyncServerMemoryAdapter:
+    """gecx-chat's ``createServerMemoryAdapter``, backed by Mnemo for ``user``."""
+    if isinstance(client, AsyncMnemoClient):
+        return AsyncServerMemoryAdapter(client, user, retry=retry)
+    return ServerMemoryAdapter(client, user, retry=retry)
