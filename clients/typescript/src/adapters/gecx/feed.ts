@@ -29,6 +29,8 @@ export type Applied = "upserted" | "deleted" | "erased" | "ignored";
 /** Applies `change` to the document (server wins over anything older). */
 export function applyChange(document: CacheDocument, change: Change, userId: string): Applied {
   let applied: Applied = "ignored";
+  // Already applied (two catch-ups overlapping): applying it again could undo a newer change.
+  if (change.cursor <= BigInt(document.cursor)) return applied;
   if (change.operation === ChangeOperation.ERASE) {
     document.entries = [];
     document.pending = [];
@@ -47,7 +49,7 @@ export function applyChange(document: CacheDocument, change: Change, userId: str
       document.serverCursors[id] = String(change.cursor);
     }
   }
-  if (change.cursor > BigInt(document.cursor)) document.cursor = String(change.cursor);
+  document.cursor = String(change.cursor);
   return applied;
 }
 

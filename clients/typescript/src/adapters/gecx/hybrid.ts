@@ -1,0 +1,322 @@
+/**
+ * gecx-chat's hybrid memory adapter: a Mnemo server as the source of truth and
+ * a local cache, with optimistic writes and server-wins reconciliation through
+ * the change feed:
+ *
+ *     const remote = createMnemoServerMemoryAdapter(client, { userId: "u1" });
+ *     const cache = createLocalMemoryAdapter({ storage });
+ *     const adapter = createMnemoHybridMemoryAdapter({ remote, cache });
+ *     adapter.start(); // follow the feed (other devices' changes arrive in the cache)
+ *
+ * Writes land in the cache first, then on the server; the server's answer
+ * replaces the optimistic entry. When the server write fails:
+ * - `onRemoteFailure: 'rollback'` (the default): the cache is put back as it
+ *   was and the write rejects with the MnemoError;
+ * - `'keep'`: if the server could not be reached (UNAVAILABLE, a deadline),
+ *   the optimistic write stays in the cache and is queued; `sync()` (run by the
+ *   feed follower each time it reconnects) replays the queue in order, with
+ *   the same ids, then catches up with the feed. A refusal by the server
+ *   (consent withdrawn, invalid input...) is rolled back in both modes: it
+ *   would be refused again.
+ *
+ * Reads never reject (a memory failure never blocks a send): `recall` asks the
+ * server and falls back to the cache, `list` reads the cache; if the cache
+ * cannot be read either, both answer nothing.
+ */
+
+import { isTransient } from "../failures.js";
+import { randomId } from "../ids.js";
+import type { PendingWrite } from "./cache-document.js";
+import { applyOwnWrite, ChangeFeed, isResumable, putEntry, removeEntry, type FeedEvent } from "./feed.js";
+import type { LocalMemoryAdapter } from "./local.js";
+import type { MnemoServerMemoryAdapter } from "./server.js";
+import type {
+  ListMemoryOptions,
+  MemoryAdapter,
+  MemoryEntry,
+  RecallMemoryQuery,
+  RecalledMemory,
+  SaveMemoryInput,
+  UpdateMemoryInput,
+} from "./types.js";
+
+export type RemoteFailurePolicy = "rollback" | "keep";
+
+export interface HybridMemoryAdapterOptions {
+  remote: MnemoServerMemoryAdapter;
+  cache: LocalMemoryAdapter;
+  /** What an optimistic write becomes when the server write fails. Default "rollback". */
+  onRemoteFailure?: RemoteFailurePolicy;
+  /** Reconnection backoff of the feed follower, in ms: first and largest pause. */
+  reconnect?: { initialMs?: number; maxMs?: number };
+}
+
+/** What the hybrid adapter reports to `onEvent` listeners. */
+export type HybridEvent =
+  | FeedEvent
+  | { type: "rolled-back"; operation: PendingWrite["kind"]; id: string; error: unknown }
+  | { type: "kept"; operation: PendingWrite["kind"]; id: string; error: unknown }
+  | { type: "replayed"; write: PendingWrite }
+  | { type: "dropped"; write: PendingWrite; error: unknown }
+  | { type: "synced"; cursor: bigint }
+  | { type: "read-degraded"; operation: "list" | "recall"; error: unknown };
+
+/** gecx-chat's `createHybridMemoryAdapter({ remote, cache })`, backed by Mnemo. */
+export function createMnemoHybridMemoryAdapter(options: HybridMemoryAdapterOptions): MnemoHybridMemoryAdapter {
+  return new MnemoHybridMemoryAdapter(options);
+}
+
+export class MnemoHybridMemoryAdapter implements MemoryAdapter {
+  private readonly remote: MnemoServerMemoryAdapter;
+  private readonly cache: LocalMemoryAdapter;
+  private readonly policy: RemoteFailurePolicy;
+  private readonly feed: ChangeFeed;
+  private readonly listeners = new Set<(event: HybridEvent) => void>();
+  private follower: { abort: AbortController; done: Promise<void> } | undefined;
+  private flushing: Promise<void> | undefined;
+
+  constructor(private readonly options: HybridMemoryAdapterOptions) {
+    this.remote = options.remote;
+    this.cache = options.cache;
+    this.policy = options.onRemoteFailure ?? "rollback";
+    this.feed = new ChangeFeed(this.remote, this.cache, (event) => this.emit(event));
+  }
+
+  /** Subscribes to what the adapter does; returns the unsubscribe function. */
+  onEvent(listener: (event: HybridEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async save(input: SaveMemoryInput): Promise<MemoryEntry> {
+    const withId = { ...input, id: input.id ?? randomId() };
+    const requestId = randomId();
+    const { entry, archived } = await this.cache.saveLocally(withId);
+    try {
+      const written = await this.remote.create(withId, requestId);
+      await this.cache.transact((document) => {
+        applyOwnWrite(document, entry.id, written.changeCursor, written.value);
+        const now = written.value.createdAt;
+        for (const id of written.archived ?? []) {
+          const other = document.entries.find((e) => e.id === id);
+          if (other !== undefined && other.archivedAt === undefined) other.archivedAt = now;
+        }
+      });
+      return written.value;
+    } catch (error) {
+      return this.failed({ kind: "save", id: entry.id, input: withId, requestId }, error, entry, async () => {
+        await this.cache.transact((document) => {
+          removeEntry(document, entry.id);
+          for (const other of document.entries) {
+            if (archived.includes(other.id)) delete other.archivedAt;
+          }
+        });
+      });
+    }
+  }
+
+  async update(id: string, patch: UpdateMemoryInput): Promise<MemoryEntry> {
+    const before = await this.cache.get(id);
+    const optimistic = before === undefined ? undefined : await this.cache.update(id, patch);
+    try {
+      const written = await this.remote.patch(id, patch);
+      await this.cache.transact((document) => applyOwnWrite(document, id, written.changeCursor, written.value));
+      return written.value;
+    } catch (error) {
+      return this.failed({ kind: "update", id, patch }, error, optimistic, async () => {
+        if (before !== undefined) await this.cache.transact((document) => putEntry(document, before));
+      });
+    }
+  }
+
+  async delete(id: string): Promise<void> {
+    const before = await this.cache.get(id);
+    await this.cache.delete(id);
+    try {
+      const written = await this.remote.remove(id);
+      await this.cache.transact((document) => applyOwnWrite(document, id, written.changeCursor, undefined));
+    } catch (error) {
+      await this.failed({ kind: "delete", id }, error, undefined, async () => {
+        if (before !== undefined) await this.cache.transact((document) => putEntry(document, before));
+      });
+    }
+  }
+
+  /** The cached entries (kept fresh by `start()` or `sync()`); [] if the cache cannot be read. */
+  async list(options: ListMemoryOptions = {}): Promise<MemoryEntry[]> {
+    try {
+      return await this.cache.list(options);
+    } catch (error) {
+      this.emit({ type: "read-degraded", operation: "list", error });
+      return [];
+    }
+  }
+
+  /** The server's recall; the cache's word match when the server fails; else nothing. */
+  async recall(query: RecallMemoryQuery): Promise<RecalledMemory[]> {
+    try {
+      return await this.remote.fetchRecall(query);
+    } catch (error) {
+      this.emit({ type: "read-degraded", operation: "recall", error });
+    }
+    try {
+      return await this.cache.recall(query);
+    } catch {
+      return [];
+    }
+  }
+
+  /** Writes kept while the server was unreachable, oldest first. */
+  async pendingWrites(): Promise<PendingWrite[]> {
+    return (await this.cache.read()).pending;
+  }
+
+  /**
+   * Replays the kept writes, then applies the feed's changes since the cache's
+   * cursor. Rejects with the MnemoError of an unreachable server (the writes
+   * not replayed stay queued).
+   */
+  async sync(): Promise<void> {
+    await this.flush();
+    await this.feed.pull();
+    this.emit({ type: "synced", cursor: BigInt((await this.cache.read()).cursor) });
+  }
+
+  /** Rebuilds the cache from a full list (what an expired cursor leads to). */
+  resyncFromList(): Promise<void> {
+    return this.feed.resyncFromList();
+  }
+
+  /**
+   * Follows the change feed in the background until `stop()`: sync, then
+   * WatchChanges; on any failure, waits (backing off up to `reconnect.maxMs`)
+   * and starts again, so kept writes are replayed as soon as the server is
+   * back. Idempotent.
+   */
+  start(): void {
+    if (this.follower !== undefined) return;
+    const abort = new AbortController();
+    this.follower = { abort, done: this.follow(abort.signal) };
+  }
+
+  /** Stops following the feed; resolves when the follower has stopped. */
+  async stop(): Promise<void> {
+    const follower = this.follower;
+    this.follower = undefined;
+    if (follower === undefined) return;
+    follower.abort.abort();
+    await follower.done;
+  }
+
+  private async follow(signal: AbortSignal): Promise<void> {
+    const initial = this.options.reconnect?.initialMs ?? 250;
+    const max = this.options.reconnect?.maxMs ?? 5_000;
+    let pause = initial;
+    while (!signal.aborted) {
+      try {
+        await this.sync();
+        pause = initial;
+        await this.feed.follow(signal);
+      } catch (error) {
+        if (signal.aborted) break;
+        if (isResumable(error)) continue;
+        this.emit({ type: "error", error });
+        await sleep(pause, signal);
+        pause = Math.min(pause * 2, max);
+      }
+    }
+  }
+
+  /** Replays kept writes in order; one flush at a time. */
+  private flush(): Promise<void> {
+    this.flushing ??= this.replayPending().finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+
+  private async replayPending(): Promise<void> {
+    for (;;) {
+      const [write] = (await this.cache.read()).pending;
+      if (write === undefined) return;
+      try {
+        await this.replay(write);
+        this.emit({ type: "replayed", write });
+      } catch (error) {
+        if (isTransient(error)) throw error;
+        // Refused now (e.g. updated an entry deleted elsewhere): the server wins.
+        this.emit({ type: "dropped", write, error });
+      }
+      await this.cache.transact((document) => {
+        const [first] = document.pending;
+        if (first !== undefined && sameWrite(first, write)) document.pending.shift();
+      });
+    }
+  }
+
+  private async replay(write: PendingWrite): Promise<void> {
+    switch (write.kind) {
+      case "save": {
+        const written = await this.remote.create(write.input, write.requestId);
+        await this.cache.transact((d) => applyOwnWrite(d, write.id, written.changeCursor, written.value));
+        return;
+      }
+      case "update": {
+        const written = await this.remote.patch(write.id, write.patch);
+        await this.cache.transact((d) => applyOwnWrite(d, write.id, written.changeCursor, written.value));
+        return;
+      }
+      case "delete": {
+        const written = await this.remote.remove(write.id);
+        await this.cache.transact((d) => applyOwnWrite(d, write.id, written.changeCursor, undefined));
+        return;
+      }
+    }
+  }
+
+  /**
+   * A server write failed: keep it (queued) when the policy and the failure
+   * allow, answering with the optimistic entry; otherwise undo it and reject.
+   */
+  private async failed<T extends MemoryEntry | undefined>(
+    write: PendingWrite,
+    error: unknown,
+    optimistic: T,
+    undo: () => Promise<void>,
+  ): Promise<NonNullable<T>> {
+    if (this.policy === "keep" && isTransient(error) && (optimistic !== undefined || write.kind === "delete")) {
+      await this.cache.transact((document) => document.pending.push(write));
+      this.emit({ type: "kept", operation: write.kind, id: write.id, error });
+      return optimistic as NonNullable<T>;
+    }
+    await undo();
+    this.emit({ type: "rolled-back", operation: write.kind, id: write.id, error });
+    throw error;
+  }
+
+  private emit(event: HybridEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
+  }
+}
+
+function sameWrite(a: PendingWrite, b: PendingWrite): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
