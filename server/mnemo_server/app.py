@@ -27,6 +27,8 @@ from mnemo.v1 import (
     governance_pb2_grpc,
     memories_pb2,
     memories_pb2_grpc,
+    sync_pb2,
+    sync_pb2_grpc,
     working_memory_pb2,
     working_memory_pb2_grpc,
 )
@@ -34,6 +36,7 @@ from mnemo_server.api.change_sink import ChangeCursorInterceptor
 from mnemo_server.api.conversations import ConversationServicer
 from mnemo_server.api.governance import GovernanceServicer
 from mnemo_server.api.memories import MemoryServicer
+from mnemo_server.api.sync import SyncServicer
 from mnemo_server.api.unimplemented import add_unimplemented_services
 from mnemo_server.api.user_data import UserDataHandlers
 from mnemo_server.api.working_memory import WorkingMemoryServicer
@@ -42,6 +45,7 @@ from mnemo_server.auth.jwt import load_verifier
 from mnemo_server.auth.ratelimit import RateLimiter
 from mnemo_server.auth.tls import server_credentials
 from mnemo_server.config import Settings, is_loopback
+from mnemo_server.domain.change_watch import ChangeFeed, ChangeWatchSettings, Wakeups
 from mnemo_server.domain.embedding import load_embedder
 from mnemo_server.domain.usecases.conversations import Conversations
 from mnemo_server.domain.usecases.extraction import Extraction
@@ -55,6 +59,7 @@ from mnemo_server.errors import ErrorMappingInterceptor
 from mnemo_server.health import SERVING, HealthService, ServingStatus
 from mnemo_server.maintenance import Retention, prune_until_stopped
 from mnemo_server.store import migrate
+from mnemo_server.store.change_notify import ChangeNotifier, open_notifier
 from mnemo_server.store.database import Database, open_database
 from mnemo_server.store.sql import SqlStore
 from mnemo_server.store.sql_user_data import SqlUserData
@@ -68,6 +73,7 @@ CONVERSATION_SERVICE = conversations_pb2.DESCRIPTOR.services_by_name[
 ].full_name
 MEMORY_SERVICE = memories_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
 GOVERNANCE_SERVICE = governance_pb2.DESCRIPTOR.services_by_name["GovernanceService"].full_name
+SYNC_SERVICE = sync_pb2.DESCRIPTOR.services_by_name["SyncService"].full_name
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 
 log = logging.getLogger("mnemo")
@@ -107,6 +113,15 @@ async def prepare_schema(settings: Settings) -> None:
         await asyncio.to_thread(migrate.check_schema, url)
 
 
+def watch_settings(settings: Settings) -> ChangeWatchSettings:
+    """How change watches behave (the ``--watch-*`` options)."""
+    return ChangeWatchSettings(
+        heartbeat_seconds=settings.watch_heartbeat_seconds,
+        send_timeout_seconds=settings.watch_send_timeout_seconds,
+        max_watchers=settings.watch_max_watchers,
+    )
+
+
 class MnemoServer:
     """One Mnemo server process's gRPC server and database."""
 
@@ -125,6 +140,9 @@ class MnemoServer:
         self._purge: asyncio.Task[None] | None = None
         # Prunes idempotency records and changes past their time (``maintenance``).
         self._prune: asyncio.Task[None] | None = None
+        # Wake-ups of this process's change watches; closed at shutdown.
+        self._wakeups = Wakeups()
+        self._notifier: ChangeNotifier | None = None
 
     @property
     def port(self) -> int:
@@ -209,6 +227,9 @@ class MnemoServer:
             ),
             server,
         )
+        sync_pb2_grpc.add_SyncServiceServicer_to_server(
+            SyncServicer(ChangeFeed(store, self._wakeups, watch_settings(settings))), server
+        )
         pending = add_unimplemented_services(server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         mnemo_services = (
@@ -216,6 +237,7 @@ class MnemoServer:
             CONVERSATION_SERVICE,
             MEMORY_SERVICE,
             GOVERNANCE_SERVICE,
+            SYNC_SERVICE,
             *pending,
         )
         self.service_names = (*mnemo_services, HEALTH_SERVICE, reflection.SERVICE_NAME)
@@ -231,6 +253,13 @@ class MnemoServer:
         except RuntimeError:
             await self._database.close()
             raise RuntimeError(f"cannot listen on {settings.listen}") from None
+        self._notifier = open_notifier(
+            settings.effective_database_url,
+            self._wakeups,
+            store,
+            poll_seconds=settings.watch_poll_seconds,
+        )
+        await self._notifier.start()
         await server.start()
         self._server, self._port = server, port
         self._purge = asyncio.create_task(
@@ -265,10 +294,13 @@ class MnemoServer:
             raise ServerNotStarted("the server is not started")
         await self._health.enter_graceful_shutdown()
         self._stopping.set()
+        self._wakeups.close()  # every change watch ends with OK; clients resume
         if self._web is None:
             await self._server.stop(grace)
         else:  # web responses end as the gRPC calls they forward end
             await asyncio.gather(self._server.stop(grace), self._web.stop(grace))
+        if self._notifier is not None:
+            await self._notifier.stop()
         if self._purge is not None:
             await self._purge
         if self._prune is not None:

@@ -15,7 +15,6 @@ from typing import Any
 import grpc
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 
-from mnemo.v1 import sync_pb2, sync_pb2_grpc
 from mnemo_server.domain.errors import NotImplementedYet
 
 
@@ -29,14 +28,9 @@ class PendingService:
     capability: str
 
 
-PENDING_SERVICES: tuple[PendingService, ...] = (
-    PendingService(
-        sync_pb2.DESCRIPTOR.services_by_name["SyncService"],
-        sync_pb2_grpc.SyncServiceServicer,
-        sync_pb2_grpc.add_SyncServiceServicer_to_server,
-        "sync change feed",
-    ),
-)
+# Empty since SyncService is served (api.sync); a service added to the
+# contract before its implementation goes here.
+PENDING_SERVICES: tuple[PendingService, ...] = ()
 
 
 def not_implemented(service: PendingService, method: MethodDescriptor) -> NotImplementedYet:
