@@ -17,6 +17,7 @@ from mnemo.client._calls import Page
 from mnemo.client._candidates import CandidateLike
 from mnemo.client._channel_options import service_config
 from mnemo.client._client_base import DEFAULT_TARGET, DEFAULT_TIMEOUT
+from mnemo.client._follow import AsyncChangeFollower, ChangeFollower
 from mnemo.client._governance import ConsentStateName, EventTypeName
 from mnemo.client._history import MessageLike, Snapshot
 from mnemo.client._memories import EmbeddingLike
@@ -72,6 +73,7 @@ from mnemo.v1.memories_pb2 import (
     MemoryTombstone,
     RecallMemoriesResponse,
 )
+from mnemo.v1.sync_pb2 import Change, Heartbeat, ListChangesResponse, WatchChangesResponse
 from mnemo.v1.working_memory_pb2 import Exchange, MemoryState
 
 __all__ = [
@@ -80,11 +82,14 @@ __all__ = [
     "AbortedError",
     "AlreadyExistsError",
     "AppendMessagesResponse",
+    "AsyncChangeFollower",
     "ApproveMemoryCandidateResponse",
     "AsyncMnemoClient",
     "BuildContextResponse",
     "CallCancelledError",
     "CandidateLike",
+    "Change",
+    "ChangeFollower",
     "Consent",
     "ConsentStateName",
     "Conversation",
@@ -104,9 +109,11 @@ __all__ = [
     "FailedPreconditionError",
     "FailedRun",
     "FieldViolation",
+    "Heartbeat",
     "HistoryMessage",
     "InternalError",
     "InvalidArgumentError",
+    "ListChangesResponse",
     "Memory",
     "MemoryCandidate",
     "MemorySettings",
@@ -132,5 +139,6 @@ __all__ = [
     "UnavailableError",
     "UnimplementedError",
     "UnknownError",
+    "WatchChangesResponse",
     "service_config",
 ]

@@ -10,6 +10,7 @@ import grpc
 import grpc.aio
 
 from mnemo.client import _candidates as candidates
+from mnemo.client import _changes as changes
 from mnemo.client import _conversations as conversations
 from mnemo.client import _governance as governance
 from mnemo.client import _history as history
@@ -148,3 +149,6 @@ class AsyncMnemoClient(ClientBase[grpc.aio.Channel]):
     list_events = client_method(governance.list_events, _pages)
     list_events_page = client_method(governance.list_events_page, _call)
     watch_events = client_method(governance.watch_events, _stream)
+
+    list_changes = client_method(changes.list_changes, _call)
+    watch_changes = client_method(changes.watch_changes, _stream)

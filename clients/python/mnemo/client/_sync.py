@@ -9,6 +9,7 @@ from typing import Any, Self, TypeVar
 import grpc
 
 from mnemo.client import _candidates as candidates
+from mnemo.client import _changes as changes
 from mnemo.client import _conversations as conversations
 from mnemo.client import _governance as governance
 from mnemo.client import _history as history
@@ -146,3 +147,6 @@ class MnemoClient(ClientBase[grpc.Channel]):
     list_events = client_method(governance.list_events, _pages)
     list_events_page = client_method(governance.list_events_page, _call)
     watch_events = client_method(governance.watch_events, _stream)
+
+    list_changes = client_method(changes.list_changes, _call)
+    watch_changes = client_method(changes.watch_changes, _stream)
