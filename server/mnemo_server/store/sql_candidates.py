@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, insert, select, tuple_, update
 
 from mnemo_server.domain import events
+from mnemo_server.domain.changes import NewChange
 from mnemo_server.domain.memory_models import (
     CandidateDraft,
     CandidateState,
@@ -23,7 +24,7 @@ from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
-from mnemo_server.store import sql_events, sql_memories, sql_memory_reads
+from mnemo_server.store import sql_changes, sql_events, sql_memories, sql_memory_reads
 from mnemo_server.store.convert import now_micros
 from mnemo_server.store.schema import memory_candidates
 from mnemo_server.store.sql_governance import check_memory_gate
@@ -96,7 +97,9 @@ def propose(
         [candidate_values(user_id, c, now) for c in candidates],
     ).all()
     sql_events.record(conn, user_id, events.proposed(len(stored)), now)
-    return tuple(rows.candidate(row) for row in stored)
+    proposed = tuple(rows.candidate(row) for row in stored)
+    sql_changes.append(conn, user_id, [sql_changes.candidate_upserted(c) for c in proposed])
+    return proposed
 
 
 def list_page(
@@ -158,8 +161,9 @@ def approve(
     if candidate.state is not CandidateState.PENDING:
         raise rows.candidate_resolved(user_id, candidate_id, candidate.state.value)
     draft = replace(candidate.draft, source=MemorySource.EXTRACTOR)
+    feed: list[NewChange] = []
     (saved_memory,) = sql_memories.insert_entries(
-        conn, user_id, [(memory_id, draft)], field_prefix="candidate.memory"
+        conn, user_id, [(memory_id, draft)], field_prefix="candidate.memory", feed=feed
     )
     approved = _resolve(
         conn, user_id, candidate_id, CandidateState.APPROVED, saved_memory_id=memory_id
@@ -168,6 +172,8 @@ def approve(
     happened = events.saved([saved_memory.memory])
     happened += events.resolved("approved", name, rows.memory_name(user_id, memory_id))
     sql_events.record(conn, user_id, happened)
+    feed.append(sql_changes.candidate_upserted(approved))
+    sql_changes.append(conn, user_id, feed)
     return saved_memory.memory, approved
 
 
@@ -182,4 +188,6 @@ def reject(conn: Connection, user_id: str, candidate_id: str) -> MemoryCandidate
         raise rows.candidate_resolved(user_id, candidate_id, candidate.state.value)
     name = rows.candidate_name(user_id, candidate_id)
     sql_events.record(conn, user_id, events.resolved("rejected", name))
-    return _resolve(conn, user_id, candidate_id, CandidateState.REJECTED)
+    rejected = _resolve(conn, user_id, candidate_id, CandidateState.REJECTED)
+    sql_changes.append(conn, user_id, [sql_changes.candidate_upserted(rejected)])
+    return rejected

@@ -46,10 +46,29 @@ from mnemo_server.domain.changes import (
     NewChange,
 )
 from mnemo_server.domain.errors import OutOfRange
-from mnemo_server.domain.governance import Consent, MemorySettings
+from mnemo_server.domain.governance import (
+    Consent,
+    MemorySettings,
+    consent_name,
+    memory_settings_name,
+)
 from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTombstone
-from mnemo_server.domain.models import Conversation, FailedRun, MemoryState, StoredMessage
-from mnemo_server.domain.names import user_name
+from mnemo_server.domain.models import (
+    Conversation,
+    ConversationKey,
+    FailedRun,
+    MemoryState,
+    StoredMessage,
+)
+from mnemo_server.domain.names import (
+    conversation_name,
+    failed_run_name,
+    memory_candidate_name,
+    memory_name,
+    memory_state_name,
+    message_name,
+    user_name,
+)
 from mnemo_server.store import change_sink
 from mnemo_server.store.change_notify import notify_change
 from mnemo_server.store.convert import now_micros, to_datetime
@@ -145,11 +164,58 @@ def append(conn: Connection, user_id: str, new: Sequence[NewChange]) -> int:
     return last
 
 
-def upsert(resource_name: str, state: ChangeState, etag: str = "") -> NewChange:
-    """An UPSERT change carrying ``state`` (etag: the state's, if it has one)."""
+def upsert(resource_name: str, state: ChangeState) -> NewChange:
+    """An UPSERT change carrying ``state`` (and its etag, if it has one)."""
+    return NewChange(ChangeOperation.UPSERT, resource_name, getattr(state, "etag", ""), state)
+
+
+def conversation_upserted(value: Conversation) -> NewChange:
+    return upsert(conversation_name(ConversationKey(value.user_id, value.conversation_id)), value)
+
+
+def conversation_deleted(user_id: str, conversation_id: str) -> NewChange:
     return NewChange(
-        ChangeOperation.UPSERT, resource_name, etag or getattr(state, "etag", ""), state
+        ChangeOperation.DELETE, conversation_name(ConversationKey(user_id, conversation_id))
     )
+
+
+def memory_state_upserted(key: ConversationKey, state: MemoryState) -> NewChange:
+    return upsert(memory_state_name(key), state)
+
+
+def message_appended(key: ConversationKey, message: StoredMessage) -> NewChange:
+    return upsert(message_name(key, message.position), message)
+
+
+def failed_run_recorded(key: ConversationKey, run: FailedRun) -> NewChange:
+    return upsert(failed_run_name(key, run.failed_run_id), run)
+
+
+def memory_upserted(value: Memory) -> NewChange:
+    return upsert(memory_name(value.user_id, value.memory_id), value)
+
+
+def memory_deleted(tombstone: MemoryTombstone) -> NewChange:
+    name = memory_name(tombstone.user_id, tombstone.memory_id)
+    return NewChange(ChangeOperation.DELETE, name, "", tombstone)
+
+
+def candidate_upserted(value: MemoryCandidate) -> NewChange:
+    return upsert(memory_candidate_name(value.user_id, value.candidate_id), value)
+
+
+def consent_upserted(value: Consent) -> NewChange:
+    return upsert(consent_name(value.user_id), value)
+
+
+def settings_upserted(value: MemorySettings) -> NewChange:
+    return upsert(memory_settings_name(value.user_id), value)
+
+
+def forget_conversation(conn: Connection, user_id: str, conversation_id: str) -> None:
+    """Strip the states of the conversation's recorded changes (it was deleted)."""
+    name = conversation_name(ConversationKey(user_id, conversation_id))
+    strip_states(conn, user_id, [name], [f"{name}/"])
 
 
 def strip_states(

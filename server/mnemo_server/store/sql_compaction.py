@@ -16,7 +16,7 @@ from mnemo_server.domain.compaction import (
 )
 from mnemo_server.domain.errors import Aborted
 from mnemo_server.domain.models import HistorySnapshot, NewMessage
-from mnemo_server.store import convert
+from mnemo_server.store import convert, sql_changes
 from mnemo_server.store import sql_conversations as rows
 from mnemo_server.store.schema import compaction_checkpoints
 from mnemo_server.store.sql_conversations import ConversationRow
@@ -97,4 +97,6 @@ def replace_prefix(
         )
     )
     changed = rows.touch(conn, row, now, checkpoint_seq=row.checkpoint_seq + 1)
+    conversation = convert.conversation(changed)
+    sql_changes.append(conn, user_id, [sql_changes.conversation_upserted(conversation)])
     return _projection(conn, changed)

@@ -7,9 +7,10 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, delete, select, tuple_, update
 
+from mnemo_server.domain.changes import NewChange
 from mnemo_server.domain.errors import AlreadyExists, etag_mismatch
 from mnemo_server.domain.models import Conversation, JsonObject, Keyset, Page
-from mnemo_server.store import convert
+from mnemo_server.store import convert, sql_changes
 from mnemo_server.store.dialect import insert_ignoring_conflicts
 from mnemo_server.store.schema import conversations
 from mnemo_server.store.sql_temporary import drop_expired, unexpired
@@ -100,8 +101,9 @@ def _insert(
 
 def lock_or_create(
     conn: Connection, user_id: str, conversation_id: str, *, metadata: JsonObject, now: int
-) -> ConversationRow:
-    """The locked conversation row, created (with its user) if missing.
+) -> tuple[ConversationRow, bool]:
+    """The locked conversation row, created (with its user) if missing, and
+    whether this call created it.
 
     Two transactions creating the same conversation at once both succeed: the
     insert skips an existing key (waiting for a concurrent inserter), and the
@@ -109,8 +111,8 @@ def lock_or_create(
     """
     row = lock(conn, user_id, conversation_id)
     if row is not None:
-        return row
-    _insert(
+        return row, False
+    inserted = _insert(
         conn,
         user_id,
         conversation_id,
@@ -121,7 +123,15 @@ def lock_or_create(
     )
     row = lock(conn, user_id, conversation_id)
     assert row is not None, "a conversation just inserted must exist"
-    return row
+    return row, inserted is not None
+
+
+def created_changes(row: ConversationRow, created: bool) -> list[NewChange]:
+    """The change of a conversation a write created implicitly (none for an
+    existing one or the default conversation, which is no resource)."""
+    if not created or row.conversation_id == "":
+        return []
+    return [sql_changes.conversation_upserted(convert.conversation(row))]
 
 
 def touch(conn: Connection, row: ConversationRow, now: int, **changes: Any) -> ConversationRow:
@@ -163,7 +173,9 @@ def create(
         raise AlreadyExists(
             f"{name} already exists; choose another conversation id", metadata={"name": name}
         )
-    return convert.conversation(row)
+    created = convert.conversation(row)
+    sql_changes.append(conn, user_id, [sql_changes.conversation_upserted(created)])
+    return created
 
 
 def get(conn: Connection, user_id: str, conversation_id: str) -> Conversation:
@@ -209,12 +221,15 @@ def update_metadata(
     row = lock_existing(conn, user_id, conversation_id)
     check_etag(row, expected_etag)
     changed = touch(conn, row, convert.now_micros(), metadata_json=convert.metadata_json(metadata))
-    return convert.conversation(changed)
+    updated = convert.conversation(changed)
+    sql_changes.append(conn, user_id, [sql_changes.conversation_upserted(updated)])
+    return updated
 
 
 def remove(conn: Connection, user_id: str, conversation_id: str, expected_etag: str | None) -> None:
-    """Delete with everything that hangs off it (``ON DELETE CASCADE``).
-    Raises ``NotFound``, ``Aborted(ETAG_MISMATCH)``."""
+    """Delete with everything that hangs off it (``ON DELETE CASCADE``); the
+    states of its earlier changes go too. Raises ``NotFound``,
+    ``Aborted(ETAG_MISMATCH)``."""
     row = lock_existing(conn, user_id, conversation_id)
     check_etag(row, expected_etag)
     conn.execute(
@@ -222,3 +237,5 @@ def remove(conn: Connection, user_id: str, conversation_id: str, expected_etag: 
             conversations.c.id == row.id, conversations.c.user_id == user_id
         )
     )
+    sql_changes.forget_conversation(conn, user_id, conversation_id)
+    sql_changes.append(conn, user_id, [sql_changes.conversation_deleted(user_id, conversation_id)])

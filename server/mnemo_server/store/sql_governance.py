@@ -38,9 +38,10 @@ from mnemo_server.domain.governance import (
     gate_error,
     memory_settings_name,
 )
-from mnemo_server.domain.memory_models import CandidateState
-from mnemo_server.store import sql_events
+from mnemo_server.domain.memory_models import CandidateState, MemoryCandidate
+from mnemo_server.store import sql_changes, sql_events
 from mnemo_server.store.convert import new_etag, now_micros, to_datetime
+from mnemo_server.store.memory_convert import candidate
 from mnemo_server.store.schema import conversations, memory_candidates, user_settings, users
 from mnemo_server.store.sql_users import ensure_user
 
@@ -185,16 +186,17 @@ def _locked_settings(conn: Connection, user_id: str) -> Row[Any] | None:
     return _settings(conn, user_id)
 
 
-def _cancel_pending(conn: Connection, user_id: str, now: int) -> int:
-    result = conn.execute(
+def _cancel_pending(conn: Connection, user_id: str, now: int) -> list[MemoryCandidate]:
+    cancelled = conn.execute(
         update(memory_candidates)
         .where(
             memory_candidates.c.user_id == user_id,
             memory_candidates.c.state == CandidateState.PENDING.value,
         )
         .values(state=CandidateState.CANCELLED.value, resolved_at=now)
-    )
-    return int(result.rowcount)
+        .returning(*memory_candidates.c)
+    ).all()
+    return [candidate(row) for row in cancelled]
 
 
 def set_consent(
@@ -220,9 +222,13 @@ def set_consent(
         policy_version=policy_version,
         consent_updated_at=now,
     )
-    cancelled = _cancel_pending(conn, user_id, now) if state is ConsentState.WITHDRAWN else 0
-    sql_events.record(conn, user_id, events.consent_changed(state, policy_version, cancelled))
-    return ConsentChange(_consent(user_id, row), cancelled)
+    cancelled = _cancel_pending(conn, user_id, now) if state is ConsentState.WITHDRAWN else []
+    sql_events.record(conn, user_id, events.consent_changed(state, policy_version, len(cancelled)))
+    consent = _consent(user_id, row)
+    feed = [sql_changes.consent_upserted(consent)]
+    feed += [sql_changes.candidate_upserted(c) for c in cancelled]
+    sql_changes.append(conn, user_id, feed)
+    return ConsentChange(consent, len(cancelled))
 
 
 def update_settings(
@@ -243,4 +249,6 @@ def update_settings(
         settings_etag=new_etag(),
         settings_updated_at=now_micros(),
     )
-    return _settings_of(user_id, row)
+    settings = _settings_of(user_id, row)
+    sql_changes.append(conn, user_id, [sql_changes.settings_upserted(settings)])
+    return settings

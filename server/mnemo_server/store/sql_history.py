@@ -13,6 +13,7 @@ from mnemo_server.domain.errors import Aborted
 from mnemo_server.domain.models import (
     AppendResult,
     Conversation,
+    ConversationKey,
     FailedRun,
     JsonObject,
     Keyset,
@@ -21,7 +22,7 @@ from mnemo_server.domain.models import (
     RunError,
     StoredMessage,
 )
-from mnemo_server.store import convert, sql_events
+from mnemo_server.store import convert, sql_changes, sql_events
 from mnemo_server.store import sql_conversations as rows
 from mnemo_server.store.schema import compaction_checkpoints, failed_runs, messages
 
@@ -40,7 +41,7 @@ def append(
     """Append at dense positions under the conversation's row lock, creating
     the conversation if needed. Raises ``Aborted(POSITION_MISMATCH)``."""
     now = convert.now_micros()
-    row = rows.lock_or_create(conn, user_id, conversation_id, metadata=create_metadata, now=now)
+    row, _ = rows.lock_or_create(conn, user_id, conversation_id, metadata=create_metadata, now=now)
     start = row.message_count
     if expected_position is not None and expected_position != start:
         raise Aborted(
@@ -80,8 +81,12 @@ def append(
                 for message in stored
             ],
         )
-    changed = rows.touch(conn, row, now, message_count=start + len(stored))
-    return AppendResult(conversation=convert.conversation(changed), messages=stored)
+    changed = convert.conversation(rows.touch(conn, row, now, message_count=start + len(stored)))
+    key = ConversationKey(user_id, conversation_id)
+    feed = [sql_changes.conversation_upserted(changed)]
+    feed += [sql_changes.message_appended(key, message) for message in stored]
+    sql_changes.append(conn, user_id, feed)
+    return AppendResult(conversation=changed, messages=stored)
 
 
 def _canonical(conversation_pk: int, user_id: str, position: int) -> Select[Any]:
@@ -136,7 +141,9 @@ def clear(conn: Connection, user_id: str, conversation_id: str) -> Conversation:
     )
     name = convert.conversation_name(user_id, conversation_id)
     sql_events.record(conn, user_id, events.cleared("history", name))
-    return convert.conversation(changed)
+    cleared = convert.conversation(changed)
+    sql_changes.append(conn, user_id, [sql_changes.conversation_upserted(cleared)])
+    return cleared
 
 
 def record_failed_run(
@@ -151,7 +158,9 @@ def record_failed_run(
     """Record a failed run apart from the history, creating the conversation
     if needed."""
     now = convert.now_micros()
-    row = rows.lock_or_create(conn, user_id, conversation_id, metadata={}, now=now)
+    row, created_conversation = rows.lock_or_create(
+        conn, user_id, conversation_id, metadata={}, now=now
+    )
     created = conn.execute(
         insert(failed_runs)
         .values(
@@ -167,7 +176,11 @@ def record_failed_run(
         )
         .returning(*failed_runs.c)
     ).one()
-    return convert.failed_run(created)
+    run = convert.failed_run(created)
+    feed = rows.created_changes(row, created_conversation)
+    feed.append(sql_changes.failed_run_recorded(ConversationKey(user_id, conversation_id), run))
+    sql_changes.append(conn, user_id, feed)
+    return run
 
 
 def list_failed_runs(

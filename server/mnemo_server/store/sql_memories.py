@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, Row, insert, select, update
 
 from mnemo_server.domain import events
+from mnemo_server.domain.changes import NewChange
 from mnemo_server.domain.embedding import dimension_mismatch
 from mnemo_server.domain.memory_models import (
     Embedding,
@@ -28,7 +29,7 @@ from mnemo_server.domain.text_search import search_document
 from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
-from mnemo_server.store import sql_events
+from mnemo_server.store import sql_changes, sql_events
 from mnemo_server.store.convert import new_etag, now_micros
 from mnemo_server.store.database import RetryTransaction
 from mnemo_server.store.dialect import insert_ignoring_conflicts
@@ -164,8 +165,9 @@ def _taken(conn: Connection, user_id: str, memory_ids: Sequence[str]) -> set[str
     return taken
 
 
-def _archive_live(conn: Connection, user_id: str, draft: MemoryDraft, now: int) -> list[str]:
-    """Archive the live entry of ``draft``'s (scope, conversation, key); its id."""
+def _archive_live(conn: Connection, user_id: str, draft: MemoryDraft, now: int) -> list[Memory]:
+    """Archive the live entry of ``draft``'s (scope, conversation, key); the
+    archived entry (without its vector)."""
     archived = conn.execute(
         update(memories)
         .where(
@@ -176,10 +178,13 @@ def _archive_live(conn: Connection, user_id: str, draft: MemoryDraft, now: int) 
             memories.c.archived_at.is_(None),
         )
         .values(archived_at=now, etag=new_etag())
-        .returning(memories.c.id, memories.c.memory_id, memories.c.search_document)
+        .returning(*memories.c)
     ).all()
     fts.unindex(conn, [(row.id, row.search_document) for row in archived])
-    return [row.memory_id for row in archived]
+    return [
+        rows.memory({**row._mapping, "embedding_model": None, "embedding_vector": None})
+        for row in archived
+    ]
 
 
 def _row_values(user_id: str, memory_id: str, draft: MemoryDraft, now: int) -> dict[str, Any]:
@@ -208,10 +213,12 @@ def insert_entries(
     drafts: Sequence[tuple[str, MemoryDraft]],
     *,
     field_prefix: str = "",
+    feed: list[NewChange] | None = None,
 ) -> tuple[SavedMemory, ...]:
     """Save ``(memory_id, draft)`` pairs in order (the caller holds
     ``lock_user``). A keyed draft supersedes the live entry of its key,
-    including an earlier draft of the same call.
+    including an earlier draft of the same call. The changes (each archived
+    entry, then the new one, per draft) are added to ``feed``.
 
     Raises ``AlreadyExists`` (id of an entry or a tombstone, or twice in
     ``drafts``), EMBEDDING_DIMENSION_MISMATCH (field
@@ -236,6 +243,7 @@ def insert_entries(
 
     now = now_micros()
     archived: list[list[str]] = [[] for _ in drafts]
+    archived_entries: list[list[Memory]] = [[] for _ in drafts]
     superseded: set[int] = set()
     newest: dict[tuple[str, str, str], int] = {}
     for i, (_, draft) in enumerate(drafts):
@@ -246,7 +254,8 @@ def insert_entries(
             superseded.add(newest[chain])
             archived[i].append(ids[newest[chain]])
         else:
-            archived[i] = _archive_live(conn, user_id, draft, now)
+            archived_entries[i] = _archive_live(conn, user_id, draft, now)
+            archived[i] = [m.memory_id for m in archived_entries[i]]
         newest[chain] = i
 
     values = [_row_values(user_id, memory_id, draft, now) for memory_id, draft in drafts]
@@ -271,9 +280,14 @@ def insert_entries(
     if vectors or any(archived):
         vectors_changed(conn, user_id)
     # The result is built from what was written (as ``get`` would read it).
-    return tuple(
+    saved = tuple(
         SavedMemory(rows.memory(values[i]), tuple(archived[i])) for i in range(len(drafts))
     )
+    if feed is not None:
+        for i, one in enumerate(saved):
+            feed += [sql_changes.memory_upserted(m) for m in archived_entries[i]]
+            feed.append(sql_changes.memory_upserted(one.memory))
+    return saved
 
 
 def create(
@@ -286,6 +300,8 @@ def create(
     lock_user(conn, user_id)
     named = [origin_conversation_id, *(draft.conversation_id for _, draft in drafts)]
     check_memory_gate(conn, user_id, named, write=True)
-    saved = insert_entries(conn, user_id, drafts)
+    feed: list[NewChange] = []
+    saved = insert_entries(conn, user_id, drafts, feed=feed)
     sql_events.record(conn, user_id, events.saved(s.memory for s in saved))
+    sql_changes.append(conn, user_id, feed)
     return saved

@@ -9,6 +9,9 @@ Where the text could be, and what ``erase`` does there, in one transaction:
 - ``memory_embeddings``: deleted (a vector is derived from the text);
 - ``memory_candidates`` approved into the entry: text, metadata and vector
   blanked (the candidate stays, approved, with its key);
+- ``changes`` (the change feed): the states of the entry's earlier changes
+  and of the approved candidates' changes are removed (the delete's own
+  change carries the tombstone);
 - ``idempotency_records``: a recorded result holds the text (a CreateMemory
   result, a ProposeMemoryCandidates result with the approved candidate);
   every record of the user that names the entry (``"memory_id":"<id>"``,
@@ -32,7 +35,7 @@ from mnemo_server.domain.errors import etag_mismatch
 from mnemo_server.domain.memory_models import MemoryTombstone
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
-from mnemo_server.store import sql_events
+from mnemo_server.store import sql_changes, sql_events
 from mnemo_server.store.convert import now_micros, to_datetime
 from mnemo_server.store.schema import (
     idempotency_records,
@@ -96,14 +99,17 @@ def erase(
         .returning(memory_embeddings.c.memory_pk)
     ).first()
     conn.execute(delete(memories).where(memories.c.id == row.id))
-    conn.execute(
+    blanked = conn.execute(
         update(memory_candidates)
         .where(
             memory_candidates.c.user_id == user_id,
             memory_candidates.c.saved_memory_id == memory_id,
         )
         .values(text="", metadata_json="{}", embedding_model=None, embedding=None)
-    )
+        .returning(memory_candidates.c.candidate_id)
+    ).scalars()
+    candidates = [rows.candidate_name(user_id, c) for c in blanked]
+    sql_changes.strip_states(conn, user_id, [rows.memory_name(user_id, memory_id), *candidates])
     _forget_results(conn, user_id, memory_id, texts)
     now = now_micros()
     conn.execute(
@@ -115,6 +121,8 @@ def erase(
         vectors_changed(conn, user_id)
     fts.forget_deleted(conn)
     sql_events.record(conn, user_id, events.deleted(user_id, memory_id, row.key), now)
-    return MemoryTombstone(
+    tombstone = MemoryTombstone(
         user_id=user_id, memory_id=memory_id, key=row.key, delete_time=to_datetime(now)
     )
+    sql_changes.append(conn, user_id, [sql_changes.memory_deleted(tombstone)])
+    return tombstone

@@ -15,7 +15,7 @@ from mnemo_server.domain.text_search import search_document
 from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
-from mnemo_server.store import sql_events
+from mnemo_server.store import sql_changes, sql_events
 from mnemo_server.store.convert import new_etag, now_micros
 from mnemo_server.store.schema import memories, memory_embeddings, memory_versions
 from mnemo_server.store.sql_governance import check_memory_gate
@@ -78,6 +78,7 @@ def update_entry(
     changed = entry(conn, user_id, memories.c.id == row.id)
     assert changed is not None, "an entry just updated exists"
     sql_events.record(conn, user_id, events.saved([changed], updated="true"))
+    sql_changes.append(conn, user_id, [sql_changes.memory_upserted(changed)])
     return changed
 
 

@@ -7,7 +7,8 @@ answer ``NOT_FOUND``, a write that creates conversations implicitly starts a
 new, ordinary one with that id after ``drop_expired``), and the purge
 deletes it with its history, failed runs, checkpoints and working memory
 (``ON DELETE CASCADE``), plus the idempotency records whose recorded result
-names it.
+names it, and the states of its earlier changes in the change feed; it
+appends the conversation's DELETE change.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from sqlalchemy import ColumnElement, Connection, delete, or_, select
 
 from mnemo_server.store import memory_text_index as fts
+from mnemo_server.store import sql_changes
 from mnemo_server.store.schema import conversations, idempotency_records
 
 
@@ -36,8 +38,15 @@ def _forget_results(conn: Connection, user_id: str, conversation_id: str) -> Non
 def _delete(conn: Connection, rows: list[tuple[int, str, str]]) -> int:
     for _, user_id, conversation_id in rows:
         _forget_results(conn, user_id, conversation_id)
+        sql_changes.forget_conversation(conn, user_id, conversation_id)
     if rows:
         conn.execute(delete(conversations).where(conversations.c.id.in_([r[0] for r in rows])))
+    # One append per user, users in order: two purges lock the counters alike.
+    for user_id in sorted({user_id for _, user_id, _ in rows}):
+        gone = sorted(c for _, u, c in rows if u == user_id)
+        sql_changes.append(
+            conn, user_id, [sql_changes.conversation_deleted(user_id, c) for c in gone]
+        )
     return len(rows)
 
 

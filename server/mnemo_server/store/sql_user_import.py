@@ -11,7 +11,9 @@ caller's tenant; imported events take that tenant too), a candidate's
 resolve time (not part of the API: the import time) and the user's vectors
 version (``memory_user_state``, a fresh value, see ``sql_memories.lock_user``).
 Not imported because not exported: idempotency records (a retry of a request
-made before the export is a new request).
+made before the export is a new request). The change feed gets one change per
+imported resource (consent, settings, conversations, working memories,
+messages, failed runs, entries, tombstones, candidates), in that order.
 
 The user's row is created if needed and locked ``FOR UPDATE`` (PostgreSQL)
 before the check that the user has no data, so two imports, or an import
@@ -20,6 +22,7 @@ and an erasure, of one user run one after the other.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -29,6 +32,7 @@ from typing import Any
 from sqlalchemy import Connection, Table, insert, literal, select
 
 from mnemo_server.domain import codec
+from mnemo_server.domain.changes import NewChange
 from mnemo_server.domain.errors import FailedPrecondition
 from mnemo_server.domain.governance import Consent
 from mnemo_server.domain.memory_models import (
@@ -37,11 +41,11 @@ from mnemo_server.domain.memory_models import (
     Memory,
     MemoryCandidate,
 )
-from mnemo_server.domain.models import Conversation, NewMessage, StoredMessage
+from mnemo_server.domain.models import Conversation, ConversationKey, NewMessage, StoredMessage
 from mnemo_server.domain.names import user_name
 from mnemo_server.domain.text_search import search_document
 from mnemo_server.domain.user_data import CompactionCheckpoint, UserData
-from mnemo_server.store import convert
+from mnemo_server.store import convert, sql_changes
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
 from mnemo_server.store.schema import (
@@ -398,6 +402,64 @@ def _load_governance(conn: Connection, user_id: str, data: UserData) -> None:
 # -------------------------------------------------------------------- all
 
 
+def _with_etags(data: UserData, now: int) -> UserData:
+    """``data`` with the etags and times the import stores where it has none
+    (so that the changes carry what was stored)."""
+    at = convert.to_datetime(now)
+    counts = Counter(m.conversation_id for m in data.messages)
+    return dataclasses.replace(
+        data,
+        conversations=tuple(
+            dataclasses.replace(
+                c,
+                etag=_etag(c.etag),
+                create_time=c.create_time or at,
+                update_time=c.update_time or at,
+                message_count=counts[c.conversation_id],
+            )
+            for c in data.conversations
+        ),
+        states=tuple(
+            dataclasses.replace(
+                s,
+                state=dataclasses.replace(
+                    s.state, etag=_etag(s.state.etag), update_time=s.state.update_time or at
+                ),
+            )
+            for s in data.states
+        ),
+        memories=tuple(dataclasses.replace(m, etag=_etag(m.etag)) for m in data.memories),
+        memory_settings=None
+        if data.memory_settings is None
+        else dataclasses.replace(data.memory_settings, etag=_etag(data.memory_settings.etag)),
+    )
+
+
+def _changes(user_id: str, data: UserData) -> list[NewChange]:
+    """One change per imported resource (see the module doc)."""
+    feed: list[NewChange] = []
+    if data.consent is not None:
+        feed.append(sql_changes.consent_upserted(data.consent))
+    if data.memory_settings is not None:
+        feed.append(sql_changes.settings_upserted(data.memory_settings))
+    feed += [sql_changes.conversation_upserted(c) for c in data.conversations]
+
+    def key(conversation_id: str) -> ConversationKey:
+        return ConversationKey(user_id, conversation_id)
+
+    feed += [
+        sql_changes.memory_state_upserted(key(s.conversation_id), s.state) for s in data.states
+    ]
+    feed += [sql_changes.message_appended(key(m.conversation_id), m.message) for m in data.messages]
+    feed += [
+        sql_changes.failed_run_recorded(key(f.conversation_id), f.run) for f in data.failed_runs
+    ]
+    feed += [sql_changes.memory_upserted(m) for m in data.memories]
+    feed += [sql_changes.memory_deleted(t) for t in data.tombstones]
+    feed += [sql_changes.candidate_upserted(c) for c in data.candidates]
+    return feed
+
+
 def import_user(conn: Connection, user_id: str, data: UserData) -> None:
     """``UserDataStore.import_user`` (see the module doc). Raises
     ``FailedPrecondition(IMPORT_TARGET_NOT_EMPTY)``, ``NotFound`` (a user of
@@ -406,7 +468,9 @@ def import_user(conn: Connection, user_id: str, data: UserData) -> None:
     ensure_user(conn, user_id, now)
     conn.execute(select(users.c.user_id).where(users.c.user_id == user_id).with_for_update())
     _check_empty(conn, user_id)
+    data = _with_etags(data, now)
     pks = _load_conversations(conn, user_id, data, now)
     _load_histories(conn, user_id, data, pks, now)
     _load_memories(conn, user_id, data, now)
     _load_governance(conn, user_id, data)
+    sql_changes.append(conn, user_id, _changes(user_id, data))

@@ -10,11 +10,12 @@ from typing import Any
 from sqlalchemy import Connection, Insert, Row, Update, insert, select, update
 
 from mnemo_server.domain import codec, events
+from mnemo_server.domain.changes import NewChange
 from mnemo_server.domain.errors import etag_mismatch
 from mnemo_server.domain.models import ConversationKey, Exchange, MemoryState, RememberResult
 from mnemo_server.domain.names import memory_state_name
 from mnemo_server.domain.working_memory import window
-from mnemo_server.store import convert, sql_events
+from mnemo_server.store import convert, sql_changes, sql_events
 from mnemo_server.store import sql_conversations as rows
 from mnemo_server.store.schema import conversations, working_memory
 from mnemo_server.store.sql_temporary import unexpired
@@ -35,15 +36,21 @@ def get(conn: Connection, key: ConversationKey) -> MemoryState:
     return convert.memory_state(found)
 
 
-def _locked(conn: Connection, key: ConversationKey, now: int) -> tuple[int, Row[Any] | None]:
-    conversation = rows.lock_or_create(conn, key.user_id, key.conversation_id, metadata={}, now=now)
+def _locked(
+    conn: Connection, key: ConversationKey, now: int
+) -> tuple[int, Row[Any] | None, list[NewChange]]:
+    """The conversation's key, its working memory row, and the change of the
+    conversation if this call created it."""
+    conversation, created = rows.lock_or_create(
+        conn, key.user_id, key.conversation_id, metadata={}, now=now
+    )
     found = conn.execute(
         select(working_memory).where(
             working_memory.c.conversation_pk == conversation.id,
             working_memory.c.user_id == key.user_id,
         )
     ).one_or_none()
-    return conversation.id, found
+    return conversation.id, found, rows.created_changes(conversation, created)
 
 
 def _write(
@@ -54,9 +61,9 @@ def _write(
     expected_etag: str | None,
 ) -> MemoryState:
     """Lock, check the etag, store ``summary`` (None: keep) and
-    ``recent(old recent)``; the state after."""
+    ``recent(old recent)``, append the changes; the state after."""
     now = convert.now_micros()
-    conversation_pk, found = _locked(conn, key, now)
+    conversation_pk, found, feed = _locked(conn, key, now)
     before = convert.memory_state(found)
     if expected_etag is not None and expected_etag != before.etag:
         raise etag_mismatch(memory_state_name(key))
@@ -80,7 +87,10 @@ def _write(
             )
             .values(**values)
         )
-    return convert.memory_state(conn.execute(statement.returning(*working_memory.c)).one())
+    after = convert.memory_state(conn.execute(statement.returning(*working_memory.c)).one())
+    feed.append(sql_changes.memory_state_upserted(key, after))
+    sql_changes.append(conn, key.user_id, feed)
+    return after
 
 
 def save(
