@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import queue
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,91 +20,16 @@ from mnemo.v1 import governance_pb2_grpc, sync_pb2_grpc
 from mnemo.v1 import sync_pb2 as sy
 from mnemo_server.store.database import open_database
 from mnemo_server.store.sql import SqlStore
+from tests.api.changes import PARENT, USER, WAIT_S, Event, Watch, cursors, write
 from tests.support.rpc_errors import rpc_failure
 from tests.support.server import ServerThread, running_server, server_settings
 from tests.support.tokens import SigningKeys, bearer
-
-USER = "u1"
-PARENT = f"users/{USER}"
-WAIT_S = 30.0
-"""Bound on every wait for a streamed message (never reached when things work)."""
-
-Event = sy.WatchChangesResponse
-
-
-class Watch:
-    """A WatchChanges call read by a thread into a queue; ``None`` ends it,
-    or the ``grpc.RpcError`` that ended it."""
-
-    def __init__(self, target: str, after_cursor: int = 0, metadata: object = None) -> None:
-        self._channel = grpc.insecure_channel(target)
-        stub = sync_pb2_grpc.SyncServiceStub(self._channel)
-        request = sy.WatchChangesRequest(parent=PARENT, after_cursor=after_cursor)
-        self.call = stub.WatchChanges(request, timeout=120, metadata=metadata)
-        self.items: queue.Queue[Event | grpc.RpcError | None] = queue.Queue()
-        self.held: list[Event] = []  # looked at, not yet taken
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        try:
-            for event in self.call:
-                self.items.put(event)
-            self.items.put(None)
-        except grpc.RpcError as error:
-            self.items.put(error)
-
-    def next(self) -> Event | grpc.RpcError | None:
-        if self.held:
-            return self.held.pop()
-        return self.items.get(timeout=WAIT_S)
-
-    def next_event(self) -> Event:
-        item = self.next()
-        assert isinstance(item, Event), f"expected a message, got {item!r}"
-        return item
-
-    def changes_until_heartbeat(self) -> list[sy.Change]:
-        """The changes before the next heartbeat."""
-        changes = []
-        while (event := self.next_event()).HasField("change"):
-            changes.append(event.change)
-        return changes
-
-    def changes_until(self, cursor: int) -> list[sy.Change]:
-        """The changes up to and including ``cursor`` (heartbeats skipped)."""
-        changes: list[sy.Change] = []
-        while not changes or changes[-1].cursor < cursor:
-            event = self.next_event()
-            if event.HasField("change"):
-                changes.append(event.change)
-        return changes
-
-    def close(self) -> None:
-        self.call.cancel()
-        self._thread.join(WAIT_S)
-        self._channel.close()
 
 
 @pytest.fixture
 def mnemo(server: str) -> Iterator[MnemoClient]:
     with MnemoClient(server) as client:
         yield client
-
-
-def write(client: MnemoClient, count: int, prefix: str = "c") -> list[int]:
-    """``count`` appends of one message each; the cursor each one returned
-    (its last change: an append changes the message and the conversation)."""
-    return [
-        client.append_messages(
-            USER, "chat", [{"role": "user", "content": f"{prefix}{i}"}]
-        ).change_cursor
-        for i in range(count)
-    ]
-
-
-def cursors(changes: list[sy.Change]) -> list[int]:
-    return [change.cursor for change in changes]
 
 
 # ------------------------------------------------------------- ListChanges
