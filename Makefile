@@ -34,7 +34,7 @@ NPM_STAMP := $(TS_DIR)/node_modules/.installed
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters tests/support tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	test-unit test-store test-api bench bench-recall constraints clean
+	test-unit test-store test-api test-browser bench bench-recall constraints clean
 
 help: ## Show this help
 	@echo "Usage: make TARGET [ARGS=...] [PYTEST_ARGS=...]"
@@ -140,7 +140,7 @@ bench-recall: $(STAMP) ## RecallMemories p50/p99 over 1k/10k/100k memories per s
 # ----------------------------------------------------------------------- tests
 
 # Every language's suite is a prerequisite here (add test-typescript next to test-python).
-test: $(STAMP) gen-check buf-lint lint test-python ## All checks and tests (what CI runs): gen-check, buf-lint, lint, test-python
+test: $(STAMP) gen-check buf-lint lint test-python test-browser ## All checks and tests (what CI runs): gen-check, buf-lint, lint, test-python, test-browser
 	@echo "make test: all checks and test suites passed"
 
 test-python: $(STAMP) ## Python tests: pytest over tests/, against SQLite and a throwaway PostgreSQL
@@ -154,6 +154,14 @@ test-store: $(STAMP) ## pytest tests/store (storage layer, SQLite and PostgreSQL
 
 test-api: $(STAMP) ## pytest tests/api (gRPC API end to end)
 	$(PY) -m pytest tests/api $(PYTEST_ARGS)
+
+CHROMIUM := /usr/bin/chromium
+
+test-browser: $(STAMP) $(NPM_STAMP) ## The web demo in headless Chromium against a live server (installs Debian's chromium if missing)
+	@test -x $(CHROMIUM) || { echo "==> apt-get install chromium"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	cd $(TS_DIR) && node_modules/.bin/tsc -p web-demo/tsconfig.json
+	timeout 300 node --test tests/browser/ 2>&1 | sed -e '/\/usr\/bin\/chromium: [0-9]*: \[:/d'
 
 # ----------------------------------------------------------------------- clean
 

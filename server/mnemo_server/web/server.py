@@ -31,6 +31,8 @@ from mnemo_server.web.cors import CorsPolicy
 from mnemo_server.web.forward import Forwarder, InternalListener
 from mnemo_server.web.methods import method_table
 
+log = logging.getLogger("mnemo")
+
 # Past the grace period, in-flight web responses get this long to carry the
 # gRPC port's final status before their connections are dropped.
 _DRAIN_SECONDS = 5.0
@@ -125,6 +127,8 @@ class WebPort:
                 raise RuntimeError(f"the web port on {settings.web_listen} did not start")
             await asyncio.sleep(0.01)
         self.port = int(sock.getsockname()[1])
+        host = settings.web_listen.rpartition(":")[0]
+        log.info("gRPC-Web and Connect (web port) serving on %s:%d", host, self.port)
         return self.port
 
     async def stop(self, grace: float | None) -> None:
