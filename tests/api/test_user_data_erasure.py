@@ -1,8 +1,9 @@
 """DeleteUserData through a real server: every row of the user leaves every
 table (enumerated from the schema and from the live database, so a table
-added later is covered), other users keep theirs, the receipt counts what
-was erased, a second erasure erases nothing, and on SQLite no byte of the
-erased content remains in the database file or its WAL."""
+added later is covered) but the change feed's ERASE change (no state) and
+cursor counter, other users keep theirs, the receipt counts what was erased
+(the changes too), a second erasure erases nothing, and on SQLite no byte of
+the erased content remains in the database file or its WAL."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from mnemo.v1 import governance_pb2 as gv
 from mnemo.v1 import governance_pb2_grpc
 from mnemo_server.domain.text_search import query_terms, search_document
 from mnemo_server.store.engines import normalize_url
+from mnemo_server.store.schema import change_cursors, changes
 from tests.api.user_data import erase, export, populate
 from tests.support.rpc_errors import rpc_failure
 from tests.support.user_rows import connected, user_digest, user_tables
@@ -31,6 +33,11 @@ NO_USER_ID = {
 """Tables of the live database without a ``user_id`` column, and why that is
 fine. Any other such table fails the test: it could hold a user's data that
 the erasure does not reach."""
+
+AFTER_ERASURE = {changes.name: 1, change_cursors.name: 1}
+"""What an erasure leaves of the user: its ERASE change (operation and the
+user's name, no state) and the cursor counter, so the user's cursors keep
+growing and devices learn of the erasure (``store.sql_user_erase``)."""
 
 
 def _user_counts(conn: Connection, user_id: str) -> dict[str, int]:
@@ -86,12 +93,17 @@ def test_erasure_leaves_no_row_of_the_user_and_keeps_the_others(
     receipt = erase(channel, ALICE)
 
     expected = dict(before)
+    del expected[change_cursors.name]  # the counter stays
     if backend == "sqlite":
         expected["memories_fts"] = 4  # Alice's live (unarchived) entries
     assert dict(receipt.deleted_rows) == expected
     assert receipt.HasField("delete_time")
     with connected(database_url) as conn:
-        assert set(_user_counts(conn, ALICE).values()) == {0}
+        remaining_rows = _user_counts(conn, ALICE)
+        assert {t: n for t, n in remaining_rows.items() if n} == AFTER_ERASURE
+        erase_change = conn.execute(select(changes).where(changes.c.user_id == ALICE)).one()
+        assert (erase_change.operation, erase_change.state_json) == ("erase", None)
+        assert erase_change.cursor == before[changes.name] + 1
         live = _live_tables(conn)
         assert {t.name for t in user_tables()} <= set(live)
         for name, columns in sorted(live.items()):
@@ -99,7 +111,7 @@ def test_erasure_leaves_no_row_of_the_user_and_keeps_the_others(
                 remaining = conn.execute(
                     select(func.count()).select_from(table(name)).where(column("user_id") == ALICE)
                 ).scalar_one()
-                assert remaining == 0, name
+                assert remaining == AFTER_ERASURE.get(name, 0), name
             else:
                 assert name in NO_USER_ID or name.startswith("memories_fts_"), name
         if backend == "sqlite":
