@@ -4,7 +4,7 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { startMnemoServer, type MnemoTestServer } from "./support/server.js";
+import { sharedServer, type TestServer } from "./support/server.js";
 import {
   ConsentState,
   EventType,
@@ -14,11 +14,11 @@ import {
   type MnemoClient,
 } from "../src/index.js";
 
-let server: MnemoTestServer;
+let server: TestServer;
 let mnemo: MnemoClient;
 
 before(async () => {
-  server = await startMnemoServer();
+  server = await sharedServer();
   mnemo = createMnemoClient({ baseUrl: server.baseUrl });
 });
 
@@ -39,7 +39,7 @@ async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
 
 describe("WorkingMemoryService", () => {
   test("remembers an exchange and reads it back", async () => {
-    const name = memoryStateName("wm-user");
+    const name = memoryStateName("svc-wm-user");
     const remembered = await mnemo.workingMemory.rememberExchange({
       name,
       exchange: { ask: "What is my name?", answer: "Ada." },
@@ -54,7 +54,7 @@ describe("WorkingMemoryService", () => {
   });
 
   test("clears with the current etag", async () => {
-    const name = memoryStateName("wm-user2", "c1");
+    const name = memoryStateName("svc-wm-user2", "c1");
     const { memoryState } = await mnemo.workingMemory.saveMemoryState({
       memoryState: { name, summary: "likes tea" },
     });
@@ -66,10 +66,10 @@ describe("WorkingMemoryService", () => {
 describe("ConversationService", () => {
   test("creates a conversation, appends, lists and streams its messages", async () => {
     const { conversation } = await mnemo.conversations.createConversation({
-      parent: userName("cv-user"),
+      parent: userName("svc-cv-user"),
       conversationId: "c1",
     });
-    assert.equal(conversation?.name, "users/cv-user/conversations/c1");
+    assert.equal(conversation?.name, "users/svc-cv-user/conversations/c1");
     const appended = await mnemo.conversations.appendMessages({
       conversation: conversation?.name ?? "",
       messages: [userMessage("hello"), userMessage("again")],
@@ -95,24 +95,24 @@ describe("ConversationService", () => {
 
 describe("MemoryService", () => {
   test("creates a memory, gets it and recalls it over a server stream", async () => {
-    const parent = userName("mem-user");
+    const parent = userName("svc-mem-user");
     const created = await mnemo.memories.createMemory({
       parent,
       memoryId: "m1",
       memory: { text: "The user's favourite colour is teal" },
     });
-    assert.equal(created.memory?.name, "users/mem-user/memories/m1");
-    const got = await mnemo.memories.getMemory({ name: "users/mem-user/memories/m1" });
+    assert.equal(created.memory?.name, "users/svc-mem-user/memories/m1");
+    const got = await mnemo.memories.getMemory({ name: "users/svc-mem-user/memories/m1" });
     assert.equal(got.memory?.text, "The user's favourite colour is teal");
     const recalled = await collect(mnemo.memories.recallMemories({ parent, query: "favourite colour" }));
     const names = recalled.map((hit) => hit.memory?.name);
-    assert.ok(names.includes("users/mem-user/memories/m1"), `recalled ${JSON.stringify(names)}`);
+    assert.ok(names.includes("users/svc-mem-user/memories/m1"), `recalled ${JSON.stringify(names)}`);
   });
 });
 
 describe("GovernanceService", () => {
   test("consent, settings and events", async () => {
-    const parent = userName("gov-user");
+    const parent = userName("svc-gov-user");
     const initial = await mnemo.governance.getConsent({ name: `${parent}/consent` });
     assert.equal(initial.consent?.state, ConsentState.GRANTED);
     const set = await mnemo.governance.setConsent({
@@ -129,8 +129,8 @@ describe("GovernanceService", () => {
   });
 
   test("exports over a server stream, erases, imports over a client stream", async () => {
-    const parent = userName("gov-export");
-    const name = memoryStateName("gov-export");
+    const parent = userName("svc-gov-export");
+    const name = memoryStateName("svc-gov-export");
     await mnemo.workingMemory.rememberExchange({ name, exchange: { ask: "hi", answer: "hello" } });
     const exported = await collect(mnemo.governance.exportUserData({ parent }));
     const records = exported.flatMap((r) => (r.record === undefined ? [] : [r.record]));
@@ -159,14 +159,14 @@ describe("GovernanceService", () => {
 
 describe("SyncService", () => {
   test("lists the change a write made, at the cursor the write reported", async () => {
-    const parent = userName("sync-user");
+    const parent = userName("svc-sync-user");
     const saved = await mnemo.workingMemory.rememberExchange({
-      name: memoryStateName("sync-user"),
+      name: memoryStateName("svc-sync-user"),
       exchange: { ask: "a", answer: "b" },
     });
     const { changes, latestCursor } = await mnemo.sync.listChanges({ parent, afterCursor: 0n });
     const last = changes.at(-1);
-    assert.equal(last?.resourceName, "users/sync-user/memoryState");
+    assert.equal(last?.resourceName, "users/svc-sync-user/memoryState");
     assert.equal(last?.cursor, saved.changeCursor);
     assert.equal(latestCursor, saved.changeCursor);
   });

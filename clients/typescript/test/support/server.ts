@@ -14,6 +14,13 @@
  * grpc.health.v1 answers SERVING; a restart asks for the same port again. Every
  * wait is bounded; a failure message carries the end of the server's log.
  * Override the interpreter with MNEMO_PYTHON.
+ *
+ * Starting a server costs seconds on a loaded machine, so tests that only
+ * need *a* server (no stop, restart or special flags) use `sharedServer()`:
+ * under the runner (dist/test/run.js, what `make test-typescript` runs) every
+ * test file gets the one server it started (MNEMO_TEST_BASE_URL); a file run
+ * on its own starts its own. Such files must use user ids of their own (a
+ * prefix per file), since other files write to the same server.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync } from "node:fs";
@@ -194,6 +201,25 @@ export class MnemoTestServer {
   private describe(what: string): string {
     return `mnemo serve (${this.logPath}) ${what}; its log ends with:\n${this.logText().slice(-LOG_TAIL_CHARS)}`;
   }
+}
+
+/** The environment variable naming the runner's shared server. */
+export const SHARED_SERVER_ENV = "MNEMO_TEST_BASE_URL";
+
+/** A server a test file uses but may not stop: close() releases it. */
+export interface TestServer {
+  readonly baseUrl: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The runner's shared server (close() leaves it running), or, when the file
+ * runs on its own, a server of its own (close() ends it).
+ */
+export async function sharedServer(): Promise<TestServer> {
+  const baseUrl = process.env[SHARED_SERVER_ENV];
+  if (baseUrl) return { baseUrl, close: async () => {} };
+  return startMnemoServer();
 }
 
 /** Start a server (see MnemoTestServer); close() it when done. */

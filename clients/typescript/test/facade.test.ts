@@ -1,0 +1,182 @@
+/**
+ * The facade's contract over the gRPC transport: MnemoError (code, reason,
+ * metadata, field violations) for unary calls and streams, deadlines, and
+ * automatic request ids, on the shared server.
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { sharedServer, type TestServer } from "./support/server.js";
+import { attemptRecorder } from "./support/recorder.js";
+import {
+  Code,
+  MnemoError,
+  conversationName,
+  createMnemoClient,
+  memoryStateName,
+  userName,
+  type MnemoClient,
+} from "../src/index.js";
+
+let server: TestServer;
+let mnemo: MnemoClient;
+
+before(async () => {
+  server = await sharedServer();
+  mnemo = createMnemoClient({ baseUrl: server.baseUrl });
+});
+
+after(async () => {
+  mnemo?.close();
+  await server?.close();
+});
+
+/** The MnemoError `promise` rejects with (fails the test if it resolves or throws anything else). */
+async function failure(promise: Promise<unknown>): Promise<MnemoError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof MnemoError, `expected a MnemoError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail("the call succeeded");
+}
+
+async function drain(stream: AsyncIterable<unknown>): Promise<void> {
+  for await (const _ of stream) {
+    // reading until the stream ends or fails
+  }
+}
+
+describe("MnemoError", () => {
+  test("carries the code, ErrorInfo reason and domain, and BadRequest field violations", async () => {
+    const error = await failure(
+      mnemo.workingMemory.getMemoryState({ name: conversationName("fac-u1", "c1") }),
+    );
+    assert.equal(error.code, Code.InvalidArgument);
+    assert.equal(error.codeName, "INVALID_ARGUMENT");
+    assert.equal(error.reason, "INVALID_NAME");
+    assert.equal(error.domain, "mnemo.v1");
+    assert.deepEqual(
+      error.fieldViolations.map((v) => v.field),
+      ["name"],
+    );
+    assert.ok(error.fieldViolations[0]?.description, "the violation says what is wrong");
+    assert.match(error.message, /^INVALID_ARGUMENT \[INVALID_NAME\]: /);
+  });
+
+  test("carries the ErrorInfo metadata (POSITION_MISMATCH names the next position)", async () => {
+    const { conversation } = await mnemo.conversations.createConversation({ parent: userName("fac-u2") });
+    const error = await failure(
+      mnemo.conversations.appendMessages({
+        conversation: conversation?.name ?? "",
+        messages: [{ messageJson: JSON.stringify({ role: "user", content: "hi" }) }],
+        expectedPosition: 5n,
+      }),
+    );
+    assert.equal(error.code, Code.Aborted);
+    assert.equal(error.reason, "POSITION_MISMATCH");
+    assert.equal(error.metadata["next_position"], "0");
+    assert.ok(error.is("POSITION_MISMATCH", Code.Aborted));
+  });
+
+  test("a conflict on an etag is ABORTED ETAG_MISMATCH", async () => {
+    const name = memoryStateName("fac-u3");
+    await mnemo.workingMemory.rememberExchange({ name, exchange: { ask: "a", answer: "b" } });
+    const error = await failure(mnemo.workingMemory.clearMemoryState({ name, etag: "stale" }));
+    assert.equal(error.code, Code.Aborted);
+    assert.equal(error.reason, "ETAG_MISMATCH");
+  });
+
+  test("a server stream fails with a MnemoError too", async () => {
+    const error = await failure(
+      drain(mnemo.conversations.streamMessages({ parent: conversationName("fac-u4", "missing") })),
+    );
+    assert.equal(error.code, Code.NotFound);
+    assert.ok(error.reason, "NOT_FOUND carries a reason");
+  });
+
+  test("an id with a slash is refused before anything is sent", () => {
+    assert.throws(
+      () => memoryStateName("u1/conversations/c2"),
+      (error: unknown) => error instanceof MnemoError && error.reason === "INVALID_NAME",
+    );
+  });
+});
+
+describe("deadlines", () => {
+  // A watch never ends by itself, so only its deadline can end it. (Unary
+  // calls against a hung server: outages.test.ts.)
+  test("a call's own timeoutMs ends a stream with DEADLINE_EXCEEDED", async () => {
+    const error = await failure(
+      drain(mnemo.sync.watchChanges({ parent: userName("fac-d1") }, { timeoutMs: 500 })),
+    );
+    assert.equal(error.code, Code.DeadlineExceeded);
+    assert.equal(error.reason, "", "the deadline expired on the client: no ErrorInfo");
+  });
+
+  test("the client's timeoutMs is every call's default deadline", async () => {
+    const quick = createMnemoClient({ baseUrl: server.baseUrl, timeoutMs: 500 });
+    try {
+      const error = await failure(drain(quick.sync.watchChanges({ parent: userName("fac-d2") })));
+      assert.equal(error.code, Code.DeadlineExceeded);
+    } finally {
+      quick.close();
+    }
+  });
+});
+
+describe("request ids", () => {
+  test("a write without one gets a fresh uuid per call; one the caller set is kept", async () => {
+    const { attempts, interceptor } = attemptRecorder();
+    const client = createMnemoClient({ baseUrl: server.baseUrl, interceptors: [interceptor] });
+    try {
+      const name = memoryStateName("fac-r1");
+      await client.workingMemory.rememberExchange({ name, exchange: { ask: "1", answer: "1" } });
+      await client.workingMemory.rememberExchange({ name, exchange: { ask: "2", answer: "2" } });
+      await client.workingMemory.rememberExchange({
+        name,
+        exchange: { ask: "3", answer: "3" },
+        requestId: "mine",
+      });
+      await client.workingMemory.getMemoryState({ name });
+      const [first, second, third, read] = attempts.map((a) => a.requestId);
+      assert.match(first ?? "", /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      assert.notEqual(first, second);
+      assert.equal(third, "mine");
+      assert.equal(read, undefined, "a read has no request id");
+    } finally {
+      client.close();
+    }
+  });
+
+  test("autoRequestIds: false sends none", async () => {
+    const { attempts, interceptor } = attemptRecorder();
+    const client = createMnemoClient({
+      baseUrl: server.baseUrl,
+      autoRequestIds: false,
+      interceptors: [interceptor],
+    });
+    try {
+      await client.workingMemory.rememberExchange({
+        name: memoryStateName("fac-r2"),
+        exchange: { ask: "a", answer: "b" },
+      });
+      assert.equal(attempts[0]?.requestId, "");
+    } finally {
+      client.close();
+    }
+  });
+
+  test("a write sent twice with the same request id is applied once", async () => {
+    const name = memoryStateName("fac-r3");
+    const request = { name, exchange: { ask: "once", answer: "yes" }, requestId: "r3-write-1" };
+    const first = await mnemo.workingMemory.rememberExchange(request);
+    const replay = await mnemo.workingMemory.rememberExchange(request);
+    assert.equal(replay.memoryState?.etag, first.memoryState?.etag);
+    const { memoryState } = await mnemo.workingMemory.getMemoryState({ name });
+    assert.deepEqual(
+      memoryState?.recent.map((e) => e.ask),
+      ["once"],
+    );
+  });
+});
