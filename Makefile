@@ -34,13 +34,13 @@ NPM_STAMP := $(TS_DIR)/node_modules/.installed
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters tests/support tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	test-unit test-store test-api test-browser bench bench-recall constraints clean
+	test-unit test-store test-api test-typescript lint-typescript test-browser bench bench-recall constraints clean
 
 help: ## Show this help
 	@echo "Usage: make TARGET [ARGS=...] [PYTEST_ARGS=...]"
 	@echo
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) \
-		| awk 'BEGIN {FS = ":.*## "} {printf "  %-13s %s\n", $$1, $$2}'
+		| awk 'BEGIN {FS = ":.*## "} {printf "  %-16s %s\n", $$1, $$2}'
 
 # ----------------------------------------------------------------- environment
 
@@ -139,8 +139,8 @@ bench-recall: $(STAMP) ## RecallMemories p50/p99 over 1k/10k/100k memories per s
 
 # ----------------------------------------------------------------------- tests
 
-# Every language's suite is a prerequisite here (add test-typescript next to test-python).
-test: $(STAMP) gen-check buf-lint lint test-python test-browser ## All checks and tests (what CI runs): gen-check, buf-lint, lint, test-python, test-browser
+# Every language's suite is a prerequisite here.
+test: $(STAMP) gen-check buf-lint lint test-python test-typescript test-browser ## All checks and tests (what CI runs): gen-check, buf-lint, lint, test-python, test-typescript, test-browser
 	@echo "make test: all checks and test suites passed"
 
 test-python: $(STAMP) ## Python tests: pytest over tests/, against SQLite and a throwaway PostgreSQL
@@ -154,6 +154,17 @@ test-store: $(STAMP) ## pytest tests/store (storage layer, SQLite and PostgreSQL
 
 test-api: $(STAMP) ## pytest tests/api (gRPC API end to end)
 	$(PY) -m pytest tests/api $(PYTEST_ARGS)
+
+# The build is the TypeScript lint: tsc with strict + noUncheckedIndexedAccess
+# (tsconfig.json) fails on any type error. dist/ is rebuilt from scratch so a
+# deleted test leaves nothing behind. The runner starts one live server shared
+# by the test files (test/run.ts); a test needing its own starts it.
+test-typescript: $(STAMP) $(NPM_STAMP) ## TypeScript client: npm ci if needed, tsc (strict) build, node --test against live servers
+	cd $(TS_DIR) && rm -rf dist && node_modules/.bin/tsc -p tsconfig.json
+	cd $(TS_DIR) && timeout 600 node dist/test/run.js
+
+lint-typescript: $(NPM_STAMP) ## Type-check the TypeScript client (tsc --noEmit, strict); test-typescript does it too
+	cd $(TS_DIR) && node_modules/.bin/tsc -p tsconfig.json --noEmit
 
 CHROMIUM := /usr/bin/chromium
 
