@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import ssl
 import struct
 import threading
 import time
@@ -26,6 +27,8 @@ from google.rpc import error_details_pb2, status_pb2
 
 from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import sync_pb2
+from mnemo_server.config import ConfigError, resolve
+from tests.support.certificates import CertificateAuthority
 from tests.support.server import ServerThread, server_settings
 from tests.support.tokens import SigningKeys
 
@@ -516,3 +519,74 @@ def test_cors_refuses_an_origin_not_listed(web: WebServer) -> None:
 def test_cors_star_allows_any_origin(database_url: str) -> None:
     with web_server(database_url, web_cors_origins=("*",)) as web:
         assert preflight(web, "https://any.example").status == 204
+
+
+@SQLITE_ONLY
+def test_a_body_over_the_request_limit_is_refused_unread(database_url: str) -> None:
+    with web_server(database_url, max_request_bytes=300_000) as web:
+        body = mm.GetMemoryRequest(name="x" * 400_000).SerializeToString()
+        reply = post(web, MEMORY + "GetMemory", body, "application/proto")
+        assert (reply.status, reply.json()["code"]) == (400, "invalid_argument")
+        info = decoded_details(reply.json()["details"])["google.rpc.ErrorInfo"]
+        assert isinstance(info, error_details_pb2.ErrorInfo)
+        assert (info.reason, info.metadata["limit_bytes"]) == ("FIELD_TOO_LARGE", "300000")
+
+
+# ------------------------------------------------------------------ TLS
+
+
+@SQLITE_ONLY
+def test_the_web_port_serves_tls_and_requires_client_certificates_with_mtls(
+    database_url: str, tmp_path: Path
+) -> None:
+    ca = CertificateAuthority("web test CA")
+    cert_file, key_file = ca.issue("localhost", server=True).write(tmp_path, "server")
+    client_cert, client_key = ca.issue("browser").write(tmp_path, "client")
+    tls = {
+        "tls_cert_file": cert_file,
+        "tls_key_file": key_file,
+        "tls_client_ca_file": ca.write(tmp_path),
+    }
+    with web_server(database_url, **tls) as web:
+        trusting = ssl.create_default_context(cafile=str(ca.write(tmp_path)))
+        with pytest.raises((ssl.SSLError, ConnectionError)):
+            _health_over_https(web.port, trusting)
+        trusting.load_cert_chain(str(client_cert), str(client_key))
+        assert _health_over_https(web.port, trusting) == {"status": "SERVING"}
+
+
+def _health_over_https(port: int, context: ssl.SSLContext) -> Any:
+    connection = http.client.HTTPSConnection(
+        "127.0.0.1", port, timeout=HTTP_TIMEOUT_S, context=context
+    )
+    try:
+        connection.request(
+            "POST",
+            "/grpc.health.v1.Health/Check",
+            body=b"{}",
+            headers={"content-type": "application/json"},
+        )
+        return json.loads(connection.getresponse().read())
+    finally:
+        connection.close()
+
+
+# ------------------------------------------------------------------ configuration
+
+
+def test_web_options_are_parsed_and_checked() -> None:
+    settings = resolve(
+        {"web_listen": "127.0.0.1:8080", "web_cors_origins": "https://a.example, *"}, {}
+    )
+    assert (settings.web_listen, settings.web_cors_origins) == (
+        "127.0.0.1:8080",
+        ("https://a.example", "*"),
+    )
+    with pytest.raises(ConfigError, match="--web-cors-origins"):
+        resolve({"web_cors_origins": "a.example"}, {})
+    with pytest.raises(ConfigError, match="--web-listen 0.0.0.0:8080"):
+        resolve({"web_listen": "0.0.0.0:8080"}, {})
+    allowed = resolve(
+        {"web_listen": "0.0.0.0:8080", "allow_unauthenticated_non_loopback": "true"}, {}
+    )
+    assert allowed.web_listen == "0.0.0.0:8080"

@@ -40,7 +40,9 @@ class GrpcWeb:
         return f"{base}+{self.codec.name}".encode()
 
     def body_limit(self, max_message_bytes: int) -> int:
-        limit = max_message_bytes + PREFIX_BYTES
+        # JSON spells bytes in base64 and escapes text: allow for the growth.
+        message = max_message_bytes * 2 if self.codec.is_json else max_message_bytes
+        limit = message + PREFIX_BYTES
         return (limit + 2) // 3 * 4 if self.text else limit
 
     def timeout(self, headers: Headers) -> float | None:
