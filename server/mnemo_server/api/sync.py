@@ -89,5 +89,9 @@ class SyncServicer(pb_grpc.SyncServiceServicer):
                 await asyncio.wait_for(context.write(message), timeout)
             except TimeoutError:
                 raise lagging(sent, timeout) from None
+            except Exception:
+                # A send fails only when the call is over (the client cancelled
+                # or its deadline passed): nobody is left to tell.
+                return
             if not isinstance(item, Heartbeat):
                 sent = item.cursor
