@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,13 +56,15 @@ class InternalListener:
         # mkdtemp makes the directory mode 0700: only this user can connect.
         self._directory = Path(tempfile.mkdtemp(prefix="mnemo-web-"))
         self.target = f"unix:{self._directory / 'grpc.sock'}"
+        # Also removed if the server fails to start before ``remove`` is called.
+        self._removal = weakref.finalize(self, shutil.rmtree, self._directory, True)
 
     def attach(self, server: grpc.aio.Server) -> None:
         """Listen on the socket too (call before ``server.start()``)."""
         server.add_insecure_port(self.target)
 
     def remove(self) -> None:
-        shutil.rmtree(self._directory, ignore_errors=True)
+        self._removal()
 
 
 class Forwarder:
