@@ -9,7 +9,7 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
  * - "grpc": gRPC over HTTP/2 (Node only: `@connectrpc/connect-node`), to the
  *   server's gRPC port, e.g. "http://127.0.0.1:50051".
  * - "grpc-web" and "connect": over fetch (`@connectrpc/connect-web`), for
- *   browsers, React Native and Node, to the server's web port (`--web-port`).
+ *   browsers, React Native and Node, to the server's web port (`--web-listen`).
  */
 export type TransportKind = "grpc" | "grpc-web" | "connect";
 

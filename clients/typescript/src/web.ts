@@ -1,6 +1,6 @@
 /**
  * The Mnemo TypeScript client for browsers and React Native: gRPC-Web or
- * Connect over fetch, to the server's web port (`--web-port`). Nothing here
+ * Connect over fetch, to the server's web port (`--web-listen`). Nothing here
  * imports Node modules, so bundlers (esbuild, Metro) take it as is.
  */
 import { clientsOver, type MnemoClient } from "./client.js";
