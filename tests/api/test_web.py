@@ -212,6 +212,17 @@ def test_grpc_web_unary_answers_one_message_and_ok_trailers(web: WebServer) -> N
 
 
 @SQLITE_ONLY
+def test_grpc_web_json_frames_carry_proto3_json(web: WebServer) -> None:
+    request = {"parent": "users/alice", "memory": {"text": "Reads at night"}}
+    body = envelope(json.dumps(request).encode())
+    reply = post(web, MEMORY + "CreateMemory", body, "application/grpc-web+json")
+    assert reply.headers["content-type"] == "application/grpc-web+json"
+    decoded = grpc_web_reply(reply.body)
+    assert decoded.status == 0
+    assert json.loads(decoded.messages[0])["memory"]["text"] == "Reads at night"
+
+
+@SQLITE_ONLY
 def test_grpc_web_text_base64_request_and_frames(web: WebServer) -> None:
     request = mm.CreateMemoryRequest(parent="users/alice", memory=mm.Memory(text="Owns a cat"))
     body = base64.b64encode(envelope(request.SerializeToString()))
