@@ -11,7 +11,7 @@ import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SHARED_SERVER_ENV, startMnemoServer } from "./support/server.js";
+import { SHARED_SERVER_ENV, SHARED_WEB_SERVER_ENV, startMnemoServer } from "./support/server.js";
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
@@ -25,13 +25,20 @@ function testFiles(dir: string): string[] {
 
 const given = process.argv.slice(2);
 const files = given.length > 0 ? given : testFiles(fileURLToPath(new URL(".", import.meta.url)));
-const server = await startMnemoServer();
+const server = await startMnemoServer({ web: true });
 let exitCode = 1;
 try {
   const child = spawn(
     process.execPath,
     ["--test", ...files.map((file) => relative(process.cwd(), file))],
-    { stdio: "inherit", env: { ...process.env, [SHARED_SERVER_ENV]: server.baseUrl } },
+    {
+      stdio: "inherit",
+      env: {
+        ...process.env,
+        [SHARED_SERVER_ENV]: server.baseUrl,
+        [SHARED_WEB_SERVER_ENV]: server.webBaseUrl,
+      },
+    },
   );
   const ended = new Promise<number>((resolve) => {
     child.once("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)));

@@ -18,8 +18,8 @@
  * Starting a server costs seconds on a loaded machine, so tests that only
  * need *a* server (no stop, restart or special flags) use `sharedServer()`:
  * under the runner (dist/test/run.js, what `make test-typescript` runs) every
- * test file gets the one server it started (MNEMO_TEST_BASE_URL); a file run
- * on its own starts its own. Such files must use user ids of their own (a
+ * test file gets the one server it started (MNEMO_TEST_BASE_URL, and its web
+ * port MNEMO_TEST_WEB_URL); a file run on its own starts its own. Such files must use user ids of their own (a
  * prefix per file), since other files write to the same server.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -33,7 +33,8 @@ const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
 const POLL_MS = 50;
 const LOG_TAIL_CHARS = 4000;
-const SERVING_ON = / serving on (\S+):(\d+) /;
+const SERVING_ON = /mnemo \S+ serving on (\S+):(\d+) /;
+const WEB_SERVING_ON = /\(web port\) serving on (\S+):(\d+)/;
 
 /** The repository root: the nearest ancestor of this file holding pyproject.toml and server/. */
 export function repoRoot(): string {
@@ -51,6 +52,8 @@ export interface ServerOptions {
   args?: readonly string[];
   /** Added to this process's environment. */
   env?: Readonly<Record<string, string>>;
+  /** Also serve gRPC-Web and Connect on a second port (`--web-listen`); see webBaseUrl. */
+  web?: boolean;
 }
 
 export class MnemoTestServer {
@@ -59,6 +62,8 @@ export class MnemoTestServer {
   readonly databaseUrl: string;
   private readonly args: readonly string[];
   private readonly env: Readonly<Record<string, string>>;
+  private readonly web: boolean;
+  private boundWebPort = 0;
   private process: ChildProcess | undefined;
   private exited: Promise<number | null> = Promise.resolve(null);
   private logPath = "";
@@ -70,6 +75,7 @@ export class MnemoTestServer {
     this.databaseUrl = `sqlite:///${join(dir, "mnemo.db")}`;
     this.args = options.args ?? [];
     this.env = options.env ?? {};
+    this.web = options.web ?? false;
   }
 
   /** The gRPC port of the running (or last) process. */
@@ -81,6 +87,12 @@ export class MnemoTestServer {
   /** `http://127.0.0.1:PORT`, the facade's baseUrl for the gRPC transport. */
   get baseUrl(): string {
     return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** `http://127.0.0.1:WEB_PORT` (gRPC-Web and Connect) of a server started with `web: true`. */
+  get webBaseUrl(): string {
+    if (!this.boundWebPort) throw new Error("the server was not started with web: true");
+    return `http://127.0.0.1:${this.boundWebPort}`;
   }
 
   isRunning(): boolean {
@@ -163,6 +175,7 @@ export class MnemoTestServer {
         `127.0.0.1:${port}`,
         "--database-url",
         this.databaseUrl,
+        ...(this.web ? ["--web-listen", `127.0.0.1:${this.boundWebPort}`] : []),
         ...this.args,
       ],
       { stdio: ["ignore", log, log], env: { ...process.env, ...this.env } },
@@ -175,8 +188,13 @@ export class MnemoTestServer {
     });
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (Date.now() < deadline) {
-      const match = SERVING_ON.exec(this.logText());
-      if (match) return match;
+      const log = this.logText();
+      const match = SERVING_ON.exec(log);
+      const web = this.web ? WEB_SERVING_ON.exec(log) : null;
+      if (match && (web || !this.web)) {
+        if (web) this.boundWebPort = Number(web[2]);
+        return match;
+      }
       if (!this.isRunning()) {
         await this.exited;
         throw new Error(this.describe(`exited with ${child.exitCode ?? child.signalCode}`));
@@ -206,9 +224,15 @@ export class MnemoTestServer {
 /** The environment variable naming the runner's shared server. */
 export const SHARED_SERVER_ENV = "MNEMO_TEST_BASE_URL";
 
+/** The environment variable naming the shared server's web port (gRPC-Web, Connect). */
+export const SHARED_WEB_SERVER_ENV = "MNEMO_TEST_WEB_URL";
+
 /** A server a test file uses but may not stop: close() releases it. */
 export interface TestServer {
+  /** The gRPC port's URL. */
   readonly baseUrl: string;
+  /** The web port's URL (gRPC-Web and Connect). */
+  readonly webBaseUrl: string;
   close(): Promise<void>;
 }
 
@@ -218,8 +242,9 @@ export interface TestServer {
  */
 export async function sharedServer(): Promise<TestServer> {
   const baseUrl = process.env[SHARED_SERVER_ENV];
-  if (baseUrl) return { baseUrl, close: async () => {} };
-  return startMnemoServer();
+  const webBaseUrl = process.env[SHARED_WEB_SERVER_ENV];
+  if (baseUrl && webBaseUrl) return { baseUrl, webBaseUrl, close: async () => {} };
+  return startMnemoServer({ web: true });
 }
 
 /** Start a server (see MnemoTestServer); close() it when done. */
