@@ -15,6 +15,8 @@ import asyncio
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from google.protobuf import empty_pb2
+
 from mnemo_server.domain.errors import InvalidArgument, MnemoError, NotImplementedYet
 from mnemo_server.web.connect import connect_for
 from mnemo_server.web.cors import CorsPolicy
@@ -67,17 +69,21 @@ def too_large(limit: int) -> InvalidArgument:
 
 
 class BodyTooLarge(Exception):
-    pass
+    """The request body is over the limit (the rest is left unread)."""
+
+
+class ClientGone(Exception):
+    """The client disconnected before sending its whole request."""
 
 
 async def read_body(receive: Receive, limit: int) -> bytes:
-    """The request body. Raises ``BodyTooLarge`` past ``limit`` bytes."""
+    """The request body. Raises ``BodyTooLarge`` past ``limit`` bytes, ``ClientGone``."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            raise asyncio.CancelledError("the client went away")
+            raise ClientGone
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
@@ -157,10 +163,12 @@ class WebApp:
             body = await read_body(receive, limit)
         except BodyTooLarge:
             events = failed_call(too_large(self._max_request_bytes))
+        except ClientGone:
+            return
         else:
             events = self._events(method, path, protocol, headers, body)
         responding = asyncio.ensure_future(
-            protocol.respond(send, method or _placeholder(path), events)
+            protocol.respond(send, method or unknown_placeholder(path), events)
         )
         watching = asyncio.ensure_future(_until_disconnected(receive))
         try:
@@ -170,8 +178,9 @@ class WebApp:
             if not responding.done():
                 responding.cancel()  # the client went away: end the forwarded call
             await asyncio.gather(responding, watching, return_exceptions=True)
-        if not responding.cancelled() and responding.exception() is not None:
-            raise responding.exception()  # type: ignore[misc]
+        error = None if responding.cancelled() else responding.exception()
+        if error is not None:
+            raise error
 
     def _events(
         self,
@@ -194,10 +203,8 @@ class WebApp:
         )
 
 
-def _placeholder(path: str) -> WebMethod:
-    """Stands for an unknown method: its (never decoded) messages are plain bytes."""
-    from google.protobuf import empty_pb2
-
+def unknown_placeholder(path: str) -> WebMethod:
+    """Stands for an unknown method in ``respond`` (its call fails before any message)."""
     return WebMethod(path, empty_pb2.Empty, empty_pb2.Empty, False, False)
 
 
