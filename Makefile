@@ -34,7 +34,7 @@ NPM_STAMP := $(TS_DIR)/node_modules/.installed
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters tests/support tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	test-unit test-store test-api test-typescript lint-typescript test-browser bench bench-recall constraints clean
+	test-unit test-store test-api test-typescript lint-typescript test-browser bench bench-recall bench-watch constraints clean
 
 help: ## Show this help
 	@echo "Usage: make TARGET [ARGS=...] [PYTEST_ARGS=...]"
@@ -136,6 +136,9 @@ bench: $(STAMP) ## Run the benchmarks: bench/run.py; flags via ARGS="..."
 
 bench-recall: $(STAMP) ## RecallMemories p50/p99 over 1k/10k/100k memories per store: bench/recall.py; flags via ARGS="..."
 	$(PY) bench/recall.py $(ARGS)
+
+bench-watch: $(STAMP) ## Watch propagation p50/p99, same and other server process, per store: bench/watch.py; flags via ARGS="..."
+	$(PY) bench/watch.py $(ARGS)
 
 # ----------------------------------------------------------------------- tests
 
