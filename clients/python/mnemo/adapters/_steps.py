@@ -11,15 +11,17 @@ sync and asyncio adapters share every rule: retries, degradation, conflicts.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import time
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from mnemo.client.errors import DeadlineExceededError, UnavailableError
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 #: One call on the client; its result may be a value, an iterator, an awaitable
 #: or an async iterator (lists and streams are collected into a list).
@@ -119,3 +121,24 @@ def retrying(call: Call, policy: RetryPolicy) -> Steps[Any]:
                 raise
         yield Sleep(policy.backoff * 2 ** (attempt - 1))
     raise AssertionError("unreachable")
+
+
+def blocking(steps: Callable[Concatenate[Any, P], Steps[T]]) -> Callable[Concatenate[Any, P], T]:
+    """A blocking adapter method: runs ``steps`` (a method of the adapter's
+    ``steps`` object, whose signature and docstring it takes) with ``self._client``."""
+
+    def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return run_steps(self._client, steps(self.steps, *args, **kwargs))
+
+    return functools.wraps(steps)(method)
+
+
+def awaitable(
+    steps: Callable[Concatenate[Any, P], Steps[T]],
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]:
+    """The asyncio twin of ``blocking``: a coroutine method running ``steps``."""
+
+    async def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await arun_steps(self._client, steps(self.steps, *args, **kwargs))
+
+    return functools.wraps(steps)(method)

@@ -31,22 +31,26 @@ from __future__ import annotations
 import datetime
 import json
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
-from mnemo.adapters._steps import DEFAULT_RETRY, RetryPolicy, Steps, arun_steps, retrying, run_steps
+from mnemo.adapters._steps import DEFAULT_RETRY, RetryPolicy, Steps, awaitable, blocking, retrying
 from mnemo.client import AsyncMnemoClient, MnemoClient
 from mnemo.client._calls import Page
 from mnemo.client.errors import NotFoundError, RevisionStaleError
 from mnemo.v1 import conversations_pb2 as cv
 
 __all__ = [
+    "AsyncCompaction",
+    "AsyncInspector",
     "AsyncMnemoMemoryStore",
     "AsyncRunRecorder",
+    "Compaction",
     "ConversationRecord",
     "ConversationSummary",
     "HistorySnapshot",
+    "Inspector",
     "MemoryScope",
     "Message",
     "MnemoMemoryStore",
@@ -186,6 +190,7 @@ class _StoreSteps:
         return user
 
     def load(self, scope: MemoryScope) -> Steps[list[Message]]:
+        """The session's replayable history (the projection); ``[]`` if never written."""
         user = self._user(scope)
         try:
             snapshot = yield lambda c: c.snapshot_history(user, scope.session_id)
@@ -194,16 +199,18 @@ class _StoreSteps:
         return [_message(m.message_json) for m in snapshot.messages]
 
     def append(
-        self, scope: MemoryScope, run_id: str, turn: int, messages: Sequence[Message]
+        self, *, scope: MemoryScope, run_id: str, turn: int, messages: Iterable[Message]
     ) -> Steps[None]:
-        if not messages:
+        """Append messages at the end of the history (one write, retried with its request id)."""
+        batch = list(messages)
+        if not batch:
             return
         user, request_id = self._user(scope), str(uuid.uuid4())
         yield from retrying(
             lambda c: c.append_messages(
                 user,
                 scope.session_id,
-                messages,
+                batch,
                 run_id=run_id,
                 turn=turn,
                 metadata=scope.metadata,
@@ -213,6 +220,7 @@ class _StoreSteps:
         )
 
     def clear(self, scope: MemoryScope) -> Steps[None]:
+        """Forget the session's history (failed runs stay); a no-op if it does not exist."""
         user = self._user(scope)
         try:
             yield from retrying(lambda c: c.clear_messages(user, scope.session_id), self.retry)
@@ -221,18 +229,25 @@ class _StoreSteps:
 
     def record_error(
         self,
+        *,
         scope: MemoryScope,
         run_id: str,
         error: BaseException | Mapping[str, Any] | str,
-        messages: Sequence[Message],
+        messages: Iterable[Message] = (),
     ) -> Steps[None]:
+        """Keep a failed run's error and partial messages apart from the history.
+
+        ``error`` is an exception, a ``{"message", "code", ...}`` mapping (the
+        other keys become the details) or a message.
+        """
         user, request_id, fields = self._user(scope), str(uuid.uuid4()), _error_fields(error)
+        batch = list(messages)
         yield from retrying(
             lambda c: c.record_failed_run(
                 user,
                 scope.session_id,
                 run_id=run_id,
-                messages=messages,
+                messages=batch,
                 request_id=request_id,
                 **fields,
             ),
@@ -240,8 +255,9 @@ class _StoreSteps:
         )
 
     def list_conversations(
-        self, limit: int, user_id: str | None
+        self, *, limit: int = 50, user_id: str | None = None
     ) -> Steps[list[ConversationSummary]]:
+        """The user's conversations, most recently updated first, at most ``limit``."""
         user = self._user(MemoryScope("", user_id))
         page: Page[cv.Conversation] = yield lambda c: c.list_conversations_page(
             user, page_size=limit
@@ -249,6 +265,7 @@ class _StoreSteps:
         return [_summary(conversation) for conversation in page.items[:limit]]
 
     def get_conversation(self, ref: str) -> Steps[ConversationRecord | None]:
+        """A conversation and all its canonical messages; ``None`` if it does not exist."""
         parts = ref.split("/")
         if len(parts) != 4 or parts[0] != "users" or parts[2] != "conversations":
             raise ValueError(f"{ref!r} is not a conversation ref from list_conversations")
@@ -261,6 +278,7 @@ class _StoreSteps:
         return ConversationRecord(_summary(conversation), [_stored(m) for m in messages])
 
     def snapshot(self, scope: MemoryScope) -> Steps[HistorySnapshot]:
+        """The projection and its revision (``""`` and ``[]`` for a session never written)."""
         user = self._user(scope)
         try:
             snapshot = yield lambda c: c.snapshot_history(user, scope.session_id)
@@ -272,13 +290,16 @@ class _StoreSteps:
 
     def replace_prefix(
         self,
+        *,
         scope: MemoryScope,
         revision: str,
         message_count: int,
-        replacement: Sequence[Message],
-        run_id: str,
+        replacement: Iterable[Message],
+        run_id: str = "",
     ) -> Steps[ReplaceResult]:
-        user, request_id = self._user(scope), str(uuid.uuid4())
+        """Replace the projection's first ``message_count`` messages with
+        ``replacement``; ``ReplaceResult("conflict")`` if ``revision`` is stale."""
+        user, request_id, batch = self._user(scope), str(uuid.uuid4()), list(replacement)
         try:
             snapshot = yield from retrying(
                 lambda c: c.replace_history_prefix(
@@ -286,7 +307,7 @@ class _StoreSteps:
                     scope.session_id,
                     revision=revision,
                     message_count=message_count,
-                    replacement=replacement,
+                    replacement=batch,
                     run_id=run_id,
                     request_id=request_id,
                 ),
@@ -330,46 +351,54 @@ class _RecorderSteps:
             raise RuntimeError(f"run {self.run_id!r} has ended")
 
     def _flush(self, turn: int) -> Steps[None]:
-        pending = self._run.messages[self._run.saved :]
-        yield from self.store.append(self.scope, self.run_id, turn, [m for _, m in pending])
+        pending = [message for _, message in self._run.messages[self._run.saved :]]
+        yield from self.store.append(
+            scope=self.scope, run_id=self.run_id, turn=turn, messages=pending
+        )
         self._run.saved = len(self._run.messages)
 
-    def completed(self, message: Message, turn: int) -> Steps[None]:
+    def completed(self, message: Message, turn: int = 0) -> Steps[None]:
+        """A message is complete (the prompt, an assistant message, a tool result)."""
         self._open()
         self._run.messages.append((turn, message))
         if self.policy == "message":
             yield from self._flush(turn)
 
     def turn_completed(self, turn: int) -> Steps[None]:
+        """A model/tool turn is over."""
         self._open()
         if self.policy == "turn":
             yield from self._flush(turn)
 
     def succeeded(self) -> Steps[None]:
+        """The final response is complete: write what the policy has held back."""
         self._open()
         last_turn = self._run.messages[-1][0] if self._run.messages else 0
         yield from self._flush(last_turn)
         self._run.ended = True
 
     def failed(self, error: BaseException | Mapping[str, Any] | str) -> Steps[None]:
+        """The run failed: record the error with every message of the run."""
         self._open()
         self._run.ended = True
-        yield from self.store.record_error(self.scope, self.run_id, error, self.messages)
+        yield from self.store.record_error(
+            scope=self.scope, run_id=self.run_id, error=error, messages=self.messages
+        )
 
 
 class _Recorder(Generic[ClientT]):
     def __init__(self, client: ClientT, steps: _RecorderSteps) -> None:
         self._client = client
-        self._steps = steps
+        self.steps = steps
 
     @property
     def messages(self) -> list[Message]:
         """Every completed message of the run so far, in order."""
-        return self._steps.messages
+        return self.steps.messages
 
     @property
     def policy(self) -> SavePolicy:
-        return self._steps.policy
+        return self.steps.policy
 
 
 class RunRecorder(_Recorder[MnemoClient]):
@@ -392,41 +421,19 @@ class RunRecorder(_Recorder[MnemoClient]):
     the run (``record_error``). Each write has its own request id.
     """
 
-    def completed(self, message: Message, turn: int = 0) -> None:
-        """A message is complete (the prompt, an assistant message, a tool result)."""
-        run_steps(self._client, self._steps.completed(message, turn))
-
-    def turn_completed(self, turn: int) -> None:
-        """A model/tool turn is over."""
-        run_steps(self._client, self._steps.turn_completed(turn))
-
-    def succeeded(self) -> None:
-        """The final response is complete: write what the policy has held back."""
-        run_steps(self._client, self._steps.succeeded())
-
-    def failed(self, error: BaseException | Mapping[str, Any] | str) -> None:
-        """The run failed: record the error with the run's messages."""
-        run_steps(self._client, self._steps.failed(error))
+    completed = blocking(_RecorderSteps.completed)
+    turn_completed = blocking(_RecorderSteps.turn_completed)
+    succeeded = blocking(_RecorderSteps.succeeded)
+    failed = blocking(_RecorderSteps.failed)
 
 
 class AsyncRunRecorder(_Recorder[AsyncMnemoClient]):
     """``RunRecorder`` for asyncio: the same writes, every method a coroutine."""
 
-    async def completed(self, message: Message, turn: int = 0) -> None:
-        """A message is complete (the prompt, an assistant message, a tool result)."""
-        await arun_steps(self._client, self._steps.completed(message, turn))
-
-    async def turn_completed(self, turn: int) -> None:
-        """A model/tool turn is over."""
-        await arun_steps(self._client, self._steps.turn_completed(turn))
-
-    async def succeeded(self) -> None:
-        """The final response is complete: write what the policy has held back."""
-        await arun_steps(self._client, self._steps.succeeded())
-
-    async def failed(self, error: BaseException | Mapping[str, Any] | str) -> None:
-        """The run failed: record the error with the run's messages."""
-        await arun_steps(self._client, self._steps.failed(error))
+    completed = awaitable(_RecorderSteps.completed)
+    turn_completed = awaitable(_RecorderSteps.turn_completed)
+    succeeded = awaitable(_RecorderSteps.succeeded)
+    failed = awaitable(_RecorderSteps.failed)
 
 
 # ---------------------------------------------------------------- the stores
@@ -435,127 +442,60 @@ class AsyncRunRecorder(_Recorder[AsyncMnemoClient]):
 class _Facet(Generic[ClientT]):
     def __init__(self, client: ClientT, steps: _StoreSteps) -> None:
         self._client = client
-        self._steps = steps
+        self.steps = steps
 
 
 class Inspector(_Facet[MnemoClient]):
     """Anvia's read-only inspector (blocking)."""
 
-    def list_conversations(
-        self, *, limit: int = 50, user_id: str | None = None
-    ) -> list[ConversationSummary]:
-        """The user's conversations, most recently updated first, at most ``limit``."""
-        return run_steps(self._client, self._steps.list_conversations(limit, user_id))
-
-    def get_conversation(self, ref: str) -> ConversationRecord | None:
-        """A conversation and all its canonical messages; ``None`` if it does not exist."""
-        return run_steps(self._client, self._steps.get_conversation(ref))
+    list_conversations = blocking(_StoreSteps.list_conversations)
+    get_conversation = blocking(_StoreSteps.get_conversation)
 
 
 class AsyncInspector(_Facet[AsyncMnemoClient]):
     """Anvia's read-only inspector (asyncio)."""
 
-    async def list_conversations(
-        self, *, limit: int = 50, user_id: str | None = None
-    ) -> list[ConversationSummary]:
-        """The user's conversations, most recently updated first, at most ``limit``."""
-        return await arun_steps(self._client, self._steps.list_conversations(limit, user_id))
-
-    async def get_conversation(self, ref: str) -> ConversationRecord | None:
-        """A conversation and all its canonical messages; ``None`` if it does not exist."""
-        return await arun_steps(self._client, self._steps.get_conversation(ref))
+    list_conversations = awaitable(_StoreSteps.list_conversations)
+    get_conversation = awaitable(_StoreSteps.get_conversation)
 
 
 class Compaction(_Facet[MnemoClient]):
     """Anvia's compaction capability (blocking)."""
 
-    def snapshot(self, scope: MemoryScope) -> HistorySnapshot:
-        """The projection and its revision (``""`` and ``[]`` for a session never written)."""
-        return run_steps(self._client, self._steps.snapshot(scope))
-
-    def replace_prefix(
-        self,
-        *,
-        scope: MemoryScope,
-        revision: str,
-        message_count: int,
-        replacement: Sequence[Message],
-        run_id: str = "",
-    ) -> ReplaceResult:
-        """Replace the projection's first ``message_count`` messages; ``conflict`` if stale."""
-        return run_steps(
-            self._client,
-            self._steps.replace_prefix(scope, revision, message_count, replacement, run_id),
-        )
+    snapshot = blocking(_StoreSteps.snapshot)
+    replace_prefix = blocking(_StoreSteps.replace_prefix)
 
 
 class AsyncCompaction(_Facet[AsyncMnemoClient]):
     """Anvia's compaction capability (asyncio)."""
 
-    async def snapshot(self, scope: MemoryScope) -> HistorySnapshot:
-        """The projection and its revision (``""`` and ``[]`` for a session never written)."""
-        return await arun_steps(self._client, self._steps.snapshot(scope))
-
-    async def replace_prefix(
-        self,
-        *,
-        scope: MemoryScope,
-        revision: str,
-        message_count: int,
-        replacement: Sequence[Message],
-        run_id: str = "",
-    ) -> ReplaceResult:
-        """Replace the projection's first ``message_count`` messages; ``conflict`` if stale."""
-        return await arun_steps(
-            self._client,
-            self._steps.replace_prefix(scope, revision, message_count, replacement, run_id),
-        )
+    snapshot = awaitable(_StoreSteps.snapshot)
+    replace_prefix = awaitable(_StoreSteps.replace_prefix)
 
 
-class MnemoMemoryStore:
+class MnemoMemoryStore(_Facet[MnemoClient]):
     """Anvia's ``MemoryStore`` backed by Mnemo (blocking). See the module for errors."""
 
     def __init__(
         self, client: MnemoClient, *, user_id: str | None = None, retry: RetryPolicy = DEFAULT_RETRY
     ) -> None:
-        self._client = client
-        self._steps = _StoreSteps(user_id, retry)
+        super().__init__(client, _StoreSteps(user_id, retry))
         #: The read-only inspector: ``list_conversations``, ``get_conversation``.
-        self.inspector = Inspector(client, self._steps)
+        self.inspector = Inspector(client, self.steps)
         #: The compaction capability: ``snapshot``, ``replace_prefix``.
-        self.compaction = Compaction(client, self._steps)
+        self.compaction = Compaction(client, self.steps)
 
-    def load(self, scope: MemoryScope) -> list[Message]:
-        """The session's replayable history (the projection); ``[]`` if never written."""
-        return run_steps(self._client, self._steps.load(scope))
-
-    def append(
-        self, *, scope: MemoryScope, run_id: str, turn: int, messages: Iterable[Message]
-    ) -> None:
-        """Append messages at the end of the history (one write, retried with its request id)."""
-        run_steps(self._client, self._steps.append(scope, run_id, turn, list(messages)))
-
-    def clear(self, scope: MemoryScope) -> None:
-        """Forget the session's history (failed runs stay); a no-op if it does not exist."""
-        run_steps(self._client, self._steps.clear(scope))
-
-    def record_error(
-        self,
-        *,
-        scope: MemoryScope,
-        run_id: str,
-        error: BaseException | Mapping[str, Any] | str,
-        messages: Iterable[Message] = (),
-    ) -> None:
-        """Keep a failed run's error and partial messages apart from the history."""
-        run_steps(self._client, self._steps.record_error(scope, run_id, error, list(messages)))
+    load = blocking(_StoreSteps.load)
+    append = blocking(_StoreSteps.append)
+    clear = blocking(_StoreSteps.clear)
+    record_error = blocking(_StoreSteps.record_error)
 
     def run(self, scope: MemoryScope, run_id: str, policy: SavePolicy = "message") -> RunRecorder:
         """A recorder writing one run under ``policy`` (Anvia's default: ``"message"``)."""
-        return RunRecorder(self._client, _RecorderSteps(self._steps, scope, run_id, policy))
+        return RunRecorder(self._client, _RecorderSteps(self.steps, scope, run_id, policy))
 
 
-class AsyncMnemoMemoryStore:
+class AsyncMnemoMemoryStore(_Facet[AsyncMnemoClient]):
     """Anvia's ``MemoryStore`` backed by Mnemo (asyncio). See the module for errors."""
 
     def __init__(
@@ -565,42 +505,19 @@ class AsyncMnemoMemoryStore:
         user_id: str | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
     ) -> None:
-        self._client = client
-        self._steps = _StoreSteps(user_id, retry)
+        super().__init__(client, _StoreSteps(user_id, retry))
         #: The read-only inspector: ``list_conversations``, ``get_conversation``.
-        self.inspector = AsyncInspector(client, self._steps)
+        self.inspector = AsyncInspector(client, self.steps)
         #: The compaction capability: ``snapshot``, ``replace_prefix``.
-        self.compaction = AsyncCompaction(client, self._steps)
+        self.compaction = AsyncCompaction(client, self.steps)
 
-    async def load(self, scope: MemoryScope) -> list[Message]:
-        """The session's replayable history (the projection); ``[]`` if never written."""
-        return await arun_steps(self._client, self._steps.load(scope))
-
-    async def append(
-        self, *, scope: MemoryScope, run_id: str, turn: int, messages: Iterable[Message]
-    ) -> None:
-        """Append messages at the end of the history (one write, retried with its request id)."""
-        await arun_steps(self._client, self._steps.append(scope, run_id, turn, list(messages)))
-
-    async def clear(self, scope: MemoryScope) -> None:
-        """Forget the session's history (failed runs stay); a no-op if it does not exist."""
-        await arun_steps(self._client, self._steps.clear(scope))
-
-    async def record_error(
-        self,
-        *,
-        scope: MemoryScope,
-        run_id: str,
-        error: BaseException | Mapping[str, Any] | str,
-        messages: Iterable[Message] = (),
-    ) -> None:
-        """Keep a failed run's error and partial messages apart from the history."""
-        await arun_steps(
-            self._client, self._steps.record_error(scope, run_id, error, list(messages))
-        )
+    load = awaitable(_StoreSteps.load)
+    append = awaitable(_StoreSteps.append)
+    clear = awaitable(_StoreSteps.clear)
+    record_error = awaitable(_StoreSteps.record_error)
 
     def run(
         self, scope: MemoryScope, run_id: str, policy: SavePolicy = "message"
     ) -> AsyncRunRecorder:
         """A recorder writing one run under ``policy`` (Anvia's default: ``"message"``)."""
-        return AsyncRunRecorder(self._client, _RecorderSteps(self._steps, scope, run_id, policy))
+        return AsyncRunRecorder(self._client, _RecorderSteps(self.steps, scope, run_id, policy))

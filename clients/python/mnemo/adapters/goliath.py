@@ -37,7 +37,7 @@ from typing import Any, overload
 
 import grpc
 
-from mnemo.adapters._steps import Steps, arun_steps, run_steps
+from mnemo.adapters._steps import Steps, awaitable, blocking
 from mnemo.client import AsyncMnemoClient, MnemoClient
 from mnemo.client.errors import EtagMismatchError, MnemoError
 from mnemo.v1 import working_memory_pb2 as wm
@@ -117,14 +117,14 @@ def _is_empty(state: wm.MemoryState) -> bool:
 class _MemorySteps:
     """The memory of one conversation, as steps run by a blocking or asyncio client."""
 
-    def __init__(self, client: Any, user: str, conversation: str | None) -> None:
-        self._client = client
+    def __init__(self, user: str, conversation: str | None) -> None:
         self.user = user
         self.conversation = conversation
         #: The etag last read or written; ``None``: unknown (never read, or the read degraded).
         self.etag: str | None = None
 
-    def _load(self) -> Steps[MemoryState]:
+    def load(self) -> Steps[MemoryState]:
+        """The stored state; empty when never written or when it cannot be read (see module)."""
         try:
             stored: wm.MemoryState = yield lambda c: c.get_memory_state(
                 self.user, self.conversation
@@ -137,7 +137,8 @@ class _MemorySteps:
         self.etag = stored.etag
         return _from_proto(stored)
 
-    def _save(self, state: MemoryState) -> Steps[None]:
+    def save(self, state: MemoryState) -> Steps[None]:
+        """Replace the stored state (conditional on the etag last seen; see module)."""
         etag = state.etag or self.etag
         if etag is None:
             stored: wm.MemoryState = yield lambda c: c.get_memory_state(
@@ -160,26 +161,38 @@ class _MemorySteps:
         )
         self.etag = saved.etag
 
+
+class _Memory:
+    def __init__(self, client: Any, user: str, conversation: str | None) -> None:
+        self._client = client
+        self.steps = _MemorySteps(user, conversation)
+
+    @property
+    def conversation(self) -> str | None:
+        """The conversation id; ``None`` for the default conversation."""
+        return self.steps.conversation
+
+    @property
+    def etag(self) -> str | None:
+        """The etag last read or written; ``None`` while unknown (see module)."""
+        return self.steps.etag
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(user={self.user!r}, conversation={self.conversation!r})"
+        steps = self.steps
+        return f"{type(self).__name__}(user={steps.user!r}, conversation={steps.conversation!r})"
 
 
-class MnemoMemory(_MemorySteps):
+class MnemoMemory(_Memory):
     """goliath's ``Memory`` (blocking): ``load()`` and ``save(state)``."""
 
     def __init__(self, client: MnemoClient, user: str, conversation: str | None = None) -> None:
         super().__init__(client, user, conversation)
 
-    def load(self) -> MemoryState:
-        """The stored state; empty when never written or when it cannot be read (see module)."""
-        return run_steps(self._client, self._load())
-
-    def save(self, state: MemoryState) -> None:
-        """Replace the stored state (conditional on the etag last seen; see module)."""
-        run_steps(self._client, self._save(state))
+    load = blocking(_MemorySteps.load)
+    save = blocking(_MemorySteps.save)
 
 
-class AsyncMnemoMemory(_MemorySteps):
+class AsyncMnemoMemory(_Memory):
     """goliath's ``Memory`` (asyncio): ``await load()`` and ``await save(state)``."""
 
     def __init__(
@@ -187,13 +200,8 @@ class AsyncMnemoMemory(_MemorySteps):
     ) -> None:
         super().__init__(client, user, conversation)
 
-    async def load(self) -> MemoryState:
-        """The stored state; empty when never written or when it cannot be read (see module)."""
-        return await arun_steps(self._client, self._load())
-
-    async def save(self, state: MemoryState) -> None:
-        """Replace the stored state (conditional on the etag last seen; see module)."""
-        await arun_steps(self._client, self._save(state))
+    load = awaitable(_MemorySteps.load)
+    save = awaitable(_MemorySteps.save)
 
 
 @overload
