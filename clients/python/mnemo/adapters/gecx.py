@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
-from mnemo.adapters._steps import DEFAULT_RETRY, RetryPolicy, Steps, arun_steps, retrying, run_steps
+from mnemo.adapters._steps import DEFAULT_RETRY, RetryPolicy, Steps, awaitable, blocking, retrying
 from mnemo.client import AsyncMnemoClient, MnemoClient
 from mnemo.client.errors import NotFoundError
 from mnemo.v1 import memories_pb2 as mm
@@ -131,16 +131,8 @@ def entry_from_proto(memory: mm.Memory) -> MemoryEntry:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Saved:
-    """What the server answered to a save: the entry and the ids it archived."""
-
-    entry: MemoryEntry
-    archived: list[str]
-
-
 class ServerSteps:
-    """The server adapter's operations as steps (shared by the hybrid adapter)."""
+    """The server adapter's operations as steps (the hybrid adapter's remote too)."""
 
     def __init__(self, user: str, retry: RetryPolicy) -> None:
         self.user = user
@@ -157,8 +149,15 @@ class ServerSteps:
         metadata: Mapping[str, str] | None = None,
         pinned: bool = False,
         memory_id: str = "",
-        request_id: str | None = None,
-    ) -> Steps[Saved]:
+        request_id: str = "",
+    ) -> Steps[MemoryEntry]:
+        """Save a new entry; a ``key`` archives the live entry of the same (scope, key).
+
+        ``scope`` defaults to ``"conversation"`` with a ``conversation_id``,
+        else ``"identity"``. ``memory_id`` names the entry (``new_memory_id()``;
+        the server picks one when empty); ``request_id`` (a fresh one when
+        empty) makes sending it again harmless.
+        """
         rid = request_id or str(uuid.uuid4())
         response = yield from retrying(
             lambda c: c.create_memory(
@@ -175,10 +174,10 @@ class ServerSteps:
             ),
             self.retry,
         )
-        archived = [name.rsplit("/", 1)[-1] for name in response.archived]
-        return Saved(entry_from_proto(response.memory), archived)
+        return entry_from_proto(response.memory)
 
     def get(self, memory_id: str) -> Steps[MemoryEntry | None]:
+        """One entry, archived or not; ``None`` if there is none."""
         try:
             memory = yield lambda c: c.get_memory(self.user, memory_id)
         except NotFoundError:
@@ -194,12 +193,15 @@ class ServerSteps:
         pinned: bool | None = None,
         etag: str = "",
     ) -> Steps[MemoryEntry]:
+        """Change an entry's text, metadata or pinned flag (what is given); with
+        an ``etag``, only if it is still current."""
         memory = yield lambda c: c.update_memory(
             self.user, memory_id, text=text, metadata=metadata, pinned=pinned, etag=etag
         )
         return entry_from_proto(memory)
 
     def delete(self, memory_id: str, *, etag: str = "") -> Steps[None]:
+        """Delete an entry for good (its text leaves the server); no error if it is gone."""
         try:
             yield from retrying(
                 lambda c: c.delete_memory(self.user, memory_id, etag=etag), self.retry
@@ -215,6 +217,7 @@ class ServerSteps:
         key: str = "",
         include_archived: bool = False,
     ) -> Steps[Entries]:
+        """Entries, newest first; the live one per key unless ``include_archived``."""
         memories = yield lambda c: c.list_memories(
             self.user,
             scope=scope,
@@ -227,6 +230,7 @@ class ServerSteps:
     def recall(
         self, query: str, *, conversation_id: str = "", limit: int = 5, semantic: bool = False
     ) -> Steps[Hits]:
+        """The entries matching ``query``, best first (the conversation's rank above identity)."""
         hits = yield lambda c: c.recall_memories(
             self.user,
             query,
@@ -263,83 +267,12 @@ class ServerMemoryAdapter(_Adapter):
     ) -> None:
         super().__init__(client, user, retry)
 
-    def save(
-        self,
-        text: str,
-        *,
-        key: str = "",
-        scope: Scope | None = None,
-        conversation_id: str = "",
-        source: Source = "tool_call",
-        metadata: Mapping[str, str] | None = None,
-        pinned: bool = False,
-    ) -> MemoryEntry:
-        """Save a new entry (``scope`` defaults to ``"conversation"`` with a
-        ``conversation_id``, else ``"identity"``); a ``key`` archives the previous one."""
-        saved = run_steps(
-            self._client,
-            self.steps.save(
-                text,
-                key=key,
-                scope=scope,
-                conversation_id=conversation_id,
-                source=source,
-                metadata=metadata,
-                pinned=pinned,
-            ),
-        )
-        return saved.entry
-
-    def get(self, memory_id: str) -> MemoryEntry | None:
-        """One entry, archived or not; ``None`` if there is none."""
-        return run_steps(self._client, self.steps.get(memory_id))
-
-    def update(
-        self,
-        memory_id: str,
-        *,
-        text: str | None = None,
-        metadata: Mapping[str, str] | None = None,
-        pinned: bool | None = None,
-    ) -> MemoryEntry:
-        """Change an entry's text, metadata or pinned flag (what is given)."""
-        return run_steps(
-            self._client, self.steps.update(memory_id, text=text, metadata=metadata, pinned=pinned)
-        )
-
-    def delete(self, memory_id: str) -> None:
-        """Delete an entry for good (its text leaves the server); no error if it is gone."""
-        run_steps(self._client, self.steps.delete(memory_id))
-
-    def list(
-        self,
-        *,
-        scope: Scope | None = None,
-        conversation_id: str = "",
-        key: str = "",
-        include_archived: bool = False,
-    ) -> Entries:
-        """Entries, newest first; the live one per key unless ``include_archived``."""
-        return run_steps(
-            self._client,
-            self.steps.list(
-                scope=scope,
-                conversation_id=conversation_id,
-                key=key,
-                include_archived=include_archived,
-            ),
-        )
-
-    def recall(
-        self, query: str, *, conversation_id: str = "", limit: int = 5, semantic: bool = False
-    ) -> Hits:
-        """The entries matching ``query``, best first (the conversation's rank above identity)."""
-        return run_steps(
-            self._client,
-            self.steps.recall(
-                query, conversation_id=conversation_id, limit=limit, semantic=semantic
-            ),
-        )
+    save = blocking(ServerSteps.save)
+    get = blocking(ServerSteps.get)
+    update = blocking(ServerSteps.update)
+    delete = blocking(ServerSteps.delete)
+    list = blocking(ServerSteps.list)
+    recall = blocking(ServerSteps.recall)
 
 
 class AsyncServerMemoryAdapter(_Adapter):
@@ -350,82 +283,12 @@ class AsyncServerMemoryAdapter(_Adapter):
     ) -> None:
         super().__init__(client, user, retry)
 
-    async def save(
-        self,
-        text: str,
-        *,
-        key: str = "",
-        scope: Scope | None = None,
-        conversation_id: str = "",
-        source: Source = "tool_call",
-        metadata: Mapping[str, str] | None = None,
-        pinned: bool = False,
-    ) -> MemoryEntry:
-        """Save a new entry; see ``ServerMemoryAdapter.save``."""
-        saved = await arun_steps(
-            self._client,
-            self.steps.save(
-                text,
-                key=key,
-                scope=scope,
-                conversation_id=conversation_id,
-                source=source,
-                metadata=metadata,
-                pinned=pinned,
-            ),
-        )
-        return saved.entry
-
-    async def get(self, memory_id: str) -> MemoryEntry | None:
-        """One entry, archived or not; ``None`` if there is none."""
-        return await arun_steps(self._client, self.steps.get(memory_id))
-
-    async def update(
-        self,
-        memory_id: str,
-        *,
-        text: str | None = None,
-        metadata: Mapping[str, str] | None = None,
-        pinned: bool | None = None,
-    ) -> MemoryEntry:
-        """Change an entry's text, metadata or pinned flag (what is given)."""
-        return await arun_steps(
-            self._client, self.steps.update(memory_id, text=text, metadata=metadata, pinned=pinned)
-        )
-
-    async def delete(self, memory_id: str) -> None:
-        """Delete an entry for good; no error if it is gone."""
-        await arun_steps(self._client, self.steps.delete(memory_id))
-
-    async def list(
-        self,
-        *,
-        scope: Scope | None = None,
-        conversation_id: str = "",
-        key: str = "",
-        include_archived: bool = False,
-    ) -> Entries:
-        """Entries, newest first; the live one per key unless ``include_archived``."""
-        return await arun_steps(
-            self._client,
-            self.steps.list(
-                scope=scope,
-                conversation_id=conversation_id,
-                key=key,
-                include_archived=include_archived,
-            ),
-        )
-
-    async def recall(
-        self, query: str, *, conversation_id: str = "", limit: int = 5, semantic: bool = False
-    ) -> Hits:
-        """The entries matching ``query``, best first."""
-        return await arun_steps(
-            self._client,
-            self.steps.recall(
-                query, conversation_id=conversation_id, limit=limit, semantic=semantic
-            ),
-        )
+    save = awaitable(ServerSteps.save)
+    get = awaitable(ServerSteps.get)
+    update = awaitable(ServerSteps.update)
+    delete = awaitable(ServerSteps.delete)
+    list = awaitable(ServerSteps.list)
+    recall = awaitable(ServerSteps.recall)
 
 
 @overload

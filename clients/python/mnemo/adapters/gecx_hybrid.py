@@ -51,14 +51,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, overload
 
-from mnemo.adapters._steps import Call, Steps, arun_steps, run_steps
+from mnemo.adapters._steps import Call, Steps, arun_steps, awaitable, blocking, run_steps
 from mnemo.adapters.gecx import (
     AsyncServerMemoryAdapter,
     Entries,
     Hits,
     MemoryEntry,
     RecallHit,
-    Saved,
     Scope,
     ServerMemoryAdapter,
     ServerSteps,
@@ -156,13 +155,14 @@ class HybridSteps:
         self,
         text: str,
         *,
-        key: str,
-        scope: Scope | None,
-        conversation_id: str,
-        source: Source,
-        metadata: Mapping[str, str] | None,
-        pinned: bool,
+        key: str = "",
+        scope: Scope | None = None,
+        conversation_id: str = "",
+        source: Source = "tool_call",
+        metadata: Mapping[str, str] | None = None,
+        pinned: bool = False,
     ) -> Steps[MemoryEntry]:
+        """Save a new entry, optimistically (see the module for a failing server)."""
         chosen: Scope = scope or ("conversation" if conversation_id else "identity")
         payload: dict[str, Any] = {
             "text": text,
@@ -192,8 +192,8 @@ class HybridSteps:
                 for entry in superseded:
                     self.cache.put(self.user, entry)
             raise
-        self._confirm(saved)
-        return saved.entry
+        self.cache.put(self.user, saved)
+        return saved
 
     def _archive_locally(self, saved: MemoryEntry, now: datetime.datetime) -> Entries:
         """Archive the cached live entries ``saved`` supersedes; returns them as they were."""
@@ -210,23 +210,15 @@ class HybridSteps:
             self.cache.put(self.user, dataclasses.replace(entry, archived_at=now))
         return superseded
 
-    def _confirm(self, saved: Saved) -> None:
-        with self.cache.transaction():
-            self.cache.put(self.user, saved.entry)
-            for memory_id in saved.archived:
-                entry = self.cache.get(self.user, memory_id)
-                if entry is not None and not entry.archived:
-                    archived = dataclasses.replace(entry, archived_at=saved.entry.created_at)
-                    self.cache.put(self.user, archived)
-
     def update(
         self,
         memory_id: str,
         *,
-        text: str | None,
-        metadata: Mapping[str, str] | None,
-        pinned: bool | None,
+        text: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        pinned: bool | None = None,
     ) -> Steps[MemoryEntry]:
+        """Change an entry (what is given), optimistically (see the module)."""
         before = self.cache.get(self.user, memory_id)
         optimistic = None
         if before is not None:
@@ -256,6 +248,7 @@ class HybridSteps:
         return updated
 
     def delete(self, memory_id: str) -> Steps[None]:
+        """Delete an entry, optimistically (see the module)."""
         before = self.cache.get(self.user, memory_id)
         self.cache.remove(self.user, memory_id)
         try:
@@ -272,15 +265,22 @@ class HybridSteps:
 
     # ---------------------------------------------------------------- reads
 
-    def _cached(self) -> Entries:
+    def cached(self) -> Entries:
+        """Every cached entry (archived ones included), newest first; ``[]`` if unreadable."""
         try:
             return self.cache.entries(self.user)
         except sqlite3.Error:
             return []
 
     def list(
-        self, *, scope: Scope | None, conversation_id: str, key: str, include_archived: bool
+        self,
+        *,
+        scope: Scope | None = None,
+        conversation_id: str = "",
+        key: str = "",
+        include_archived: bool = False,
     ) -> Steps[Entries]:
+        """Entries from the server, else from the cache, else none. Never raises."""
         try:
             yield from self.push_pending()
             entries: Entries = yield from self.remote.list(
@@ -294,13 +294,14 @@ class HybridSteps:
         except MnemoError:
             return [
                 e
-                for e in self._cached()
+                for e in self.cached()
                 if _matches(e, scope, conversation_id, key, include_archived)
             ]
         self._refresh(entries)
         return entries
 
-    def recall(self, query: str, *, conversation_id: str, limit: int) -> Steps[Hits]:
+    def recall(self, query: str, *, conversation_id: str = "", limit: int = 5) -> Steps[Hits]:
+        """Recall from the server, else from the cache (word match), else nothing. Never raises."""
         try:
             yield from self.push_pending()
             hits: Hits = yield from self.remote.recall(
@@ -309,11 +310,12 @@ class HybridSteps:
         except FailedPreconditionError:
             return []
         except MnemoError:
-            return local_recall(self._cached(), query, conversation_id, limit)
+            return local_recall(self.cached(), query, conversation_id, limit)
         self._refresh([hit.entry for hit in hits])
         return hits
 
     def get(self, memory_id: str) -> Steps[MemoryEntry | None]:
+        """One entry from the server, else from the cache. Never raises."""
         try:
             entry = yield from self.remote.get(memory_id)
         except FailedPreconditionError:
@@ -432,7 +434,7 @@ class HybridSteps:
             saved = yield from self.remote.save(
                 **payload, memory_id=write.id, request_id=write.request_id
             )
-            self._confirm(saved)
+            self.cache.put(self.user, saved)
         elif write.operation == "update":
             updated = yield from self.remote.update(write.id, etag=etag, **payload)
             new_etags[write.id] = (etag, updated.etag)
@@ -460,7 +462,7 @@ class _HybridBase:
 
     def cached(self) -> Entries:
         """Every cached entry (archived ones included), newest first, without asking the server."""
-        return self.steps._cached()
+        return self.steps.cached()
 
     def pending(self) -> list[PendingWrite]:
         """The writes kept while the server was unreachable, oldest first."""
@@ -481,90 +483,31 @@ class HybridMemoryAdapter(_HybridBase):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def save(
-        self,
-        text: str,
-        *,
-        key: str = "",
-        scope: Scope | None = None,
-        conversation_id: str = "",
-        source: Source = "tool_call",
-        metadata: Mapping[str, str] | None = None,
-        pinned: bool = False,
-    ) -> MemoryEntry:
-        """Save optimistically; see the module for a failing server."""
-        return run_steps(
-            self._client,
-            self.steps.save(
-                text,
-                key=key,
-                scope=scope,
-                conversation_id=conversation_id,
-                source=source,
-                metadata=metadata,
-                pinned=pinned,
-            ),
-        )
+    save = blocking(HybridSteps.save)
+    update = blocking(HybridSteps.update)
+    delete = blocking(HybridSteps.delete)
+    list = blocking(HybridSteps.list)
+    recall = blocking(HybridSteps.recall)
+    get = blocking(HybridSteps.get)
 
-    def update(
-        self,
-        memory_id: str,
-        *,
-        text: str | None = None,
-        metadata: Mapping[str, str] | None = None,
-        pinned: bool | None = None,
-    ) -> MemoryEntry:
-        """Update optimistically; see the module for a failing server."""
-        return run_steps(
-            self._client,
-            self.steps.update(memory_id, text=text, metadata=metadata, pinned=pinned),
-        )
-
-    def delete(self, memory_id: str) -> None:
-        """Delete optimistically; see the module for a failing server."""
-        run_steps(self._client, self.steps.delete(memory_id))
-
-    def list(
-        self,
-        *,
-        scope: Scope | None = None,
-        conversation_id: str = "",
-        key: str = "",
-        include_archived: bool = False,
-    ) -> Entries:
-        """Entries from the server, else from the cache, else none. Never raises."""
-        return run_steps(
-            self._client,
-            self.steps.list(
-                scope=scope,
-                conversation_id=conversation_id,
-                key=key,
-                include_archived=include_archived,
-            ),
-        )
-
-    def recall(self, query: str, *, conversation_id: str = "", limit: int = 5) -> Hits:
-        """Recall from the server, else from the cache, else nothing. Never raises."""
-        return run_steps(
-            self._client, self.steps.recall(query, conversation_id=conversation_id, limit=limit)
-        )
-
-    def get(self, memory_id: str) -> MemoryEntry | None:
-        """One entry from the server, else from the cache. Never raises."""
-        return run_steps(self._client, self.steps.get(memory_id))
-
-    def sync(self) -> int | None:
-        """Send queued writes and apply the change feed; raises if the server is unreachable."""
-        return run_steps(self._client, self.steps.sync())
+    sync = blocking(HybridSteps.sync)
 
     def start(self) -> None:
-        """Follow the change feed in a daemon thread until ``close()``."""
+        """Follow the change feed in a daemon thread until ``close()``.
+
+        The thread first runs ``sync()`` (again, every half second, until the
+        server answers), then applies each change as it commits and sends the
+        queued writes whenever the feed says it is caught up. Without a change
+        feed on the server (``UNIMPLEMENTED``) it stops after the first sync.
+        """
         if self._thread is None:
+            self._stop.clear()
             self._thread = threading.Thread(target=self._follow, name="mnemo-hybrid", daemon=True)
             self._thread.start()
 
     def close(self, timeout: float = 5.0) -> None:
-        """Stop following (the thread ends at the feed's next event or heartbeat)."""
+        """Stop following; waits up to ``timeout`` for the thread, which ends at
+        the feed's next change or heartbeat (the server's ``--watch-heartbeat-seconds``)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
@@ -588,6 +531,8 @@ class HybridMemoryAdapter(_HybridBase):
                     if self._stop.is_set():
                         return
                     self._on_event(event)
+            except UnimplementedError:
+                return
             except MnemoError:
                 self._stop.wait(0.5)
 
@@ -615,84 +560,18 @@ class AsyncHybridMemoryAdapter(_HybridBase):
         super().__init__(remote, cache, on_remote_failure)
         self._task: asyncio.Task[None] | None = None
 
-    async def save(
-        self,
-        text: str,
-        *,
-        key: str = "",
-        scope: Scope | None = None,
-        conversation_id: str = "",
-        source: Source = "tool_call",
-        metadata: Mapping[str, str] | None = None,
-        pinned: bool = False,
-    ) -> MemoryEntry:
-        """Save optimistically; see the module for a failing server."""
-        return await arun_steps(
-            self._client,
-            self.steps.save(
-                text,
-                key=key,
-                scope=scope,
-                conversation_id=conversation_id,
-                source=source,
-                metadata=metadata,
-                pinned=pinned,
-            ),
-        )
+    save = awaitable(HybridSteps.save)
+    update = awaitable(HybridSteps.update)
+    delete = awaitable(HybridSteps.delete)
+    list = awaitable(HybridSteps.list)
+    recall = awaitable(HybridSteps.recall)
+    get = awaitable(HybridSteps.get)
 
-    async def update(
-        self,
-        memory_id: str,
-        *,
-        text: str | None = None,
-        metadata: Mapping[str, str] | None = None,
-        pinned: bool | None = None,
-    ) -> MemoryEntry:
-        """Update optimistically; see the module for a failing server."""
-        return await arun_steps(
-            self._client,
-            self.steps.update(memory_id, text=text, metadata=metadata, pinned=pinned),
-        )
-
-    async def delete(self, memory_id: str) -> None:
-        """Delete optimistically; see the module for a failing server."""
-        await arun_steps(self._client, self.steps.delete(memory_id))
-
-    async def list(
-        self,
-        *,
-        scope: Scope | None = None,
-        conversation_id: str = "",
-        key: str = "",
-        include_archived: bool = False,
-    ) -> Entries:
-        """Entries from the server, else from the cache, else none. Never raises."""
-        return await arun_steps(
-            self._client,
-            self.steps.list(
-                scope=scope,
-                conversation_id=conversation_id,
-                key=key,
-                include_archived=include_archived,
-            ),
-        )
-
-    async def recall(self, query: str, *, conversation_id: str = "", limit: int = 5) -> Hits:
-        """Recall from the server, else from the cache, else nothing. Never raises."""
-        return await arun_steps(
-            self._client, self.steps.recall(query, conversation_id=conversation_id, limit=limit)
-        )
-
-    async def get(self, memory_id: str) -> MemoryEntry | None:
-        """One entry from the server, else from the cache. Never raises."""
-        return await arun_steps(self._client, self.steps.get(memory_id))
-
-    async def sync(self) -> int | None:
-        """Send queued writes and apply the change feed; raises if the server is unreachable."""
-        return await arun_steps(self._client, self.steps.sync())
+    sync = awaitable(HybridSteps.sync)
 
     def start(self) -> None:
-        """Follow the change feed in a task of the running loop until ``close()``."""
+        """Follow the change feed in a task of the running loop until ``close()``
+        (as ``HybridMemoryAdapter.start`` does in a thread)."""
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._follow())
 
@@ -724,6 +603,8 @@ class AsyncHybridMemoryAdapter(_HybridBase):
                     elif self.cache.pending(self.user):
                         with contextlib.suppress(MnemoError):
                             await arun_steps(self._client, self.steps.push_pending())
+            except UnimplementedError:
+                return
             except MnemoError:
                 await asyncio.sleep(0.5)
 
