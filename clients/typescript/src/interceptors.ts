@@ -5,7 +5,7 @@
  * `facadeInterceptors` puts them in the order they must run in.
  */
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import type { DescField } from "@bufbuild/protobuf";
+import { clone, type DescField } from "@bufbuild/protobuf";
 
 /** A bearer token, or a function asked before each attempt (so it can refresh). */
 export type TokenSource = string | (() => string | Promise<string>);
@@ -38,14 +38,15 @@ const REQUEST_ID_FIELD = "request_id";
  * server applies the write at most once. A request_id the caller set is kept.
  */
 export const requestIdInterceptor: Interceptor = (next) => async (req) => {
-  if (!req.stream) {
-    const field = requestIdField(req.method.input.fields);
-    if (field !== undefined) {
-      const message = req.message as unknown as Record<string, unknown>;
-      if (message[field.localName] === "") message[field.localName] = newRequestId();
-    }
+  if (req.stream) return next(req);
+  const field = requestIdField(req.method.input.fields);
+  if (field === undefined || (req.message as Record<string, unknown>)[field.localName] !== "") {
+    return next(req);
   }
-  return next(req);
+  // A copy: the caller may have passed a message object it sends again later.
+  const message = clone(req.method.input, req.message);
+  (message as Record<string, unknown>)[field.localName] = newRequestId();
+  return next({ ...req, message });
 };
 
 function requestIdField(fields: readonly DescField[]): DescField | undefined {

@@ -10,6 +10,8 @@ import { attemptRecorder } from "./support/recorder.js";
 import {
   Code,
   MnemoError,
+  RememberExchangeRequestSchema,
+  create,
   conversationName,
   createMnemoClient,
   memoryStateName,
@@ -144,6 +146,24 @@ describe("request ids", () => {
       assert.notEqual(first, second);
       assert.equal(third, "mine");
       assert.equal(read, undefined, "a read has no request id");
+    } finally {
+      client.close();
+    }
+  });
+
+  test("a message object sent twice gets two ids and is left as it was", async () => {
+    const { attempts, interceptor } = attemptRecorder();
+    const client = createMnemoClient({ baseUrl: server.baseUrl, interceptors: [interceptor] });
+    try {
+      const request = create(RememberExchangeRequestSchema, {
+        name: memoryStateName("fac-r4"),
+        exchange: { ask: "same object", answer: "twice" },
+      });
+      await client.workingMemory.rememberExchange(request);
+      await client.workingMemory.rememberExchange(request);
+      assert.equal(request.requestId, "", "the caller's message is not changed");
+      const [first, second] = attempts.map((a) => a.requestId);
+      assert.ok(first && second && first !== second, `ids ${first} and ${second}`);
     } finally {
       client.close();
     }
