@@ -179,6 +179,6 @@ test-browser: $(STAMP) $(NPM_STAMP) ## The web demo in headless Chromium against
 
 # ----------------------------------------------------------------------- clean
 
-clean: ## Remove .venv, ./data, caches and build output
-	rm -rf $(VENV) data .pytest_cache .mypy_cache .ruff_cache build dist .pgdata*
+clean: ## Remove .venv, ./data, caches, build output and the TypeScript node_modules
+	rm -rf $(VENV) data .pytest_cache .mypy_cache .ruff_cache build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist
 	find . -path ./.git -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +
