@@ -5,7 +5,6 @@ watches, a clean end at shutdown, and another user's feed."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections.abc import Iterator
@@ -18,9 +17,8 @@ from mnemo.client import MnemoClient
 from mnemo.v1 import governance_pb2 as gv
 from mnemo.v1 import governance_pb2_grpc, sync_pb2_grpc
 from mnemo.v1 import sync_pb2 as sy
-from mnemo_server.store.database import open_database
-from mnemo_server.store.sql import SqlStore
 from tests.api.changes import PARENT, USER, WAIT_S, Event, Watch, cursors, write
+from tests.support.change_feed import prune_all_changes
 from tests.support.rpc_errors import rpc_failure
 from tests.support.server import ServerThread, running_server, server_settings
 from tests.support.tokens import SigningKeys, bearer
@@ -153,23 +151,12 @@ def test_idle_watches_send_heartbeats_with_the_latest_cursor(database_url: str) 
     assert times == sorted(times) and times[0] < times[-1]
 
 
-def _prune_everything(database_url: str) -> None:
-    async def prune() -> None:
-        database = open_database(database_url, runner="thread", pool_size=1)
-        try:
-            await SqlStore(database).prune_changes(older_than_micros=2**62, limit=10_000)
-        finally:
-            await database.close()
-
-    asyncio.run(prune())
-
-
 def test_a_cursor_older_than_the_retained_history_is_out_of_range(
     server: str, mnemo: MnemoClient, database_url: str
 ) -> None:
     mnemo.create_conversation(USER, "chat")
     write(mnemo, 4)
-    _prune_everything(database_url)
+    prune_all_changes(database_url)
     latest = write(mnemo, 1)[-1]
     stub = sync_pb2_grpc.SyncServiceStub(grpc.insecure_channel(server))
     oldest = mnemo.list_changes(USER).oldest_cursor

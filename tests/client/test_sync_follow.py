@@ -22,8 +22,7 @@ from mnemo.client import (
     MnemoClient,
     OutOfRangeError,
 )
-from mnemo_server.store.database import open_database
-from mnemo_server.store.sql import SqlStore
+from tests.support.change_feed import prune_all_changes
 from tests.support.server import running_server
 from tests.support.subprocess_server import subprocess_server
 
@@ -145,17 +144,6 @@ def test_the_follower_resumes_when_the_server_gives_up_on_a_slow_consumer(
     assert received == list(range(1, latest + 1))
 
 
-def _prune_everything(database_url: str) -> None:
-    async def prune() -> None:
-        database = open_database(database_url, runner="thread", pool_size=1)
-        try:
-            await SqlStore(database).prune_changes(older_than_micros=2**62, limit=10_000)
-        finally:
-            await database.close()
-
-    asyncio.run(prune())
-
-
 @pytest.fixture
 def expired_feed(sqlite_url: str) -> Iterator[tuple[MnemoClient, int]]:
     """A client of a server whose feed for ``u1`` no longer has cursor 2; the
@@ -166,7 +154,7 @@ def expired_feed(sqlite_url: str) -> Iterator[tuple[MnemoClient, int]]:
     ):
         client.create_conversation("u1", "chat")
         _append(client, "u1", "a", "b", "c")
-        _prune_everything(sqlite_url)
+        prune_all_changes(sqlite_url)
         yield client, _append(client, "u1", "d")
 
 
