@@ -28,7 +28,7 @@ const SIGNALS: Partial<Record<RecallSignal, RecalledMemory["signals"][number]>> 
 /** The entry a Mnemo memory is. */
 export function toEntry(memory: Memory): MemoryEntry {
   const source = (Object.keys(SOURCES) as MemorySource[]).find((s) => SOURCES[s] === memory.source);
-  return {
+  return withoutUndefined({
     id: lastSegment(memory.name),
     text: memory.text,
     key: memory.key || undefined,
@@ -40,7 +40,19 @@ export function toEntry(memory: Memory): MemoryEntry {
     createdAt: toMs(memory.createTime),
     updatedAt: toMs(memory.updateTime),
     archivedAt: memory.archiveTime === undefined ? undefined : toMs(memory.archiveTime),
-  };
+  });
+}
+
+/**
+ * `entry` without its undefined optional members, so that an entry is the
+ * same object whether it comes from the server or from a cache's JSON.
+ */
+export function withoutUndefined(entry: MemoryEntry): MemoryEntry {
+  const copy: Record<string, unknown> = { ...entry };
+  for (const key of Object.keys(copy)) {
+    if (copy[key] === undefined) delete copy[key];
+  }
+  return copy as MemoryEntry;
 }
 
 /** The MemoryScope of a gecx-chat scope; unspecified (every scope) when there is none. */

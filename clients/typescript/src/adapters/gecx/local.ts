@@ -13,6 +13,7 @@
 import { Code } from "@connectrpc/connect";
 import { MnemoError } from "../../errors.js";
 import { randomId } from "../ids.js";
+import { withoutUndefined } from "./convert.js";
 import { parseDocument, type CacheDocument } from "./cache-document.js";
 import type { KeyValueStorage } from "./storage.js";
 import type {
@@ -176,7 +177,7 @@ function wordsOf(text: string): Set<string> {
 
 function newEntry(input: SaveMemoryInput, now: number): MemoryEntry {
   const scope = input.scope ?? "identity";
-  return {
+  return withoutUndefined({
     id: input.id ?? randomId(),
     text: input.text,
     key: input.key || undefined,
@@ -187,7 +188,7 @@ function newEntry(input: SaveMemoryInput, now: number): MemoryEntry {
     pinned: input.pinned ?? false,
     createdAt: now,
     updatedAt: now,
-  };
+  });
 }
 
 function sameSlot(a: MemoryEntry, b: MemoryEntry): boolean {

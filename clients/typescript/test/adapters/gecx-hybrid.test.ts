@@ -1,0 +1,229 @@
+/**
+ * gecx-chat's hybrid adapter against a live server that is stopped and
+ * restarted: optimistic writes, rollback and keep, the change feed bringing
+ * another device's changes (and an erasure) into the cache, an expired cursor.
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { startMnemoServer, type MnemoTestServer } from "../support/server.js";
+import { Code, createMnemoClient, MnemoError, type MnemoClient } from "../../src/index.js";
+import {
+  createLocalMemoryAdapter,
+  createMnemoHybridMemoryAdapter,
+  createMnemoServerMemoryAdapter,
+  InMemoryAsyncStorage,
+  InMemoryLocalStorage,
+  type HybridEvent,
+  type KeyValueStorage,
+  type RemoteFailurePolicy,
+} from "../../src/adapters/index.js";
+import { FAIL_FAST, waitFor } from "./support.js";
+
+let server: MnemoTestServer;
+/** The other device: a plain client of the same user. */
+let otherDevice: MnemoClient;
+const clients: MnemoClient[] = [];
+
+before(async () => {
+  server = await startMnemoServer();
+  otherDevice = createMnemoClient({ baseUrl: server.baseUrl });
+});
+
+after(async () => {
+  for (const client of clients) client.close();
+  otherDevice?.close();
+  await server?.close();
+});
+
+/** This device: a hybrid adapter over its own client, failing fast while the server is down. */
+function thisDevice(userId: string, onRemoteFailure?: RemoteFailurePolicy, storage: KeyValueStorage = new InMemoryLocalStorage()) {
+  const client = createMnemoClient({ baseUrl: server.baseUrl, ...FAIL_FAST });
+  clients.push(client);
+  const remote = createMnemoServerMemoryAdapter(client, { userId });
+  const cache = createLocalMemoryAdapter({ storage });
+  const adapter = createMnemoHybridMemoryAdapter({
+    remote,
+    cache,
+    onRemoteFailure,
+    reconnect: { initialMs: 100, maxMs: 500 },
+  });
+  const events: HybridEvent[] = [];
+  adapter.onEvent((event) => events.push(event));
+  return { adapter, cache, events };
+}
+
+const unavailable = (e: unknown) => e instanceof MnemoError && e.code === Code.Unavailable;
+
+describe("gecx-chat hybrid adapter", () => {
+  test("writes land in the cache and on the server; the cache then holds the server's entry", async () => {
+    const { adapter, cache } = thisDevice("h-online");
+    const remote = createMnemoServerMemoryAdapter(otherDevice, { userId: "h-online" });
+    const saved = await adapter.save({ text: "Prefers window seats.", key: "seat" });
+    assert.deepEqual(await cache.get(saved.id), saved);
+    assert.deepEqual((await remote.list()).map((e) => e.id), [saved.id]);
+
+    const updated = await adapter.update(saved.id, { text: "Prefers aisle seats." });
+    assert.equal((await cache.get(saved.id))?.text, "Prefers aisle seats.");
+    assert.equal((await remote.list())[0]?.text, "Prefers aisle seats.");
+    assert.ok(updated.updatedAt >= saved.updatedAt);
+
+    const superseding = await adapter.save({ text: "Prefers the front row.", key: "seat" });
+    assert.deepEqual((await adapter.list()).map((e) => e.id), [superseding.id]);
+    assert.ok((await cache.get(saved.id))?.archivedAt);
+    assert.deepEqual((await adapter.recall({ query: "front row" })).map((r) => r.entry.id), [superseding.id]);
+
+    await adapter.delete(superseding.id);
+    assert.equal(await cache.get(superseding.id), undefined);
+    assert.deepEqual(await remote.list(), []);
+  });
+
+  test("a change made on another device arrives in the cache through the feed", async () => {
+    const { adapter, cache, events } = thisDevice("h-devices", undefined, new InMemoryAsyncStorage());
+    const elsewhere = createMnemoServerMemoryAdapter(otherDevice, { userId: "h-devices" });
+    const mine = await adapter.save({ text: "Has a dog named Rex.", key: "pet" });
+    adapter.start();
+    try {
+      const theirs = await elsewhere.save({ text: "Moved to Berlin." });
+      await waitFor("the other device's save", async () => (await cache.get(theirs.id))?.text === "Moved to Berlin.");
+      await elsewhere.update(theirs.id, { text: "Moved to Hamburg." });
+      await waitFor("the other device's update", async () => (await cache.get(theirs.id))?.text === "Moved to Hamburg.");
+      const superseding = await elsewhere.save({ text: "Has a cat named Tom.", key: "pet" });
+      await waitFor("the supersede", async () => (await cache.get(mine.id))?.archivedAt !== undefined);
+      assert.deepEqual((await adapter.list({ key: "pet" })).map((e) => e.id), [superseding.id]);
+      await elsewhere.delete(theirs.id);
+      await waitFor("the other device's delete", async () => (await cache.get(theirs.id)) === undefined);
+      assert.ok(events.some((e) => e.type === "change" && e.applied === "deleted"));
+    } finally {
+      await adapter.stop();
+    }
+  });
+
+  test("server stopped, rollback (the default): the optimistic write is undone and the write rejects", async () => {
+    const { adapter, cache, events } = thisDevice("h-rollback");
+    const kept = await adapter.save({ text: "Drinks coffee black." });
+    await server.stop();
+    try {
+      await assert.rejects(adapter.save({ text: "Likes sushi." }), unavailable);
+      await assert.rejects(adapter.update(kept.id, { text: "Drinks tea." }), unavailable);
+      await assert.rejects(adapter.delete(kept.id), unavailable);
+      assert.deepEqual(await cache.list(), [kept]);
+      assert.deepEqual(await adapter.pendingWrites(), []);
+      assert.deepEqual(
+        events.filter((e) => e.type === "rolled-back").map((e) => (e.type === "rolled-back" ? e.operation : "")),
+        ["save", "update", "delete"],
+      );
+      // Reads degrade to the cache: a send is never blocked.
+      assert.deepEqual(await adapter.list(), [kept]);
+      assert.deepEqual((await adapter.recall({ query: "coffee" })).map((r) => r.entry.id), [kept.id]);
+      assert.ok(events.some((e) => e.type === "read-degraded" && e.operation === "recall"));
+    } finally {
+      await server.start();
+    }
+    const remote = createMnemoServerMemoryAdapter(otherDevice, { userId: "h-rollback" });
+    assert.deepEqual((await remote.list()).map((e) => [e.id, e.text]), [[kept.id, "Drinks coffee black."]]);
+  });
+
+  test("server stopped, keep: writes stay in the cache and are replayed when the server is back", async () => {
+    const { adapter, cache, events } = thisDevice("h-keep", "keep");
+    const remote = createMnemoServerMemoryAdapter(otherDevice, { userId: "h-keep" });
+    const before = await adapter.save({ text: "Runs on Sundays." });
+    let offline: Awaited<ReturnType<typeof adapter.save>> | undefined;
+    adapter.start();
+    try {
+      await server.stop();
+      offline = await adapter.save({ text: "Training for a marathon.", key: "goal" });
+      await adapter.update(before.id, { text: "Runs on Saturdays." });
+      const temporary = await adapter.save({ text: "Knee hurts today." });
+      await adapter.delete(temporary.id);
+      assert.deepEqual(
+        (await adapter.pendingWrites()).map((w) => [w.kind, w.id]),
+        [
+          ["save", offline.id],
+          ["update", before.id],
+          ["save", temporary.id],
+          ["delete", temporary.id],
+        ],
+      );
+      assert.deepEqual((await adapter.list()).map((e) => e.text).sort(), ["Runs on Saturdays.", "Training for a marathon."]);
+      assert.deepEqual((await adapter.recall({ query: "marathon" })).map((r) => r.entry.id), [offline.id]);
+      assert.equal(events.filter((e) => e.type === "kept").length, 4);
+
+      await server.start();
+      await waitFor("the kept writes to be replayed", async () => (await adapter.pendingWrites()).length === 0);
+      await waitFor("a sync after the replay", () => events.some((e) => e.type === "synced"));
+    } finally {
+      await adapter.stop();
+    }
+    const onServer = await remote.list();
+    const offlineId = offline?.id ?? "";
+    assert.deepEqual(onServer.map((e) => [e.id, e.text]).sort(), [
+      [before.id, "Runs on Saturdays."],
+      [offlineId, "Training for a marathon."],
+    ].sort());
+    // The cache now holds the server's entries (server wins), same ids as chosen offline.
+    assert.deepEqual(await cache.get(offlineId), onServer.find((e) => e.id === offlineId));
+    assert.ok(events.some((e) => e.type === "replayed"));
+  });
+
+  test("an erasure of the user's data (the ERASE change) clears the cache", async () => {
+    const { adapter, cache, events } = thisDevice("h-erase");
+    await adapter.save({ text: "Secret one." });
+    await adapter.save({ text: "Secret two." });
+    adapter.start();
+    try {
+      await otherDevice.governance.deleteUserData({ parent: "users/h-erase" });
+      await waitFor("the cache to be cleared", async () => (await cache.list({ includeArchived: true })).length === 0);
+      assert.ok(events.some((e) => e.type === "change" && e.applied === "erased"));
+      const after = await adapter.save({ text: "A new beginning." });
+      assert.deepEqual((await adapter.list()).map((e) => e.id), [after.id]);
+    } finally {
+      await adapter.stop();
+    }
+  });
+});
+
+describe("gecx-chat hybrid adapter with a short change retention", () => {
+  let shortServer: MnemoTestServer;
+  let writer: MnemoClient;
+
+  before(async () => {
+    shortServer = await startMnemoServer({
+      args: ["--change-retention-seconds", "1", "--purge-interval-seconds", "0.2"],
+    });
+    writer = createMnemoClient({ baseUrl: shortServer.baseUrl });
+  });
+
+  after(async () => {
+    writer?.close();
+    await shortServer?.close();
+  });
+
+  test("an expired cursor (CURSOR_EXPIRED) resyncs the cache from a full list", async () => {
+    const client = createMnemoClient({ baseUrl: shortServer.baseUrl });
+    clients.push(client);
+    const remote = createMnemoServerMemoryAdapter(client, { userId: "h-expired" });
+    const cache = createLocalMemoryAdapter({ storage: new InMemoryLocalStorage() });
+    const adapter = createMnemoHybridMemoryAdapter({ remote, cache });
+    const events: HybridEvent[] = [];
+    adapter.onEvent((event) => events.push(event));
+    await adapter.save({ text: "Seen before going away." });
+    await adapter.sync();
+    const cursor = BigInt((await cache.read()).cursor);
+
+    const elsewhere = createMnemoServerMemoryAdapter(writer, { userId: "h-expired" });
+    const away = await elsewhere.save({ text: "Written while away." });
+    await waitFor("the cursor to expire", async () => {
+      await elsewhere.save({ text: "Keeps the feed moving." });
+      try {
+        await writer.sync.listChanges({ parent: "users/h-expired", afterCursor: cursor });
+        return false;
+      } catch (error) {
+        return error instanceof MnemoError && error.reason === "CURSOR_EXPIRED";
+      }
+    });
+    await adapter.sync();
+    assert.ok(events.some((e) => e.type === "resynced"));
+    assert.equal((await cache.get(away.id))?.text, "Written while away.");
+    assert.ok(BigInt((await cache.read()).cursor) > cursor);
+  });
+});
