@@ -172,6 +172,33 @@ def test_the_follower_resyncs_kept_writes_when_the_server_is_back(
         adapter.close()
 
 
+def test_a_queued_write_loses_to_a_newer_change_on_the_server(
+    mnemo_target: str, user: str, tmp_path: Path
+) -> None:
+    cache = SqliteMemoryCache(tmp_path / "cache.db")
+    with (
+        MnemoClient(mnemo_target) as online,
+        MnemoClient("127.0.0.1:1", timeout=2, max_attempts=1) as offline,
+    ):
+        here = create_hybrid_memory_adapter(remote=_remote(online, user), cache=cache)
+        away = create_hybrid_memory_adapter(
+            remote=_remote(offline, user), cache=cache, on_remote_failure="keep"
+        )
+        edited, deleted = here.save("Lives in Lyon."), here.save("Has a cat.")
+        away.update(edited.id, text="Lives in Lyon, offline edit.")
+        away.delete(deleted.id)
+        assert [w.operation for w in here.pending()] == ["update", "delete"]
+
+        elsewhere = _remote(online, user)
+        elsewhere.update(edited.id, text="Lives in Porto.")
+        elsewhere.update(deleted.id, pinned=True)
+        here.sync()
+
+        assert here.pending() == []
+        assert _texts(elsewhere.list()) == ["Has a cat.", "Lives in Porto."]
+        assert _texts(here.cached()) == ["Has a cat.", "Lives in Porto."]
+
+
 def test_switched_off_memory_reads_as_nothing_not_as_the_cache(
     mnemo_target: str, user: str, tmp_path: Path
 ) -> None:
