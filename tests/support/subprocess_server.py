@@ -205,7 +205,9 @@ class SubprocessServer:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, **self.env},
+                # A crash of the server (SIGSEGV, SIGABRT) leaves every thread's
+                # traceback in the log.
+                env={**os.environ, "PYTHONFAULTHANDLER": "1", **self.env},
             )
         bound = self._wait_bound()
         if bound is None:
