@@ -33,3 +33,5 @@ export * from "./gen/mnemo/v1/governance_pb.js";
 export * from "./gen/mnemo/v1/memories_pb.js";
 export * from "./gen/mnemo/v1/sync_pb.js";
 export * from "./gen/mnemo/v1/working_memory_pb.js";
+// Drop-in adapters for the goliath, Anvia and gecx-chat SDKs (see docs/clients/typescript.md).
+export * from "./adapters/index.js";
