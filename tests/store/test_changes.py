@@ -10,17 +10,19 @@ import dataclasses
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import Connection, func, select
 
+from mnemo.v1 import sync_pb2
+from mnemo_server.api.convert_changes import changes_to_proto
 from mnemo_server.domain.changes import Change, ChangeOperation
 from mnemo_server.domain.errors import Aborted, OutOfRange
 from mnemo_server.domain.governance import ConsentState
 from mnemo_server.domain.memory_models import CandidateDraft, MemoryChange, MemoryTombstone
-from mnemo_server.domain.models import Conversation, ConversationKey, RunError
+from mnemo_server.domain.models import Conversation, ConversationKey, MemoryState, RunError
 from mnemo_server.domain.user_data import ConversationMessage, ConversationState, UserData
-from mnemo_server.store import change_sink
+from mnemo_server.store import change_sink, sql_changes
 from mnemo_server.store.convert import now_micros, to_micros
-from mnemo_server.store.database import Database
+from mnemo_server.store.database import Database, RetryTransaction
 from mnemo_server.store.schema import change_cursors, changes
 from mnemo_server.store.sql import SqlStore
 from mnemo_server.store.sql_user_data import SqlUserData
@@ -439,3 +441,83 @@ async def test_pruning_expires_older_cursors_and_keeps_the_counter(
         lambda conn: conn.execute(select(func.count()).select_from(changes)).scalar_one()
     )
     assert rows == 1
+
+
+async def test_the_sink_follows_the_committed_attempt_under_both_runners(
+    runner_database: Database,
+) -> None:
+    store = SqlStore(runner_database)
+    attempts = 0
+
+    def append_then_retry(conn: Connection) -> None:
+        nonlocal attempts
+        attempts += 1
+        if attempts == 1:  # appends, then rolls back: the cursor it reported is taken back
+            sql_changes.append(conn, ALICE, [sql_changes.upsert(f"{U}/memoryState", MemoryState())])
+            raise RetryTransaction()
+
+    with change_sink.collecting() as sink:
+        await store.save_state(DEFAULT, "s", [], expected_etag=None)
+        assert sink.cursor == 1
+        await runner_database.write(append_then_retry)
+        assert (attempts, sink.cursor) == (2, 1)
+        await store.save_state(DEFAULT, "t", [], expected_etag=None)
+        assert sink.cursor == 2
+    assert [c.cursor for c in await _all(store)] == [1, 2]
+
+
+async def test_every_change_converts_to_its_api_message(sql_store: SqlStore) -> None:
+    await sql_store.save_state(CHAT, "s", [exchange(1)], expected_etag=None)
+    await sql_store.append_messages(
+        ALICE,
+        "chat",
+        messages("x"),
+        run_id="r",
+        turn=1,
+        expected_position=None,
+        create_metadata={},
+        idempotency=None,
+    )
+    await sql_store.record_failed_run(
+        ALICE,
+        "chat",
+        run_id="r",
+        error=RunError("boom"),
+        messages=messages("p"),
+        idempotency=None,
+    )
+    await save(sql_store, "m1", draft("fact"))
+    await save(sql_store, "m2", draft("private"))
+    await sql_store.delete_memory(ALICE, "m2", expected_etag=None)
+    await sql_store.propose_candidates(
+        ALICE,
+        [CandidateDraft(candidate_id="c1", draft=draft("y"), extractor="t")],
+        idempotency=None,
+    )
+    await sql_store.update_memory_settings(ALICE, enabled=True, expected_etag=None)
+    await sql_store.set_consent(ALICE, ConsentState.GRANTED, "v1")
+    found = await _all(sql_store)
+    converted = changes_to_proto(tuple(found))
+    assert [(c.cursor, c.WhichOneof("state")) for c in converted] == [
+        (1, "conversation"),
+        (2, "memory_state"),
+        (3, "conversation"),
+        (4, "message"),
+        (5, "failed_run"),
+        (6, "memory"),
+        (7, None),  # the deleted entry's state is gone
+        (8, "tombstone"),
+        (9, "candidate"),
+        (10, "memory_settings"),
+        (11, "consent"),
+    ]
+    for change, message in zip(found, converted, strict=True):
+        if change.state is None:
+            continue
+        named = getattr(message, message.WhichOneof("state") or "").name
+        assert (message.resource_name, named) == (change.resource_name, change.resource_name)
+        assert message.etag == change.etag
+        assert message.operation in (
+            sync_pb2.CHANGE_OPERATION_UPSERT,
+            sync_pb2.CHANGE_OPERATION_DELETE,
+        )

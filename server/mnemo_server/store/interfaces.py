@@ -451,6 +451,8 @@ class ChangeStore(Protocol):
 
     async def prune_changes(self, *, older_than_micros: int, limit: int) -> int:
         """Delete up to ``limit`` changes recorded before ``older_than_micros``
-        (epoch microseconds), keeping each user's newest change so its cursor
-        survives; returns how many were deleted."""
+        (epoch microseconds), oldest first (each user loses a prefix of its
+        changes, never one from the middle); returns how many were deleted.
+        Each user's cursor counter survives (even with no change left), so
+        cursors keep growing."""
         ...

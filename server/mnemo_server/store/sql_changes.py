@@ -6,10 +6,11 @@ Cursor allocation: ``append`` first upserts the user's ``change_cursors`` row
 changes to ``last_cursor``. That row stays locked until the write commits,
 so a second write of the same user gets the next cursors only after the
 first committed: a user's cursors commit in order, and a reader that saw
-cursor ``n`` never later finds a smaller one appear. Writes append last, after
-every other lock they take, so the lock is held briefly and never taken
-before another one (no deadlock with the locks of ``sql_user_erase``). On
-SQLite writers are serialized anyway.
+cursor ``n`` never later finds a smaller one appear. Writes append after
+their other statements, so the lock is held briefly and mostly taken after
+every other lock of the write (the rare other order, such as an expired
+temporary conversation dropped at the start of a write, is at worst a
+deadlock that ``Database`` retries). On SQLite writers are serialized anyway.
 
 The counter row is never deleted (not by an erasure, not by pruning): a
 user's cursors only grow. ``last_change_at`` never decreases either, so the
@@ -33,7 +34,7 @@ import dataclasses
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, case, delete, func, insert, or_, select, tuple_
+from sqlalchemy import ColumnElement, Connection, case, delete, insert, or_, select, tuple_
 from sqlalchemy import update as sql_update
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -77,11 +78,23 @@ from mnemo_server.store.schema import change_cursors, changes
 __all__ = [
     "STATE_TYPES",
     "append",
+    "candidate_upserted",
     "changes_after",
+    "consent_upserted",
+    "conversation_deleted",
+    "conversation_upserted",
     "erase",
+    "failed_run_recorded",
+    "forget_conversation",
     "latest_cursors",
+    "memory_deleted",
+    "memory_state_upserted",
+    "memory_upserted",
+    "message_appended",
     "prune",
+    "settings_upserted",
     "strip_states",
+    "upsert",
 ]
 
 STATE_TYPES: dict[str, type[Any]] = {
@@ -321,21 +334,15 @@ def latest_cursors(conn: Connection, user_ids: Collection[str]) -> dict[str, int
 def prune(conn: Connection, older_than_micros: int, limit: int) -> int:
     """Delete up to ``limit`` changes recorded before ``older_than_micros``,
     oldest first; how many. The counters stay (see the module doc)."""
+    # Within a user, cursor order breaks ties of time: a batch boundary never
+    # leaves a hole. No SKIP LOCKED: skipping a row would.
     oldest = (
         select(changes.c.user_id, changes.c.cursor)
         .where(changes.c.created_at < older_than_micros)
-        .order_by(changes.c.created_at)
+        .order_by(changes.c.created_at, changes.c.user_id, changes.c.cursor)
         .limit(limit)
     )
-    if conn.dialect.name == "postgresql":
-        # Rows a writer or an erasure holds are left for the next batch.
-        oldest = oldest.with_for_update(skip_locked=True)
     result = conn.execute(
         delete(changes).where(tuple_(changes.c.user_id, changes.c.cursor).in_(oldest))
     )
     return int(result.rowcount)
-
-
-def count(conn: Connection) -> int:
-    """How many changes are retained (every user; for tests and operators)."""
-    return int(conn.execute(select(func.count()).select_from(changes)).scalar_one())
