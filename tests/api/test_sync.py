@@ -12,13 +12,16 @@ from pathlib import Path
 
 import grpc
 import pytest
+from sqlalchemy import text
 
 from mnemo.client import MnemoClient
 from mnemo.v1 import governance_pb2 as gv
 from mnemo.v1 import governance_pb2_grpc, sync_pb2_grpc
 from mnemo.v1 import sync_pb2 as sy
+from mnemo_server.store.database import create_sync_engine
 from tests.api.changes import PARENT, USER, WAIT_S, Event, Watch, cursors, write
 from tests.support.change_feed import prune_all_changes
+from tests.support.databases import PostgresDatabases
 from tests.support.rpc_errors import rpc_failure
 from tests.support.server import ServerThread, running_server, server_settings
 from tests.support.tokens import SigningKeys, bearer
@@ -334,3 +337,42 @@ def test_another_users_feed_is_not_found(database_url: str, tmp_path: Path) -> N
             assert "chat" not in failure.message
         own = stub.ListChanges(sy.ListChangesRequest(parent=PARENT), metadata=owner, timeout=10)
         assert len(own.changes) == 1
+
+
+# --------------------------------------------------------------- notifier
+
+
+@pytest.mark.postgres
+def test_the_listen_connection_comes_back_after_it_drops(
+    postgres_databases: PostgresDatabases,
+) -> None:
+    """Heartbeats (and so the watch's own re-reads) are far apart: the change
+    arrives only if the LISTEN connection was re-established (its return
+    wakes every watch, covering a notice lost meanwhile)."""
+    url = postgres_databases.fresh()
+    engine = create_sync_engine(url)
+    try:
+        with (
+            running_server(url, watch_heartbeat_seconds=600) as target,
+            MnemoClient(target) as client,
+        ):
+            client.create_conversation(USER, "chat")
+            watch = Watch(target)
+            try:
+                assert cursors(watch.changes_until_heartbeat()) == [1]
+                with engine.begin() as conn:
+                    ended = conn.execute(
+                        text(
+                            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                            "WHERE application_name = 'mnemo-listen' "
+                            "AND datname = current_database()"
+                        )
+                    ).all()
+                assert len(ended) == 1
+                cursor = write(client, 1)[-1]
+                assert cursors(watch.changes_until(cursor)) == list(range(2, cursor + 1))
+            finally:
+                watch.close()
+    finally:
+        engine.dispose()
+        postgres_databases.drop(url)
