@@ -2,8 +2,16 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { startMnemoServer, type MnemoTestServer } from "../support/server.js";
-import { createMnemoClient, MnemoError, memoryStateName, type MnemoClient } from "../../src/index.js";
-import { mnemoMemory, toMnemoId, type goliath } from "../../src/adapters/index.js";
+// From the package's entry point, as an app imports them.
+import {
+  createMnemoClient,
+  MnemoError,
+  memoryStateName,
+  mnemoMemory,
+  toMnemoId,
+  type goliath,
+  type MnemoClient,
+} from "../../src/index.js";
 import { FAIL_FAST, requestRecorder } from "./support.js";
 
 let server: MnemoTestServer;
