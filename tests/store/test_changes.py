@@ -18,7 +18,14 @@ from mnemo_server.domain.changes import Change, ChangeOperation
 from mnemo_server.domain.errors import Aborted, OutOfRange
 from mnemo_server.domain.governance import ConsentState
 from mnemo_server.domain.memory_models import CandidateDraft, MemoryChange, MemoryTombstone
-from mnemo_server.domain.models import Conversation, ConversationKey, MemoryState, RunError
+from mnemo_server.domain.models import (
+    AppendResult,
+    Conversation,
+    ConversationKey,
+    Idempotency,
+    MemoryState,
+    RunError,
+)
 from mnemo_server.domain.user_data import ConversationMessage, ConversationState, UserData
 from mnemo_server.store import change_sink, sql_changes
 from mnemo_server.store.convert import now_micros, to_micros
@@ -45,6 +52,21 @@ def _summary(found: list[Change]) -> list[tuple[str, str, str]]:
         (c.operation.value, c.resource_name, "" if c.state is None else type(c.state).__name__)
         for c in found
     ]
+
+
+async def _append(
+    store: SqlStore, conversation_id: str, *texts: str, idempotency: Idempotency | None = None
+) -> AppendResult:
+    return await store.append_messages(
+        ALICE,
+        conversation_id,
+        messages(*texts),
+        run_id="r",
+        turn=1,
+        expected_position=None,
+        create_metadata={},
+        idempotency=idempotency,
+    )
 
 
 async def _latest(store: SqlStore, user_id: str = ALICE) -> int:
@@ -94,16 +116,7 @@ async def test_every_mutation_appends_its_changes(sql_store: SqlStore) -> None:
     )
     updated = await store.update_conversation_metadata(ALICE, "c2", {"b": 2}, expected_etag=None)
     assert [c.state for c in await since()] == [updated]
-    appended = await store.append_messages(
-        ALICE,
-        "c2",
-        messages("one", "two"),
-        run_id="r",
-        turn=1,
-        expected_position=None,
-        create_metadata={},
-        idempotency=None,
-    )
+    appended = await _append(store, "c2", "one", "two")
     found = await since()
     assert _summary(found) == [
         ("upsert", f"{U}/conversations/c2", "Conversation"),
@@ -219,16 +232,7 @@ async def test_cursors_are_dense_per_user_and_independent(sql_store: SqlStore) -
     for n in range(3):
         await sql_store.save_state(DEFAULT, f"a{n}", [], expected_etag=None)
         await sql_store.save_state(ConversationKey(BOB, ""), f"b{n}", [], expected_etag=None)
-    await sql_store.append_messages(
-        ALICE,
-        "c",
-        messages("x", "y"),
-        run_id="r",
-        turn=1,
-        expected_position=None,
-        create_metadata={},
-        idempotency=None,
-    )
+    await _append(sql_store, "c", "x", "y")
     alice = [c.cursor for c in await _all(sql_store)]
     bob = [c.cursor for c in await _all(sql_store, BOB)]
     assert alice == list(range(1, 7))
@@ -250,29 +254,11 @@ async def test_a_failed_write_and_an_idempotent_replay_append_nothing(
 ) -> None:
     key = idem("req-1")
     with change_sink.collecting() as sink:
-        await sql_store.append_messages(
-            ALICE,
-            "c",
-            messages("x"),
-            run_id="r",
-            turn=1,
-            expected_position=None,
-            create_metadata={},
-            idempotency=key,
-        )
+        await _append(sql_store, "c", "x", idempotency=key)
     first = sink.cursor
     assert first == await _latest(sql_store) == 2
     with change_sink.collecting() as sink:
-        await sql_store.append_messages(
-            ALICE,
-            "c",
-            messages("x"),
-            run_id="r",
-            turn=1,
-            expected_position=None,
-            create_metadata={},
-            idempotency=key,
-        )
+        await _append(sql_store, "c", "x", idempotency=key)
     assert sink.cursor == first  # the replay answers the recorded cursor
     with change_sink.collecting() as sink, pytest.raises(Aborted):
         await sql_store.update_conversation_metadata(ALICE, "c", {}, expected_etag="stale")
@@ -314,16 +300,7 @@ async def test_import_appends_a_change_per_resource(
     sql_store: SqlStore, database: Database
 ) -> None:
     await sql_store.save_state(DEFAULT, "s", [exchange(1)], expected_etag=None)
-    await sql_store.append_messages(
-        ALICE,
-        "c",
-        messages("x"),
-        run_id="r",
-        turn=1,
-        expected_position=None,
-        create_metadata={},
-        idempotency=None,
-    )
+    await _append(sql_store, "c", "x")
     await save(sql_store, "m1", draft("fact"))
     originals = await _all(sql_store)
     user_data = SqlUserData(database)
@@ -468,16 +445,7 @@ async def test_the_sink_follows_the_committed_attempt_under_both_runners(
 
 async def test_every_change_converts_to_its_api_message(sql_store: SqlStore) -> None:
     await sql_store.save_state(CHAT, "s", [exchange(1)], expected_etag=None)
-    await sql_store.append_messages(
-        ALICE,
-        "chat",
-        messages("x"),
-        run_id="r",
-        turn=1,
-        expected_position=None,
-        create_metadata={},
-        idempotency=None,
-    )
+    await _append(sql_store, "chat", "x")
     await sql_store.record_failed_run(
         ALICE,
         "chat",
