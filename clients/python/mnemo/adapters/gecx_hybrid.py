@@ -237,7 +237,8 @@ class HybridSteps:
             )
         except MnemoError as error:
             if optimistic is not None and before is not None and self._keeps(error):
-                change = {"text": text, "metadata": metadata, "pinned": pinned}
+                new_metadata = None if metadata is None else dict(metadata)
+                change = {"text": text, "metadata": new_metadata, "pinned": pinned}
                 payload = {**change, "etag": before.etag}
                 self.cache.add_pending(self.user, memory_id, "update", payload, "")
                 return optimistic
@@ -289,7 +290,7 @@ class HybridSteps:
                 key=key,
                 include_archived=include_archived,
             )
-        except FailedPreconditionError:  # memory switched off or consent withdrawn
+        except (FailedPreconditionError, sqlite3.Error):  # memory switched off, consent withdrawn
             return []
         except MnemoError:
             return [
@@ -307,7 +308,7 @@ class HybridSteps:
             hits: Hits = yield from self.remote.recall(
                 query, conversation_id=conversation_id, limit=limit
             )
-        except FailedPreconditionError:
+        except (FailedPreconditionError, sqlite3.Error):
             return []
         except MnemoError:
             return local_recall(self.cached(), query, conversation_id, limit)
