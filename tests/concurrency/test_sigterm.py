@@ -1,7 +1,9 @@
 """SIGTERM in the middle of a write load, on both backends: health turns
-NOT_SERVING first, the calls in flight finish, the process exits 0, and
-after a restart every acknowledged write is there exactly once (writes the
-stopping server refused are retried under their request_id)."""
+NOT_SERVING first, the calls in flight finish, a change watcher's stream
+ends with OK, the process exits 0, and after a restart every acknowledged
+write is there exactly once (writes the stopping server refused are retried
+under their request_id) and the watcher resumes from its last cursor
+without a gap or a duplicate."""
 
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from mnemo.v1 import sync_pb2 as sy
+from mnemo.v1 import sync_pb2_grpc
+from tests.api.changes import PARENT, Watch
 from tests.concurrency.load import write_load
 from tests.support.subprocess_server import subprocess_server
 
@@ -46,6 +51,29 @@ class HealthWatcher(threading.Thread):
             self.code = call.code()
 
 
+def _until_end(watch: Watch) -> list[int]:
+    """The cursors of the changes until the stream ends; fails unless it ends OK."""
+    cursors = []
+    while (item := watch.next()) is not None:
+        assert isinstance(item, sy.WatchChangesResponse), f"the watch failed: {item!r}"
+        if item.HasField("change"):
+            cursors.append(item.change.cursor)
+    return cursors
+
+
+def _all_cursors(target: str) -> list[int]:
+    cursors: list[int] = []
+    with grpc.insecure_channel(target) as channel:
+        stub = sync_pb2_grpc.SyncServiceStub(channel)
+        while True:
+            page = stub.ListChanges(
+                sy.ListChangesRequest(parent=PARENT, after_cursor=cursors[-1] if cursors else 0)
+            )
+            if not page.changes:
+                return cursors
+            cursors.extend(change.cursor for change in page.changes)
+
+
 @pytest.mark.timeout(300)
 def test_sigterm_under_load_finishes_in_flight_calls_and_loses_nothing(
     database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -56,17 +84,24 @@ def test_sigterm_under_load_finishes_in_flight_calls_and_loses_nothing(
         health = HealthWatcher(server.target)
         health.start()
         assert health.watching.wait(WAIT_S)
+        watch = Watch(server.target)
         with write_load(server.target, appenders=6) as load:
             load.wait_for_more(30)
             in_flight = load.in_flight()
             signalled = time.monotonic()
             server.terminate()
             assert server.wait(GRACE_S + WAIT_S) == 0, server.log_tail()
+            exited = time.monotonic()
             health.join(WAIT_S)
             # NOT_SERVING came before the end; the watch ended cleanly with the server.
             assert (health.statuses, health.code) == ([SERVING, NOT_SERVING], grpc.StatusCode.OK)
+            watched = _until_end(watch)
+            watch.close()
             finished_after_signal = sum(
-                1 for client in load.clients for done in client.completions if done > signalled
+                1
+                for client in load.clients
+                for done in client.completions
+                if signalled < done < exited
             )
             # Calls the stopping server refused are retried by the clients; none
             # was cut off half way: no retry found its write already committed.
@@ -77,10 +112,18 @@ def test_sigterm_under_load_finishes_in_flight_calls_and_loses_nothing(
             load.wait_for_more(10)
             load.finish()
             load.check(server.target)
+        every = _all_cursors(server.target)
+        resumed = Watch(server.target, after_cursor=watched[-1])
+        try:
+            rest = [change.cursor for change in resumed.changes_until(every[-1])]
+        finally:
+            resumed.close()
+        assert watched + rest == every
         assert server.stop() == 0
     with capsys.disabled():
         print(
             f"\nSIGTERM under load: {in_flight} calls in flight at the signal, "
-            f"{finished_after_signal} acknowledged after it, "
+            f"{finished_after_signal} acknowledged between it and the exit, "
+            f"the watch saw {len(watched)} changes before the end and resumed for {len(rest)}, "
             f"{load.acknowledged()} writes in all, retried {dict(load.failed_attempts())}"
         )
