@@ -15,7 +15,8 @@ def _serving(target: str) -> bool:
         response = health_pb2_grpc.HealthStub(channel).Check(
             health_pb2.HealthCheckRequest(), timeout=10
         )
-    return response.status == health_pb2.HealthCheckResponse.SERVING
+    serving: bool = response.status == health_pb2.HealthCheckResponse.SERVING
+    return serving
 
 
 def test_kill_restart_and_stop(database_url: str, tmp_path: Path) -> None:
