@@ -1,16 +1,16 @@
 /** Anvia's MemoryStore over a live Mnemo server: every method, the save policies, compaction. */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { startMnemoServer, type MnemoTestServer } from "../support/server.js";
+import { sharedServer, type TestServer } from "../support/server.js";
 import { conversationName, createMnemoClient, MnemoError, type MnemoClient } from "../../src/index.js";
 import { MnemoMemoryStore, type anvia } from "../../src/adapters/index.js";
 import { loseResponses, requestRecorder } from "./support.js";
 
-let server: MnemoTestServer;
+let server: TestServer;
 let mnemo: MnemoClient;
 
 before(async () => {
-  server = await startMnemoServer();
+  server = await sharedServer();
   mnemo = createMnemoClient({ baseUrl: server.baseUrl });
 });
 

@@ -1,16 +1,16 @@
 /** gecx-chat's server memory adapter over a live Mnemo server. */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { startMnemoServer, type MnemoTestServer } from "../support/server.js";
+import { sharedServer, type TestServer } from "../support/server.js";
 import { ConsentState, createMnemoClient, memoryName, MnemoError, type MnemoClient } from "../../src/index.js";
 import { createMnemoServerMemoryAdapter } from "../../src/adapters/index.js";
 import { FAIL_FAST } from "./support.js";
 
-let server: MnemoTestServer;
+let server: TestServer;
 let mnemo: MnemoClient;
 
 before(async () => {
-  server = await startMnemoServer();
+  server = await sharedServer();
   mnemo = createMnemoClient({ baseUrl: server.baseUrl });
 });
 

@@ -1,7 +1,7 @@
 /** goliath's memory factory over a live Mnemo server. */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { startMnemoServer, type MnemoTestServer } from "../support/server.js";
+import { sharedServer, type TestServer } from "../support/server.js";
 // From the package's entry point, as an app imports them.
 import {
   createMnemoClient,
@@ -14,11 +14,11 @@ import {
 } from "../../src/index.js";
 import { FAIL_FAST, requestRecorder } from "./support.js";
 
-let server: MnemoTestServer;
+let server: TestServer;
 let mnemo: MnemoClient;
 
 before(async () => {
-  server = await startMnemoServer();
+  server = await sharedServer();
   mnemo = createMnemoClient({ baseUrl: server.baseUrl });
 });
 
