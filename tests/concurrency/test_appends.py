@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
@@ -68,3 +69,48 @@ def test_eight_clients_appending_with_retries_leave_dense_positions(
         assert own == [f"client {client} message {seq}" for seq in range(MESSAGES_PER_CLIENT)]
     conversation = conversations.GetConversation(cv.GetConversationRequest(name=CONVERSATION))
     assert conversation.conversation.message_count == total
+
+
+TWINS = 4
+CALLS_PER_TWIN = 25
+
+
+def _twin(target: str, client: int) -> None:
+    """Send every append twice at the same moment under one request_id, as a
+    client whose retry overtakes the original would: both calls answer the
+    same positions."""
+    with grpc.insecure_channel(target) as one, grpc.insecure_channel(target) as other:
+        stubs = [conversations_pb2_grpc.ConversationServiceStub(c) for c in (one, other)]
+        together = threading.Barrier(2, timeout=60)
+
+        def send(stub: Stub, request: cv.AppendMessagesRequest) -> cv.AppendMessagesResponse:
+            together.wait()
+            response: cv.AppendMessagesResponse = stub.AppendMessages(request, timeout=60)
+            return response
+
+        with ThreadPoolExecutor(2) as pair:
+            for call in range(CALLS_PER_TWIN):
+                request = cv.AppendMessagesRequest(
+                    conversation=CONVERSATION,
+                    messages=[
+                        cv.HistoryMessage(
+                            message_json=json.dumps(
+                                {"role": "user", "content": f"twin {client} message {call}"}
+                            )
+                        )
+                    ],
+                    request_id=f"twin-{client}-{call}",
+                )
+                first, second = pair.map(send, stubs, [request, request])
+                assert [m.position for m in first.messages] == [m.position for m in second.messages]
+
+
+def test_a_request_racing_its_own_retry_is_written_once(server: str, conversations: Stub) -> None:
+    with ThreadPoolExecutor(TWINS) as pool:
+        list(pool.map(lambda c: _twin(server, c), range(TWINS)))
+    history = all_messages(conversations, CONVERSATION, page_size=1000)
+    assert [m.position for m in history] == list(range(TWINS * CALLS_PER_TWIN))
+    texts = sorted(json.loads(m.message_json)["content"] for m in history)
+    assert texts == sorted(
+        f"twin {client} message {call}" for client in range(TWINS) for call in range(CALLS_PER_TWIN)
+    )
