@@ -41,7 +41,7 @@ class ChangeWatchSettings:
     # (api.sync: then ABORTED WATCH_LAGGING).
     send_timeout_seconds: float = 10.0
     max_watchers: int = 1000
-    batch: int = 200
+    batch: int = 100
 
 
 @dataclass(frozen=True)
