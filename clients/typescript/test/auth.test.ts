@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MnemoTestServer } from "./support/server.js";
 import { Hs256Keys } from "./support/tokens.js";
-import { Code, MnemoError, createMnemoClient, memoryStateName } from "../src/index.js";
+import { failure } from "./support/live.js";
+import { Code, createMnemoClient, memoryStateName } from "../src/index.js";
 
 const keys = new Hs256Keys();
 let server: MnemoTestServer;
@@ -20,16 +21,6 @@ before(async () => {
 after(async () => {
   await server?.close();
 });
-
-async function failure(promise: Promise<unknown>): Promise<MnemoError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof MnemoError, `expected a MnemoError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("the call succeeded");
-}
 
 test("no token: UNAUTHENTICATED", async () => {
   const mnemo = createMnemoClient({ baseUrl: server.baseUrl });

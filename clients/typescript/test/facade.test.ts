@@ -3,9 +3,9 @@
  * metadata, field violations) for unary calls and streams, deadlines, and
  * automatic request ids, on the shared server.
  */
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { sharedServer, type TestServer } from "./support/server.js";
+import { withSharedServer, collect, failure } from "./support/live.js";
 import { attemptRecorder } from "./support/recorder.js";
 import {
   Code,
@@ -16,43 +16,16 @@ import {
   createMnemoClient,
   memoryStateName,
   userName,
-  type MnemoClient,
 } from "../src/index.js";
 
-let server: TestServer;
-let mnemo: MnemoClient;
-
-before(async () => {
-  server = await sharedServer();
-  mnemo = createMnemoClient({ baseUrl: server.baseUrl });
-});
-
-after(async () => {
-  mnemo?.close();
-  await server?.close();
-});
+const live = withSharedServer();
 
 /** The MnemoError `promise` rejects with (fails the test if it resolves or throws anything else). */
-async function failure(promise: Promise<unknown>): Promise<MnemoError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof MnemoError, `expected a MnemoError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("the call succeeded");
-}
-
-async function drain(stream: AsyncIterable<unknown>): Promise<void> {
-  for await (const _ of stream) {
-    // reading until the stream ends or fails
-  }
-}
 
 describe("MnemoError", () => {
   test("carries the code, ErrorInfo reason and domain, and BadRequest field violations", async () => {
     const error = await failure(
-      mnemo.workingMemory.getMemoryState({ name: conversationName("fac-u1", "c1") }),
+      live.mnemo.workingMemory.getMemoryState({ name: conversationName("fac-u1", "c1") }),
     );
     assert.equal(error.code, Code.InvalidArgument);
     assert.equal(error.codeName, "INVALID_ARGUMENT");
@@ -67,9 +40,9 @@ describe("MnemoError", () => {
   });
 
   test("carries the ErrorInfo metadata (POSITION_MISMATCH names the next position)", async () => {
-    const { conversation } = await mnemo.conversations.createConversation({ parent: userName("fac-u2") });
+    const { conversation } = await live.mnemo.conversations.createConversation({ parent: userName("fac-u2") });
     const error = await failure(
-      mnemo.conversations.appendMessages({
+      live.mnemo.conversations.appendMessages({
         conversation: conversation?.name ?? "",
         messages: [{ messageJson: JSON.stringify({ role: "user", content: "hi" }) }],
         expectedPosition: 5n,
@@ -83,15 +56,15 @@ describe("MnemoError", () => {
 
   test("a conflict on an etag is ABORTED ETAG_MISMATCH", async () => {
     const name = memoryStateName("fac-u3");
-    await mnemo.workingMemory.rememberExchange({ name, exchange: { ask: "a", answer: "b" } });
-    const error = await failure(mnemo.workingMemory.clearMemoryState({ name, etag: "stale" }));
+    await live.mnemo.workingMemory.rememberExchange({ name, exchange: { ask: "a", answer: "b" } });
+    const error = await failure(live.mnemo.workingMemory.clearMemoryState({ name, etag: "stale" }));
     assert.equal(error.code, Code.Aborted);
     assert.equal(error.reason, "ETAG_MISMATCH");
   });
 
   test("a server stream fails with a MnemoError too", async () => {
     const error = await failure(
-      drain(mnemo.conversations.streamMessages({ parent: conversationName("fac-u4", "missing") })),
+      collect(live.mnemo.conversations.streamMessages({ parent: conversationName("fac-u4", "missing") })),
     );
     assert.equal(error.code, Code.NotFound);
     assert.ok(error.reason, "NOT_FOUND carries a reason");
@@ -110,16 +83,16 @@ describe("deadlines", () => {
   // calls against a hung server: outages.test.ts.)
   test("a call's own timeoutMs ends a stream with DEADLINE_EXCEEDED", async () => {
     const error = await failure(
-      drain(mnemo.sync.watchChanges({ parent: userName("fac-d1") }, { timeoutMs: 500 })),
+      collect(live.mnemo.sync.watchChanges({ parent: userName("fac-d1") }, { timeoutMs: 500 })),
     );
     assert.equal(error.code, Code.DeadlineExceeded);
     assert.equal(error.reason, "", "the deadline expired on the client: no ErrorInfo");
   });
 
   test("the client's timeoutMs is every call's default deadline", async () => {
-    const quick = createMnemoClient({ baseUrl: server.baseUrl, timeoutMs: 500 });
+    const quick = createMnemoClient({ baseUrl: live.server.baseUrl, timeoutMs: 500 });
     try {
-      const error = await failure(drain(quick.sync.watchChanges({ parent: userName("fac-d2") })));
+      const error = await failure(collect(quick.sync.watchChanges({ parent: userName("fac-d2") })));
       assert.equal(error.code, Code.DeadlineExceeded);
     } finally {
       quick.close();
@@ -130,7 +103,7 @@ describe("deadlines", () => {
 describe("request ids", () => {
   test("a write without one gets a fresh uuid per call; one the caller set is kept", async () => {
     const { attempts, interceptor } = attemptRecorder();
-    const client = createMnemoClient({ baseUrl: server.baseUrl, interceptors: [interceptor] });
+    const client = createMnemoClient({ baseUrl: live.server.baseUrl, interceptors: [interceptor] });
     try {
       const name = memoryStateName("fac-r1");
       await client.workingMemory.rememberExchange({ name, exchange: { ask: "1", answer: "1" } });
@@ -153,7 +126,7 @@ describe("request ids", () => {
 
   test("a message object sent twice gets two ids and is left as it was", async () => {
     const { attempts, interceptor } = attemptRecorder();
-    const client = createMnemoClient({ baseUrl: server.baseUrl, interceptors: [interceptor] });
+    const client = createMnemoClient({ baseUrl: live.server.baseUrl, interceptors: [interceptor] });
     try {
       const request = create(RememberExchangeRequestSchema, {
         name: memoryStateName("fac-r4"),
@@ -172,7 +145,7 @@ describe("request ids", () => {
   test("autoRequestIds: false sends none", async () => {
     const { attempts, interceptor } = attemptRecorder();
     const client = createMnemoClient({
-      baseUrl: server.baseUrl,
+      baseUrl: live.server.baseUrl,
       autoRequestIds: false,
       interceptors: [interceptor],
     });
@@ -190,10 +163,10 @@ describe("request ids", () => {
   test("a write sent twice with the same request id is applied once", async () => {
     const name = memoryStateName("fac-r3");
     const request = { name, exchange: { ask: "once", answer: "yes" }, requestId: "r3-write-1" };
-    const first = await mnemo.workingMemory.rememberExchange(request);
-    const replay = await mnemo.workingMemory.rememberExchange(request);
+    const first = await live.mnemo.workingMemory.rememberExchange(request);
+    const replay = await live.mnemo.workingMemory.rememberExchange(request);
     assert.equal(replay.memoryState?.etag, first.memoryState?.etag);
-    const { memoryState } = await mnemo.workingMemory.getMemoryState({ name });
+    const { memoryState } = await live.mnemo.workingMemory.getMemoryState({ name });
     assert.deepEqual(
       memoryState?.recent.map((e) => e.ask),
       ["once"],

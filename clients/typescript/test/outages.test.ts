@@ -3,63 +3,40 @@
  * calls, and retries of UNAVAILABLE until the server is back on the same port.
  * The tests of the "stopped" suite run in order: the last one starts it again.
  */
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { startMnemoServer, type MnemoTestServer } from "./support/server.js";
+import { withOwnServer, failure } from "./support/live.js";
 import { attemptRecorder } from "./support/recorder.js";
 import {
   Code,
-  MnemoError,
   createMnemoClient,
   memoryStateName,
-  type MnemoClient,
 } from "../src/index.js";
 
-let server: MnemoTestServer;
-let mnemo: MnemoClient;
-
-before(async () => {
-  server = await startMnemoServer();
-  mnemo = createMnemoClient({ baseUrl: server.baseUrl });
-});
-
-after(async () => {
-  mnemo?.close();
-  await server?.close();
-});
-
-async function failure(promise: Promise<unknown>): Promise<MnemoError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof MnemoError, `expected a MnemoError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("the call succeeded");
-}
+const live = withOwnServer();
 
 /** Runs `body` while the server is suspended: calls reach its port but get no answer. */
 async function whileHung<T>(body: () => Promise<T>): Promise<T> {
-  server.suspend();
+  live.server.suspend();
   try {
     return await body();
   } finally {
-    server.resume();
+    live.server.resume();
   }
 }
 
 describe("a hung server", () => {
   test("a call's own timeoutMs ends a unary call with DEADLINE_EXCEEDED", async () => {
-    await mnemo.workingMemory.getMemoryState({ name: memoryStateName("hung") });
+    await live.mnemo.workingMemory.getMemoryState({ name: memoryStateName("hung") });
     const error = await whileHung(() =>
-      failure(mnemo.workingMemory.getMemoryState({ name: memoryStateName("hung") }, { timeoutMs: 300 })),
+      failure(live.mnemo.workingMemory.getMemoryState({ name: memoryStateName("hung") }, { timeoutMs: 300 })),
     );
     assert.equal(error.code, Code.DeadlineExceeded);
     assert.equal(error.reason, "");
   });
 
   test("the client's timeoutMs is the default deadline, on a new connection too", async () => {
-    const quick = createMnemoClient({ baseUrl: server.baseUrl, timeoutMs: 300 });
+    const quick = createMnemoClient({ baseUrl: live.server.baseUrl, timeoutMs: 300 });
     try {
       const error = await whileHung(() =>
         failure(quick.workingMemory.getMemoryState({ name: memoryStateName("hung") })),
@@ -73,12 +50,12 @@ describe("a hung server", () => {
 
 describe("a stopped server", () => {
   before(async () => {
-    await mnemo.workingMemory.getMemoryState({ name: memoryStateName("retried") });
-    assert.equal(await server.stop(), 0, "a clean stop");
+    await live.mnemo.workingMemory.getMemoryState({ name: memoryStateName("retried") });
+    assert.equal(await live.server.stop(), 0, "a clean stop");
   });
 
   test("without retries: UNAVAILABLE", async () => {
-    const once = createMnemoClient({ baseUrl: server.baseUrl, retry: { maxAttempts: 1 } });
+    const once = createMnemoClient({ baseUrl: live.server.baseUrl, retry: { maxAttempts: 1 } });
     try {
       const error = await failure(once.workingMemory.getMemoryState({ name: memoryStateName("x") }));
       assert.equal(error.code, Code.Unavailable);
@@ -89,7 +66,7 @@ describe("a stopped server", () => {
 
   test("the call's deadline bounds its retries: DEADLINE_EXCEEDED", async () => {
     const patient = createMnemoClient({
-      baseUrl: server.baseUrl,
+      baseUrl: live.server.baseUrl,
       timeoutMs: 500,
       retry: { maxAttempts: 10_000, initialBackoffMs: 50, maxBackoffMs: 50 },
     });
@@ -104,7 +81,7 @@ describe("a stopped server", () => {
   test("a write retried until the server is back is applied once, under one request id", async () => {
     const { attempts, interceptor } = attemptRecorder();
     const patient = createMnemoClient({
-      baseUrl: server.baseUrl,
+      baseUrl: live.server.baseUrl,
       timeoutMs: 120_000,
       retry: { maxAttempts: 1_000, initialBackoffMs: 100, maxBackoffMs: 300 },
       interceptors: [interceptor],
@@ -112,7 +89,7 @@ describe("a stopped server", () => {
     try {
       const name = memoryStateName("retried");
       const write = patient.workingMemory.rememberExchange({ name, exchange: { ask: "q", answer: "a" } });
-      await server.start();
+      await live.server.start();
       const written = await write;
       assert.equal(written.memoryState?.recent.length, 1);
       const writes = attempts.filter((a) => a.method === "RememberExchange");

@@ -2,50 +2,31 @@
  * Every mnemo.v1 service through the facade over the gRPC transport, against
  * one live server: unary calls, server streams and a client stream.
  */
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { sharedServer, type TestServer } from "./support/server.js";
+import { withSharedServer, collect } from "./support/live.js";
 import {
   ConsentState,
   EventType,
-  createMnemoClient,
   memoryStateName,
   userName,
-  type MnemoClient,
 } from "../src/index.js";
 
-let server: TestServer;
-let mnemo: MnemoClient;
-
-before(async () => {
-  server = await sharedServer();
-  mnemo = createMnemoClient({ baseUrl: server.baseUrl });
-});
-
-after(async () => {
-  mnemo?.close();
-  await server?.close();
-});
+const live = withSharedServer();
 
 function userMessage(text: string) {
   return { messageJson: JSON.stringify({ role: "user", content: text }) };
 }
 
-async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
-  const items: T[] = [];
-  for await (const item of stream) items.push(item);
-  return items;
-}
-
 describe("WorkingMemoryService", () => {
   test("remembers an exchange and reads it back", async () => {
     const name = memoryStateName("svc-wm-user");
-    const remembered = await mnemo.workingMemory.rememberExchange({
+    const remembered = await live.mnemo.workingMemory.rememberExchange({
       name,
       exchange: { ask: "What is my name?", answer: "Ada." },
     });
     assert.equal(remembered.memoryState?.recent.length, 1);
-    const { memoryState } = await mnemo.workingMemory.getMemoryState({ name });
+    const { memoryState } = await live.mnemo.workingMemory.getMemoryState({ name });
     assert.deepEqual(
       memoryState?.recent.map((e) => [e.ask, e.answer]),
       [["What is my name?", "Ada."]],
@@ -55,22 +36,22 @@ describe("WorkingMemoryService", () => {
 
   test("clears with the current etag", async () => {
     const name = memoryStateName("svc-wm-user2", "c1");
-    const { memoryState } = await mnemo.workingMemory.saveMemoryState({
+    const { memoryState } = await live.mnemo.workingMemory.saveMemoryState({
       memoryState: { name, summary: "likes tea" },
     });
-    const cleared = await mnemo.workingMemory.clearMemoryState({ name, etag: memoryState?.etag ?? "" });
+    const cleared = await live.mnemo.workingMemory.clearMemoryState({ name, etag: memoryState?.etag ?? "" });
     assert.equal(cleared.memoryState?.summary, "");
   });
 });
 
 describe("ConversationService", () => {
   test("creates a conversation, appends, lists and streams its messages", async () => {
-    const { conversation } = await mnemo.conversations.createConversation({
+    const { conversation } = await live.mnemo.conversations.createConversation({
       parent: userName("svc-cv-user"),
       conversationId: "c1",
     });
     assert.equal(conversation?.name, "users/svc-cv-user/conversations/c1");
-    const appended = await mnemo.conversations.appendMessages({
+    const appended = await live.mnemo.conversations.appendMessages({
       conversation: conversation?.name ?? "",
       messages: [userMessage("hello"), userMessage("again")],
     });
@@ -78,13 +59,13 @@ describe("ConversationService", () => {
       appended.messages.map((m) => m.position),
       [0n, 1n],
     );
-    const listed = await mnemo.conversations.listMessages({ parent: conversation?.name ?? "" });
+    const listed = await live.mnemo.conversations.listMessages({ parent: conversation?.name ?? "" });
     assert.deepEqual(
       listed.messages.map((m) => m.text),
       ["hello", "again"],
     );
     const streamed = await collect(
-      mnemo.conversations.streamMessages({ parent: conversation?.name ?? "" }),
+      live.mnemo.conversations.streamMessages({ parent: conversation?.name ?? "" }),
     );
     assert.deepEqual(
       streamed.flatMap((r) => r.messages.map((m) => m.text)),
@@ -96,15 +77,15 @@ describe("ConversationService", () => {
 describe("MemoryService", () => {
   test("creates a memory, gets it and recalls it over a server stream", async () => {
     const parent = userName("svc-mem-user");
-    const created = await mnemo.memories.createMemory({
+    const created = await live.mnemo.memories.createMemory({
       parent,
       memoryId: "m1",
       memory: { text: "The user's favourite colour is teal" },
     });
     assert.equal(created.memory?.name, "users/svc-mem-user/memories/m1");
-    const got = await mnemo.memories.getMemory({ name: "users/svc-mem-user/memories/m1" });
+    const got = await live.mnemo.memories.getMemory({ name: "users/svc-mem-user/memories/m1" });
     assert.equal(got.memory?.text, "The user's favourite colour is teal");
-    const recalled = await collect(mnemo.memories.recallMemories({ parent, query: "favourite colour" }));
+    const recalled = await collect(live.mnemo.memories.recallMemories({ parent, query: "favourite colour" }));
     const names = recalled.map((hit) => hit.memory?.name);
     assert.ok(names.includes("users/svc-mem-user/memories/m1"), `recalled ${JSON.stringify(names)}`);
   });
@@ -113,15 +94,15 @@ describe("MemoryService", () => {
 describe("GovernanceService", () => {
   test("consent, settings and events", async () => {
     const parent = userName("svc-gov-user");
-    const initial = await mnemo.governance.getConsent({ name: `${parent}/consent` });
+    const initial = await live.mnemo.governance.getConsent({ name: `${parent}/consent` });
     assert.equal(initial.consent?.state, ConsentState.GRANTED);
-    const set = await mnemo.governance.setConsent({
+    const set = await live.mnemo.governance.setConsent({
       consent: { name: `${parent}/consent`, state: ConsentState.WITHDRAWN, policyVersion: "v2" },
     });
     assert.equal(set.consent?.state, ConsentState.WITHDRAWN);
-    const settings = await mnemo.governance.getMemorySettings({ name: `${parent}/memorySettings` });
+    const settings = await live.mnemo.governance.getMemorySettings({ name: `${parent}/memorySettings` });
     assert.equal(settings.memorySettings?.enabled, true);
-    const events = await mnemo.governance.listEvents({ parent });
+    const events = await live.mnemo.governance.listEvents({ parent });
     assert.deepEqual(
       events.events.map((e) => e.type),
       [EventType.MEMORY_CONSENT_CHANGED],
@@ -131,16 +112,16 @@ describe("GovernanceService", () => {
   test("exports over a server stream, erases, imports over a client stream", async () => {
     const parent = userName("svc-gov-export");
     const name = memoryStateName("svc-gov-export");
-    await mnemo.workingMemory.rememberExchange({ name, exchange: { ask: "hi", answer: "hello" } });
-    const exported = await collect(mnemo.governance.exportUserData({ parent }));
+    await live.mnemo.workingMemory.rememberExchange({ name, exchange: { ask: "hi", answer: "hello" } });
+    const exported = await collect(live.mnemo.governance.exportUserData({ parent }));
     const records = exported.flatMap((r) => (r.record === undefined ? [] : [r.record]));
     assert.ok(records.some((r) => r.record.case === "memoryState"), "the working memory is exported");
 
-    await mnemo.governance.deleteUserData({ parent });
-    const erased = await mnemo.workingMemory.getMemoryState({ name });
+    await live.mnemo.governance.deleteUserData({ parent });
+    const erased = await live.mnemo.workingMemory.getMemoryState({ name });
     assert.equal(erased.memoryState?.recent.length, 0);
 
-    const imported = await mnemo.governance.importUserData(
+    const imported = await live.mnemo.governance.importUserData(
       (async function* () {
         for (const record of records) yield { parent, record };
       })(),
@@ -149,7 +130,7 @@ describe("GovernanceService", () => {
       Object.values(imported.loaded).some((count) => count > 0n),
       `loaded ${Object.entries(imported.loaded).join(" ")}`,
     );
-    const restored = await mnemo.workingMemory.getMemoryState({ name });
+    const restored = await live.mnemo.workingMemory.getMemoryState({ name });
     assert.deepEqual(
       restored.memoryState?.recent.map((e) => e.ask),
       ["hi"],
@@ -160,11 +141,11 @@ describe("GovernanceService", () => {
 describe("SyncService", () => {
   test("lists the change a write made, at the cursor the write reported", async () => {
     const parent = userName("svc-sync-user");
-    const saved = await mnemo.workingMemory.rememberExchange({
+    const saved = await live.mnemo.workingMemory.rememberExchange({
       name: memoryStateName("svc-sync-user"),
       exchange: { ask: "a", answer: "b" },
     });
-    const { changes, latestCursor } = await mnemo.sync.listChanges({ parent, afterCursor: 0n });
+    const { changes, latestCursor } = await live.mnemo.sync.listChanges({ parent, afterCursor: 0n });
     const last = changes.at(-1);
     assert.equal(last?.resourceName, "users/svc-sync-user/memoryState");
     assert.equal(last?.cursor, saved.changeCursor);

@@ -3,12 +3,11 @@
  * (--web-listen), from Node 20's fetch: unary calls, a server stream, a client
  * stream, and MnemoError details, through both entry points (index and web).
  */
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { sharedServer, type TestServer } from "./support/server.js";
+import { withSharedServer, collect, failure } from "./support/live.js";
 import {
   Code,
-  MnemoError,
   conversationName,
   createMnemoClient,
   memoryStateName,
@@ -17,36 +16,12 @@ import {
 } from "../src/index.js";
 import { createMnemoClient as createWebMnemoClient } from "../src/web.js";
 
-let server: TestServer;
-
-before(async () => {
-  server = await sharedServer();
-});
-
-after(async () => {
-  await server?.close();
-});
-
-async function failure(promise: Promise<unknown>): Promise<MnemoError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof MnemoError, `expected a MnemoError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("the call succeeded");
-}
-
-async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
-  const items: T[] = [];
-  for await (const item of stream) items.push(item);
-  return items;
-}
+const live = withSharedServer();
 
 const clients: Record<string, () => MnemoClient> = {
-  "grpc-web": () => createMnemoClient({ baseUrl: server.webBaseUrl, transport: "grpc-web" }),
-  connect: () => createMnemoClient({ baseUrl: server.webBaseUrl, transport: "connect" }),
-  "grpc-web from the browser entry point": () => createWebMnemoClient({ baseUrl: server.webBaseUrl }),
+  "grpc-web": () => createMnemoClient({ baseUrl: live.server.webBaseUrl, transport: "grpc-web" }),
+  connect: () => createMnemoClient({ baseUrl: live.server.webBaseUrl, transport: "connect" }),
+  "grpc-web from the browser entry point": () => createWebMnemoClient({ baseUrl: live.server.webBaseUrl }),
 };
 
 for (const [label, make] of Object.entries(clients)) {
