@@ -1,7 +1,8 @@
 /**
  * The fetch transports ("grpc-web", "connect") against the server's web port
- * (--web-listen), from Node 20's fetch: unary calls, a server stream, a client
- * stream, and MnemoError details, through both entry points (index and web).
+ * (--web-listen), from Node 20's fetch: unary calls, a server stream, MnemoError
+ * details and deadlines, through both entry points (index and web). (Client
+ * streams do not work over fetch.)
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
