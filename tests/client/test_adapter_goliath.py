@@ -13,6 +13,7 @@ from mnemo.adapters.goliath import (
     MemoryState,
     MnemoMemory,
     empty_memory,
+    merge_states,
     mnemo_memory,
 )
 from mnemo.client import (
@@ -61,8 +62,25 @@ def test_each_conversation_id_gets_its_own_memory(mnemo: MnemoClient, user: str)
     assert stored.recent[0].at.ToMilliseconds() == MEETING.at
 
 
-def test_a_save_after_another_devices_save_is_a_conflict(mnemo: MnemoClient, user: str) -> None:
+def test_a_save_after_another_devices_save_merges_instead_of_overwriting(
+    mnemo: MnemoClient, user: str
+) -> None:
     phone, tablet = mnemo_memory(mnemo, user=user)("c1"), mnemo_memory(mnemo, user=user)("c1")
+    phone.save(MemoryState(summary="first", recent=[]))
+    phone.load()
+    tablet.load()
+    phone.save(MemoryState(summary="first", recent=[PARKING]))
+    tablet.save(MemoryState(summary="tablet", recent=[MEETING]))
+
+    assert phone.load() == MemoryState("tablet", [PARKING, MEETING], etag=tablet.etag or "")
+    assert merge_states(None, MemoryState("", [MEETING]), MemoryState("s", [PARKING]), 1) == (
+        MemoryState("s", [MEETING])
+    )
+
+
+def test_without_conflict_retries_a_concurrent_save_raises(mnemo: MnemoClient, user: str) -> None:
+    factory = mnemo_memory(mnemo, user=user, max_conflict_retries=0)
+    phone, tablet = factory("c1"), factory("c1")
     phone.save(MemoryState(summary="first", recent=[]))
     phone.load()
     tablet.load()
@@ -70,10 +88,7 @@ def test_a_save_after_another_devices_save_is_a_conflict(mnemo: MnemoClient, use
 
     with pytest.raises(EtagMismatchError):
         tablet.save(MemoryState(summary="tablet", recent=[MEETING]))
-
     assert tablet.load().summary == "phone"
-    tablet.save(MemoryState(summary="tablet", recent=[PARKING, MEETING]))
-    assert phone.load().recent == [PARKING, MEETING]
 
 
 def test_an_unreachable_server_reads_as_empty_and_a_bad_id_raises(user: str) -> None:
@@ -93,28 +108,25 @@ def restartable(sqlite_databases: SqliteDatabases, tmp_path: Path) -> Iterator[S
         yield server
 
 
-def test_a_save_never_replaces_what_a_degraded_load_could_not_read(
+def test_a_save_after_a_degraded_load_keeps_what_it_could_not_read(
     restartable: SubprocessServer, user: str
 ) -> None:
     with MnemoClient(restartable.target, options=FAST_RECONNECT, timeout=5) as mnemo:
         factory = mnemo_memory(mnemo, user=user)
         factory("kept").save(MemoryState(summary="precious", recent=[PARKING]))
-        blind, fresh = factory("kept"), factory("new")
+        blind = factory("kept")
 
         restartable.stop()
         assert blind.load() == empty_memory()
-        assert fresh.load() == empty_memory()
+        assert blind.etag is None
         restartable.start()
 
-        with pytest.raises(EtagMismatchError):
-            blind.save(MemoryState(summary="from nothing", recent=[MEETING]))
-        fresh.save(MemoryState(summary="first", recent=[MEETING]))
-
-        assert factory("kept").load().summary == "precious"
-        assert factory("new").load().summary == "first"
+        blind.save(MemoryState(summary="new summary", recent=[MEETING]))
+        loaded = factory("kept").load()
+        assert (loaded.summary, loaded.recent) == ("new summary", [PARKING, MEETING])
 
 
-async def test_the_asyncio_memory_loads_saves_and_conflicts(mnemo_target: str, user: str) -> None:
+async def test_the_asyncio_memory_loads_saves_and_merges(mnemo_target: str, user: str) -> None:
     async with AsyncMnemoClient(mnemo_target) as mnemo:
         factory = mnemo_memory(mnemo, user=user)
         default, other = factory(None), factory(None)
@@ -123,12 +135,11 @@ async def test_the_asyncio_memory_loads_saves_and_conflicts(mnemo_target: str, u
         assert await default.load() == empty_memory()
         await default.save(MemoryState(summary="first", recent=[]))
         await other.load()
-        await default.save(MemoryState(summary="async", recent=[PARKING]))
-        with pytest.raises(EtagMismatchError):
-            await other.save(MemoryState(summary="stale", recent=[]))
+        await default.save(MemoryState(summary="first", recent=[PARKING]))
+        await other.save(MemoryState(summary="async", recent=[MEETING]))
 
-        loaded = await other.load()
-        assert (loaded.summary, loaded.recent) == ("async", [PARKING])
+        loaded = await default.load()
+        assert (loaded.summary, loaded.recent) == ("async", [PARKING, MEETING])
         assert (await factory("named").load()) == empty_memory()
 
 

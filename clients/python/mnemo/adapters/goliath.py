@@ -18,14 +18,18 @@ Errors, as goliath promises ("what cannot be read comes back empty"):
   ``DATA_LOSS``, ``CANCELLED``). Everything else is the caller's to fix and is
   raised: ``InvalidArgumentError`` (a malformed user or conversation id),
   ``UnauthenticatedError``, ``PermissionDeniedError``, ``UnimplementedError``.
-- ``save`` raises every ``MnemoError``. It is conditional on the etag of the
-  state this memory last read or wrote: another device's write in between
-  raises ``EtagMismatchError``. After a degraded ``load`` this memory does not
-  know what is stored, so ``save`` first re-reads: it writes only if the
-  stored state is still empty, and otherwise raises ``EtagMismatchError``
-  rather than replace memories it never saw. The first save of a conversation
-  never written is unconditional: a never-written state has no etag to send
-  (the contract has no "only if absent" condition).
+- ``save`` is conditional on the etag this memory last read or wrote. When
+  another device wrote in between (or the load degraded, so this memory never
+  saw what is stored), it re-reads and merges instead of overwriting
+  (``merge_states``: their exchanges plus the ones this agent added, the
+  agent's summary if it changed it), up to ``max_conflict_retries`` times, then
+  raises ``EtagMismatchError``. Every other ``MnemoError`` is raised, e.g.
+  ``InvalidArgumentError`` ``SUMMARY_OVER_BUDGET``. The first save of a
+  conversation never written is unconditional: a never-written state has no
+  etag to send (the contract has no "only if absent" condition).
+
+The TypeScript adapter (``clients/typescript/src/adapters/goliath.ts``) merges
+the same way.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from typing import Any, overload
 
 import grpc
 
-from mnemo.adapters._steps import Steps, awaitable, blocking
+from mnemo.adapters._steps import Call, Steps, awaitable, blocking
 from mnemo.client import AsyncMnemoClient, MnemoClient
 from mnemo.client.errors import EtagMismatchError, MnemoError
 from mnemo.v1 import working_memory_pb2 as wm
@@ -49,8 +53,14 @@ __all__ = [
     "MemoryState",
     "MnemoMemory",
     "empty_memory",
+    "merge_states",
     "mnemo_memory",
 ]
+
+#: Exchanges a merge keeps verbatim (goliath's three).
+KEEP_RECENT = 3
+#: How often ``save`` re-reads and merges after another writer's save.
+MAX_CONFLICT_RETRIES = 3
 
 #: The status codes with which ``load`` returns an empty state instead of raising.
 DEGRADED = frozenset(
@@ -110,62 +120,98 @@ def _exchange_proto(exchange: Exchange) -> wm.Exchange:
     return wm.Exchange(ask=exchange.ask, answer=exchange.answer, at=at)
 
 
-def _is_empty(state: wm.MemoryState) -> bool:
-    return not state.summary and not state.recent
+def merge_states(
+    base: MemoryState | None, ours: MemoryState, theirs: MemoryState, keep_recent: int
+) -> MemoryState:
+    """What to write when the stored state (``theirs``) moved on from ``base``
+    (what the agent loaded; ``None`` when its load degraded) while the agent
+    produced ``ours``: their exchanges plus the ones the agent added, oldest
+    first, the newest ``keep_recent`` kept (or as many as the agent kept, if
+    more); the agent's summary if it changed it, else theirs. Nothing the other
+    writer added is overwritten, though exchanges that fall off the end are not
+    folded into the summary (goliath's scribe runs on the device, not here).
+    """
+    known = set(base.recent) if base else set()
+    merged = dict.fromkeys(theirs.recent)
+    merged.update({exchange: None for exchange in ours.recent if exchange not in known})
+    recent = sorted(merged, key=lambda e: e.at)
+    keep = max(keep_recent, len(ours.recent))
+    changed_summary = ours.summary != (base.summary if base else "")
+    return MemoryState(
+        summary=ours.summary if changed_summary else theirs.summary,
+        recent=recent[max(0, len(recent) - keep) :],
+    )
 
 
 class _MemorySteps:
     """The memory of one conversation, as steps run by a blocking or asyncio client."""
 
-    def __init__(self, user: str, conversation: str | None) -> None:
+    def __init__(
+        self, user: str, conversation: str | None, keep_recent: int, max_conflict_retries: int
+    ) -> None:
         self.user = user
         self.conversation = conversation
-        #: The etag last read or written; ``None``: unknown (never read, or the read degraded).
-        self.etag: str | None = None
+        self.keep_recent = keep_recent
+        self.max_conflict_retries = max_conflict_retries
+        #: The state last read or written, with its etag; ``None``: unknown
+        #: (never read, or the read degraded).
+        self.seen: MemoryState | None = None
 
-    def load(self) -> Steps[MemoryState]:
-        """The stored state; empty when never written or when it cannot be read (see module)."""
-        try:
-            stored: wm.MemoryState = yield lambda c: c.get_memory_state(
-                self.user, self.conversation
-            )
-        except MnemoError as error:
-            if error.code not in DEGRADED:
-                raise
-            self.etag = None
-            return empty_memory()
-        self.etag = stored.etag
+    def _read(self) -> Steps[MemoryState]:
+        stored: wm.MemoryState = yield lambda c: c.get_memory_state(self.user, self.conversation)
         return _from_proto(stored)
 
-    def save(self, state: MemoryState) -> Steps[None]:
-        """Replace the stored state (conditional on the etag last seen; see module)."""
-        etag = state.etag or self.etag
-        if etag is None:
-            stored: wm.MemoryState = yield lambda c: c.get_memory_state(
-                self.user, self.conversation
-            )
-            if not _is_empty(stored):
-                raise EtagMismatchError(
-                    "the stored memory could not be read before this save; "
-                    "load() it again instead of replacing it",
-                    code=grpc.StatusCode.ABORTED,
-                    reason="ETAG_MISMATCH",
-                )
-            etag = stored.etag
-        saved: wm.MemoryState = yield lambda c: c.save_memory_state(
+    def _write(self, state: MemoryState, etag: str) -> Call:
+        return lambda c: c.save_memory_state(
             self.user,
             self.conversation,
             summary=state.summary,
             recent=[_exchange_proto(e) for e in state.recent],
             etag=etag,
         )
-        self.etag = saved.etag
+
+    def load(self) -> Steps[MemoryState]:
+        """The stored state; empty when never written or when it cannot be read (see module)."""
+        try:
+            self.seen = yield from self._read()
+        except MnemoError as error:
+            if error.code not in DEGRADED:
+                raise
+            self.seen = None
+            return empty_memory()
+        return self.seen
+
+    def save(self, state: MemoryState) -> Steps[None]:
+        """Replace the stored state; a write by someone else since our read is
+        merged, never overwritten (see module)."""
+        base = current = self.seen
+        to_write = state
+        for attempt in range(self.max_conflict_retries + 1):
+            if current is None:
+                current = yield from self._read()
+                to_write = merge_states(base, state, current, self.keep_recent)
+            try:
+                saved: wm.MemoryState = yield self._write(to_write, current.etag)
+            except EtagMismatchError:
+                if attempt == self.max_conflict_retries:
+                    raise
+                current = None
+                continue
+            self.seen = _from_proto(saved)
+            return
 
 
 class _Memory:
-    def __init__(self, client: Any, user: str, conversation: str | None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        user: str,
+        conversation: str | None,
+        keep_recent: int,
+        max_conflict_retries: int,
+    ) -> None:
         self._client = client
-        self.steps = _MemorySteps(user, conversation)
+        self.steps = _MemorySteps(user, conversation, keep_recent, max_conflict_retries)
 
     @property
     def conversation(self) -> str | None:
@@ -175,7 +221,7 @@ class _Memory:
     @property
     def etag(self) -> str | None:
         """The etag last read or written; ``None`` while unknown (see module)."""
-        return self.steps.etag
+        return self.steps.seen.etag if self.steps.seen is not None else None
 
     def __repr__(self) -> str:
         steps = self.steps
@@ -185,8 +231,16 @@ class _Memory:
 class MnemoMemory(_Memory):
     """goliath's ``Memory`` (blocking): ``load()`` and ``save(state)``."""
 
-    def __init__(self, client: MnemoClient, user: str, conversation: str | None = None) -> None:
-        super().__init__(client, user, conversation)
+    def __init__(
+        self,
+        client: MnemoClient,
+        user: str,
+        conversation: str | None = None,
+        *,
+        keep_recent: int = KEEP_RECENT,
+        max_conflict_retries: int = MAX_CONFLICT_RETRIES,
+    ) -> None:
+        super().__init__(client, user, conversation, keep_recent, max_conflict_retries)
 
     load = blocking(_MemorySteps.load)
     save = blocking(_MemorySteps.save)
@@ -196,32 +250,56 @@ class AsyncMnemoMemory(_Memory):
     """goliath's ``Memory`` (asyncio): ``await load()`` and ``await save(state)``."""
 
     def __init__(
-        self, client: AsyncMnemoClient, user: str, conversation: str | None = None
+        self,
+        client: AsyncMnemoClient,
+        user: str,
+        conversation: str | None = None,
+        *,
+        keep_recent: int = KEEP_RECENT,
+        max_conflict_retries: int = MAX_CONFLICT_RETRIES,
     ) -> None:
-        super().__init__(client, user, conversation)
+        super().__init__(client, user, conversation, keep_recent, max_conflict_retries)
 
     load = awaitable(_MemorySteps.load)
     save = awaitable(_MemorySteps.save)
 
 
 @overload
-def mnemo_memory(client: MnemoClient, *, user: str) -> Callable[[str | None], MnemoMemory]: ...
+def mnemo_memory(
+    client: MnemoClient,
+    *,
+    user: str,
+    keep_recent: int = ...,
+    max_conflict_retries: int = ...,
+) -> Callable[[str | None], MnemoMemory]: ...
 
 
 @overload
 def mnemo_memory(
-    client: AsyncMnemoClient, *, user: str
+    client: AsyncMnemoClient,
+    *,
+    user: str,
+    keep_recent: int = ...,
+    max_conflict_retries: int = ...,
 ) -> Callable[[str | None], AsyncMnemoMemory]: ...
 
 
 def mnemo_memory(
-    client: MnemoClient | AsyncMnemoClient, *, user: str
+    client: MnemoClient | AsyncMnemoClient,
+    *,
+    user: str,
+    keep_recent: int = KEEP_RECENT,
+    max_conflict_retries: int = MAX_CONFLICT_RETRIES,
 ) -> Callable[[str | None], MnemoMemory] | Callable[[str | None], AsyncMnemoMemory]:
     """goliath's memory factory: ``factory(conversation_id)`` returns that
     conversation's memory, a new one per call; ``None`` is the default conversation.
+
+    ``keep_recent`` is how many exchanges a merge keeps (goliath's three);
+    ``max_conflict_retries`` how often ``save`` re-reads and merges.
     """
+    options = {"keep_recent": keep_recent, "max_conflict_retries": max_conflict_retries}
     if isinstance(client, AsyncMnemoClient):
         async_client = client
-        return lambda conversation: AsyncMnemoMemory(async_client, user, conversation)
+        return lambda conversation: AsyncMnemoMemory(async_client, user, conversation, **options)
     sync_client = client
-    return lambda conversation: MnemoMemory(sync_client, user, conversation)
+    return lambda conversation: MnemoMemory(sync_client, user, conversation, **options)
