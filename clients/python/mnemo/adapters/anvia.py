@@ -29,15 +29,24 @@ stale compaction revision is reported as ``ReplaceResult("conflict")``.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
-from mnemo.adapters._steps import DEFAULT_RETRY, RetryPolicy, Steps, awaitable, blocking, retrying
+from mnemo.adapters._steps import (
+    DEFAULT_RETRY,
+    Call,
+    RetryPolicy,
+    Steps,
+    awaitable,
+    blocking,
+    retrying,
+)
 from mnemo.client import AsyncMnemoClient, MnemoClient
 from mnemo.client._calls import Page
+from mnemo.client._history import compact_json
 from mnemo.client.errors import NotFoundError, RevisionStaleError
 from mnemo.v1 import conversations_pb2 as cv
 
@@ -129,6 +138,17 @@ class ReplaceResult:
         return self.status == "committed"
 
 
+#: The most messages one ``AppendMessages`` takes.
+MAX_APPEND = 500
+
+
+def derived_request_id(kind: str, *parts: Any) -> str:
+    """A request id derived from what a write writes (``kind:sha256``), as the
+    TypeScript adapters derive theirs: the same write sent again, by the
+    adapter or by the agent after an error, is applied once."""
+    return f"{kind}:{hashlib.sha256(compact_json(parts).encode()).hexdigest()}"
+
+
 def _message(json_text: str) -> Message:
     value: Message = json.loads(json_text)
     return value
@@ -201,22 +221,36 @@ class _StoreSteps:
     def append(
         self, *, scope: MemoryScope, run_id: str, turn: int, messages: Iterable[Message]
     ) -> Steps[None]:
-        """Append messages at the end of the history (one write, retried with its request id)."""
-        batch = list(messages)
-        if not batch:
-            return
-        user, request_id = self._user(scope), str(uuid.uuid4())
-        yield from retrying(
-            lambda c: c.append_messages(
-                user,
-                scope.session_id,
-                batch,
-                run_id=run_id,
-                turn=turn,
-                metadata=scope.metadata,
-                request_id=request_id,
-            ),
-            self.retry,
+        """Append messages at the end of the history: one write (one per 500
+        messages), whose request id is derived from what it writes, so a retry,
+        the adapter's or the agent's own, is applied once."""
+        batch, user = list(messages), self._user(scope)
+        for start in range(0, len(batch), MAX_APPEND):
+            chunk = batch[start : start + MAX_APPEND]
+            request_id = derived_request_id(
+                "anvia-append", user, scope.session_id, run_id, turn, start, chunk
+            )
+            yield from retrying(
+                self._append_call(user, scope, run_id, turn, chunk, request_id), self.retry
+            )
+
+    @staticmethod
+    def _append_call(
+        user: str,
+        scope: MemoryScope,
+        run_id: str,
+        turn: int,
+        messages: list[Message],
+        request_id: str,
+    ) -> Call:
+        return lambda c: c.append_messages(
+            user,
+            scope.session_id,
+            messages,
+            run_id=run_id,
+            turn=turn,
+            metadata=scope.metadata,
+            request_id=request_id,
         )
 
     def clear(self, scope: MemoryScope) -> Steps[None]:
@@ -240,8 +274,10 @@ class _StoreSteps:
         ``error`` is an exception, a ``{"message", "code", ...}`` mapping (the
         other keys become the details) or a message.
         """
-        user, request_id, fields = self._user(scope), str(uuid.uuid4()), _error_fields(error)
-        batch = list(messages)
+        user, fields, batch = self._user(scope), _error_fields(error), list(messages)
+        request_id = derived_request_id(
+            "anvia-error", user, scope.session_id, run_id, fields, batch
+        )
         yield from retrying(
             lambda c: c.record_failed_run(
                 user,
@@ -294,12 +330,17 @@ class _StoreSteps:
         scope: MemoryScope,
         revision: str,
         message_count: int,
-        replacement: Iterable[Message],
+        replacement: Message | Iterable[Message],
         run_id: str = "",
     ) -> Steps[ReplaceResult]:
         """Replace the projection's first ``message_count`` messages with
-        ``replacement``; ``ReplaceResult("conflict")`` if ``revision`` is stale."""
-        user, request_id, batch = self._user(scope), str(uuid.uuid4()), list(replacement)
+        ``replacement`` (one message, or several); ``ReplaceResult("conflict")``
+        if ``revision`` is stale."""
+        user = self._user(scope)
+        batch = [replacement] if isinstance(replacement, Mapping) else list(replacement)
+        request_id = derived_request_id(
+            "anvia-compact", user, scope.session_id, revision, message_count, batch, run_id
+        )
         try:
             snapshot = yield from retrying(
                 lambda c: c.replace_history_prefix(
