@@ -86,7 +86,7 @@ export function retryInterceptor(policy: RetryPolicy): Interceptor {
 }
 
 /** Resolves after `ms`, or as soon as `signal` aborts (the next attempt then fails at once). */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
