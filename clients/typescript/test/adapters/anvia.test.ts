@@ -1,23 +1,12 @@
 /** Anvia's MemoryStore over a live Mnemo server: every method, the save policies, compaction. */
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { sharedServer, type TestServer } from "../support/server.js";
-import { conversationName, createMnemoClient, MnemoError, type MnemoClient } from "../../src/index.js";
+import { withSharedServer } from "../support/live.js";
+import { conversationName, createMnemoClient, MnemoError } from "../../src/index.js";
 import { MnemoMemoryStore, type anvia } from "../../src/adapters/index.js";
 import { loseResponses, requestRecorder } from "./support.js";
 
-let server: TestServer;
-let mnemo: MnemoClient;
-
-before(async () => {
-  server = await sharedServer();
-  mnemo = createMnemoClient({ baseUrl: server.baseUrl });
-});
-
-after(async () => {
-  mnemo?.close();
-  await server?.close();
-});
+const live = withSharedServer();
 
 const user = (text: string): anvia.Message => ({ role: "user", content: text });
 const assistant = (text: string): anvia.Message => ({ role: "assistant", content: [{ type: "text", text }] });
@@ -62,7 +51,7 @@ async function runAnvia(
 
 function storeWithRecorder(userId: string) {
   const recorder = requestRecorder();
-  const client = createMnemoClient({ baseUrl: server.baseUrl, interceptors: [recorder.interceptor] });
+  const client = createMnemoClient({ baseUrl: live.server.baseUrl, interceptors: [recorder.interceptor] });
   return { store: new MnemoMemoryStore(client, { userId }), recorder, client };
 }
 
@@ -74,18 +63,18 @@ function appends(recorder: ReturnType<typeof requestRecorder>) {
 }
 
 async function history(userId: string, sessionId: string) {
-  const { messages } = await mnemo.conversations.listMessages({ parent: conversationName(userId, sessionId) });
+  const { messages } = await live.mnemo.conversations.listMessages({ parent: conversationName(userId, sessionId) });
   return messages.map((m) => [Number(m.position), m.runId, m.turn, m.role]);
 }
 
 describe("Anvia MemoryStore", () => {
   test("load of a session never written is empty", async () => {
-    const store = new MnemoMemoryStore(mnemo, { userId: "a-empty" });
+    const store = new MnemoMemoryStore(live.mnemo, { userId: "a-empty" });
     assert.deepEqual(await store.load({ scope: { sessionId: "none" } }), []);
   });
 
   test("append then load returns the canonical history verbatim, parts and metadata included", async () => {
-    const store = new MnemoMemoryStore(mnemo, { userId: "a-load" });
+    const store = new MnemoMemoryStore(live.mnemo, { userId: "a-load" });
     const scope = { sessionId: "thread_123" };
     const messages = [user("hi"), toolCall, toolResult, assistant("done")];
     await store.append({ scope, runId: "r1", turn: 1, messages });
@@ -94,7 +83,7 @@ describe("Anvia MemoryStore", () => {
   });
 
   test("scope.userId names the user; other users' sessions are apart", async () => {
-    const store = new MnemoMemoryStore(mnemo, { userId: "a-default" });
+    const store = new MnemoMemoryStore(live.mnemo, { userId: "a-default" });
     await store.append({ scope: { sessionId: "s", userId: "a-other" }, runId: "r", turn: 1, messages: [user("x")] });
     assert.deepEqual(await store.load({ scope: { sessionId: "s" } }), []);
     assert.deepEqual(await store.load({ scope: { sessionId: "s", userId: "a-other" } }), [user("x")]);
@@ -152,7 +141,7 @@ describe("Anvia MemoryStore", () => {
   test("a write whose response was lost is retried with the same request id and applied once", async () => {
     const recorder = requestRecorder();
     const client = createMnemoClient({
-      baseUrl: server.baseUrl,
+      baseUrl: live.server.baseUrl,
       interceptors: [loseResponses("AppendMessages", 1), recorder.interceptor],
     });
     const store = new MnemoMemoryStore(client, { userId: "a-retry" });
@@ -165,17 +154,17 @@ describe("Anvia MemoryStore", () => {
     assert.equal(ids.length, 3);
     assert.ok(typeof ids[0] === "string" && ids[0] !== "");
     assert.ok(ids.every((id) => id === ids[0]));
-    assert.deepEqual(await new MnemoMemoryStore(mnemo, { userId: "a-retry" }).load({ scope }), [user("once")]);
+    assert.deepEqual(await new MnemoMemoryStore(live.mnemo, { userId: "a-retry" }).load({ scope }), [user("once")]);
   });
 
   test("clear empties the session (a session never written too); failed runs are kept", async () => {
-    const store = new MnemoMemoryStore(mnemo, { userId: "a-clear" });
+    const store = new MnemoMemoryStore(live.mnemo, { userId: "a-clear" });
     const scope = { sessionId: "s" };
     await store.append({ scope, runId: "r1", turn: 1, messages: [user("a"), assistant("b")] });
     await store.recordError({ scope, runId: "r2", error: new Error("boom"), messages: [user("c")] });
     await store.clear({ scope });
     assert.deepEqual(await store.load({ scope }), []);
-    const { failedRuns } = await mnemo.conversations.listFailedRuns({ parent: conversationName("a-clear", "s") });
+    const { failedRuns } = await live.mnemo.conversations.listFailedRuns({ parent: conversationName("a-clear", "s") });
     assert.equal(failedRuns.length, 1);
     await store.clear({ scope: { sessionId: "never" } });
     await store.append({ scope, runId: "r3", turn: 1, messages: [user("fresh")] });
@@ -183,12 +172,12 @@ describe("Anvia MemoryStore", () => {
   });
 
   test("recordError keeps the error and the partial messages apart from the history", async () => {
-    const store = new MnemoMemoryStore(mnemo, { userId: "a-error" });
+    const store = new MnemoMemoryStore(live.mnemo, { userId: "a-error" });
     const scope = { sessionId: "s" };
     const error = Object.assign(new Error("rate limited"), { code: "RATE_LIMIT" });
     await store.recordError({ scope, runId: "r1", error, messages: [user("partial"), toolCall] });
     await store.recordError({ scope, runId: "r1", error, messages: [user("partial"), toolCall] });
-    const { failedRuns } = await mnemo.conversations.listFailedRuns({ parent: conversationName("a-error", "s") });
+    const { failedRuns } = await live.mnemo.conversations.listFailedRuns({ parent: conversationName("a-error", "s") });
     assert.equal(failedRuns.length, 1);
     const [run] = failedRuns;
     assert.equal(run?.runId, "r1");
@@ -199,7 +188,7 @@ describe("Anvia MemoryStore", () => {
   });
 
   test("a message Mnemo refuses rejects with INVALID_MESSAGE", async () => {
-    const store = new MnemoMemoryStore(mnemo, { userId: "a-invalid" });
+    const store = new MnemoMemoryStore(live.mnemo, { userId: "a-invalid" });
     const bad = { role: "narrator", content: "x" } as unknown as anvia.Message;
     await assert.rejects(store.append({ scope: { sessionId: "s" }, runId: "r", turn: 1, messages: [bad] }), (e: unknown) => {
       assert.ok(e instanceof MnemoError);
@@ -209,7 +198,7 @@ describe("Anvia MemoryStore", () => {
   });
 
   test("inspector lists conversations newest first and gets one with its messages", async () => {
-    const store = new MnemoMemoryStore(mnemo, { userId: "a-inspect" });
+    const store = new MnemoMemoryStore(live.mnemo, { userId: "a-inspect" });
     await store.append({
       scope: { sessionId: "older", metadata: { channel: "web" } },
       runId: "r1",
@@ -244,7 +233,7 @@ describe("Anvia MemoryStore", () => {
   });
 
   test("compaction: snapshot, replacePrefix committed, and conflict on a stale revision", async () => {
-    const store = new MnemoMemoryStore(mnemo, { userId: "a-compact" });
+    const store = new MnemoMemoryStore(live.mnemo, { userId: "a-compact" });
     const scope = { sessionId: "s" };
     assert.deepEqual(await store.compaction.snapshot({ scope }), { revision: "", messages: [] });
     const messages = [user("one"), assistant("two"), user("three"), assistant("four")];

@@ -3,9 +3,9 @@
  * restarted: optimistic writes, rollback and keep, the change feed bringing
  * another device's changes (and an erasure) into the cache, an expired cursor.
  */
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { startMnemoServer, type MnemoTestServer } from "../support/server.js";
+import { withOwnServer } from "../support/live.js";
 import { Code, createMnemoClient, MnemoError, type MnemoClient } from "../../src/index.js";
 import {
   createLocalMemoryAdapter,
@@ -19,25 +19,17 @@ import {
 } from "../../src/adapters/index.js";
 import { FAIL_FAST, waitFor } from "./support.js";
 
-let server: MnemoTestServer;
-/** The other device: a plain client of the same user. */
-let otherDevice: MnemoClient;
+/** A server of this file's own (its tests stop it); `live.mnemo` is the other device's client. */
+const live = withOwnServer();
 const clients: MnemoClient[] = [];
 
-before(async () => {
-  server = await startMnemoServer();
-  otherDevice = createMnemoClient({ baseUrl: server.baseUrl });
-});
-
-after(async () => {
+after(() => {
   for (const client of clients) client.close();
-  otherDevice?.close();
-  await server?.close();
 });
 
 /** This device: a hybrid adapter over its own client, failing fast while the server is down. */
 function thisDevice(userId: string, onRemoteFailure?: RemoteFailurePolicy, storage: KeyValueStorage = new InMemoryLocalStorage()) {
-  const client = createMnemoClient({ baseUrl: server.baseUrl, ...FAIL_FAST });
+  const client = createMnemoClient({ baseUrl: live.server.baseUrl, ...FAIL_FAST });
   clients.push(client);
   const remote = createMnemoServerMemoryAdapter(client, { userId });
   const cache = createLocalMemoryAdapter({ storage });
@@ -57,7 +49,7 @@ const unavailable = (e: unknown) => e instanceof MnemoError && e.code === Code.U
 describe("gecx-chat hybrid adapter", () => {
   test("writes land in the cache and on the server; the cache then holds the server's entry", async () => {
     const { adapter, cache } = thisDevice("h-online");
-    const remote = createMnemoServerMemoryAdapter(otherDevice, { userId: "h-online" });
+    const remote = createMnemoServerMemoryAdapter(live.mnemo, { userId: "h-online" });
     const saved = await adapter.save({ text: "Prefers window seats.", key: "seat" });
     assert.deepEqual(await cache.get(saved.id), saved);
     assert.deepEqual((await remote.list()).map((e) => e.id), [saved.id]);
@@ -79,7 +71,7 @@ describe("gecx-chat hybrid adapter", () => {
 
   test("a change made on another device arrives in the cache through the feed", async () => {
     const { adapter, cache, events } = thisDevice("h-devices", undefined, new InMemoryAsyncStorage());
-    const elsewhere = createMnemoServerMemoryAdapter(otherDevice, { userId: "h-devices" });
+    const elsewhere = createMnemoServerMemoryAdapter(live.mnemo, { userId: "h-devices" });
     const mine = await adapter.save({ text: "Has a dog named Rex.", key: "pet" });
     adapter.start();
     try {
@@ -101,7 +93,7 @@ describe("gecx-chat hybrid adapter", () => {
   test("server stopped, rollback (the default): the optimistic write is undone and the write rejects", async () => {
     const { adapter, cache, events } = thisDevice("h-rollback");
     const kept = await adapter.save({ text: "Drinks coffee black." });
-    await server.stop();
+    await live.server.stop();
     try {
       await assert.rejects(adapter.save({ text: "Likes sushi." }), unavailable);
       await assert.rejects(adapter.update(kept.id, { text: "Drinks tea." }), unavailable);
@@ -117,29 +109,29 @@ describe("gecx-chat hybrid adapter", () => {
       assert.deepEqual((await adapter.recall({ query: "coffee" })).map((r) => r.entry.id), [kept.id]);
       assert.ok(events.some((e) => e.type === "read-degraded" && e.operation === "recall"));
     } finally {
-      await server.start();
+      await live.server.start();
     }
-    const remote = createMnemoServerMemoryAdapter(otherDevice, { userId: "h-rollback" });
+    const remote = createMnemoServerMemoryAdapter(live.mnemo, { userId: "h-rollback" });
     assert.deepEqual((await remote.list()).map((e) => [e.id, e.text]), [[kept.id, "Drinks coffee black."]]);
   });
 
   test("server stopped, keep: writes stay in the cache and are replayed when the server is back", async () => {
     const { adapter, cache, events } = thisDevice("h-keep", "keep");
-    const remote = createMnemoServerMemoryAdapter(otherDevice, { userId: "h-keep" });
-    const before = await adapter.save({ text: "Runs on Sundays." });
+    const remote = createMnemoServerMemoryAdapter(live.mnemo, { userId: "h-keep" });
+    const existing = await adapter.save({ text: "Runs on Sundays." });
     let offline: Awaited<ReturnType<typeof adapter.save>> | undefined;
     adapter.start();
     try {
-      await server.stop();
+      await live.server.stop();
       offline = await adapter.save({ text: "Training for a marathon.", key: "goal" });
-      await adapter.update(before.id, { text: "Runs on Saturdays." });
+      await adapter.update(existing.id, { text: "Runs on Saturdays." });
       const temporary = await adapter.save({ text: "Knee hurts today." });
       await adapter.delete(temporary.id);
       assert.deepEqual(
         (await adapter.pendingWrites()).map((w) => [w.kind, w.id]),
         [
           ["save", offline.id],
-          ["update", before.id],
+          ["update", existing.id],
           ["save", temporary.id],
           ["delete", temporary.id],
         ],
@@ -148,7 +140,7 @@ describe("gecx-chat hybrid adapter", () => {
       assert.deepEqual((await adapter.recall({ query: "marathon" })).map((r) => r.entry.id), [offline.id]);
       assert.equal(events.filter((e) => e.type === "kept").length, 4);
 
-      await server.start();
+      await live.server.start();
       await waitFor("the kept writes to be replayed", async () => (await adapter.pendingWrites()).length === 0);
       await waitFor("a sync after the replay", () => events.some((e) => e.type === "synced"));
     } finally {
@@ -157,7 +149,7 @@ describe("gecx-chat hybrid adapter", () => {
     const onServer = await remote.list();
     const offlineId = offline?.id ?? "";
     assert.deepEqual(onServer.map((e) => [e.id, e.text]).sort(), [
-      [before.id, "Runs on Saturdays."],
+      [existing.id, "Runs on Saturdays."],
       [offlineId, "Training for a marathon."],
     ].sort());
     // The cache now holds the server's entries (server wins), same ids as chosen offline.
@@ -171,7 +163,7 @@ describe("gecx-chat hybrid adapter", () => {
     await adapter.save({ text: "Secret two." });
     adapter.start();
     try {
-      await otherDevice.governance.deleteUserData({ parent: "users/h-erase" });
+      await live.mnemo.governance.deleteUserData({ parent: "users/h-erase" });
       await waitFor("the cache to be cleared", async () => (await cache.list({ includeArchived: true })).length === 0);
       assert.ok(events.some((e) => e.type === "change" && e.applied === "erased"));
       const after = await adapter.save({ text: "A new beginning." });
@@ -183,23 +175,12 @@ describe("gecx-chat hybrid adapter", () => {
 });
 
 describe("gecx-chat hybrid adapter with a short change retention", () => {
-  let shortServer: MnemoTestServer;
-  let writer: MnemoClient;
-
-  before(async () => {
-    shortServer = await startMnemoServer({
-      args: ["--change-retention-seconds", "1", "--purge-interval-seconds", "0.2"],
-    });
-    writer = createMnemoClient({ baseUrl: shortServer.baseUrl });
-  });
-
-  after(async () => {
-    writer?.close();
-    await shortServer?.close();
+  const short = withOwnServer({
+    args: ["--change-retention-seconds", "1", "--purge-interval-seconds", "0.2"],
   });
 
   test("an expired cursor (CURSOR_EXPIRED) resyncs the cache from a full list", async () => {
-    const client = createMnemoClient({ baseUrl: shortServer.baseUrl });
+    const client = createMnemoClient({ baseUrl: short.server.baseUrl });
     clients.push(client);
     const remote = createMnemoServerMemoryAdapter(client, { userId: "h-expired" });
     const cache = createLocalMemoryAdapter({ storage: new InMemoryLocalStorage() });
@@ -210,12 +191,12 @@ describe("gecx-chat hybrid adapter with a short change retention", () => {
     await adapter.sync();
     const cursor = BigInt((await cache.read()).cursor);
 
-    const elsewhere = createMnemoServerMemoryAdapter(writer, { userId: "h-expired" });
+    const elsewhere = createMnemoServerMemoryAdapter(short.mnemo, { userId: "h-expired" });
     const away = await elsewhere.save({ text: "Written while away." });
     await waitFor("the cursor to expire", async () => {
       await elsewhere.save({ text: "Keeps the feed moving." });
       try {
-        await writer.sync.listChanges({ parent: "users/h-expired", afterCursor: cursor });
+        await short.mnemo.sync.listChanges({ parent: "users/h-expired", afterCursor: cursor });
         return false;
       } catch (error) {
         return error instanceof MnemoError && error.reason === "CURSOR_EXPIRED";

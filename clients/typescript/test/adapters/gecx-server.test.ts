@@ -1,27 +1,16 @@
 /** gecx-chat's server memory adapter over a live Mnemo server. */
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { sharedServer, type TestServer } from "../support/server.js";
-import { ConsentState, createMnemoClient, memoryName, MnemoError, type MnemoClient } from "../../src/index.js";
+import { withSharedServer } from "../support/live.js";
+import { ConsentState, createMnemoClient, memoryName, MnemoError } from "../../src/index.js";
 import { createMnemoServerMemoryAdapter } from "../../src/adapters/index.js";
 import { FAIL_FAST } from "./support.js";
 
-let server: TestServer;
-let mnemo: MnemoClient;
-
-before(async () => {
-  server = await sharedServer();
-  mnemo = createMnemoClient({ baseUrl: server.baseUrl });
-});
-
-after(async () => {
-  mnemo?.close();
-  await server?.close();
-});
+const live = withSharedServer();
 
 describe("gecx-chat server memory adapter", () => {
   test("save stores an identity-wide entry by default, or one scoped to a conversation", async () => {
-    const remote = createMnemoServerMemoryAdapter(mnemo, { userId: "x-save" });
+    const remote = createMnemoServerMemoryAdapter(live.mnemo, { userId: "x-save" });
     const vegan = await remote.save({ text: "Prefers vegan recipes." });
     assert.equal(vegan.scope, "identity");
     assert.equal(vegan.source, "tool");
@@ -37,13 +26,13 @@ describe("gecx-chat server memory adapter", () => {
     assert.equal(rma.id, "rma-note");
     assert.equal(rma.conversationId, "support chat");
     assert.equal(rma.source, "user");
-    const stored = await mnemo.memories.getMemory({ name: memoryName("x-save", "rma-note") });
+    const stored = await live.mnemo.memories.getMemory({ name: memoryName("x-save", "rma-note") });
     assert.equal(stored.memory?.text, "This conversation is about order RMA-1234.");
     assert.deepEqual(stored.memory?.metadata, { origin: "tool" });
   });
 
   test("a keyed save archives the older entry of the same (scope, key); list shows the newest", async () => {
-    const remote = createMnemoServerMemoryAdapter(mnemo, { userId: "x-key" });
+    const remote = createMnemoServerMemoryAdapter(live.mnemo, { userId: "x-key" });
     const paris = await remote.save({ text: "Lives in Paris.", key: "city" });
     const lyon = await remote.save({ text: "Lives in Lyon.", key: "city" });
     assert.deepEqual((await remote.list()).map((e) => e.id), [lyon.id]);
@@ -54,7 +43,7 @@ describe("gecx-chat server memory adapter", () => {
   });
 
   test("update changes text and pinned; delete removes (twice is fine)", async () => {
-    const remote = createMnemoServerMemoryAdapter(mnemo, { userId: "x-update" });
+    const remote = createMnemoServerMemoryAdapter(live.mnemo, { userId: "x-update" });
     const entry = await remote.save({ text: "Has a cat." });
     const updated = await remote.update(entry.id, { text: "Has two cats.", pinned: true });
     assert.equal(updated.text, "Has two cats.");
@@ -67,7 +56,7 @@ describe("gecx-chat server memory adapter", () => {
   });
 
   test("list filters by scope and conversation", async () => {
-    const remote = createMnemoServerMemoryAdapter(mnemo, { userId: "x-list" });
+    const remote = createMnemoServerMemoryAdapter(live.mnemo, { userId: "x-list" });
     const identity = await remote.save({ text: "Speaks French." });
     const inChat = await remote.save({ text: "Wants a refund.", scope: "conversation", conversationId: "c1" });
     await remote.save({ text: "Asked about shoes.", scope: "conversation", conversationId: "c2" });
@@ -78,7 +67,7 @@ describe("gecx-chat server memory adapter", () => {
   });
 
   test("recall finds entries by their words, the conversation's own first", async () => {
-    const remote = createMnemoServerMemoryAdapter(mnemo, { userId: "x-recall" });
+    const remote = createMnemoServerMemoryAdapter(live.mnemo, { userId: "x-recall" });
     const identity = await remote.save({ text: "Allergic to peanuts." });
     const scoped = await remote.save({ text: "Ordered a peanuts-free cake today.", scope: "conversation", conversationId: "c" });
     await remote.save({ text: "Likes jazz." });
@@ -90,9 +79,9 @@ describe("gecx-chat server memory adapter", () => {
   });
 
   test("writes refused by governance reject with the gecx-chat code as the reason", async () => {
-    const remote = createMnemoServerMemoryAdapter(mnemo, { userId: "x-consent" });
+    const remote = createMnemoServerMemoryAdapter(live.mnemo, { userId: "x-consent" });
     const kept = await remote.save({ text: "Before withdrawal." });
-    await mnemo.governance.setConsent({
+    await live.mnemo.governance.setConsent({
       consent: { name: "users/x-consent/consent", state: ConsentState.WITHDRAWN, policyVersion: "v1" },
     });
     await assert.rejects(remote.save({ text: "After withdrawal." }), (e: unknown) => {

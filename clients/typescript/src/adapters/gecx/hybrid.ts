@@ -24,9 +24,10 @@
  * cannot be read either, both answer nothing.
  */
 
+import { sleep } from "../../interceptors.js";
 import { isTransient } from "../failures.js";
 import { randomId } from "../ids.js";
-import type { PendingWrite } from "./cache-document.js";
+import type { CacheDocument, PendingWrite } from "./cache-document.js";
 import { applyOwnWrite, ChangeFeed, isResumable, putEntry, removeEntry, type FeedEvent } from "./feed.js";
 import type { LocalMemoryAdapter } from "./local.js";
 import type { MnemoServerMemoryAdapter } from "./server.js";
@@ -104,13 +105,13 @@ export class MnemoHybridMemoryAdapter implements MemoryAdapter {
       });
       return written.value;
     } catch (error) {
-      return this.failed({ kind: "save", id: entry.id, input: withId, requestId }, error, entry, async () => {
-        await this.cache.transact((document) => {
-          removeEntry(document, entry.id);
-          for (const other of document.entries) {
-            if (archived.includes(other.id)) delete other.archivedAt;
-          }
-        });
+      const write: PendingWrite = { kind: "save", id: entry.id, input: withId, requestId };
+      if (await this.kept(write, error)) return entry;
+      return this.rolledBack(write, error, (document) => {
+        removeEntry(document, entry.id);
+        for (const other of document.entries) {
+          if (archived.includes(other.id)) delete other.archivedAt;
+        }
       });
     }
   }
@@ -123,8 +124,11 @@ export class MnemoHybridMemoryAdapter implements MemoryAdapter {
       await this.cache.transact((document) => applyOwnWrite(document, id, written.changeCursor, written.value));
       return written.value;
     } catch (error) {
-      return this.failed({ kind: "update", id, patch }, error, optimistic, async () => {
-        if (before !== undefined) await this.cache.transact((document) => putEntry(document, before));
+      const write: PendingWrite = { kind: "update", id, patch };
+      // An entry the cache did not hold has no optimistic version to keep.
+      if (optimistic !== undefined && (await this.kept(write, error))) return optimistic;
+      return this.rolledBack(write, error, (document) => {
+        if (before !== undefined) putEntry(document, before);
       });
     }
   }
@@ -136,8 +140,10 @@ export class MnemoHybridMemoryAdapter implements MemoryAdapter {
       const written = await this.remote.remove(id);
       await this.cache.transact((document) => applyOwnWrite(document, id, written.changeCursor, undefined));
     } catch (error) {
-      await this.failed({ kind: "delete", id }, error, undefined, async () => {
-        if (before !== undefined) await this.cache.transact((document) => putEntry(document, before));
+      const write: PendingWrite = { kind: "delete", id };
+      if (await this.kept(write, error)) return;
+      await this.rolledBack(write, error, (document) => {
+        if (before !== undefined) putEntry(document, before);
       });
     }
   }
@@ -275,21 +281,23 @@ export class MnemoHybridMemoryAdapter implements MemoryAdapter {
   }
 
   /**
-   * A server write failed: keep it (queued) when the policy and the failure
-   * allow, answering with the optimistic entry; otherwise undo it and reject.
+   * Queues a failed server write and keeps its optimistic version, if the
+   * policy is "keep" and the server could not be reached; tells whether it did.
    */
-  private async failed<T extends MemoryEntry | undefined>(
+  private async kept(write: PendingWrite, error: unknown): Promise<boolean> {
+    if (this.policy !== "keep" || !isTransient(error)) return false;
+    await this.cache.transact((document) => document.pending.push(write));
+    this.emit({ type: "kept", operation: write.kind, id: write.id, error });
+    return true;
+  }
+
+  /** Puts the cache back as it was before a failed write (`undo`), then rejects with `error`. */
+  private async rolledBack(
     write: PendingWrite,
     error: unknown,
-    optimistic: T,
-    undo: () => Promise<void>,
-  ): Promise<NonNullable<T>> {
-    if (this.policy === "keep" && isTransient(error) && (optimistic !== undefined || write.kind === "delete")) {
-      await this.cache.transact((document) => document.pending.push(write));
-      this.emit({ type: "kept", operation: write.kind, id: write.id, error });
-      return optimistic as NonNullable<T>;
-    }
-    await undo();
+    undo: (document: CacheDocument) => void,
+  ): Promise<never> {
+    await this.cache.transact(undo);
     this.emit({ type: "rolled-back", operation: write.kind, id: write.id, error });
     throw error;
   }
@@ -307,16 +315,4 @@ export class MnemoHybridMemoryAdapter implements MemoryAdapter {
 
 function sameWrite(a: PendingWrite, b: PendingWrite): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
