@@ -1,4 +1,8 @@
-/** The token option against a server started with --auth jwt (HS256). */
+/**
+ * The token option against a server started with --auth jwt (HS256), and the
+ * RetryInfo of its per-user rate limit (a burst of RATE_BURST calls, then one
+ * call per 100 s: no test here comes near it but the one that floods).
+ */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
@@ -10,11 +14,13 @@ import { failure } from "./support/live.js";
 import { Code, createMnemoClient, memoryStateName } from "../src/index.js";
 
 const keys = new Hs256Keys();
+const RATE_BURST = 20;
 let server: MnemoTestServer;
 
 before(async () => {
   const dir = mkdtempSync(join(tmpdir(), "mnemo-ts-auth-"));
-  server = new MnemoTestServer({ args: keys.serverArgs(dir) }, dir);
+  const rateLimit = ["--rate-limit-per-second", "0.01", "--rate-limit-burst", String(RATE_BURST)];
+  server = new MnemoTestServer({ args: [...keys.serverArgs(dir), ...rateLimit] }, dir);
   await server.start();
 });
 
@@ -70,6 +76,23 @@ test("an expired token: UNAUTHENTICATED", async () => {
   try {
     const error = await failure(mnemo.workingMemory.getMemoryState({ name: memoryStateName("dave") }));
     assert.equal(error.code, Code.Unauthenticated);
+  } finally {
+    mnemo.close();
+  }
+});
+
+test("a user over the rate limit: RESOURCE_EXHAUSTED RATE_LIMITED with retryAfterMs", async () => {
+  const mnemo = createMnemoClient({ baseUrl: server.baseUrl, token: keys.token("erin") });
+  try {
+    const name = memoryStateName("erin");
+    for (let call = 0; call < RATE_BURST; call++) await mnemo.workingMemory.getMemoryState({ name });
+    const error = await failure(mnemo.workingMemory.getMemoryState({ name }));
+    assert.equal(error.code, Code.ResourceExhausted);
+    assert.equal(error.reason, "RATE_LIMITED");
+    assert.ok(
+      error.retryAfterMs !== undefined && error.retryAfterMs > 1000,
+      `retryAfterMs ${error.retryAfterMs}`,
+    );
   } finally {
     mnemo.close();
   }
