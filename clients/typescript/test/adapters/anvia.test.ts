@@ -49,6 +49,14 @@ async function runAnvia(
   if (policy === "run") await store.append({ scope, runId, turn: turns.length, messages: done });
 }
 
+/** The run as stored under "message" and "turn": [position, run id, turn, role]. */
+const STORED_BY_TURN = [
+  [0, "run-1", 1, "user"],
+  [1, "run-1", 1, "assistant"],
+  [2, "run-1", 1, "tool"],
+  [3, "run-1", 2, "assistant"],
+];
+
 function storeWithRecorder(userId: string) {
   const recorder = requestRecorder();
   const client = createMnemoClient({ baseUrl: live.server.baseUrl, interceptors: [recorder.interceptor] });
@@ -99,12 +107,7 @@ describe("Anvia MemoryStore", () => {
       ["run-1", 1, 1],
       ["run-1", 2, 1],
     ]);
-    assert.deepEqual(await history("a-message", "s"), [
-      [0, "run-1", 1, "user"],
-      [1, "run-1", 1, "assistant"],
-      [2, "run-1", 1, "tool"],
-      [3, "run-1", 2, "assistant"],
-    ]);
+    assert.deepEqual(await history("a-message", "s"), STORED_BY_TURN);
   });
 
   test('savePolicy "turn": one write per model/tool turn', async () => {
@@ -115,12 +118,7 @@ describe("Anvia MemoryStore", () => {
       ["run-1", 1, 3],
       ["run-1", 2, 1],
     ]);
-    assert.deepEqual(await history("a-turn", "s"), [
-      [0, "run-1", 1, "user"],
-      [1, "run-1", 1, "assistant"],
-      [2, "run-1", 1, "tool"],
-      [3, "run-1", 2, "assistant"],
-    ]);
+    assert.deepEqual(await history("a-turn", "s"), STORED_BY_TURN);
   });
 
   test('savePolicy "run": one write after the final response, none for a failed run', async () => {
