@@ -2,7 +2,7 @@
  * The transport-independent part of the facade: typed clients of the five
  * mnemo.v1 services over a Connect transport built with `facadeInterceptors`.
  */
-import { createClient, type Client, type Transport } from "@connectrpc/connect";
+import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
 import { toMnemoError } from "./errors.js";
 import { ConversationService } from "./gen/mnemo/v1/conversations_pb.js";
@@ -11,7 +11,6 @@ import { MemoryService } from "./gen/mnemo/v1/memories_pb.js";
 import { SyncService } from "./gen/mnemo/v1/sync_pb.js";
 import { WorkingMemoryService } from "./gen/mnemo/v1/working_memory_pb.js";
 import { DEFAULT_RETRY_POLICY, facadeInterceptors } from "./interceptors.js";
-import type { Interceptor } from "@connectrpc/connect";
 import type { MnemoClientOptions } from "./options.js";
 
 /**

@@ -1,8 +1,8 @@
 /**
- * The facade's behaviour, as Connect interceptors over any transport:
- * request ids, retries of UNAVAILABLE, the bearer token and headers. (Errors
- * become MnemoError in client.ts.)
- * `facadeInterceptors` puts them in the order they must run in.
+ * The facade's behaviour as Connect interceptors, the same over every
+ * transport: request ids, retries of UNAVAILABLE, the bearer token and headers
+ * (`facadeInterceptors` puts them in the order they must run in). Errors
+ * become MnemoError in client.ts.
  */
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { clone, type DescField } from "@bufbuild/protobuf";

@@ -173,3 +173,16 @@ describe("request ids", () => {
     );
   });
 });
+
+describe("close", () => {
+  test("ends the connection; a later call opens a new one", async () => {
+    const client = createMnemoClient({ baseUrl: live.server.baseUrl });
+    const name = memoryStateName("fac-close");
+    await client.workingMemory.getMemoryState({ name });
+    client.close();
+    client.close();
+    const { memoryState } = await client.workingMemory.getMemoryState({ name });
+    assert.equal(memoryState?.name, "users/fac-close/memoryState");
+    client.close();
+  });
+});
