@@ -6,7 +6,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { withOwnServer } from "../support/live.js";
-import { Code, createMnemoClient, MnemoError, type MnemoClient } from "../../src/index.js";
+import { Code, ConsentState, createMnemoClient, MnemoError, type MnemoClient } from "../../src/index.js";
 import {
   createLocalMemoryAdapter,
   createMnemoHybridMemoryAdapter,
@@ -140,9 +140,10 @@ describe("gecx-chat hybrid adapter", () => {
       assert.deepEqual((await adapter.recall({ query: "marathon" })).map((r) => r.entry.id), [offline.id]);
       assert.equal(events.filter((e) => e.type === "kept").length, 4);
 
+      const restartedAt = events.length;
       await live.server.start();
       await waitFor("the kept writes to be replayed", async () => (await adapter.pendingWrites()).length === 0);
-      await waitFor("a sync after the replay", () => events.some((e) => e.type === "synced"));
+      await waitFor("a sync after the replay", () => events.slice(restartedAt).some((e) => e.type === "synced"));
     } finally {
       await adapter.stop();
     }
@@ -155,6 +156,18 @@ describe("gecx-chat hybrid adapter", () => {
     // The cache now holds the server's entries (server wins), same ids as chosen offline.
     assert.deepEqual(await cache.get(offlineId), onServer.find((e) => e.id === offlineId));
     assert.ok(events.some((e) => e.type === "replayed"));
+  });
+
+  test("keep: a write the server refuses (not an outage) is rolled back all the same", async () => {
+    const { adapter, cache } = thisDevice("h-refused", "keep");
+    await live.mnemo.governance.setConsent({
+      consent: { name: "users/h-refused/consent", state: ConsentState.WITHDRAWN, policyVersion: "v1" },
+    });
+    await assert.rejects(adapter.save({ text: "Not allowed." }), (e: unknown) => {
+      return e instanceof MnemoError && e.reason === "MEMORY_CONSENT_WITHDRAWN";
+    });
+    assert.deepEqual(await cache.list({ includeArchived: true }), []);
+    assert.deepEqual(await adapter.pendingWrites(), []);
   });
 
   test("an erasure of the user's data (the ERASE change) clears the cache", async () => {

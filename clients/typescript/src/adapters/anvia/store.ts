@@ -85,7 +85,15 @@ export class MnemoMemoryStore implements MemoryStore {
     const conversation = this.conversation(scope);
     for (let start = 0; start < messages.length; start += MAX_APPEND) {
       const batch = toHistoryInputs(messages.slice(start, start + MAX_APPEND));
-      const requestId = deterministicRequestId("anvia-append", conversation, runId, turn, start, batch);
+      const requestId = deterministicRequestId(
+        "anvia-append",
+        conversation,
+        runId,
+        turn,
+        start,
+        batch,
+        scope.metadata ?? null,
+      );
       await withRetries(this.retry, () =>
         this.client.conversations.appendMessages({
           conversation,
