@@ -14,9 +14,9 @@ from mnemo.v1 import conversations_pb2_grpc
 from tests.api.history import Stub, all_messages
 
 CLIENTS = 8
-MESSAGES_PER_CLIENT = 200
+MESSAGES_PER_CLIENT = 100
 # Two per call keeps the test quick on 2 cores (server and clients share one
-# process) while 800 appends still interleave at random.
+# process) while 400 appends still interleave at random.
 MESSAGES_PER_CALL = 2
 RETRY_RATE = 0.1
 CONVERSATION = "users/u1/conversations/busy"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import grpc
+import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tests.support.subprocess_server import subprocess_server
@@ -19,6 +20,8 @@ def _serving(target: str) -> bool:
     return serving
 
 
+@pytest.mark.sqlite
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # the store plays no part
 def test_kill_restart_and_stop(database_url: str, tmp_path: Path) -> None:
     with subprocess_server(database_url, log_dir=tmp_path) as server:
         target, first_pid = server.target, server.pid
