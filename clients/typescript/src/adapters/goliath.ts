@@ -188,7 +188,9 @@ function fromExchange(exchange: ExchangeMessage): Exchange {
 }
 
 function toExchangeInit(exchange: Exchange) {
-  return { ask: exchange.ask, answer: exchange.answer, at: fromMs(exchange.at) };
+  // Without a usable `at` the server stamps the time of the write.
+  const at = Number.isFinite(exchange.at) && exchange.at > 0 ? fromMs(exchange.at) : undefined;
+  return { ask: exchange.ask, answer: exchange.answer, at };
 }
 
 function copyState(state: MemoryState): MemoryState {

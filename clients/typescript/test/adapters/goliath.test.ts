@@ -32,6 +32,14 @@ describe("goliath mnemoMemory", () => {
     assert.deepEqual(await second("trip").load(), state);
   });
 
+  test("an exchange without a usable `at` is stamped with the server's time", async () => {
+    const memory = mnemoMemory(live.mnemo, { userId: "g-at" })("c");
+    const before = Date.now();
+    await memory.save({ summary: "", recent: [{ ask: "when?", answer: "now", at: Number.NaN }] });
+    const [stamped] = (await mnemoMemory(live.mnemo, { userId: "g-at" })("c").load()).recent;
+    assert.ok((stamped?.at ?? 0) >= before - 60_000);
+  });
+
   test("undefined is the default conversation, kept apart from every named one", async () => {
     const memories = mnemoMemory(live.mnemo, { userId: "g-iso" });
     await memories(undefined).save({ summary: "default", recent: [exchange("a", 1)] });
