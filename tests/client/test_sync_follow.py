@@ -112,7 +112,11 @@ def test_the_follower_resumes_across_a_server_restart(tmp_path: Path, sqlite_url
         try:
             received = following.until(before)
             server.restart()  # SIGTERM: the watch ends cleanly; then UNAVAILABLE until up
-            after = _append(client, "u1", "c", "d")
+            # Another device writes: its own connection (gRPC shares one between the
+            # channels of a process, and the follower's may still be backing off).
+            own = [("grpc.use_local_subchannel_pool", 1)]
+            with MnemoClient(server.target, options=own) as writer:
+                after = _append(writer, "u1", "c", "d")
             received += following.until(after)
         finally:
             following.stop()
