@@ -13,7 +13,9 @@ then. ``check`` reads everything back through a server and compares:
   (as acknowledged) plus the recent ones are exactly the client's exchanges,
   in order, once each;
 - keyed CreateMemory: every acknowledged entry present once, one unarchived
-  entry per key.
+  entry per key;
+- the user's change feed: cursors unique and growing, and the
+  ``change_cursor`` every write acknowledged is in it.
 """
 
 from __future__ import annotations
@@ -30,8 +32,14 @@ from typing import Any
 import grpc
 
 from mnemo.v1 import conversations_pb2 as cv
-from mnemo.v1 import conversations_pb2_grpc, memories_pb2_grpc, working_memory_pb2_grpc
+from mnemo.v1 import (
+    conversations_pb2_grpc,
+    memories_pb2_grpc,
+    sync_pb2_grpc,
+    working_memory_pb2_grpc,
+)
 from mnemo.v1 import memories_pb2 as pb
+from mnemo.v1 import sync_pb2 as sy
 from mnemo.v1 import working_memory_pb2 as wm
 from tests.api.history import all_messages
 from tests.api.memories import listed
@@ -84,6 +92,8 @@ class Client(threading.Thread):
         self.in_flight = 0
         self.completions: list[float] = []
         """``time.monotonic()`` at each acknowledgement."""
+        self.change_cursors: list[int] = []
+        """The ``change_cursor`` of each acknowledged write."""
 
     def run(self) -> None:
         with grpc.insecure_channel(self.target, options=CHANNEL_OPTIONS) as channel:
@@ -119,6 +129,7 @@ class Client(threading.Thread):
             self.tally.acknowledged += 1
             if retried_after is not None and self.stamped(response) < retried_after:
                 self.tally.replayed += 1
+            self.change_cursors.append(response.change_cursor)
             try:
                 self.acknowledge(n, response)
             except AssertionError as error:
@@ -284,6 +295,7 @@ class WriteLoad:
             self._check_appends(conversations_pb2_grpc.ConversationServiceStub(channel))
             self._check_remembers(working_memory_pb2_grpc.WorkingMemoryServiceStub(channel))
             self._check_creates(memories_pb2_grpc.MemoryServiceStub(channel))
+            self._check_changes(feed_cursors(channel))
 
     def _of(self, kind: type[Client]) -> list[Any]:
         return [client for client in self.clients if isinstance(client, kind)]
@@ -314,6 +326,26 @@ class WriteLoad:
         assert {m.text: m.name for m in every} == acknowledged
         current = listed(stub)
         assert sorted(m.key for m in current) == sorted({m.key for m in every})
+
+    def _check_changes(self, feed: list[int]) -> None:
+        """The change feed agrees: one change per cursor, cursors growing, and
+        the cursor each write acknowledged is in it."""
+        assert feed == sorted(set(feed))
+        acknowledged = [cursor for client in self.clients for cursor in client.change_cursors]
+        assert 0 not in acknowledged
+        assert set(acknowledged) <= set(feed)
+
+
+def feed_cursors(channel: grpc.Channel) -> list[int]:
+    """The cursor of every change in the user's feed, through ListChanges."""
+    stub = sync_pb2_grpc.SyncServiceStub(channel)
+    cursors: list[int] = []
+    while True:
+        after = cursors[-1] if cursors else 0
+        page = stub.ListChanges(sy.ListChangesRequest(parent=USER, after_cursor=after))
+        if not page.changes:
+            return cursors
+        cursors.extend(change.cursor for change in page.changes)
 
 
 @contextmanager

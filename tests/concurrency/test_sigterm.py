@@ -16,9 +16,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from mnemo.v1 import sync_pb2 as sy
-from mnemo.v1 import sync_pb2_grpc
-from tests.api.changes import PARENT, Watch
-from tests.concurrency.load import write_load
+from tests.api.changes import Watch
+from tests.concurrency.load import feed_cursors, write_load
 from tests.support.subprocess_server import subprocess_server
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -61,19 +60,6 @@ def _until_end(watch: Watch) -> list[int]:
     return cursors
 
 
-def _all_cursors(target: str) -> list[int]:
-    cursors: list[int] = []
-    with grpc.insecure_channel(target) as channel:
-        stub = sync_pb2_grpc.SyncServiceStub(channel)
-        while True:
-            page = stub.ListChanges(
-                sy.ListChangesRequest(parent=PARENT, after_cursor=cursors[-1] if cursors else 0)
-            )
-            if not page.changes:
-                return cursors
-            cursors.extend(change.cursor for change in page.changes)
-
-
 @pytest.mark.timeout(300)
 def test_sigterm_under_load_finishes_in_flight_calls_and_loses_nothing(
     database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -112,7 +98,8 @@ def test_sigterm_under_load_finishes_in_flight_calls_and_loses_nothing(
             load.wait_for_more(10)
             load.finish()
             load.check(server.target)
-        every = _all_cursors(server.target)
+        with grpc.insecure_channel(server.target) as channel:
+            every = feed_cursors(channel)
         resumed = Watch(server.target, after_cursor=watched[-1])
         try:
             rest = [change.cursor for change in resumed.changes_until(every[-1])]
