@@ -79,12 +79,16 @@ describe("gecx-chat hybrid adapter", () => {
       await waitFor("the other device's save", async () => (await cache.get(theirs.id))?.text === "Moved to Berlin.");
       await elsewhere.update(theirs.id, { text: "Moved to Hamburg." });
       await waitFor("the other device's update", async () => (await cache.get(theirs.id))?.text === "Moved to Hamburg.");
+      // The archive and the new entry are two changes, applied as each arrives.
       const superseding = await elsewhere.save({ text: "Has a cat named Tom.", key: "pet" });
-      await waitFor("the supersede", async () => (await cache.get(mine.id))?.archivedAt !== undefined);
+      await waitFor("the supersede", async () => {
+        const archived = (await cache.get(mine.id))?.archivedAt !== undefined;
+        return archived && (await cache.get(superseding.id)) !== undefined;
+      });
       assert.deepEqual((await adapter.list({ key: "pet" })).map((e) => e.id), [superseding.id]);
       await elsewhere.delete(theirs.id);
       await waitFor("the other device's delete", async () => (await cache.get(theirs.id)) === undefined);
-      assert.ok(events.some((e) => e.type === "change" && e.applied === "deleted"));
+      await waitFor("its change event", () => events.some((e) => e.type === "change" && e.applied === "deleted"));
     } finally {
       await adapter.stop();
     }
