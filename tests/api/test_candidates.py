@@ -69,7 +69,9 @@ def test_extracted_candidates_wait_for_approval(memories: Stub) -> None:
     assert memories.GetMemory(pb.GetMemoryRequest(name=approved.memory.name)).memory == (
         approved.memory
     )
-    assert _approve(memories, allergy.name) == approved  # idempotent
+    again = _approve(memories, allergy.name)  # idempotent: changes nothing
+    assert (again.memory, again.candidate) == (approved.memory, approved.candidate)
+    assert (again.change_cursor, approved.change_cursor > 0) == (0, True)
     assert texts(recall(memories, "peanut allergy")) == ["The user is allergic to peanuts."]
 
     rejected = _reject(memories, name.name)
