@@ -195,7 +195,7 @@ def test_compaction_commits_then_reports_a_stale_revision_as_conflict(
     assert first.messages == [PROMPT, CALL, RESULT, FINAL]
     assert committed.committed and committed.revision
     assert stale == ReplaceResult("conflict")
-    assert store.load(scope) == [summary, FINAL]
+    assert store.load(scope) == [PROMPT, CALL, RESULT, FINAL]  # the canonical history
     assert store.compaction.snapshot(scope) == HistorySnapshot(committed.revision, [summary, FINAL])
     assert len(_history(mnemo, user, "long")) == 4  # canonical messages are never deleted
 
@@ -362,7 +362,7 @@ async def test_the_asyncio_store_does_the_same(mnemo_target: str, user: str) -> 
             scope=scope, revision=snapshot.revision, message_count=1, replacement=[summary]
         )
         assert (done.status, again.status) == ("committed", "conflict")
-        assert await store.load(scope) == [summary, CALL, RESULT]
+        assert await store.load(scope) == [PROMPT, FINAL, CALL, RESULT]
 
         await store.record_error(scope=scope, run_id="r3", error="failed", messages=[PROMPT])
         failing = store.run(scope, "r4", "message")

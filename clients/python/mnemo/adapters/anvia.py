@@ -9,10 +9,10 @@ The one-line swap::
 A session id is a Mnemo conversation id; the scope's ``user_id`` (else the
 store's ``user_id``) is the Mnemo user.
 
-- ``load`` returns the replayable history: the compaction projection, which
-  is the canonical history until the first ``replace_prefix`` (canonical
-  messages are never deleted; ``inspector.get_conversation`` lists them all).
-  A session never written loads as ``[]``.
+- ``load`` returns the canonical, replayable history: every message ever
+  appended, in position order, as the seed requires (compaction never deletes
+  a canonical message; ``compaction.snapshot`` gives the compacted view and
+  its revision). A session never written loads as ``[]``.
 - ``append``, ``record_error`` and ``compaction.replace_prefix`` carry one
   request id per call and are sent again with it after ``UNAVAILABLE`` or
   ``DEADLINE_EXCEEDED`` (``retry``), so a write whose answer was lost is
@@ -210,13 +210,13 @@ class _StoreSteps:
         return user
 
     def load(self, scope: MemoryScope) -> Steps[list[Message]]:
-        """The session's replayable history (the projection); ``[]`` if never written."""
+        """The session's canonical, replayable history; ``[]`` if never written."""
         user = self._user(scope)
         try:
-            snapshot = yield lambda c: c.snapshot_history(user, scope.session_id)
+            messages = yield lambda c: c.stream_messages(user, scope.session_id)
         except NotFoundError:
             return []
-        return [_message(m.message_json) for m in snapshot.messages]
+        return [_message(m.message_json) for m in messages]
 
     def append(
         self, *, scope: MemoryScope, run_id: str, turn: int, messages: Iterable[Message]
