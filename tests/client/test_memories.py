@@ -146,7 +146,12 @@ def test_extraction_candidates_and_approval(client: MnemoClient, user: str) -> N
     allergy = next(c for c in found.candidates if "peanuts" in c.memory.text)
     approved = client.approve_memory_candidate(user, allergy.name)
     assert approved.memory.source == mm.MEMORY_SOURCE_EXTRACTOR
-    assert client.approve_memory_candidate(user, allergy.name.rsplit("/", 1)[1]) == approved
+    again = client.approve_memory_candidate(user, allergy.name.rsplit("/", 1)[1])
+    assert (again.memory, again.candidate, again.change_cursor) == (
+        approved.memory,
+        approved.candidate,
+        0,  # changes nothing
+    )
     other = next(c for c in found.candidates if c.name != allergy.name)
     assert client.reject_memory_candidate(user, other.name).state == mm.CANDIDATE_STATE_REJECTED
     with pytest.raises(FailedPreconditionError) as raised:
