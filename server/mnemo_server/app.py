@@ -37,7 +37,6 @@ from mnemo_server.api.conversations import ConversationServicer
 from mnemo_server.api.governance import GovernanceServicer
 from mnemo_server.api.memories import MemoryServicer
 from mnemo_server.api.sync import SyncServicer
-from mnemo_server.api.unimplemented import add_unimplemented_services
 from mnemo_server.api.user_data import UserDataHandlers
 from mnemo_server.api.working_memory import WorkingMemoryServicer
 from mnemo_server.auth.interceptor import Admission, AuthInterceptor
@@ -230,7 +229,6 @@ class MnemoServer:
         sync_pb2_grpc.add_SyncServiceServicer_to_server(
             SyncServicer(ChangeFeed(store, self._wakeups, watch_settings(settings))), server
         )
-        pending = add_unimplemented_services(server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         mnemo_services = (
             WORKING_MEMORY_SERVICE,
@@ -238,7 +236,6 @@ class MnemoServer:
             MEMORY_SERVICE,
             GOVERNANCE_SERVICE,
             SYNC_SERVICE,
-            *pending,
         )
         self.service_names = (*mnemo_services, HEALTH_SERVICE, reflection.SERVICE_NAME)
         reflection.enable_server_reflection(self.service_names, server)
