@@ -160,6 +160,11 @@ async def test_every_mutation_appends_its_changes(sql_store: SqlStore) -> None:
         f"{U}/conversations/c2",
         None,
     )
+    # The deleted conversation's earlier changes lost their state; the others kept theirs.
+    earlier = await _all(store, after=0)
+    c2 = [c for c in earlier if c.resource_name.startswith(f"{U}/conversations/c2")]
+    assert len(c2) == 9 and {c.state for c in c2} == {None}
+    assert all(c.state is not None for c in earlier if c not in c2)
 
     # Memories: a keyed save archives the live entry of its key.
     first = await save(store, "m1", draft("tea", key="drink", vector=[1.0, 0.0]))

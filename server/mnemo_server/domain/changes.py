@@ -12,6 +12,32 @@ The state is the resource as the mutation left it, as a domain object:
 ``FailedRun``; ``None`` for an erasure, and for earlier changes of a memory
 whose text a private delete removed (the delete's own change carries the
 tombstone).
+
+What each write appends (``store.sql_changes``; UPSERT unless said):
+
+- working memory save / remember / clear: the ``MemoryState`` (preceded by the
+  ``Conversation`` when the write created a named conversation implicitly);
+- conversation create / update: the ``Conversation``; delete: DELETE of it
+  (no state), and its earlier changes (messages, working memory, failed runs)
+  lose their state; so does the purge of an expired temporary conversation;
+- append: the ``Conversation`` (new count and etag), then one
+  ``StoredMessage`` per message; clear messages and compaction
+  (ReplaceHistoryPrefix): the ``Conversation`` (a clear shows
+  ``message_count`` 0: drop the conversation's messages); a failed run: the
+  ``FailedRun`` (after the ``Conversation`` if it created one);
+- memory create (and candidate approval): per entry, each entry its key
+  archived (a ``Memory`` with ``archive_time``), then the new ``Memory``;
+  update: the ``Memory``; delete: DELETE with the ``MemoryTombstone`` (the
+  entry's earlier changes, and those of the candidate approved into it, lose
+  their state); deleting a deleted entry appends nothing;
+- candidates propose / approve / reject: the ``MemoryCandidate`` (approve:
+  after the entries); a repeated approve or reject appends nothing;
+- settings: ``MemorySettings``; consent: ``Consent`` (then every pending
+  candidate a withdrawal cancelled); setting the stored consent again appends
+  nothing;
+- import: one change per imported resource; erasure: every change of the
+  user is deleted and one ERASE change (resource ``users/{user}``, no state)
+  appended.
 """
 
 from __future__ import annotations
