@@ -94,6 +94,23 @@ describe("gecx-chat hybrid adapter", () => {
     }
   });
 
+  test("list reads the server and puts what it got into the cache (server wins)", async () => {
+    const { adapter, cache, events } = thisDevice("h-list");
+    const elsewhere = createMnemoServerMemoryAdapter(live.mnemo, { userId: "h-list" });
+    const mine = await adapter.save({ text: "Reads on the train." });
+    // Another device's writes, with no feed followed: only the server knows them.
+    const theirs = await elsewhere.save({ text: "Plays the cello." });
+    await elsewhere.update(mine.id, { text: "Reads on the bus." });
+    assert.deepEqual((await cache.list()).map((e) => e.text), ["Reads on the train."]);
+
+    const listed = await adapter.list();
+    assert.deepEqual(listed, await elsewhere.list());
+    assert.deepEqual(listed.map((e) => e.id), [theirs.id, mine.id]);
+    assert.equal((await cache.get(mine.id))?.text, "Reads on the bus.");
+    assert.deepEqual(await cache.get(theirs.id), listed[0]);
+    assert.ok(!events.some((e) => e.type === "read-degraded"));
+  });
+
   test("server stopped, rollback (the default): the optimistic write is undone and the write rejects", async () => {
     const { adapter, cache, events } = thisDevice("h-rollback");
     const kept = await adapter.save({ text: "Drinks coffee black." });
@@ -110,6 +127,7 @@ describe("gecx-chat hybrid adapter", () => {
       );
       // Reads degrade to the cache: a send is never blocked.
       assert.deepEqual(await adapter.list(), [kept]);
+      assert.ok(events.some((e) => e.type === "read-degraded" && e.operation === "list"));
       assert.deepEqual((await adapter.recall({ query: "coffee" })).map((r) => r.entry.id), [kept.id]);
       assert.ok(events.some((e) => e.type === "read-degraded" && e.operation === "recall"));
     } finally {

@@ -19,13 +19,15 @@
  *   (consent withdrawn, invalid input...) is rolled back in both modes: it
  *   would be refused again.
  *
- * Reads never reject (a memory failure never blocks a send): `recall` asks the
- * server and falls back to the cache, `list` reads the cache; if the cache
- * cannot be read either, both answer nothing.
+ * Reads never reject (a memory failure never blocks a send): `list` and
+ * `recall` ask the server and fall back to the cache (`list` also refreshes
+ * the cache with what the server listed, server wins); if the cache cannot be
+ * read either, both answer nothing.
  */
 
+import { Code } from "@connectrpc/connect";
 import { sleep } from "../../interceptors.js";
-import { isTransient } from "../failures.js";
+import { hasCode, isTransient } from "../failures.js";
 import { randomId } from "../ids.js";
 import type { CacheDocument, PendingWrite } from "./cache-document.js";
 import { applyOwnWrite, ChangeFeed, isResumable, putEntry, removeEntry, type FeedEvent } from "./feed.js";
@@ -148,13 +150,42 @@ export class MnemoHybridMemoryAdapter implements MemoryAdapter {
     }
   }
 
-  /** The cached entries (kept fresh by `start()` or `sync()`); [] if the cache cannot be read. */
+  /**
+   * The server's entries (after replaying kept writes), which then replace
+   * their cached versions (server wins; an entry with a kept write keeps its
+   * optimistic version). When the server fails, the cached entries; a
+   * governance refusal (FAILED_PRECONDITION: memory off, consent withdrawn)
+   * reads as nothing, the cache included. Never rejects: [] if the cache
+   * cannot be read either.
+   */
   async list(options: ListMemoryOptions = {}): Promise<MemoryEntry[]> {
     try {
-      return await this.cache.list(options);
+      await this.flush();
+      const entries = await this.remote.fetchList(options);
+      await this.refresh(entries);
+      return entries;
     } catch (error) {
       this.emit({ type: "read-degraded", operation: "list", error });
+      if (hasCode(error, Code.FailedPrecondition)) return [];
+    }
+    try {
+      return await this.cache.list(options);
+    } catch {
       return [];
+    }
+  }
+
+  /** What the server just listed replaces the cached entries, but not those with kept writes. */
+  private async refresh(entries: readonly MemoryEntry[]): Promise<void> {
+    try {
+      await this.cache.transact((document) => {
+        const pending = new Set(document.pending.map((write) => write.id));
+        for (const entry of entries) {
+          if (!pending.has(entry.id)) putEntry(document, entry);
+        }
+      });
+    } catch {
+      // An unwritable cache does not spoil the server's answer.
     }
   }
 
