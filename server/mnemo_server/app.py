@@ -197,7 +197,12 @@ class MnemoServer:
                 ErrorMappingInterceptor(),
                 ChangeCursorInterceptor(),
             ],
-            options=(("grpc.max_receive_message_length", settings.max_request_bytes),),
+            options=(
+                ("grpc.max_receive_message_length", settings.max_request_bytes),
+                # gRPC sets SO_REUSEPORT by default: a second server on a taken
+                # port would start and silently get part of the connections.
+                ("grpc.so_reuseport", 0),
+            ),
         )
         working_memory_pb2_grpc.add_WorkingMemoryServiceServicer_to_server(
             WorkingMemoryServicer(WorkingMemory(store, settings)), server

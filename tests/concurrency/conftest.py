@@ -5,6 +5,8 @@ and signal tests start their own ``mnemo serve`` processes
 
 from __future__ import annotations
 
+import pytest
+
 from tests.api.conftest import (  # noqa: F401  (fixtures shared with tests/api)
     channel,
     conversations,
@@ -13,3 +15,6 @@ from tests.api.conftest import (  # noqa: F401  (fixtures shared with tests/api)
     server,
     working_memory,
 )
+
+# Plain asserts in the shared load checks report their operands, as in tests.
+pytest.register_assert_rewrite("tests.concurrency.load")

@@ -309,7 +309,7 @@ class WriteLoad:
         for appender in self._of(Appender):
             acknowledged |= appender.positions
         # Every write was retried until acknowledged: nothing else is stored.
-        assert stored == acknowledged
+        assert stored == acknowledged, _difference(acknowledged, stored)
 
     def _check_remembers(self, stub: working_memory_pb2_grpc.WorkingMemoryServiceStub) -> None:
         for client in self._of(Rememberer):
@@ -323,7 +323,9 @@ class WriteLoad:
         acknowledged: dict[str, str] = {}
         for creator in self._of(Creator):
             acknowledged |= creator.created
-        assert {m.text: m.name for m in every} == acknowledged
+        assert {m.text: m.name for m in every} == acknowledged, _difference(
+            acknowledged, {m.text: m.name for m in every}
+        )
         current = listed(stub)
         assert sorted(m.key for m in current) == sorted({m.key for m in every})
 
@@ -334,6 +336,21 @@ class WriteLoad:
         acknowledged = [cursor for client in self.clients for cursor in client.change_cursors]
         assert 0 not in acknowledged
         assert set(acknowledged) <= set(feed)
+
+
+def _difference(acknowledged: dict[str, Any], stored: dict[str, Any]) -> str:
+    missing = sorted(set(acknowledged) - set(stored))
+    unacknowledged = sorted(set(stored) - set(acknowledged))
+    moved = sorted(
+        f"{key}: acknowledged {acknowledged[key]}, stored {stored[key]}"
+        for key in set(acknowledged) & set(stored)
+        if acknowledged[key] != stored[key]
+    )
+    return (
+        f"acknowledged but missing: {missing[:10]} ({len(missing)}); stored but never "
+        f"acknowledged: {unacknowledged[:10]} ({len(unacknowledged)}); "
+        f"elsewhere than acknowledged: {moved[:10]} ({len(moved)})"
+    )
 
 
 def feed_cursors(channel: grpc.Channel) -> list[int]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import grpc
@@ -38,3 +41,21 @@ def test_kill_restart_and_stop(database_url: str, tmp_path: Path) -> None:
         "mnemo-serve-1.log",
         "mnemo-serve-2.log",
     ]
+
+
+@pytest.mark.sqlite
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_second_server_on_a_taken_port_exits_2(database_url: str, tmp_path: Path) -> None:
+    """Never two servers on one port (gRPC would share it with SO_REUSEPORT and
+    split the connections between them): restarts on the same port are safe."""
+    with subprocess_server(database_url, log_dir=tmp_path) as server:
+        second = subprocess.run(
+            [sys.executable, "-m", "mnemo_server", "serve", "--listen", server.target],
+            env={**os.environ, "MNEMO_DATA_DIR": str(tmp_path / "other")},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert second.returncode == 2, second.stderr
+        assert f"cannot listen on {server.target}" in second.stderr
+        assert _serving(server.target)
