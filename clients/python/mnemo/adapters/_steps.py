@@ -22,6 +22,8 @@ from mnemo.client.errors import DeadlineExceededError, UnavailableError
 
 T = TypeVar("T")
 P = ParamSpec("P")
+#: The client an adapter holds: ``MnemoClient`` (blocking) or ``AsyncMnemoClient``.
+ClientT = TypeVar("ClientT")
 
 #: One call on the client; its result may be a value, an iterator, an awaitable
 #: or an async iterator (lists and streams are collected into a list).

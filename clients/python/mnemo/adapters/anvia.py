@@ -33,11 +33,12 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal
 
 from mnemo.adapters._steps import (
     DEFAULT_RETRY,
     Call,
+    ClientT,
     RetryPolicy,
     Steps,
     awaitable,
@@ -73,7 +74,6 @@ __all__ = [
 Message = dict[str, Any]
 #: When a run's messages are written: see ``RunRecorder``.
 SavePolicy = Literal["message", "turn", "run"]
-ClientT = TypeVar("ClientT")
 
 
 @dataclass(frozen=True, slots=True)

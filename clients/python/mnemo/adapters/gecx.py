@@ -30,9 +30,17 @@ import datetime
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, overload
+from typing import Any, Generic, Literal, overload
 
-from mnemo.adapters._steps import DEFAULT_RETRY, RetryPolicy, Steps, awaitable, blocking, retrying
+from mnemo.adapters._steps import (
+    DEFAULT_RETRY,
+    ClientT,
+    RetryPolicy,
+    Steps,
+    awaitable,
+    blocking,
+    retrying,
+)
 from mnemo.client import AsyncMnemoClient, MnemoClient
 from mnemo.client.errors import NotFoundError
 from mnemo.v1 import memories_pb2 as mm
@@ -241,13 +249,13 @@ class ServerSteps:
         return [RecallHit(entry_from_proto(h.memory), h.score) for h in hits]
 
 
-class _Adapter:
-    def __init__(self, client: Any, user: str, retry: RetryPolicy) -> None:
+class _Adapter(Generic[ClientT]):
+    def __init__(self, client: ClientT, user: str, *, retry: RetryPolicy = DEFAULT_RETRY) -> None:
         self._client = client
         self.steps = ServerSteps(user, retry)
 
     @property
-    def client(self) -> Any:
+    def client(self) -> ClientT:
         """The Mnemo client the adapter calls."""
         return self._client
 
@@ -259,13 +267,8 @@ class _Adapter:
         return f"{type(self).__name__}(user={self.user!r})"
 
 
-class ServerMemoryAdapter(_Adapter):
+class ServerMemoryAdapter(_Adapter[MnemoClient]):
     """gecx-chat's server memory adapter, blocking. See the module for errors."""
-
-    def __init__(
-        self, client: MnemoClient, user: str, *, retry: RetryPolicy = DEFAULT_RETRY
-    ) -> None:
-        super().__init__(client, user, retry)
 
     save = blocking(ServerSteps.save)
     get = blocking(ServerSteps.get)
@@ -275,13 +278,8 @@ class ServerMemoryAdapter(_Adapter):
     recall = blocking(ServerSteps.recall)
 
 
-class AsyncServerMemoryAdapter(_Adapter):
+class AsyncServerMemoryAdapter(_Adapter[AsyncMnemoClient]):
     """gecx-chat's server memory adapter, asyncio: ``ServerMemoryAdapter``'s methods, awaited."""
-
-    def __init__(
-        self, client: AsyncMnemoClient, user: str, *, retry: RetryPolicy = DEFAULT_RETRY
-    ) -> None:
-        super().__init__(client, user, retry)
 
     save = awaitable(ServerSteps.save)
     get = awaitable(ServerSteps.get)

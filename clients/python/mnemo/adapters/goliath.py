@@ -37,11 +37,11 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Generic, overload
 
 import grpc
 
-from mnemo.adapters._steps import Call, Steps, awaitable, blocking
+from mnemo.adapters._steps import Call, ClientT, Steps, awaitable, blocking
 from mnemo.client import AsyncMnemoClient, MnemoClient
 from mnemo.client.errors import EtagMismatchError, MnemoError
 from mnemo.v1 import working_memory_pb2 as wm
@@ -201,14 +201,15 @@ class _MemorySteps:
             return
 
 
-class _Memory:
+class _Memory(Generic[ClientT]):
     def __init__(
         self,
-        client: Any,
+        client: ClientT,
         user: str,
-        conversation: str | None,
-        keep_recent: int,
-        max_conflict_retries: int,
+        conversation: str | None = None,
+        *,
+        keep_recent: int = KEEP_RECENT,
+        max_conflict_retries: int = MAX_CONFLICT_RETRIES,
     ) -> None:
         self._client = client
         self.steps = _MemorySteps(user, conversation, keep_recent, max_conflict_retries)
@@ -228,37 +229,15 @@ class _Memory:
         return f"{type(self).__name__}(user={steps.user!r}, conversation={steps.conversation!r})"
 
 
-class MnemoMemory(_Memory):
+class MnemoMemory(_Memory[MnemoClient]):
     """goliath's ``Memory`` (blocking): ``load()`` and ``save(state)``."""
-
-    def __init__(
-        self,
-        client: MnemoClient,
-        user: str,
-        conversation: str | None = None,
-        *,
-        keep_recent: int = KEEP_RECENT,
-        max_conflict_retries: int = MAX_CONFLICT_RETRIES,
-    ) -> None:
-        super().__init__(client, user, conversation, keep_recent, max_conflict_retries)
 
     load = blocking(_MemorySteps.load)
     save = blocking(_MemorySteps.save)
 
 
-class AsyncMnemoMemory(_Memory):
+class AsyncMnemoMemory(_Memory[AsyncMnemoClient]):
     """goliath's ``Memory`` (asyncio): ``await load()`` and ``await save(state)``."""
-
-    def __init__(
-        self,
-        client: AsyncMnemoClient,
-        user: str,
-        conversation: str | None = None,
-        *,
-        keep_recent: int = KEEP_RECENT,
-        max_conflict_retries: int = MAX_CONFLICT_RETRIES,
-    ) -> None:
-        super().__init__(client, user, conversation, keep_recent, max_conflict_retries)
 
     load = awaitable(_MemorySteps.load)
     save = awaitable(_MemorySteps.save)
