@@ -227,62 +227,67 @@ def feed_target(database_file: str) -> Iterator[str]:
         yield target
 
 
-def test_another_devices_changes_arrive_in_the_cache_through_the_feed(
-    feed_target: str, user: str, tmp_path: Path
-) -> None:
-    with MnemoClient(feed_target) as phone, MnemoClient(feed_target) as laptop:
+@pytest.fixture
+def phone(feed_target: str, user: str, tmp_path: Path) -> Iterator[HybridMemoryAdapter]:
+    """This device's hybrid adapter, on the feed server; closed after the test."""
+    with MnemoClient(feed_target) as client:
         adapter = create_hybrid_memory_adapter(
-            remote=_remote(phone, user), cache=tmp_path / "cache.db"
+            remote=_remote(client, user), cache=tmp_path / "cache.db"
         )
-        other = _remote(laptop, user)
-        before = other.save("Saved before the phone started.")
-        adapter.start()
-        try:
-            wait_until(lambda: [e.id for e in adapter.cached()] == [before.id], "initial sync")
+        yield adapter
+        adapter.close()
 
-            added = other.save("Saved on the laptop.")
-            wait_until(lambda: adapter.cache.get(user, added.id) is not None, "the new entry")
-            other.update(before.id, text="Changed on the laptop.")
-            wait_until(
-                lambda: (
-                    _texts(adapter.cached()) == ["Changed on the laptop.", "Saved on the laptop."]
-                ),
-                "the update",
-            )
-            other.delete(added.id)
-            wait_until(lambda: adapter.cache.get(user, added.id) is None, "the delete")
-            assert adapter.cache.cursor(user)
 
-            laptop.delete_user_data(user)
-            wait_until(lambda: adapter.cached() == [], "the erasure emptied the cache")
-        finally:
-            adapter.close()
+@pytest.fixture
+def laptop(feed_target: str) -> Iterator[MnemoClient]:
+    """Another device's client, on the same server."""
+    with MnemoClient(feed_target) as client:
+        yield client
+
+
+def test_another_devices_changes_arrive_in_the_cache_through_the_feed(
+    phone: HybridMemoryAdapter, laptop: MnemoClient, user: str
+) -> None:
+    other = _remote(laptop, user)
+    before = other.save("Saved before the phone started.")
+    phone.start()
+    wait_until(lambda: [e.id for e in phone.cached()] == [before.id], "initial sync")
+
+    added = other.save("Saved on the laptop.")
+    wait_until(lambda: phone.cache.get(user, added.id) is not None, "the new entry")
+    other.update(before.id, text="Changed on the laptop.")
+    wait_until(
+        lambda: _texts(phone.cached()) == ["Changed on the laptop.", "Saved on the laptop."],
+        "the update",
+    )
+    other.delete(added.id)
+    wait_until(lambda: phone.cache.get(user, added.id) is None, "the delete")
+    assert phone.cache.cursor(user)
+
+    laptop.delete_user_data(user)
+    wait_until(lambda: phone.cached() == [], "the erasure emptied the cache")
 
 
 def test_an_expired_cursor_is_resynced_from_a_full_list(
-    feed_target: str, user: str, tmp_path: Path
+    phone: HybridMemoryAdapter, laptop: MnemoClient, user: str
 ) -> None:
-    with MnemoClient(feed_target) as phone, MnemoClient(feed_target) as laptop:
-        adapter = create_hybrid_memory_adapter(
-            remote=_remote(phone, user), cache=tmp_path / "cache.db"
-        )
-        other = _remote(laptop, user)
-        gone = other.save("Deleted while the phone was away.")
-        adapter.sync()
-        cursor = adapter.cache.cursor(user)
-        assert cursor is not None and [e.id for e in adapter.cached()] == [gone.id]
+    other = _remote(laptop, user)
+    gone = other.save("Deleted while the phone was away.")
+    phone.sync()
+    cursor = phone.cache.cursor(user)
+    assert cursor is not None and [e.id for e in phone.cached()] == [gone.id]
 
-        other.delete(gone.id)
-        added = other.save("Saved while the phone was away.")
+    other.delete(gone.id)
+    added = other.save("Saved while the phone was away.")
 
-        def pruned() -> bool:
-            return laptop.list_changes(user).oldest_cursor > cursor + 1
+    def pruned() -> bool:
+        return laptop.list_changes(user).oldest_cursor > cursor + 1
 
-        wait_until(pruned, "the changes after the phone's cursor were pruned")
-        adapter.sync()
+    wait_until(pruned, "the changes after the phone's cursor were pruned")
+    phone.sync()
 
-        assert [e.id for e in adapter.cached()] == [added.id]
-        assert (adapter.cache.cursor(user) or 0) > cursor
+    assert [e.id for e in phone.cached()] == [added.id]
+    assert (phone.cache.cursor(user) or 0) > cursor
 
 
 async def test_the_asyncio_hybrid_adapter(feed_target: str, user: str, tmp_path: Path) -> None:

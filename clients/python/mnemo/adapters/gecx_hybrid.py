@@ -406,6 +406,15 @@ class HybridSteps:
         if not kept:
             self.cache.put(self.user, entry)
 
+    def follow(self, event: sy.Change | sy.Heartbeat) -> Steps[None]:
+        """One event of the followed feed: a change is applied; a heartbeat (caught
+        up, and the server answers again) sends the queued writes, if any."""
+        if isinstance(event, sy.Change):
+            self.apply(event)
+        elif self.cache.pending(self.user):
+            with contextlib.suppress(MnemoError):
+                yield from self.push_pending()
+
     def push_pending(self) -> Steps[None]:
         """Send the queued writes in order; raises the failure when the server
         cannot be reached (the rest stays queued)."""
@@ -531,7 +540,7 @@ class HybridMemoryAdapter(_HybridBase):
                 for event in follower:
                     if self._stop.is_set():
                         return
-                    self._on_event(event)
+                    run_steps(self._client, self.steps.follow(event))
             except UnimplementedError:
                 return
             except MnemoError:
@@ -539,13 +548,6 @@ class HybridMemoryAdapter(_HybridBase):
 
     def _resync(self) -> None:
         run_steps(self._client, self.steps.resync())
-
-    def _on_event(self, event: sy.Change | sy.Heartbeat) -> None:
-        if isinstance(event, sy.Change):
-            self.steps.apply(event)
-        elif self.cache.pending(self.user):  # caught up, and the server answers again
-            with contextlib.suppress(MnemoError):
-                run_steps(self._client, self.steps.push_pending())
 
 
 class AsyncHybridMemoryAdapter(_HybridBase):
@@ -599,11 +601,7 @@ class AsyncHybridMemoryAdapter(_HybridBase):
             )
             try:
                 async for event in follower:
-                    if isinstance(event, sy.Change):
-                        self.steps.apply(event)
-                    elif self.cache.pending(self.user):
-                        with contextlib.suppress(MnemoError):
-                            await arun_steps(self._client, self.steps.push_pending())
+                    await arun_steps(self._client, self.steps.follow(event))
             except UnimplementedError:
                 return
             except MnemoError:
