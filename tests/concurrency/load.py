@@ -24,7 +24,7 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,9 +85,11 @@ class Client(threading.Thread):
     """Writes ``send(n)`` for n = 0, 1, ... until ``stop`` is set (finishing
     the write in progress)."""
 
-    def __init__(self, target: str, number: int, stop: threading.Event) -> None:
+    def __init__(self, target: Callable[[], str], number: int, stop: threading.Event) -> None:
         super().__init__(name=f"load-{type(self).__name__}-{number}", daemon=True)
         self.target, self.number, self.stop = target, number, stop
+        self._channel: grpc.Channel | None = None
+        self._channel_target = ""
         self.tally = Tally()
         self.in_flight = 0
         self.completions: list[float] = []
@@ -95,17 +97,34 @@ class Client(threading.Thread):
         self.change_cursors: list[int] = []
         """The ``change_cursor`` of each acknowledged write."""
 
+        self.prepare()
+
     def run(self) -> None:
-        with grpc.insecure_channel(self.target, options=CHANNEL_OPTIONS) as channel:
-            self.connect(channel)
+        try:
             n = 0
             while not self.stop.is_set() and self._until_acknowledged(n):
                 n += 1
+        finally:
+            if self._channel is not None:
+                self._channel.close()
+
+    def _follow_the_server(self) -> None:
+        """(Re)connect when the server's target is new (a restart may have had
+        to take another port)."""
+        target = self.target()
+        if target == self._channel_target:
+            return
+        if self._channel is not None:
+            self._channel.close()
+        self._channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self._channel_target = target
+        self.connect(self._channel)
 
     def _until_acknowledged(self, n: int) -> bool:
         deadline = time.monotonic() + GIVE_UP_S
         retried_after = None
         while time.monotonic() < deadline:
+            self._follow_the_server()
             self.in_flight += 1
             try:
                 response = self.send(n)
@@ -142,6 +161,9 @@ class Client(threading.Thread):
     def call_options(self) -> dict[str, Any]:
         return {"timeout": CALL_TIMEOUT_S, "wait_for_ready": True}
 
+    def prepare(self) -> None:
+        """Set up what the client records."""
+
     def connect(self, channel: grpc.Channel) -> None:
         raise NotImplementedError
 
@@ -159,10 +181,12 @@ class Client(threading.Thread):
 class Appender(Client):
     """Two messages per AppendMessages call to the shared conversation."""
 
-    def connect(self, channel: grpc.Channel) -> None:
-        self.stub = conversations_pb2_grpc.ConversationServiceStub(channel)
+    def prepare(self) -> None:
         self.positions: dict[str, int] = {}
         """Acknowledged message text -> its position."""
+
+    def connect(self, channel: grpc.Channel) -> None:
+        self.stub = conversations_pb2_grpc.ConversationServiceStub(channel)
 
     def texts(self, n: int) -> list[str]:
         return [f"appender {self.number} call {n} part {part}" for part in (0, 1)]
@@ -195,11 +219,13 @@ class Appender(Client):
 class Rememberer(Client):
     """RememberExchange on this client's own working memory."""
 
-    def connect(self, channel: grpc.Channel) -> None:
-        self.stub = working_memory_pb2_grpc.WorkingMemoryServiceStub(channel)
+    def prepare(self) -> None:
         self.state = f"{USER}/conversations/remember-{self.number}/memoryState"
         self.evicted: list[str] = []
         self.sent: list[str] = []
+
+    def connect(self, channel: grpc.Channel) -> None:
+        self.stub = working_memory_pb2_grpc.WorkingMemoryServiceStub(channel)
 
     def send(self, n: int) -> wm.RememberExchangeResponse:
         response: wm.RememberExchangeResponse = self.stub.RememberExchange(
@@ -224,9 +250,11 @@ class Rememberer(Client):
 class Creator(Client):
     """Keyed CreateMemory (keys reused, so saves archive each other)."""
 
+    def prepare(self) -> None:
+        self.created: dict[str, str] = {}
+
     def connect(self, channel: grpc.Channel) -> None:
         self.stub = memories_pb2_grpc.MemoryServiceStub(channel)
-        self.created: dict[str, str] = {}
         """Acknowledged text -> entry name."""
 
     def send(self, n: int) -> pb.CreateMemoryResponse:
@@ -367,9 +395,10 @@ def feed_cursors(channel: grpc.Channel) -> list[int]:
 
 @contextmanager
 def write_load(
-    target: str, appenders: int = 3, rememberers: int = 1, creators: int = 1
+    target: Callable[[], str], appenders: int = 3, rememberers: int = 1, creators: int = 1
 ) -> Iterator[WriteLoad]:
-    """Start the client threads; stops them (waiting for the writes in
+    """Start the client threads against ``target()``, the server's current
+    target (followed across restarts); stops them (waiting for the writes in
     progress) when the block ends."""
     stop = threading.Event()
     kinds: list[type[Client]] = [Appender] * appenders + [Rememberer] * rememberers

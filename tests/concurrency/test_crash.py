@@ -37,15 +37,14 @@ def test_sigkill_mid_load_loses_no_acknowledged_write(
     killed_in_flight = 0
     with (
         subprocess_server(database_url, log_dir=tmp_path) as server,
-        write_load(server.target) as load,
+        write_load(lambda: server.target) as load,
     ):
-        target = server.target
         for _ in range(ROUNDS):
             load.wait_for_more(WRITES_BETWEEN_KILLS)
             time.sleep(rng.uniform(0, 0.05))
             killed_in_flight += load.in_flight() > 0
             server.kill()
-            assert server.restart() == target, "the port was taken meanwhile"  # (rare)
+            server.restart()
         load.wait_for_more(WRITES_BETWEEN_KILLS)
         load.finish()
         load.check(server.target)

@@ -71,7 +71,7 @@ def test_sigterm_under_load_finishes_in_flight_calls_and_loses_nothing(
         health.start()
         assert health.watching.wait(WAIT_S)
         watch = Watch(server.target)
-        with write_load(server.target, appenders=6) as load:
+        with write_load(lambda: server.target, appenders=6) as load:
             load.wait_for_more(30)
             in_flight = load.in_flight()
             signalled = time.monotonic()
@@ -94,7 +94,7 @@ def test_sigterm_under_load_finishes_in_flight_calls_and_loses_nothing(
             assert load.failures() == []
             assert load.replayed() == 0
 
-            assert server.restart() == health.target, "the port was taken meanwhile"  # (rare)
+            server.restart()
             load.wait_for_more(10)
             load.finish()
             load.check(server.target)
