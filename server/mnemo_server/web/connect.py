@@ -40,7 +40,7 @@ from mnemo_server.web.metadata import (
     metadata_value_text,
 )
 from mnemo_server.web.methods import WebMethod
-from mnemo_server.web.protocol import Send, send_body, start_response
+from mnemo_server.web.protocol import Send, respond_enveloped, send_body, start_response
 
 END_STREAM = 0x02
 
@@ -190,18 +190,21 @@ class ConnectStream:
     async def respond(
         self, send: Send, method: WebMethod, events: AsyncIterator[CallEvent]
     ) -> None:
-        async for event in events:
-            if isinstance(event, InitialMetadata):
-                headers = [(b"content-type", self.content_type), *as_headers(event.metadata)]
-                await start_response(send, 200, headers)
-            elif isinstance(event, ResponseMessage):
-                data = self.codec.response_bytes(method, event.data)
-                await send_body(send, frame(0, data), more=True)
-            elif isinstance(event, CallEnded):
-                end: dict[str, Any] = {"metadata": metadata_json(event.outcome.plain_trailing)}
-                if not event.outcome.ok:
-                    end["error"] = error_json(event.outcome)
-                await send_body(send, frame(END_STREAM, json.dumps(end).encode()), more=False)
+        await respond_enveloped(
+            send,
+            self.content_type,
+            events,
+            lambda data: frame(0, self.codec.response_bytes(method, data)),
+            end_of_stream,
+        )
+
+
+def end_of_stream(outcome: Outcome) -> bytes:
+    """The end-of-stream envelope: the trailing metadata, and the error of a failed call."""
+    end: dict[str, Any] = {"metadata": metadata_json(outcome.plain_trailing)}
+    if not outcome.ok:
+        end["error"] = error_json(outcome)
+    return frame(END_STREAM, json.dumps(end).encode())
 
 
 def connect_for(content_type: str) -> ConnectUnary | ConnectStream | None:

@@ -19,10 +19,10 @@ from urllib.parse import quote
 from mnemo_server.errors import undecodable_request
 from mnemo_server.web.codec import JSON, PROTO, Codec
 from mnemo_server.web.envelope import PREFIX_BYTES, frame, single_message
-from mnemo_server.web.forward import CallEnded, CallEvent, InitialMetadata, ResponseMessage
+from mnemo_server.web.forward import CallEvent
 from mnemo_server.web.metadata import Headers, Outcome, as_headers, grpc_timeout, header
 from mnemo_server.web.methods import WebMethod
-from mnemo_server.web.protocol import Send, send_body, start_response
+from mnemo_server.web.protocol import Send, respond_enveloped
 
 TRAILERS = 0x80
 
@@ -62,16 +62,13 @@ class GrpcWeb:
     async def respond(
         self, send: Send, method: WebMethod, events: AsyncIterator[CallEvent]
     ) -> None:
-        async for event in events:
-            if isinstance(event, InitialMetadata):
-                headers = [(b"content-type", self.content_type), *as_headers(event.metadata)]
-                await start_response(send, 200, headers)
-            elif isinstance(event, ResponseMessage):
-                data = frame(0, self.codec.response_bytes(method, event.data))
-                await send_body(send, self._encoded(data), more=True)
-            elif isinstance(event, CallEnded):
-                data = frame(TRAILERS, trailer_block(event.outcome))
-                await send_body(send, self._encoded(data), more=False)
+        await respond_enveloped(
+            send,
+            self.content_type,
+            events,
+            lambda data: self._encoded(frame(0, self.codec.response_bytes(method, data))),
+            lambda outcome: self._encoded(frame(TRAILERS, trailer_block(outcome))),
+        )
 
 
 def trailer_block(outcome: Outcome) -> bytes:

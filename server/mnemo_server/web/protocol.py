@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any, Protocol
 
-from mnemo_server.web.forward import CallEvent
-from mnemo_server.web.metadata import Headers
+from mnemo_server.web.forward import CallEnded, CallEvent, InitialMetadata, ResponseMessage
+from mnemo_server.web.metadata import Headers, Outcome, as_headers
 from mnemo_server.web.methods import WebMethod
 
 AsgiMessage = MutableMapping[str, Any]
@@ -43,3 +43,23 @@ async def start_response(send: Send, status: int, headers: Headers) -> None:
 
 async def send_body(send: Send, data: bytes, *, more: bool) -> None:
     await send({"type": "http.response.body", "body": data, "more_body": more})
+
+
+async def respond_enveloped(
+    send: Send,
+    content_type: bytes,
+    events: AsyncIterator[CallEvent],
+    message: Callable[[bytes], bytes],
+    end: Callable[[Outcome], bytes],
+) -> None:
+    """A streamed response (gRPC-Web, Connect streaming): HTTP 200 with the initial
+    metadata as headers, ``message(data)`` per response message as it arrives,
+    then ``end(outcome)``."""
+    async for event in events:
+        if isinstance(event, InitialMetadata):
+            headers = [(b"content-type", content_type), *as_headers(event.metadata)]
+            await start_response(send, 200, headers)
+        elif isinstance(event, ResponseMessage):
+            await send_body(send, message(event.data), more=True)
+        elif isinstance(event, CallEnded):
+            await send_body(send, end(event.outcome), more=False)
