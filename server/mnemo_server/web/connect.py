@@ -40,7 +40,7 @@ from mnemo_server.web.metadata import (
     metadata_value_text,
 )
 from mnemo_server.web.methods import WebMethod
-from mnemo_server.web.protocol import Send, respond_enveloped, send_body, start_response
+from mnemo_server.web.protocol import Enveloped, Send, send_body, start_response
 
 END_STREAM = 0x02
 
@@ -170,7 +170,7 @@ class ConnectUnary:
 
 
 @dataclass(frozen=True)
-class ConnectStream:
+class ConnectStream(Enveloped):
     codec: Codec
 
     @property
@@ -187,24 +187,15 @@ class ConnectStream:
     def request_message(self, method: WebMethod, body: bytes) -> bytes:
         return self.codec.request_bytes(method, single_message(body, method.path))
 
-    async def respond(
-        self, send: Send, method: WebMethod, events: AsyncIterator[CallEvent]
-    ) -> None:
-        await respond_enveloped(
-            send,
-            self.content_type,
-            events,
-            lambda data: frame(0, self.codec.response_bytes(method, data)),
-            end_of_stream,
-        )
+    def message_envelope(self, method: WebMethod, data: bytes) -> bytes:
+        return frame(0, self.codec.response_bytes(method, data))
 
-
-def end_of_stream(outcome: Outcome) -> bytes:
-    """The end-of-stream envelope: the trailing metadata, and the error of a failed call."""
-    end: dict[str, Any] = {"metadata": metadata_json(outcome.plain_trailing)}
-    if not outcome.ok:
-        end["error"] = error_json(outcome)
-    return frame(END_STREAM, json.dumps(end).encode())
+    def end_envelope(self, outcome: Outcome) -> bytes:
+        """End of stream: the trailing metadata, and the error of a failed call."""
+        end: dict[str, Any] = {"metadata": metadata_json(outcome.plain_trailing)}
+        if not outcome.ok:
+            end["error"] = error_json(outcome)
+        return frame(END_STREAM, json.dumps(end).encode())
 
 
 def connect_for(content_type: str) -> ConnectUnary | ConnectStream | None:

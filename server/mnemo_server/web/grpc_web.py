@@ -12,23 +12,21 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from urllib.parse import quote
 
 from mnemo_server.errors import undecodable_request
 from mnemo_server.web.codec import JSON, PROTO, Codec
 from mnemo_server.web.envelope import PREFIX_BYTES, frame, single_message
-from mnemo_server.web.forward import CallEvent
 from mnemo_server.web.metadata import Headers, Outcome, as_headers, grpc_timeout, header
 from mnemo_server.web.methods import WebMethod
-from mnemo_server.web.protocol import Send, respond_enveloped
+from mnemo_server.web.protocol import Enveloped
 
 TRAILERS = 0x80
 
 
 @dataclass(frozen=True)
-class GrpcWeb:
+class GrpcWeb(Enveloped):
     """gRPC-Web with one codec, binary or ``-text`` (base64)."""
 
     codec: Codec
@@ -59,16 +57,11 @@ class GrpcWeb:
     def _encoded(self, data: bytes) -> bytes:
         return base64.b64encode(data) if self.text else data
 
-    async def respond(
-        self, send: Send, method: WebMethod, events: AsyncIterator[CallEvent]
-    ) -> None:
-        await respond_enveloped(
-            send,
-            self.content_type,
-            events,
-            lambda data: self._encoded(frame(0, self.codec.response_bytes(method, data))),
-            lambda outcome: self._encoded(frame(TRAILERS, trailer_block(outcome))),
-        )
+    def message_envelope(self, method: WebMethod, data: bytes) -> bytes:
+        return self._encoded(frame(0, self.codec.response_bytes(method, data)))
+
+    def end_envelope(self, outcome: Outcome) -> bytes:
+        return self._encoded(frame(TRAILERS, trailer_block(outcome)))
 
 
 def trailer_block(outcome: Outcome) -> bytes:

@@ -45,21 +45,31 @@ async def send_body(send: Send, data: bytes, *, more: bool) -> None:
     await send({"type": "http.response.body", "body": data, "more_body": more})
 
 
-async def respond_enveloped(
-    send: Send,
-    content_type: bytes,
-    events: AsyncIterator[CallEvent],
-    message: Callable[[bytes], bytes],
-    end: Callable[[Outcome], bytes],
-) -> None:
-    """A streamed response (gRPC-Web, Connect streaming): HTTP 200 with the initial
-    metadata as headers, ``message(data)`` per response message as it arrives,
-    then ``end(outcome)``."""
-    async for event in events:
-        if isinstance(event, InitialMetadata):
-            headers = [(b"content-type", content_type), *as_headers(event.metadata)]
-            await start_response(send, 200, headers)
-        elif isinstance(event, ResponseMessage):
-            await send_body(send, message(event.data), more=True)
-        elif isinstance(event, CallEnded):
-            await send_body(send, end(event.outcome), more=False)
+class Enveloped:
+    """``respond`` of the streamed protocols (gRPC-Web, Connect streaming): HTTP 200
+    with the initial metadata as headers, ``message_envelope`` per response message
+    as it arrives, then ``end_envelope``."""
+
+    @property
+    def content_type(self) -> bytes:
+        raise NotImplementedError
+
+    def message_envelope(self, method: WebMethod, data: bytes) -> bytes:
+        """The envelope of one binary response message."""
+        raise NotImplementedError
+
+    def end_envelope(self, outcome: Outcome) -> bytes:
+        """The last envelope: the call's status and trailing metadata."""
+        raise NotImplementedError
+
+    async def respond(
+        self, send: Send, method: WebMethod, events: AsyncIterator[CallEvent]
+    ) -> None:
+        async for event in events:
+            if isinstance(event, InitialMetadata):
+                headers = [(b"content-type", self.content_type), *as_headers(event.metadata)]
+                await start_response(send, 200, headers)
+            elif isinstance(event, ResponseMessage):
+                await send_body(send, self.message_envelope(method, event.data), more=True)
+            elif isinstance(event, CallEnded):
+                await send_body(send, self.end_envelope(event.outcome), more=False)
