@@ -4,7 +4,7 @@ A real ``mnemo serve`` process takes a write load (tests/concurrency/load.py:
 appends, working-memory remembers and keyed memory saves, every one with a
 request_id, retried under the same id until acknowledged) and is killed with
 SIGKILL ``ROUNDS`` times, each time after a few more writes were acknowledged,
-and restarted on the same database. Afterwards every acknowledged write is
+and restarted on the same database (alternating the store runners). Afterwards every acknowledged write is
 present exactly once, positions are dense, and SQLite's ``integrity_check``
 says ok.
 """
@@ -26,6 +26,8 @@ ROUNDS = 20
 WRITES_BETWEEN_KILLS = 6
 """Acknowledged writes after each restart before the next kill (so the
 server is busy, with writes in flight, when it dies)."""
+RUNNERS = ("async", "thread")
+"""The ``--store-runner`` of each restart, in turn (the first start: thread)."""
 
 
 @pytest.mark.timeout(600)
@@ -39,11 +41,13 @@ def test_sigkill_mid_load_loses_no_acknowledged_write(
         subprocess_server(database_url, log_dir=tmp_path) as server,
         write_load(lambda: server.target) as load,
     ):
-        for _ in range(ROUNDS):
+        for round_ in range(ROUNDS):
             load.wait_for_more(WRITES_BETWEEN_KILLS)
             time.sleep(rng.uniform(0, 0.05))
             killed_in_flight += load.in_flight() > 0
             server.kill()
+            # Both store runners recover what the other wrote.
+            server.env["MNEMO_STORE_RUNNER"] = RUNNERS[round_ % len(RUNNERS)]
             server.restart()
         load.wait_for_more(WRITES_BETWEEN_KILLS)
         load.finish()
