@@ -104,6 +104,9 @@ class Client(threading.Thread):
             n = 0
             while not self.stop.is_set() and self._until_acknowledged(n):
                 n += 1
+        except Exception as error:  # reported by the test, not lost in the thread
+            self.tally.failures.append(f"{self.name} crashed: {error!r}")
+            raise
         finally:
             if self._channel is not None:
                 self._channel.close()
