@@ -161,8 +161,9 @@ export class MnemoHybridMemoryAdapter implements MemoryAdapter {
   async list(options: ListMemoryOptions = {}): Promise<MemoryEntry[]> {
     try {
       await this.flush();
+      const before = await this.cache.read();
       const entries = await this.remote.fetchList(options);
-      await this.refresh(entries);
+      await this.refresh(entries, before);
       return entries;
     } catch (error) {
       this.emit({ type: "read-degraded", operation: "list", error });
@@ -175,13 +176,19 @@ export class MnemoHybridMemoryAdapter implements MemoryAdapter {
     }
   }
 
-  /** What the server just listed replaces the cached entries, but not those with kept writes. */
-  private async refresh(entries: readonly MemoryEntry[]): Promise<void> {
+  /**
+   * What the server just listed replaces the cached entries, except those with
+   * kept writes, and those the feed or an own write changed while the list was
+   * read (`before` is the cache then): their cached state may be the newer.
+   */
+  private async refresh(entries: readonly MemoryEntry[], before: CacheDocument): Promise<void> {
     try {
       await this.cache.transact((document) => {
+        if (document.cursor !== before.cursor) return;
         const pending = new Set(document.pending.map((write) => write.id));
         for (const entry of entries) {
-          if (!pending.has(entry.id)) putEntry(document, entry);
+          const moved = document.serverCursors[entry.id] !== before.serverCursors[entry.id];
+          if (!pending.has(entry.id) && !moved) putEntry(document, entry);
         }
       });
     } catch {
