@@ -6,8 +6,10 @@ CONCURRENT_MODIFICATION`` with nothing written.
 The contention is real: a second connection holds ``messages`` in SHARE mode
 (so the server's append, holding the conversation's row lock, waits to insert)
 and then asks for that conversation row; PostgreSQL's deadlock detector
-aborts the server's transaction, which waited first. A savepoint gives the row
-back so that the server's next attempt deadlocks the same way."""
+aborts the server's transaction, which waited first (the second connection's
+own ``deadlock_timeout`` is long, so on a loaded machine its check can never
+run first and abort it instead). A savepoint gives the row back so that the
+server's next attempt deadlocks the same way."""
 
 from __future__ import annotations
 
@@ -59,6 +61,7 @@ class Deadlocker(threading.Thread):
         engine = create_engine(self.database_url)
         try:
             with engine.connect() as conn, conn.begin():
+                conn.execute(text("SET LOCAL deadlock_timeout = '30s'"))
                 conn.execute(text("LOCK TABLE messages IN SHARE MODE"))
                 self.locked.set()
                 row = (
