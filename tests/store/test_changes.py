@@ -164,7 +164,10 @@ async def test_every_mutation_appends_its_changes(sql_store: SqlStore) -> None:
     earlier = await _all(store, after=0)
     c2 = [c for c in earlier if c.resource_name.startswith(f"{U}/conversations/c2")]
     assert len(c2) == 9 and {c.state for c in c2} == {None}
-    assert all(c.state is not None for c in earlier if c not in c2)
+    # ... and so did the working memory the clear above emptied (all but the clear's own).
+    chat_state = [c for c in earlier if c.resource_name == f"{U}/conversations/chat/memoryState"]
+    assert [c.state is None for c in chat_state] == [True, False]
+    assert all(c.state is not None for c in earlier if c not in c2 and c not in chat_state[:1])
 
     # Memories: a keyed save archives the live entry of its key.
     first = await save(store, "m1", draft("tea", key="drink", vector=[1.0, 0.0]))
@@ -366,6 +369,38 @@ async def test_a_private_delete_strips_the_earlier_states(sql_store: SqlStore) -
     ]
     assert found[1].etag  # the etag stays; only the state goes
     assert isinstance(found[-1].state, MemoryTombstone)
+
+
+async def test_clears_strip_what_they_cleared_from_the_feed(sql_store: SqlStore) -> None:
+    await _append(sql_store, "chat", "secret message")
+    await _append(sql_store, "other", "kept message")
+    await sql_store.remember(
+        DEFAULT,
+        exchange(1),
+        keep_recent=3,
+        summary="secret summary",
+        expected_etag=None,
+        idempotency=None,
+    )
+    await sql_store.remember(
+        CHAT, exchange(2), keep_recent=3, summary=None, expected_etag=None, idempotency=None
+    )
+
+    await sql_store.clear_messages(ALICE, "chat")
+    await sql_store.clear_state(DEFAULT, expected_etag=None)
+
+    found = await _all(sql_store)
+    kept = [c.resource_name for c in found if c.state is not None]
+    assert f"{U}/conversations/other/messages/0" in kept
+    assert f"{U}/conversations/chat/memoryState" in kept
+    assert not any(n.startswith(f"{U}/conversations/chat/messages/") for n in kept), kept
+    # The clear's own change keeps the (empty) state; the earlier ones lost theirs.
+    states = [c for c in found if c.resource_name == f"{U}/memoryState"]
+    assert [c.state is None for c in states] == [True, False]
+    cleared = states[-1].state
+    assert isinstance(cleared, MemoryState) and (cleared.summary, cleared.recent) == ("", ())
+    assert "secret" not in repr([c.state for c in found])
+    assert "ask 1" not in repr([c.state for c in found])
 
 
 async def test_a_purged_temporary_conversation_leaves_a_stateless_history(

@@ -17,13 +17,15 @@ What each write appends (``store.sql_changes``; UPSERT unless said):
 
 - working memory save / remember / clear: the ``MemoryState`` (preceded by the
   ``Conversation`` when the write created a named conversation implicitly);
+  a clear also strips the state of the earlier changes of that state;
 - conversation create / update: the ``Conversation``; delete: DELETE of it
   (no state), and its earlier changes (messages, working memory, failed runs)
   lose their state; so does the purge of an expired temporary conversation;
 - append: the ``Conversation`` (new count and etag), then one
   ``StoredMessage`` per message; clear messages and compaction
   (ReplaceHistoryPrefix): the ``Conversation`` (a clear shows
-  ``message_count`` 0: drop the conversation's messages); a failed run: the
+  ``message_count`` 0: drop the conversation's messages; the messages'
+  earlier changes lose their state); a failed run: the
   ``FailedRun`` (after the ``Conversation`` if it created one);
 - memory create (and candidate approval): per entry, each entry its key
   archived (a ``Memory`` with ``archive_time``), then the new ``Memory``;

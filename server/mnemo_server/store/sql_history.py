@@ -123,9 +123,10 @@ def canonical_from(
 
 
 def clear(conn: Connection, user_id: str, conversation_id: str) -> Conversation:
-    """Delete messages and checkpoints; start a new generation (every earlier
-    compaction revision is stale); positions restart at 0; records
-    ``memory_cleared``. Raises ``NotFound``."""
+    """Delete messages and checkpoints, and strip the messages' states from
+    the change feed; start a new generation (every earlier compaction
+    revision is stale); positions restart at 0; records ``memory_cleared``.
+    Raises ``NotFound``."""
     row = rows.lock_existing(conn, user_id, conversation_id)
     for table in (messages, compaction_checkpoints):
         conn.execute(
@@ -141,6 +142,8 @@ def clear(conn: Connection, user_id: str, conversation_id: str) -> Conversation:
     )
     name = convert.conversation_name(user_id, conversation_id)
     sql_events.record(conn, user_id, events.cleared("history", name))
+    # What was cleared leaves the feed too: the messages' changes lose their text.
+    sql_changes.strip_states(conn, user_id, prefixes=[f"{name}/messages/"])
     cleared = convert.conversation(changed)
     sql_changes.append(conn, user_id, [sql_changes.conversation_upserted(cleared)])
     return cleared

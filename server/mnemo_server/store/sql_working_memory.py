@@ -126,8 +126,10 @@ def remember(
 
 
 def clear(conn: Connection, key: ConversationKey, expected_etag: str | None) -> MemoryState:
-    """Empty the state (new etag); records ``memory_cleared``. Raises
-    ``Aborted(ETAG_MISMATCH)``."""
+    """Empty the state (new etag) and strip the earlier states from the change
+    feed; records ``memory_cleared``. Raises ``Aborted(ETAG_MISMATCH)`` (and
+    then changes nothing: the transaction rolls back)."""
+    sql_changes.strip_states(conn, key.user_id, [memory_state_name(key)])
     cleared = _write(conn, key, "", lambda _old: (), expected_etag)
     sql_events.record(conn, key.user_id, events.cleared("working_memory", memory_state_name(key)))
     return cleared
