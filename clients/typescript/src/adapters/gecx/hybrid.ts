@@ -196,12 +196,17 @@ export class MnemoHybridMemoryAdapter implements MemoryAdapter {
     }
   }
 
-  /** The server's recall; the cache's word match when the server fails; else nothing. */
+  /**
+   * The server's recall; the cache's word match when the server fails; a
+   * governance refusal (FAILED_PRECONDITION) recalls nothing, the cache
+   * included (as list); else nothing. Never rejects.
+   */
   async recall(query: RecallMemoryQuery): Promise<RecalledMemory[]> {
     try {
       return await this.remote.fetchRecall(query);
     } catch (error) {
       this.emit({ type: "read-degraded", operation: "recall", error });
+      if (hasCode(error, Code.FailedPrecondition)) return [];
     }
     try {
       return await this.cache.recall(query);
