@@ -11,19 +11,16 @@ for good: a cursor before it gets ``CURSOR_EXPIRED`` (``store.sql_changes``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 from dataclasses import dataclass
 from typing import Protocol
 
+from mnemo_server.domain.periodic import drain, repeat_until_stopped
 from mnemo_server.store.convert import now_micros
 
 __all__ = ["PRUNE_BATCH", "Pruned", "Retention", "prune_once", "prune_until_stopped"]
 
 PRUNE_BATCH = 1000
 """Rows deleted per transaction."""
-
-log = logging.getLogger(__name__)
 
 
 class PrunableStore(Protocol):
@@ -48,32 +45,22 @@ class Pruned:
     changes: int
 
 
-async def _drain(prune: PruneBatch, older_than_micros: int, batch: int) -> int:
-    total = 0
-    while True:
-        deleted = await prune(older_than_micros=older_than_micros, limit=batch)
-        total += deleted
-        if deleted < batch:
-            return total
-
-
-class PruneBatch(Protocol):
-    async def __call__(self, *, older_than_micros: int, limit: int) -> int: ...
-
-
 async def prune_once(
     store: PrunableStore, retention: Retention, *, batch: int = PRUNE_BATCH
 ) -> Pruned:
     """Delete every idempotency record and change older than ``retention``
     allows, ``batch`` rows per transaction."""
     now = now_micros()
-    records = await _drain(
-        store.prune_idempotency_records,
-        now - int(retention.idempotency_window_seconds * 1_000_000),
+    records_before = now - int(retention.idempotency_window_seconds * 1_000_000)
+    changes_before = now - int(retention.change_retention_seconds * 1_000_000)
+    records = await drain(
+        lambda limit: store.prune_idempotency_records(
+            older_than_micros=records_before, limit=limit
+        ),
         batch,
     )
-    changes = await _drain(
-        store.prune_changes, now - int(retention.change_retention_seconds * 1_000_000), batch
+    changes = await drain(
+        lambda limit: store.prune_changes(older_than_micros=changes_before, limit=limit), batch
     )
     return Pruned(records, changes)
 
@@ -81,19 +68,18 @@ async def prune_once(
 async def prune_until_stopped(
     store: PrunableStore, retention: Retention, interval_seconds: float, stopping: asyncio.Event
 ) -> None:
-    """``prune_once`` every ``interval_seconds`` until ``stopping`` is set. A
-    failed round is logged and retried at the next one."""
-    while not stopping.is_set():
-        try:
-            pruned = await prune_once(store, retention)
-        except Exception:  # the next round retries; the server must keep serving
-            log.warning("pruning idempotency records and changes failed", exc_info=True)
-        else:
-            if pruned.idempotency_records or pruned.changes:
-                log.info(
-                    "pruned %d idempotency record(s) and %d change(s)",
-                    pruned.idempotency_records,
-                    pruned.changes,
-                )
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stopping.wait(), interval_seconds)
+    """``prune_once`` every ``interval_seconds`` until ``stopping`` is set (a
+    failed round is logged and retried at the next one)."""
+
+    async def round_() -> str:
+        pruned = await prune_once(store, retention)
+        if not (pruned.idempotency_records or pruned.changes):
+            return ""
+        return (
+            f"pruned {pruned.idempotency_records} idempotency record(s)"
+            f" and {pruned.changes} change(s)"
+        )
+
+    await repeat_until_stopped(
+        round_, interval_seconds, stopping, "pruning idempotency records and changes"
+    )

@@ -8,41 +8,30 @@ gone by every read (``store.sql_temporary``); the purge frees the rows.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 
+from mnemo_server.domain.periodic import drain, repeat_until_stopped
 from mnemo_server.store.interfaces import GovernanceStore
 
 PURGE_BATCH = 500
 """Conversations deleted per transaction."""
 
-log = logging.getLogger(__name__)
-
 
 async def purge_once(store: GovernanceStore, *, batch: int = PURGE_BATCH) -> int:
     """Delete every conversation expired by now, ``batch`` per transaction;
     how many."""
-    total = 0
-    while True:
-        purged = await store.purge_expired_conversations(limit=batch)
-        total += purged
-        if purged < batch:
-            return total
+    return await drain(lambda limit: store.purge_expired_conversations(limit=limit), batch)
 
 
 async def purge_until_stopped(
     store: GovernanceStore, interval_seconds: float, stopping: asyncio.Event
 ) -> None:
-    """``purge_once`` every ``interval_seconds`` until ``stopping`` is set. A
-    failed round is logged and retried at the next one: the loop never dies
-    while the server runs."""
-    while not stopping.is_set():
-        try:
-            purged = await purge_once(store)
-        except Exception:  # the next round retries; the server must keep serving
-            log.warning("purging expired temporary conversations failed", exc_info=True)
-        else:
-            if purged:
-                log.info("purged %d expired temporary conversation(s)", purged)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stopping.wait(), interval_seconds)
+    """``purge_once`` every ``interval_seconds`` until ``stopping`` is set (a
+    failed round is logged and retried at the next one)."""
+
+    async def round_() -> str:
+        purged = await purge_once(store)
+        return f"purged {purged} expired temporary conversation(s)" if purged else ""
+
+    await repeat_until_stopped(
+        round_, interval_seconds, stopping, "purging expired temporary conversations"
+    )
