@@ -3,9 +3,11 @@
 The write side is ``notify_change(conn, user_id, cursor)``, called by the
 change append (``store.sql_changes``) inside the write transaction:
 
-- PostgreSQL: ``pg_notify('mnemo_changes', '<user_id> <cursor>')``, which
-  PostgreSQL delivers to every listener when (and only if) the transaction
-  commits.
+- PostgreSQL: nothing to send: the trigger ``change_cursors_notify``
+  (migration 0005) runs ``pg_notify('mnemo_changes', '<user_id> <cursor>')``
+  when the append moves the user's cursor counter, which PostgreSQL delivers
+  to every listener when (and only if) the transaction commits. A trigger
+  rather than a statement saves the write a round trip.
 - SQLite: the notice is kept on the connection and, once the connection goes
   back to its pool (after the commit), wakes the watches of every server of
   this process on the same file. A rolled-back transaction drops it.
@@ -39,7 +41,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, Protocol
 
 import psycopg
-from sqlalchemy import Connection, Engine, event, text
+from sqlalchemy import Connection, Engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import Pool
 
@@ -48,7 +50,6 @@ from mnemo_server.domain.change_watch import Wakeups
 log = logging.getLogger(__name__)
 
 CHANNEL = "mnemo_changes"
-_NOTIFY = text(f"SELECT pg_notify('{CHANNEL}', :payload)")
 # conn.info key of the SQLite notices of the open transaction: [(file, user_id)].
 _PENDING = "mnemo.change_notices"
 _RECONNECT_MIN_S = 0.1
@@ -59,8 +60,7 @@ def notify_change(conn: Connection, user_id: str, cursor: int) -> None:
     """Announce, from inside a write transaction, that ``user_id``'s feed
     reached ``cursor``; watches hear of it once the transaction commits."""
     if conn.dialect.name == "postgresql":
-        conn.execute(_NOTIFY, {"payload": f"{user_id} {cursor}"})
-        return
+        return  # the change_cursors trigger sends it (migration 0005)
     database = conn.engine.url.database
     if database and database != ":memory:":
         conn.info.setdefault(_PENDING, []).append((_file_key(database), user_id))
