@@ -1,6 +1,6 @@
 """Telling a process's change watches that a user's feed moved, without polling hot.
 
-The write side is ``notify_change(conn, user_id, cursor)``, called by the
+The write side is ``notify_change(conn, user_id)``, called by the
 change append (``store.sql_changes``) inside the write transaction:
 
 - PostgreSQL: nothing to send: the trigger ``change_cursors_notify``
@@ -56,9 +56,10 @@ _RECONNECT_MIN_S = 0.1
 _RECONNECT_MAX_S = 5.0
 
 
-def notify_change(conn: Connection, user_id: str, cursor: int) -> None:
+def notify_change(conn: Connection, user_id: str) -> None:
     """Announce, from inside a write transaction, that ``user_id``'s feed
-    reached ``cursor``; watches hear of it once the transaction commits."""
+    moved; watches hear of it once the transaction commits (a watch reads
+    the cursor from the store, so the notice need not carry it)."""
     if conn.dialect.name == "postgresql":
         return  # the change_cursors trigger sends it (migration 0005)
     database = conn.engine.url.database

@@ -173,7 +173,7 @@ def append(conn: Connection, user_id: str, new: Sequence[NewChange]) -> int:
         ],
     )
     change_sink.report(last)
-    notify_change(conn, user_id, last)  # watches hear of it at commit
+    notify_change(conn, user_id)  # watches hear of it at commit
     return last
 
 
