@@ -32,7 +32,6 @@ from mnemo.v1 import (
     working_memory_pb2,
     working_memory_pb2_grpc,
 )
-from mnemo_server.api.change_sink import ChangeCursorInterceptor
 from mnemo_server.api.conversations import ConversationServicer
 from mnemo_server.api.governance import GovernanceServicer
 from mnemo_server.api.memories import MemoryServicer
@@ -176,12 +175,11 @@ class MnemoServer:
         await prepare_schema(settings)
         self._database = open_database(
             settings.effective_database_url,
-            runner=settings.store_runner,
-            pool_size=settings.pool_size,
+            read_lanes=settings.read_connections,
+            write_lanes=settings.write_connections,
         )
         store = SqlStore(
             self._database,
-            temporary_ttl=timedelta(seconds=settings.temporary_ttl_seconds),
             idempotency_window=timedelta(seconds=settings.idempotency_window_seconds),
         )
         try:
@@ -191,12 +189,7 @@ class MnemoServer:
             raise
         server = grpc.aio.server(
             # Authentication first: an unauthenticated caller learns nothing else.
-            # Innermost: the change cursor of each write response.
-            interceptors=[
-                AuthInterceptor(admission),
-                ErrorMappingInterceptor(),
-                ChangeCursorInterceptor(),
-            ],
+            interceptors=[AuthInterceptor(admission), ErrorMappingInterceptor()],
             options=(
                 ("grpc.max_receive_message_length", settings.max_request_bytes),
                 # gRPC sets SO_REUSEPORT by default: a second server on a taken
@@ -205,7 +198,7 @@ class MnemoServer:
             ),
         )
         working_memory_pb2_grpc.add_WorkingMemoryServiceServicer_to_server(
-            WorkingMemoryServicer(WorkingMemory(store, settings)), server
+            WorkingMemoryServicer(WorkingMemory(store), settings), server
         )
         conversations_pb2_grpc.add_ConversationServiceServicer_to_server(
             ConversationServicer(Conversations(store), settings), server

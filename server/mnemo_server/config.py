@@ -16,11 +16,10 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from mnemo_server.domain.embedding import load_embedder
 
-StoreRunner = Literal["thread", "async"]
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 AUTH_MODES = ("none", "jwt")
 MIB = 1024 * 1024
@@ -38,8 +37,10 @@ class Settings:
     data_dir: Path = Path("./data")
     # Empty: SQLite file ``<data_dir>/mnemo.db`` (see ``effective_database_url``).
     database_url: str = ""
-    store_runner: StoreRunner = "thread"
-    pool_size: int = 10
+    # Connections, each held by one lane (``store.lanes``): reads, and writes
+    # (SQLite: exactly one; PostgreSQL: batches of writes run side by side).
+    read_connections: int = 2
+    write_connections: int = 1
     grace_period_seconds: float = 10.0
     summary_max_words: int = 60
     recent_default: int = 3
@@ -229,12 +230,18 @@ OPTIONS: tuple[Option, ...] = (
         "URL",
     ),
     Option(
-        "store_runner",
-        _choice("thread", "async"),
-        "how SQLAlchemy is driven: thread or async (default thread)",
-        "RUNNER",
+        "read_connections",
+        _positive_int,
+        "database connections for reads, each one thread running batches of reads (default 2)",
+        "N",
     ),
-    Option("pool_size", _positive_int, "database connection pool size (default 10)", "N"),
+    Option(
+        "write_connections",
+        _positive_int,
+        "database connections for writes, each one thread running batches of writes in one "
+        "transaction (group commit); SQLite allows 1 (default 1)",
+        "N",
+    ),
     Option(
         "grace_period_seconds",
         _non_negative_float,
@@ -455,6 +462,11 @@ def _check_consistency(settings: Settings) -> None:
         )
     if settings.rate_limit_burst and not settings.rate_limit_per_second:
         raise ConfigError("--rate-limit-burst needs --rate-limit-per-second")
+    if settings.is_sqlite and settings.write_connections != 1:
+        raise ConfigError(
+            "--write-connections must be 1 on SQLite (one writer per file; "
+            "concurrent writes share its transactions)"
+        )
     check_security(settings)
 
 

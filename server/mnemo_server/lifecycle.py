@@ -52,11 +52,7 @@ def database_problem(url: str, error: SQLAlchemyError) -> str:
 
 def start_line(server: MnemoServer) -> str:
     """The one line logged when the server is ready."""
-    settings = server.settings
-    return (
-        f"mnemo {__version__} serving on {server.address} "
-        f"(store {server.describe_store()}, runner {settings.store_runner})"
-    )
+    return f"mnemo {__version__} serving on {server.address} (store {server.describe_store()})"
 
 
 async def serve(settings: Settings) -> int:

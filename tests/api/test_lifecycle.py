@@ -188,7 +188,7 @@ def test_sigterm_finishes_in_flight_calls_refuses_new_ones_and_exits_0(
     assert len(before_shutdown) == 1, stderr  # exactly one line at start
     line = before_shutdown[0]
     assert f"mnemo {__version__} serving on {target}" in line
-    assert "runner thread" in line
+    assert line.endswith(")")
     parsed = make_url(database_url)
     if parsed.get_backend_name() == "postgresql":
         assert f"store postgresql {parsed.host}:{parsed.port}/{parsed.database}" in line

@@ -13,7 +13,7 @@ def prune_all_changes(database_url: str) -> None:
     older than the retention), so that early cursors expire."""
 
     async def prune() -> None:
-        database = open_database(database_url, runner="thread", pool_size=1)
+        database = open_database(database_url, read_lanes=1)
         try:
             await SqlStore(database).prune_changes(older_than_micros=2**62, limit=10_000)
         finally:

@@ -21,7 +21,7 @@ import psycopg
 from psycopg import sql
 
 from mnemo_server.store import migrate
-from mnemo_server.store.database import Database, Runner, open_database
+from mnemo_server.store.database import Database, open_database
 from tests.support.pgcluster import create_database, database_url, drop_database, libpq_url
 
 __all__ = ["PostgresDatabases", "SqliteDatabases", "opened_database"]
@@ -95,11 +95,9 @@ class PostgresDatabases:
         drop_database(self._server_url, self._template)
 
 
-def opened_database(
-    url: str, loop: asyncio.AbstractEventLoop, runner: Runner = "thread"
-) -> Iterator[Database]:
+def opened_database(url: str, loop: asyncio.AbstractEventLoop) -> Iterator[Database]:
     """For a fixture: ``url`` opened, closed on ``loop`` (the test's) afterwards."""
-    db = open_database(url, runner=runner, pool_size=4)
+    db = open_database(url)
     try:
         yield db
     finally:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from google.protobuf import struct_pb2
 
@@ -14,7 +16,7 @@ from mnemo_server.auth.access import (
     users_named_in,
     users_to_look_up,
 )
-from mnemo_server.auth.caller import Caller, CallScope, calling_as, current_caller
+from mnemo_server.auth.caller import Caller, CallScope, caller_of, calling_as, current_scope
 from mnemo_server.domain.errors import InvalidArgument, NotFound
 
 ALICE = Caller("alice", "t1")
@@ -38,27 +40,36 @@ def test_an_admin_may_name_any_user_of_its_tenant() -> None:
 
 
 def test_parsing_a_name_of_another_user_is_not_found_for_that_name() -> None:
-    with calling_as(CallScope(ALICE, {"alice": "t1", "bob": "t1"})):
-        assert names.parse_user("users/alice") == "alice"
-        cases = [
-            (names.parse_user, "users/bob"),
-            (names.parse_conversation, "users/bob/conversations/c1"),
-            (names.parse_memory_state, "users/bob/memoryState"),
-            (names.parse_memory_state, "users/bob/conversations/c1/memoryState"),
-            (memory_requests.parse_memory, "users/bob/memories/m1"),
-            (memory_requests.parse_candidate, "users/bob/memoryCandidates/k1"),
-        ]
-        for parse, name in cases:
-            with pytest.raises(NotFound) as raised:
-                parse(name)
-            assert (raised.value.message, dict(raised.value.metadata)) == (
-                f"{name} does not exist",
-                {"name": name},
-            )
-        with pytest.raises(InvalidArgument):  # malformed first: no user to check
-            names.parse_user("users/bob smith")
-    assert current_caller() is None
-    assert names.parse_user("users/bob") == "bob"  # --auth none: no identity, no check
+    scope = CallScope(ALICE, {"alice": "t1", "bob": "t1"})
+    assert names.parse_user("users/alice", "parent", scope) == "alice"
+    cases: list[tuple[Callable[[str, str, CallScope | None], object], str]] = [
+        (names.parse_user, "users/bob"),
+        (names.parse_conversation, "users/bob/conversations/c1"),
+        (names.parse_memory_state, "users/bob/memoryState"),
+        (names.parse_memory_state, "users/bob/conversations/c1/memoryState"),
+        (memory_requests.parse_memory, "users/bob/memories/m1"),
+        (memory_requests.parse_candidate, "users/bob/memoryCandidates/k1"),
+    ]
+    for parse, name in cases:
+        with pytest.raises(NotFound) as raised:
+            parse(name, "name", scope)
+        assert (raised.value.message, dict(raised.value.metadata)) == (
+            f"{name} does not exist",
+            {"name": name},
+        )
+    with pytest.raises(InvalidArgument):  # malformed first: no user to check
+        names.parse_user("users/bob smith", "parent", scope)
+    # --auth none: no scope, no identity, no check
+    assert names.parse_user("users/bob", "parent", None) == "bob"
+
+
+def test_the_scope_reaches_a_servicer_through_the_interceptors_context() -> None:
+    scope = CallScope(ALICE)
+    assert current_scope() is None
+    with calling_as(scope):
+        assert current_scope() is scope
+        assert caller_of(current_scope()) == ALICE
+    assert current_scope() is None and caller_of(None) is None
 
 
 def test_users_named_anywhere_in_a_request_are_found() -> None:

@@ -20,7 +20,7 @@ def test_defaults() -> None:
     assert settings == Settings()
     assert settings.listen == "127.0.0.1:50051"
     assert settings.effective_database_url == "sqlite:///data/mnemo.db"
-    assert settings.store_runner == "thread"
+    assert (settings.read_connections, settings.write_connections) == (2, 1)
     assert (settings.summary_max_words, settings.recent_default, settings.recent_max) == (60, 3, 50)
     assert settings.grace_period_seconds == 10
     assert settings.max_messages_per_append == 500
@@ -28,11 +28,22 @@ def test_defaults() -> None:
 
 
 def test_env_over_default_and_flag_over_env() -> None:
-    env = {"MNEMO_LISTEN": "127.0.0.1:6000", "MNEMO_RECENT_MAX": "9", "MNEMO_POOL_SIZE": "4"}
+    env = {"MNEMO_LISTEN": "127.0.0.1:6000", "MNEMO_RECENT_MAX": "9", "MNEMO_READ_CONNECTIONS": "4"}
     from_env = _settings([], env)
-    assert (from_env.listen, from_env.recent_max, from_env.pool_size) == ("127.0.0.1:6000", 9, 4)
+    assert (from_env.listen, from_env.recent_max, from_env.read_connections) == (
+        "127.0.0.1:6000",
+        9,
+        4,
+    )
     both = _settings(["--listen", "127.0.0.2:7000", "--recent-max", "12"], env)
-    assert (both.listen, both.recent_max, both.pool_size) == ("127.0.0.2:7000", 12, 4)
+    assert (both.listen, both.recent_max, both.read_connections) == ("127.0.0.2:7000", 12, 4)
+
+
+def test_sqlite_has_one_write_connection() -> None:
+    with pytest.raises(ConfigError, match="--write-connections must be 1 on SQLite"):
+        _settings(["--write-connections", "2"], {})
+    url = "postgresql+psycopg://u:p@db:5432/mnemo"
+    assert _settings(["--database-url", url, "--write-connections", "3"], {}).write_connections == 3
 
 
 def test_data_dir_drives_the_default_database() -> None:
@@ -53,9 +64,8 @@ def test_postgres_does_not_migrate_on_start_unless_asked() -> None:
 @pytest.mark.parametrize(
     ("argv", "env", "named"),
     [
-        (["--pool-size", "0"], {}, "--pool-size"),
-        ([], {"MNEMO_POOL_SIZE": "many"}, "MNEMO_POOL_SIZE"),
-        (["--store-runner", "fibers"], {}, "--store-runner"),
+        (["--read-connections", "0"], {}, "--read-connections"),
+        ([], {"MNEMO_WRITE_CONNECTIONS": "many"}, "MNEMO_WRITE_CONNECTIONS"),
         (["--listen", "nowhere"], {}, "--listen"),
         ([], {"MNEMO_MIGRATE_ON_START": "perhaps"}, "MNEMO_MIGRATE_ON_START"),
         (["--recent-default", "9", "--recent-max", "5"], {}, "recent_default"),

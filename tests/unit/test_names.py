@@ -10,19 +10,19 @@ from mnemo_server.domain.models import ConversationKey
 
 
 def test_user_round_trip() -> None:
-    assert names.parse_user("users/u-1") == "u-1"
+    assert names.parse_user("users/u-1", "parent", None) == "u-1"
     assert names.user_name("u-1") == "users/u-1"
 
 
 def test_conversation_round_trip() -> None:
-    key = names.parse_conversation("users/u1/conversations/thread_123:x~y.z")
+    key = names.parse_conversation("users/u1/conversations/thread_123:x~y.z", "conversation", None)
     assert key == ConversationKey("u1", "thread_123:x~y.z")
     assert names.conversation_name(key) == "users/u1/conversations/thread_123:x~y.z"
 
 
 def test_default_and_named_memory_state_are_distinct() -> None:
-    default = names.parse_memory_state("users/u1/memoryState")
-    named = names.parse_memory_state("users/u1/conversations/work/memoryState")
+    default = names.parse_memory_state("users/u1/memoryState", "name", None)
+    named = names.parse_memory_state("users/u1/conversations/work/memoryState", "name", None)
     assert default.is_default and default.user_id == "u1"
     assert named == ConversationKey("u1", "work") and not named.is_default
     assert names.memory_state_name(default) == "users/u1/memoryState"
@@ -54,7 +54,7 @@ def test_child_names() -> None:
 )
 def test_malformed_conversation_names(value: str) -> None:
     with pytest.raises(InvalidArgument) as caught:
-        names.parse_conversation(value, "conversation")
+        names.parse_conversation(value, "conversation", None)
     error = caught.value
     assert error.reason == "INVALID_NAME"
     assert error.metadata == {"field": "conversation"}
@@ -62,7 +62,7 @@ def test_malformed_conversation_names(value: str) -> None:
 
 
 def test_longest_id_is_accepted() -> None:
-    assert names.parse_user("users/" + "a" * 128) == "a" * 128
+    assert names.parse_user("users/" + "a" * 128, "parent", None) == "a" * 128
 
 
 @pytest.mark.parametrize(
@@ -70,15 +70,15 @@ def test_longest_id_is_accepted() -> None:
 )
 def test_malformed_memory_state_names(value: str) -> None:
     with pytest.raises(InvalidArgument) as caught:
-        names.parse_memory_state(value, "name")
+        names.parse_memory_state(value, "name", None)
     assert caught.value.reason == "INVALID_NAME"
 
 
 def test_message_names_the_problem_and_truncates_long_values() -> None:
     with pytest.raises(InvalidArgument) as caught:
-        names.parse_user("x" * 1000, "parent")
+        names.parse_user("x" * 1000, "parent", None)
     assert "parent" in caught.value.message
     assert len(caught.value.message) < 300
     with pytest.raises(InvalidArgument) as empty:
-        names.parse_user("", "parent")
+        names.parse_user("", "parent", None)
     assert "required" in empty.value.message

@@ -20,7 +20,7 @@ def test_nothing_collected_raises_nothing() -> None:
 
 def test_all_problems_are_reported_with_the_first_reason() -> None:
     v = Validator()
-    key = v.attempt(lambda: names.parse_conversation("bad", "conversation"), None)
+    key = v.attempt(lambda: names.parse_conversation("bad", "conversation", None), None)
     v.identifier("r" * 129, "request_id")
     v.text("", "error.message", 10, required=True)
     v.text("a\x00b", "error.code", 10)

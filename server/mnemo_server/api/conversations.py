@@ -1,4 +1,5 @@
-"""ConversationService: validate, call the use case, convert the result."""
+"""ConversationService: validate, build the command, call the use case,
+convert the result."""
 
 from __future__ import annotations
 
@@ -12,18 +13,35 @@ from mnemo.v1 import conversations_pb2_grpc as pb_grpc
 from mnemo_server.api import convert, names, pagination
 from mnemo_server.api.idempotency import idempotency_of
 from mnemo_server.api.validation import MAX_ID_CHARS, MAX_TEXT_BYTES, Validator
+from mnemo_server.auth.caller import CallScope, caller_of, current_scope
 from mnemo_server.config import Settings
+from mnemo_server.domain.commands.conversations import (
+    AppendMessages,
+    ClearMessages,
+    CreateConversation,
+    DeleteConversation,
+    RecordFailedRun,
+    ReplaceHistoryPrefix,
+    UpdateConversation,
+)
 from mnemo_server.domain.compaction import decode_revision
 from mnemo_server.domain.models import ConversationKey, JsonObject, Keyset, NewMessage
-from mnemo_server.domain.usecases.conversations import Conversations
+from mnemo_server.domain.usecases.conversations import Conversations, new_conversation_id
 
 Context = grpc.aio.ServicerContext[Any, Any]
 _NO_KEY = ConversationKey("", "")
 _UPDATABLE = ("metadata",)
 
 
-def _conversation_key(v: Validator, name: str, field: str) -> ConversationKey:
-    return v.attempt(lambda: names.parse_conversation(name, field), _NO_KEY)
+def _conversation_key(
+    v: Validator, name: str, field: str, scope: CallScope | None
+) -> ConversationKey:
+    return v.attempt(lambda: names.parse_conversation(name, field, scope), _NO_KEY)
+
+
+def _expected(etag: str) -> str | None:
+    """An empty etag on the wire means "unconditional"."""
+    return etag or None
 
 
 def _message_position_keyset(keyset: Keyset | None) -> int | None:
@@ -57,6 +75,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     def __init__(self, conversations: Conversations, settings: Settings) -> None:
         self._conversations = conversations
         self._settings = settings
+        self._temporary_lifetime = settings.temporary_ttl_seconds * 1_000_000
 
     def _messages(
         self, v: Validator, values: Any, field: str, *, min_count: int = 0
@@ -83,8 +102,9 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     async def CreateConversation(
         self, request: pb.CreateConversationRequest, context: Context
     ) -> pb.CreateConversationResponse:
+        scope = current_scope()
         v = Validator()
-        user_id = v.attempt(lambda: names.parse_user(request.parent, "parent"), "")
+        user_id = v.attempt(lambda: names.parse_user(request.parent, "parent", scope), "")
         if request.conversation_id and not names.is_valid_id(request.conversation_id):
             v.invalid(
                 "conversation_id",
@@ -93,29 +113,36 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         metadata = self._metadata(v, request.conversation, "conversation.metadata")
         v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
-        conversation = await self._conversations.create(
-            user_id,
-            request.conversation_id,
-            metadata=metadata,
-            temporary=request.conversation.temporary,
-            idempotency=idempotency_of(request, "CreateConversation"),
+        temporary = request.conversation.temporary
+        written = await self._conversations.create(
+            CreateConversation(
+                caller=caller_of(scope),
+                user_id=user_id,
+                conversation_id=request.conversation_id or new_conversation_id(),
+                metadata=metadata,
+                temporary=temporary,
+                lifetime_micros=self._temporary_lifetime if temporary else None,
+                idempotency=idempotency_of(request, "CreateConversation"),
+            )
         )
         return pb.CreateConversationResponse(
-            conversation=convert.conversation_to_proto(conversation)
+            conversation=convert.conversation_to_proto(written.value),
+            change_cursor=written.change_cursor,
         )
 
     async def GetConversation(
         self, request: pb.GetConversationRequest, context: Context
     ) -> pb.GetConversationResponse:
-        key = names.parse_conversation(request.name, "name")
+        key = names.parse_conversation(request.name, "name", current_scope())
         conversation = await self._conversations.get(key)
         return pb.GetConversationResponse(conversation=convert.conversation_to_proto(conversation))
 
     async def ListConversations(
         self, request: pb.ListConversationsRequest, context: Context
     ) -> pb.ListConversationsResponse:
+        scope = current_scope()
         v = Validator()
-        user_id = v.attempt(lambda: names.parse_user(request.parent, "parent"), "")
+        user_id = v.attempt(lambda: names.parse_user(request.parent, "parent", scope), "")
         limit, after = _paging(v, request, pagination.CONVERSATIONS, "ListConversations")
         v.raise_if_invalid()
         page = await self._conversations.list(user_id, limit=limit, after=after)
@@ -127,34 +154,51 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     async def UpdateConversation(
         self, request: pb.UpdateConversationRequest, context: Context
     ) -> pb.UpdateConversationResponse:
+        scope = current_scope()
         v = Validator()
-        key = _conversation_key(v, request.conversation.name, "conversation.name")
+        key = _conversation_key(v, request.conversation.name, "conversation.name", scope)
         for path in request.update_mask.paths:
             if path not in _UPDATABLE:
                 v.invalid("update_mask", f"only metadata can be updated (got {path[:64]!r})")
         metadata = self._metadata(v, request.conversation, "conversation.metadata")
         v.raise_if_invalid()
-        conversation = await self._conversations.update_metadata(
-            key, metadata, etag=request.conversation.etag
+        written = await self._conversations.update_metadata(
+            UpdateConversation(
+                caller=caller_of(scope),
+                user_id=key.user_id,
+                conversation_id=key.conversation_id,
+                metadata=metadata,
+                expected_etag=_expected(request.conversation.etag),
+            )
         )
         return pb.UpdateConversationResponse(
-            conversation=convert.conversation_to_proto(conversation)
+            conversation=convert.conversation_to_proto(written.value),
+            change_cursor=written.change_cursor,
         )
 
     async def DeleteConversation(
         self, request: pb.DeleteConversationRequest, context: Context
     ) -> pb.DeleteConversationResponse:
-        key = names.parse_conversation(request.name, "name")
-        await self._conversations.delete(key, etag=request.etag)
-        return pb.DeleteConversationResponse()
+        scope = current_scope()
+        key = names.parse_conversation(request.name, "name", scope)
+        written = await self._conversations.delete(
+            DeleteConversation(
+                caller=caller_of(scope),
+                user_id=key.user_id,
+                conversation_id=key.conversation_id,
+                expected_etag=_expected(request.etag),
+            )
+        )
+        return pb.DeleteConversationResponse(change_cursor=written.change_cursor)
 
     # ----------------------------------------------------------------- history
 
     async def AppendMessages(
         self, request: pb.AppendMessagesRequest, context: Context
     ) -> pb.AppendMessagesResponse:
+        scope = current_scope()
         v = Validator()
-        key = _conversation_key(v, request.conversation, "conversation")
+        key = _conversation_key(v, request.conversation, "conversation", scope)
         messages = self._messages(v, request.messages, "messages", min_count=1)
         v.identifier(request.run_id, "run_id")
         v.non_negative(request.turn, "turn")
@@ -164,25 +208,31 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
             v.non_negative(expected, "expected_position")
         metadata = self._metadata(v, request, "metadata")
         v.raise_if_invalid()
-        result = await self._conversations.append(
-            key,
-            messages,
-            run_id=request.run_id,
-            turn=request.turn,
-            expected_position=expected,
-            create_metadata=metadata,
-            idempotency=idempotency_of(request, "AppendMessages"),
+        written = await self._conversations.append(
+            AppendMessages(
+                caller=caller_of(scope),
+                user_id=key.user_id,
+                conversation_id=key.conversation_id,
+                messages=tuple(messages),
+                run_id=request.run_id,
+                turn=request.turn,
+                expected_position=expected,
+                create_metadata=metadata,
+                idempotency=idempotency_of(request, "AppendMessages"),
+            )
         )
+        result = written.value
         return pb.AppendMessagesResponse(
             messages=convert.messages_to_proto(key, result.messages),
             conversation=convert.conversation_to_proto(result.conversation),
+            change_cursor=written.change_cursor,
         )
 
     async def ListMessages(
         self, request: pb.ListMessagesRequest, context: Context
     ) -> pb.ListMessagesResponse:
         v = Validator()
-        key = _conversation_key(v, request.parent, "parent")
+        key = _conversation_key(v, request.parent, "parent", current_scope())
         limit, after = _paging(v, request, pagination.MESSAGES, "ListMessages")
         v.non_negative(request.start_position, "start_position")
         resume = v.attempt(lambda: _message_position_keyset(after), None)
@@ -198,7 +248,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         self, request: pb.StreamMessagesRequest, context: Context
     ) -> AsyncIterator[pb.StreamMessagesResponse]:
         v = Validator()
-        key = _conversation_key(v, request.parent, "parent")
+        key = _conversation_key(v, request.parent, "parent", current_scope())
         v.non_negative(request.start_position, "start_position")
         batch_size = v.attempt(
             lambda: pagination.page_size(
@@ -216,17 +266,26 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     async def ClearMessages(
         self, request: pb.ClearMessagesRequest, context: Context
     ) -> pb.ClearMessagesResponse:
-        key = names.parse_conversation(request.conversation, "conversation")
-        conversation = await self._conversations.clear(key)
-        return pb.ClearMessagesResponse(conversation=convert.conversation_to_proto(conversation))
+        scope = current_scope()
+        key = names.parse_conversation(request.conversation, "conversation", scope)
+        written = await self._conversations.clear(
+            ClearMessages(
+                caller=caller_of(scope), user_id=key.user_id, conversation_id=key.conversation_id
+            )
+        )
+        return pb.ClearMessagesResponse(
+            conversation=convert.conversation_to_proto(written.value),
+            change_cursor=written.change_cursor,
+        )
 
     # ------------------------------------------------------------- failed runs
 
     async def RecordFailedRun(
         self, request: pb.RecordFailedRunRequest, context: Context
     ) -> pb.RecordFailedRunResponse:
+        scope = current_scope()
         v = Validator()
-        key = _conversation_key(v, request.conversation, "conversation")
+        key = _conversation_key(v, request.conversation, "conversation", scope)
         v.identifier(request.run_id, "run_id", required=True)
         v.text(request.error.message, "error.message", MAX_TEXT_BYTES, required=True)
         v.text(request.error.code, "error.code", MAX_ID_CHARS)
@@ -234,20 +293,27 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         messages = self._messages(v, request.messages, "messages")
         v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
-        failed_run = await self._conversations.record_failed_run(
-            key,
-            run_id=request.run_id,
-            error=convert.run_error_from_proto(request.error),
-            messages=messages,
-            idempotency=idempotency_of(request, "RecordFailedRun"),
+        written = await self._conversations.record_failed_run(
+            RecordFailedRun(
+                caller=caller_of(scope),
+                user_id=key.user_id,
+                conversation_id=key.conversation_id,
+                run_id=request.run_id,
+                error=convert.run_error_from_proto(request.error),
+                messages=tuple(messages),
+                idempotency=idempotency_of(request, "RecordFailedRun"),
+            )
         )
-        return pb.RecordFailedRunResponse(failed_run=convert.failed_run_to_proto(key, failed_run))
+        return pb.RecordFailedRunResponse(
+            failed_run=convert.failed_run_to_proto(key, written.value),
+            change_cursor=written.change_cursor,
+        )
 
     async def ListFailedRuns(
         self, request: pb.ListFailedRunsRequest, context: Context
     ) -> pb.ListFailedRunsResponse:
         v = Validator()
-        key = _conversation_key(v, request.parent, "parent")
+        key = _conversation_key(v, request.parent, "parent", current_scope())
         limit, after = _paging(v, request, pagination.FAILED_RUNS, "ListFailedRuns")
         v.raise_if_invalid()
         page = await self._conversations.list_failed_runs(key, limit=limit, after=after)
@@ -261,7 +327,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     async def SnapshotHistory(
         self, request: pb.SnapshotHistoryRequest, context: Context
     ) -> pb.SnapshotHistoryResponse:
-        key = names.parse_conversation(request.conversation, "conversation")
+        key = names.parse_conversation(request.conversation, "conversation", current_scope())
         snapshot = await self._conversations.snapshot(key)
         return pb.SnapshotHistoryResponse(
             revision=snapshot.revision, messages=convert.messages_to_proto(key, snapshot.messages)
@@ -270,8 +336,9 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     async def ReplaceHistoryPrefix(
         self, request: pb.ReplaceHistoryPrefixRequest, context: Context
     ) -> pb.ReplaceHistoryPrefixResponse:
+        scope = current_scope()
         v = Validator()
-        key = _conversation_key(v, request.conversation, "conversation")
+        key = _conversation_key(v, request.conversation, "conversation", scope)
         v.required(request.revision, "revision")
         if request.revision:
             v.attempt(lambda: decode_revision(request.revision, field="revision"), (0, 0))
@@ -281,14 +348,21 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         v.identifier(request.run_id, "run_id")
         v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
-        snapshot = await self._conversations.replace_prefix(
-            key,
-            revision=request.revision,
-            message_count=request.message_count,
-            replacement=replacement,
-            run_id=request.run_id,
-            idempotency=idempotency_of(request, "ReplaceHistoryPrefix"),
+        written = await self._conversations.replace_prefix(
+            ReplaceHistoryPrefix(
+                caller=caller_of(scope),
+                user_id=key.user_id,
+                conversation_id=key.conversation_id,
+                revision=request.revision,
+                message_count=request.message_count,
+                replacement=tuple(replacement),
+                run_id=request.run_id,
+                idempotency=idempotency_of(request, "ReplaceHistoryPrefix"),
+            )
         )
+        snapshot = written.value
         return pb.ReplaceHistoryPrefixResponse(
-            revision=snapshot.revision, messages=convert.messages_to_proto(key, snapshot.messages)
+            revision=snapshot.revision,
+            messages=convert.messages_to_proto(key, snapshot.messages),
+            change_cursor=written.change_cursor,
         )

@@ -21,7 +21,9 @@ from mnemo_server.api import pagination
 from mnemo_server.api.memory_requests import keyset_of
 from mnemo_server.api.user_data import UserDataHandlers
 from mnemo_server.api.validation import Validator
+from mnemo_server.auth.caller import caller_of, current_scope
 from mnemo_server.config import Settings, is_loopback
+from mnemo_server.domain.commands.governance import SetConsent, UpdateMemorySettings
 from mnemo_server.domain.usecases.governance import Governance
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -46,22 +48,34 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
     async def GetConsent(
         self, request: pb.GetConsentRequest, context: Context
     ) -> pb.GetConsentResponse:
-        user_id = parse.consent_user(request.name)
+        user_id = parse.consent_user(request.name, "name", current_scope())
         consent = await self._governance.get_consent(user_id)
         return pb.GetConsentResponse(consent=convert.consent_to_proto(consent))
 
     async def SetConsent(
         self, request: pb.SetConsentRequest, context: Context
     ) -> pb.SetConsentResponse:
+        scope = current_scope()
         v = Validator()
-        user_id = v.attempt(lambda: parse.consent_user(request.consent.name, "consent.name"), "")
+        user_id = v.attempt(
+            lambda: parse.consent_user(request.consent.name, "consent.name", scope), ""
+        )
         state = parse.consent_state_of(v, request.consent.state, "consent.state")
         v.identifier(request.consent.policy_version, "consent.policy_version")
         v.raise_if_invalid()
-        change = await self._governance.set_consent(user_id, state, request.consent.policy_version)
+        written = await self._governance.set_consent(
+            SetConsent(
+                caller=caller_of(scope),
+                user_id=user_id,
+                state=state,
+                policy_version=request.consent.policy_version,
+            )
+        )
+        change = written.value
         return pb.SetConsentResponse(
             consent=convert.consent_to_proto(change.consent),
             cancelled_candidates=change.cancelled_candidates,
+            change_cursor=written.change_cursor,
         )
 
     # --------------------------------------------------------------- settings
@@ -69,26 +83,37 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
     async def GetMemorySettings(
         self, request: pb.GetMemorySettingsRequest, context: Context
     ) -> pb.GetMemorySettingsResponse:
-        user_id = parse.settings_user(request.name)
+        user_id = parse.settings_user(request.name, "name", current_scope())
         settings = await self._governance.get_settings(user_id)
         return pb.GetMemorySettingsResponse(memory_settings=convert.settings_to_proto(settings))
 
     async def UpdateMemorySettings(
         self, request: pb.UpdateMemorySettingsRequest, context: Context
     ) -> pb.UpdateMemorySettingsResponse:
+        scope = current_scope()
         wanted = request.memory_settings
-        user_id = parse.settings_user(wanted.name, "memory_settings.name")
-        settings = await self._governance.update_settings(
-            user_id, enabled=wanted.enabled, etag=wanted.etag
+        user_id = parse.settings_user(wanted.name, "memory_settings.name", scope)
+        written = await self._governance.update_settings(
+            UpdateMemorySettings(
+                caller=caller_of(scope),
+                user_id=user_id,
+                enabled=wanted.enabled,
+                expected_etag=wanted.etag or None,
+            )
         )
-        return pb.UpdateMemorySettingsResponse(memory_settings=convert.settings_to_proto(settings))
+        return pb.UpdateMemorySettingsResponse(
+            memory_settings=convert.settings_to_proto(written.value),
+            change_cursor=written.change_cursor,
+        )
 
     # ----------------------------------------------------------------- events
 
     async def ListEvents(
         self, request: pb.ListEventsRequest, context: Context
     ) -> pb.ListEventsResponse:
-        scope = parse.event_scope(request.parent, loopback=self._loopback)
+        scope = parse.event_scope(
+            request.parent, "parent", current_scope(), loopback=self._loopback
+        )
         v = Validator()
         types = parse.event_types_of(v, request.types)
         binding = (request.parent, parse.types_binding(types))
@@ -107,7 +132,9 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
     async def WatchEvents(
         self, request: pb.WatchEventsRequest, context: Context
     ) -> AsyncIterator[pb.WatchEventsResponse]:
-        scope = parse.event_scope(request.parent, loopback=self._loopback)
+        scope = parse.event_scope(
+            request.parent, "parent", current_scope(), loopback=self._loopback
+        )
         v = Validator()
         types = parse.event_types_of(v, request.types)
         v.raise_if_invalid()

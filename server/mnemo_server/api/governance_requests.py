@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from mnemo_server.api import names
 from mnemo_server.api.convert_governance import CONSENT_STATES, EVENT_TYPES
 from mnemo_server.api.validation import Validator
-from mnemo_server.auth.caller import current_caller
+from mnemo_server.auth.caller import CallScope, caller_of
 from mnemo_server.domain.errors import PermissionDenied
 from mnemo_server.domain.governance import ConsentState, EventScope, EventType
 
@@ -35,14 +35,14 @@ _SETTINGS = re.compile(rf"users/({names.ID_PATTERN})/memorySettings")
 _TENANT = re.compile(rf"tenants/({names.ID_PATTERN}|-)")
 
 
-def consent_user(value: str, field: str = "name") -> str:
+def consent_user(value: str, field: str, scope: CallScope | None) -> str:
     """``users/{user}/consent`` -> the user id. Raises ``INVALID_NAME``, ``NotFound``."""
-    return names.owned_ids(value, field, _CONSENT, CONSENT_PATTERN)[0]
+    return names.owned_ids(value, field, _CONSENT, CONSENT_PATTERN, scope)[0]
 
 
-def settings_user(value: str, field: str = "name") -> str:
+def settings_user(value: str, field: str, scope: CallScope | None) -> str:
     """``users/{user}/memorySettings`` -> the user id."""
-    return names.owned_ids(value, field, _SETTINGS, SETTINGS_PATTERN)[0]
+    return names.owned_ids(value, field, _SETTINGS, SETTINGS_PATTERN, scope)[0]
 
 
 def consent_state_of(v: Validator, value: int, field: str) -> ConsentState:
@@ -74,8 +74,8 @@ def types_binding(types: frozenset[EventType]) -> str:
     return ",".join(sorted(t.value for t in types))
 
 
-def _check_tenant_access(tenant_id: str, *, loopback: bool) -> None:
-    caller = current_caller()
+def _check_tenant_access(tenant_id: str, scope: CallScope | None, *, loopback: bool) -> None:
+    caller = caller_of(scope)
     if caller is None:
         if not loopback:
             raise PermissionDenied(
@@ -90,7 +90,7 @@ def _check_tenant_access(tenant_id: str, *, loopback: bool) -> None:
         )
 
 
-def event_scope(value: str, field: str = "parent", *, loopback: bool) -> EventScope:
+def event_scope(value: str, field: str, scope: CallScope | None, *, loopback: bool) -> EventScope:
     """Whose events ``value`` names. Raises ``INVALID_NAME``, ``NotFound``
     (another user's name, as anywhere) or ``PermissionDenied`` (a tenant the
     caller may not read; see the module doc)."""
@@ -98,7 +98,7 @@ def event_scope(value: str, field: str = "parent", *, loopback: bool) -> EventSc
     if match is None:
         if not value.startswith("users/"):
             raise names.invalid_name(value, field, EVENTS_PARENT_PATTERN)
-        return EventScope(user_id=names.parse_user(value, field))
+        return EventScope(user_id=names.parse_user(value, field, scope))
     tenant_id = "" if match.group(1) == NO_TENANT else match.group(1)
-    _check_tenant_access(tenant_id, loopback=loopback)
+    _check_tenant_access(tenant_id, scope, loopback=loopback)
     return EventScope(tenant_id=tenant_id)

@@ -20,12 +20,22 @@ from mnemo_server.api import memory_requests as parse
 from mnemo_server.api import pagination
 from mnemo_server.api.idempotency import idempotency_of
 from mnemo_server.api.validation import Validator
+from mnemo_server.auth.caller import caller_of, current_scope
 from mnemo_server.config import Settings
+from mnemo_server.domain.commands.memories import (
+    ApproveCandidate,
+    CreateMemories,
+    DeleteMemory,
+    ExtractMemories,
+    ProposeCandidates,
+    RejectCandidate,
+    UpdateMemory,
+)
 from mnemo_server.domain.memory_models import MemorySource
 from mnemo_server.domain.models import Keyset
 from mnemo_server.domain.names import memory_name
-from mnemo_server.domain.usecases.extraction import Extraction, Proposal
-from mnemo_server.domain.usecases.memories import Memories
+from mnemo_server.domain.usecases.extraction import Extraction, Proposal, candidate_drafts
+from mnemo_server.domain.usecases.memories import Memories, new_id
 from mnemo_server.domain.usecases.recall import Recall
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -80,35 +90,44 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     async def CreateMemory(
         self, request: pb.CreateMemoryRequest, context: Context
     ) -> pb.CreateMemoryResponse:
+        scope = current_scope()
         v = Validator()
-        user_id = parse.user_of(v, request.parent)
-        draft = parse.draft_of(v, request.memory, "memory", user_id)
+        user_id = parse.user_of(v, request.parent, "parent", scope)
+        draft = parse.draft_of(v, request.memory, "memory", user_id, scope)
         memory_id = parse.new_memory_id(v, request.memory_id)
         v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
-        saved = await self._memories.create(
-            user_id, memory_id, draft, idempotency=idempotency_of(request, "CreateMemory")
+        written = await self._memories.create(
+            CreateMemories(
+                caller=caller_of(scope),
+                user_id=user_id,
+                drafts=((memory_id or new_id(), draft),),
+                idempotency=idempotency_of(request, "CreateMemory"),
+            )
         )
+        (saved,) = written.value
         return pb.CreateMemoryResponse(
             memory=convert.memory_to_proto(saved.memory),
             archived=[memory_name(user_id, m) for m in saved.archived_ids],
+            change_cursor=written.change_cursor,
         )
 
     async def GetMemory(
         self, request: pb.GetMemoryRequest, context: Context
     ) -> pb.GetMemoryResponse:
-        user_id, memory_id = parse.parse_memory(request.name)
+        user_id, memory_id = parse.parse_memory(request.name, "name", current_scope())
         memory = await self._memories.get(user_id, memory_id)
         return pb.GetMemoryResponse(memory=convert.memory_to_proto(memory))
 
     async def ListMemories(
         self, request: pb.ListMemoriesRequest, context: Context
     ) -> pb.ListMemoriesResponse:
+        scope = current_scope()
         v = Validator()
-        user_id = parse.user_of(v, request.parent)
+        user_id = parse.user_of(v, request.parent, "parent", scope)
         binding = parse.memory_filters(request)
         limit, after = MEMORIES.page(v, request, binding)
-        query = parse.list_query_of(v, request, user_id, limit=limit, after=after)
+        query = parse.list_query_of(v, request, user_id, scope, limit=limit, after=after)
         v.raise_if_invalid()
         page = await self._memories.list(user_id, query)
         return pb.ListMemoriesResponse(
@@ -119,25 +138,47 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     async def UpdateMemory(
         self, request: pb.UpdateMemoryRequest, context: Context
     ) -> pb.UpdateMemoryResponse:
+        scope = current_scope()
         v = Validator()
-        user_id, memory_id = parse.memory_of(v, request.memory.name, "memory.name")
+        user_id, memory_id = parse.memory_of(v, request.memory.name, "memory.name", scope)
         change = parse.change_of(v, request.memory, request.update_mask)
         v.raise_if_invalid()
-        memory = await self._memories.update(user_id, memory_id, change, etag=request.memory.etag)
-        return pb.UpdateMemoryResponse(memory=convert.memory_to_proto(memory))
+        written = await self._memories.update(
+            UpdateMemory(
+                caller=caller_of(scope),
+                user_id=user_id,
+                memory_id=memory_id,
+                change=change,
+                expected_etag=request.memory.etag or None,
+            )
+        )
+        return pb.UpdateMemoryResponse(
+            memory=convert.memory_to_proto(written.value), change_cursor=written.change_cursor
+        )
 
     async def DeleteMemory(
         self, request: pb.DeleteMemoryRequest, context: Context
     ) -> pb.DeleteMemoryResponse:
-        user_id, memory_id = parse.parse_memory(request.name)
-        tombstone = await self._memories.delete(user_id, memory_id, etag=request.etag)
-        return pb.DeleteMemoryResponse(tombstone=convert.tombstone_to_proto(tombstone))
+        scope = current_scope()
+        user_id, memory_id = parse.parse_memory(request.name, "name", scope)
+        written = await self._memories.delete(
+            DeleteMemory(
+                caller=caller_of(scope),
+                user_id=user_id,
+                memory_id=memory_id,
+                expected_etag=request.etag or None,
+            )
+        )
+        return pb.DeleteMemoryResponse(
+            tombstone=convert.tombstone_to_proto(written.value),
+            change_cursor=written.change_cursor,
+        )
 
     async def ListMemoryVersions(
         self, request: pb.ListMemoryVersionsRequest, context: Context
     ) -> pb.ListMemoryVersionsResponse:
         v = Validator()
-        user_id, memory_id = parse.memory_of(v, request.name)
+        user_id, memory_id = parse.memory_of(v, request.name, "name", current_scope())
         binding = (request.name,)
         limit, after = VERSIONS.page(v, request, binding)
         v.raise_if_invalid()
@@ -152,9 +193,10 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     async def RecallMemories(
         self, request: pb.RecallMemoriesRequest, context: Context
     ) -> AsyncIterator[pb.RecallMemoriesResponse]:
+        scope = current_scope()
         v = Validator()
-        user_id = parse.user_of(v, request.parent)
-        query = parse.recall_query_of(v, request, user_id)
+        user_id = parse.user_of(v, request.parent, "parent", scope)
+        query = parse.recall_query_of(v, request, user_id, scope)
         v.raise_if_invalid()
         for hit in await self._recall.recall(user_id, query):
             yield convert.hit_to_proto(hit)
@@ -162,9 +204,10 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     async def BuildContext(
         self, request: pb.BuildContextRequest, context: Context
     ) -> pb.BuildContextResponse:
+        scope = current_scope()
         v = Validator()
-        user_id = parse.user_of(v, request.parent)
-        query, max_entries, max_bytes = parse.context_query_of(v, request, user_id)
+        user_id = parse.user_of(v, request.parent, "parent", scope)
+        query, max_entries, max_bytes = parse.context_query_of(v, request, user_id, scope)
         v.raise_if_invalid()
         built = await self._recall.build_context(
             user_id, query, max_entries=max_entries, max_bytes=max_bytes
@@ -176,9 +219,12 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     async def ExtractMemories(
         self, request: pb.ExtractMemoriesRequest, context: Context
     ) -> pb.ExtractMemoriesResponse:
+        scope = current_scope()
         v = Validator()
-        user_id = parse.user_of(v, request.parent)
-        conversation_id = parse.conversation_of(v, request.conversation, "conversation", user_id)
+        user_id = parse.user_of(v, request.parent, "parent", scope)
+        conversation_id = parse.conversation_of(
+            v, request.conversation, "conversation", user_id, scope
+        )
         messages = v.new_messages(
             [m.message_json for m in request.messages],
             "messages",
@@ -190,34 +236,45 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         v.non_negative(request.turn, "turn")
         v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
-        extracted = await self._extraction.extract(
-            user_id,
-            messages,
-            conversation_id=conversation_id or "",
-            run_id=request.run_id,
-            turn=request.turn,
-            require_approval=request.require_approval,
-            idempotency=idempotency_of(request, "ExtractMemories"),
+        written = await self._extraction.extract(
+            ExtractMemories(
+                caller=caller_of(scope),
+                user_id=user_id,
+                messages=tuple(messages),
+                conversation_id=conversation_id or "",
+                run_id=request.run_id,
+                turn=request.turn,
+                require_approval=request.require_approval,
+                idempotency=idempotency_of(request, "ExtractMemories"),
+            )
         )
+        extracted = written.value
         return pb.ExtractMemoriesResponse(
             candidates=convert.candidates_to_proto(extracted.candidates),
             memories=convert.memories_to_proto(extracted.memories),
+            change_cursor=written.change_cursor,
         )
 
     async def ProposeMemoryCandidates(
         self, request: pb.ProposeMemoryCandidatesRequest, context: Context
     ) -> pb.ProposeMemoryCandidatesResponse:
+        scope = current_scope()
         v = Validator()
-        user_id = parse.user_of(v, request.parent)
+        user_id = parse.user_of(v, request.parent, "parent", scope)
         parse.proposed_count(v, len(request.candidates))
         proposals: list[Proposal] = []
         for index, candidate in enumerate(request.candidates[: parse.MAX_PROPOSED_CANDIDATES]):
             field = f"candidates[{index}]"
             draft = parse.draft_of(
-                v, candidate.memory, f"{field}.memory", user_id, source=MemorySource.EXTRACTOR
+                v,
+                candidate.memory,
+                f"{field}.memory",
+                user_id,
+                scope,
+                source=MemorySource.EXTRACTOR,
             )
             conversation_id = parse.conversation_of(
-                v, candidate.conversation, f"{field}.conversation", user_id
+                v, candidate.conversation, f"{field}.conversation", user_id, scope
             )
             v.identifier(candidate.run_id, f"{field}.run_id")
             v.non_negative(candidate.turn, f"{field}.turn")
@@ -233,16 +290,24 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             )
         v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
-        proposed = await self._extraction.propose(
-            user_id, proposals, idempotency_of(request, "ProposeMemoryCandidates")
+        written = await self._extraction.propose(
+            ProposeCandidates(
+                caller=caller_of(scope),
+                user_id=user_id,
+                candidates=candidate_drafts(proposals),
+                idempotency=idempotency_of(request, "ProposeMemoryCandidates"),
+            )
         )
-        return pb.ProposeMemoryCandidatesResponse(candidates=convert.candidates_to_proto(proposed))
+        return pb.ProposeMemoryCandidatesResponse(
+            candidates=convert.candidates_to_proto(written.value),
+            change_cursor=written.change_cursor,
+        )
 
     async def ListMemoryCandidates(
         self, request: pb.ListMemoryCandidatesRequest, context: Context
     ) -> pb.ListMemoryCandidatesResponse:
         v = Validator()
-        user_id = parse.user_of(v, request.parent)
+        user_id = parse.user_of(v, request.parent, "parent", current_scope())
         binding = (request.parent, str(request.include_resolved))
         limit, after = CANDIDATES.page(v, request, binding)
         v.raise_if_invalid()
@@ -257,16 +322,32 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     async def ApproveMemoryCandidate(
         self, request: pb.ApproveMemoryCandidateRequest, context: Context
     ) -> pb.ApproveMemoryCandidateResponse:
-        user_id, candidate_id = parse.parse_candidate(request.name)
-        memory, candidate = await self._extraction.approve(user_id, candidate_id)
+        scope = current_scope()
+        user_id, candidate_id = parse.parse_candidate(request.name, "name", scope)
+        written = await self._extraction.approve(
+            ApproveCandidate(
+                caller=caller_of(scope),
+                user_id=user_id,
+                candidate_id=candidate_id,
+                memory_id=new_id(),
+            )
+        )
+        memory, candidate = written.value
         return pb.ApproveMemoryCandidateResponse(
             memory=convert.memory_to_proto(memory),
             candidate=convert.candidate_to_proto(candidate),
+            change_cursor=written.change_cursor,
         )
 
     async def RejectMemoryCandidate(
         self, request: pb.RejectMemoryCandidateRequest, context: Context
     ) -> pb.RejectMemoryCandidateResponse:
-        user_id, candidate_id = parse.parse_candidate(request.name)
-        candidate = await self._extraction.reject(user_id, candidate_id)
-        return pb.RejectMemoryCandidateResponse(candidate=convert.candidate_to_proto(candidate))
+        scope = current_scope()
+        user_id, candidate_id = parse.parse_candidate(request.name, "name", scope)
+        written = await self._extraction.reject(
+            RejectCandidate(caller=caller_of(scope), user_id=user_id, candidate_id=candidate_id)
+        )
+        return pb.RejectMemoryCandidateResponse(
+            candidate=convert.candidate_to_proto(written.value),
+            change_cursor=written.change_cursor,
+        )

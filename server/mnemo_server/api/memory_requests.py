@@ -8,7 +8,8 @@ the servicer raises before any fallback is used. Sizes are those of
 Names: ``users/{user}/memories/{memory}`` and
 ``users/{user}/memoryCandidates/{candidate}``. A conversation named in a
 request (``memory.conversation``, ``conversation``) must be one of the
-request's own user, ``users/{user}/conversations/{conversation}``.
+request's own user, ``users/{user}/conversations/{conversation}``. The call's
+scope (``call``, ``auth.caller.CallScope``) authorizes every name.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from mnemo_server.api import names
 from mnemo_server.api.convert_memories import RECALL_SCOPES, SCOPES, SOURCES
 from mnemo_server.api.pagination import invalid_page_token
 from mnemo_server.api.validation import MAX_TEXT_BYTES, Validator
+from mnemo_server.auth.caller import CallScope
 from mnemo_server.domain import inject
 from mnemo_server.domain.errors import InvalidArgument
 from mnemo_server.domain.limits import (
@@ -67,41 +69,45 @@ _ID_RULE = "must be 1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a le
 # ------------------------------------------------------------------ names
 
 
-def _ids(value: str, field: str, pattern: re.Pattern[str], expected: str) -> tuple[str, str]:
-    user_id, child_id = names.owned_ids(value, field, pattern, expected)
+def _ids(
+    value: str, field: str, pattern: re.Pattern[str], expected: str, scope: CallScope | None
+) -> tuple[str, str]:
+    user_id, child_id = names.owned_ids(value, field, pattern, expected, scope)
     return user_id, child_id
 
 
-def parse_memory(value: str, field: str = "name") -> tuple[str, str]:
+def parse_memory(value: str, field: str, scope: CallScope | None) -> tuple[str, str]:
     """``users/{user}/memories/{memory}`` -> ``(user_id, memory_id)``; ``INVALID_NAME``."""
-    return _ids(value, field, _MEMORY, MEMORY_PATTERN)
+    return _ids(value, field, _MEMORY, MEMORY_PATTERN, scope)
 
 
-def parse_candidate(value: str, field: str = "name") -> tuple[str, str]:
+def parse_candidate(value: str, field: str, scope: CallScope | None) -> tuple[str, str]:
     """``users/{user}/memoryCandidates/{candidate}`` -> ``(user_id, candidate_id)``."""
-    return _ids(value, field, _CANDIDATE, CANDIDATE_PATTERN)
+    return _ids(value, field, _CANDIDATE, CANDIDATE_PATTERN, scope)
 
 
-def user_of(v: Validator, value: str, field: str = "parent") -> str:
+def user_of(v: Validator, value: str, field: str, scope: CallScope | None) -> str:
     """The user id of ``users/{user}``; ``""`` after an ``INVALID_NAME``."""
-    return v.attempt(lambda: names.parse_user(value, field), "")
+    return v.attempt(lambda: names.parse_user(value, field, scope), "")
 
 
-def memory_of(v: Validator, value: str, field: str = "name") -> tuple[str, str]:
-    return v.attempt(lambda: parse_memory(value, field), ("", ""))
+def memory_of(v: Validator, value: str, field: str, scope: CallScope | None) -> tuple[str, str]:
+    return v.attempt(lambda: parse_memory(value, field, scope), ("", ""))
 
 
-def candidate_of(v: Validator, value: str, field: str = "name") -> tuple[str, str]:
-    return v.attempt(lambda: parse_candidate(value, field), ("", ""))
+def candidate_of(v: Validator, value: str, field: str, scope: CallScope | None) -> tuple[str, str]:
+    return v.attempt(lambda: parse_candidate(value, field, scope), ("", ""))
 
 
-def conversation_of(v: Validator, value: str, field: str, user_id: str) -> str | None:
+def conversation_of(
+    v: Validator, value: str, field: str, user_id: str, scope: CallScope | None
+) -> str | None:
     """The conversation id of a conversation of ``user_id``; ``""`` for an
     empty value, ``None`` after an ``INVALID_NAME`` (also for another user's
     conversation)."""
     if not value:
         return ""
-    key = v.attempt(lambda: names.parse_conversation(value, field), None)
+    key = v.attempt(lambda: names.parse_conversation(value, field, scope), None)
     if key is None:
         return None
     if user_id and key.user_id != user_id:
@@ -174,6 +180,7 @@ def draft_of(
     memory: pb.Memory,
     prefix: str,
     user_id: str,
+    call: CallScope | None,
     *,
     source: MemorySource | None = None,
 ) -> MemoryDraft:
@@ -184,7 +191,9 @@ def draft_of(
     """
     scope = _required_enum(v, memory.scope, f"{prefix}.scope", SCOPES, MemoryScope.IDENTITY)
     chosen = _required_enum(v, memory.source, f"{prefix}.source", SOURCES, MemorySource.TOOL_CALL)
-    conversation_id = conversation_of(v, memory.conversation, f"{prefix}.conversation", user_id)
+    conversation_id = conversation_of(
+        v, memory.conversation, f"{prefix}.conversation", user_id, call
+    )
     if conversation_id is None:
         # Already reported as INVALID_NAME: stand in a value that raises
         # nothing more about the scope and conversation pairing.
@@ -239,13 +248,14 @@ def list_query_of(
     v: Validator,
     request: pb.ListMemoriesRequest,
     user_id: str,
+    call: CallScope | None,
     *,
     limit: int,
     after: Keyset | None,
 ) -> MemoryListQuery:
     """The filters of ``ListMemories`` (the page is the servicer's)."""
     scope = _enum(v, request.scope, "scope", SCOPES, None)
-    conversation_id = conversation_of(v, request.conversation, "conversation", user_id)
+    conversation_id = conversation_of(v, request.conversation, "conversation", user_id, call)
     if request.conversation and scope is MemoryScope.IDENTITY:
         v.invalid("conversation", "must be empty when scope is identity")
     v.max_bytes(request.key, "key", MAX_KEY_BYTES)
@@ -287,6 +297,7 @@ def _recall_basics(
     v: Validator,
     request: pb.RecallMemoriesRequest | pb.BuildContextRequest,
     user_id: str,
+    call: CallScope | None,
     scope: RecallScope = RecallScope.ANY,
 ) -> RecallQuery:
     v.text(request.query, "query", MAX_QUERY_BYTES)
@@ -296,7 +307,7 @@ def _recall_basics(
         check_embedding(v, embedding, "query_embedding")
     elif not request.query.strip():
         v.invalid("query", "is required unless query_embedding is set")
-    conversation_id = conversation_of(v, request.conversation, "conversation", user_id) or ""
+    conversation_id = conversation_of(v, request.conversation, "conversation", user_id, call) or ""
     if scope is RecallScope.CONVERSATION and not request.conversation:
         v.invalid("conversation", "is required with conversation scope")
     return RecallQuery(
@@ -308,10 +319,12 @@ def _recall_basics(
     )
 
 
-def recall_query_of(v: Validator, request: pb.RecallMemoriesRequest, user_id: str) -> RecallQuery:
+def recall_query_of(
+    v: Validator, request: pb.RecallMemoriesRequest, user_id: str, call: CallScope | None
+) -> RecallQuery:
     """A ``RecallMemories`` request as a query."""
     scope = _required_enum(v, request.scope, "scope", RECALL_SCOPES, RecallScope.ANY)
-    query = _recall_basics(v, request, user_id, scope)
+    query = _recall_basics(v, request, user_id, call, scope)
     min_score = request.min_score if request.HasField("min_score") else None
     if min_score is not None and not math.isfinite(min_score):
         v.invalid("min_score", "must be a finite number")
@@ -330,10 +343,10 @@ def recall_query_of(v: Validator, request: pb.RecallMemoriesRequest, user_id: st
 
 
 def context_query_of(
-    v: Validator, request: pb.BuildContextRequest, user_id: str
+    v: Validator, request: pb.BuildContextRequest, user_id: str, call: CallScope | None
 ) -> tuple[RecallQuery, int, int]:
     """A ``BuildContext`` request as ``(query, max_entries, max_bytes)``."""
-    query = _recall_basics(v, request, user_id)
+    query = _recall_basics(v, request, user_id, call)
     max_entries = _bounded(
         v, request.max_entries, "max_entries", inject.DEFAULT_MAX_ENTRIES, inject.MAX_MAX_ENTRIES
     )

@@ -12,7 +12,9 @@ or digit. A malformed name raises ``InvalidArgument`` with reason
 Authorization happens here, where every user id leaves a name: a well-formed
 name of a user the authenticated caller may not act for raises ``NotFound``
 for the name, exactly as for a resource that does not exist
-(``auth.access.check_user``; nothing under ``--auth none``).
+(``auth.access.check_user``; nothing under ``--auth none``). The call's
+``CallScope`` (``None`` under ``--auth none``) is an argument of every parser:
+a servicer reads it once (``auth.caller.current_scope``) and passes it on.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import re
 
 from mnemo_server.auth.access import check_user
+from mnemo_server.auth.caller import CallScope
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.models import DEFAULT_CONVERSATION, ConversationKey
 from mnemo_server.domain.names import conversation_name as conversation_name
@@ -64,31 +67,35 @@ def is_valid_id(value: str) -> bool:
     return _ID.fullmatch(value) is not None
 
 
-def owned_ids(value: str, field: str, pattern: re.Pattern[str], expected: str) -> tuple[str, ...]:
-    """The ids a name of ``pattern`` holds, the user's first, once the caller
-    may act for that user. Raises ``INVALID_NAME`` or ``NotFound``."""
+def owned_ids(
+    value: str, field: str, pattern: re.Pattern[str], expected: str, scope: CallScope | None
+) -> tuple[str, ...]:
+    """The ids a name of ``pattern`` holds, the user's first, once the
+    caller of ``scope`` may act for that user. Raises ``INVALID_NAME`` or
+    ``NotFound``."""
     match = pattern.fullmatch(value)
     if match is None:
         raise invalid_name(value, field, expected)
-    check_user(match.group(1), value)
+    check_user(scope, match.group(1), value)
     return match.groups()
 
 
-def parse_user(value: str, field: str = "parent") -> str:
+def parse_user(value: str, field: str, scope: CallScope | None) -> str:
     """``users/{user}`` -> the user id."""
-    return owned_ids(value, field, _USER, USER_PATTERN)[0]
+    return owned_ids(value, field, _USER, USER_PATTERN, scope)[0]
 
 
-def parse_conversation(value: str, field: str = "conversation") -> ConversationKey:
+def parse_conversation(value: str, field: str, scope: CallScope | None) -> ConversationKey:
     """``users/{user}/conversations/{conversation}`` -> its key (never the default)."""
-    user_id, conversation_id = owned_ids(value, field, _CONVERSATION, CONVERSATION_PATTERN)
+    user_id, conversation_id = owned_ids(value, field, _CONVERSATION, CONVERSATION_PATTERN, scope)
     return ConversationKey(user_id, conversation_id)
 
 
-def parse_memory_state(value: str, field: str = "name") -> ConversationKey:
+def parse_memory_state(value: str, field: str, scope: CallScope | None) -> ConversationKey:
     """A working-memory name -> its conversation key (``conversation_id == ""``
     for ``users/{user}/memoryState``, the default conversation)."""
     if _DEFAULT_STATE.fullmatch(value):
-        return ConversationKey(owned_ids(value, field, _DEFAULT_STATE, "")[0], DEFAULT_CONVERSATION)
-    user_id, conversation_id = owned_ids(value, field, _NAMED_STATE, MEMORY_STATE_PATTERN)
+        user_id = owned_ids(value, field, _DEFAULT_STATE, "", scope)[0]
+        return ConversationKey(user_id, DEFAULT_CONVERSATION)
+    user_id, conversation_id = owned_ids(value, field, _NAMED_STATE, MEMORY_STATE_PATTERN, scope)
     return ConversationKey(user_id, conversation_id)

@@ -23,6 +23,7 @@ from mnemo_server.api import convert_changes as convert
 from mnemo_server.api import pagination
 from mnemo_server.api.names import parse_user
 from mnemo_server.api.validation import Validator
+from mnemo_server.auth.caller import current_scope
 from mnemo_server.domain.change_watch import ChangeFeed, Heartbeat
 from mnemo_server.domain.errors import Aborted
 
@@ -61,7 +62,7 @@ class SyncServicer(pb_grpc.SyncServiceServicer):
     async def ListChanges(
         self, request: pb.ListChangesRequest, context: Context
     ) -> pb.ListChangesResponse:
-        user_id = parse_user(request.parent)
+        user_id = parse_user(request.parent, "parent", current_scope())
         v = Validator()
         after = _after_cursor(v, request.after_cursor)
         limit = v.attempt(lambda: pagination.page_size(request.page_size, CHANGES), 0)
@@ -75,7 +76,7 @@ class SyncServicer(pb_grpc.SyncServiceServicer):
         )
 
     async def WatchChanges(self, request: pb.WatchChangesRequest, context: Context) -> None:
-        user_id = parse_user(request.parent)
+        user_id = parse_user(request.parent, "parent", current_scope())
         v = Validator()
         sent = _after_cursor(v, request.after_cursor)
         v.raise_if_invalid()

@@ -26,7 +26,9 @@ from mnemo.v1 import governance_pb2 as pb
 from mnemo_server.api import convert, names
 from mnemo_server.api.convert_user_data import record_of
 from mnemo_server.api.user_data_import import ImportCollector
+from mnemo_server.auth.caller import caller_of, current_scope
 from mnemo_server.config import Settings
+from mnemo_server.domain.commands.governance import DeleteUserData, ImportUserData
 from mnemo_server.domain.usecases.user_data import UserDataRights
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -42,26 +44,34 @@ class UserDataHandlers:
     async def export_user_data(
         self, request: pb.ExportUserDataRequest, context: Context
     ) -> AsyncIterator[pb.ExportUserDataResponse]:
-        user_id = names.parse_user(request.parent, "parent")
+        user_id = names.parse_user(request.parent, "parent", current_scope())
         async for item in self._rights.export(user_id):
             yield pb.ExportUserDataResponse(record=record_of(user_id, item))
 
     async def import_user_data(
         self, requests: AsyncIterable[pb.ImportUserDataRequest], context: Context
     ) -> pb.ImportUserDataResponse:
-        collector = ImportCollector(self._settings)
+        scope = current_scope()
+        collector = ImportCollector(self._settings, scope)
         async for request in requests:
             collector.add(request)
         data = collector.finish()
-        await self._rights.import_(collector.user_id, data)
-        return pb.ImportUserDataResponse(loaded=dict(collector.kinds))
+        written = await self._rights.import_(
+            ImportUserData(caller=caller_of(scope), user_id=collector.user_id, data=data)
+        )
+        return pb.ImportUserDataResponse(
+            loaded=dict(collector.kinds), change_cursor=written.change_cursor
+        )
 
     async def delete_user_data(
         self, request: pb.DeleteUserDataRequest, context: Context
     ) -> pb.DeleteUserDataResponse:
-        user_id = names.parse_user(request.parent, "parent")
-        receipt = await self._rights.erase(user_id)
+        scope = current_scope()
+        user_id = names.parse_user(request.parent, "parent", scope)
+        written = await self._rights.erase(DeleteUserData(caller=caller_of(scope), user_id=user_id))
+        receipt = written.value
         return pb.DeleteUserDataResponse(
             deleted_rows=dict(receipt.deleted_rows),
             delete_time=convert.timestamp(receipt.delete_time),
+            change_cursor=written.change_cursor,
         )

@@ -39,6 +39,7 @@ from mnemo_server.api import names
 from mnemo_server.api import user_data_records as records
 from mnemo_server.api.convert_user_data import record_kind
 from mnemo_server.api.validation import Validator, too_large
+from mnemo_server.auth.caller import CallScope
 from mnemo_server.config import Settings
 from mnemo_server.domain.errors import InvalidArgument
 from mnemo_server.domain.governance import Consent, Event, MemorySettings
@@ -96,8 +97,9 @@ class _Records(Generic[T]):
 class ImportCollector:
     """Collects and checks the records of one import (see the module doc)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, scope: CallScope | None) -> None:
         self._settings = settings
+        self._scope = scope
         self._count = 0
         self._user_id: str | None = None
         self._parent = ""
@@ -148,7 +150,7 @@ class ImportCollector:
         index = self._count
         self._count += 1
         if self._user_id is None:
-            self._user_id = names.parse_user(request.parent, "parent")
+            self._user_id = names.parse_user(request.parent, "parent", self._scope)
             self._parent = request.parent
         if self._count > MAX_IMPORT_RECORDS:
             raise too_large("records", MAX_IMPORT_RECORDS, "records", self._count)

@@ -108,7 +108,9 @@ def _own(
     expected: str,
 ) -> T | None:
     """``parse(value, field)`` if ``value`` names a resource of ``user_id``;
-    else an ``INVALID_NAME`` and ``None``."""
+    else an ``INVALID_NAME`` and ``None``. (The records' user is the
+    import's parent, which the servicer authorized: the parsers here check
+    the form of a name only, with no call scope.)"""
     if value != names.user_name(user_id) and not value.startswith(f"users/{user_id}/"):
         v.add(names.invalid_name(value, field, expected.replace("{user}", user_id, 1)))
         return None
@@ -164,6 +166,30 @@ def _messages(
     )
 
 
+def _conversation_name(value: str, field: str) -> ConversationKey:
+    return names.parse_conversation(value, field, None)
+
+
+def _memory_state_name(value: str, field: str) -> ConversationKey:
+    return names.parse_memory_state(value, field, None)
+
+
+def _memory_name(value: str, field: str) -> tuple[str, str]:
+    return parse_memory(value, field, None)
+
+
+def _candidate_name(value: str, field: str) -> tuple[str, str]:
+    return parse_candidate(value, field, None)
+
+
+def _consent_name(value: str, field: str) -> str:
+    return consent_user(value, field, None)
+
+
+def _settings_name(value: str, field: str) -> str:
+    return settings_user(value, field, None)
+
+
 # ----------------------------------------------------------- conversations
 
 
@@ -174,7 +200,7 @@ def conversation(v: Validator, user_id: str, value: cv.Conversation, prefix: str
         value.name,
         f"{prefix}.name",
         user_id,
-        names.parse_conversation,
+        _conversation_name,
         names.CONVERSATION_PATTERN,
     )
     metadata = convert.metadata_from_struct(value.metadata)
@@ -200,7 +226,7 @@ def memory_state(
         value.name,
         f"{prefix}.name",
         user_id,
-        names.parse_memory_state,
+        _memory_state_name,
         names.MEMORY_STATE_PATTERN,
     )
     v.text(value.summary, f"{prefix}.summary", MAX_SUMMARY_BYTES)
@@ -222,7 +248,9 @@ def memory_state(
 
 
 def _message_name(value: str, field: str) -> tuple[ConversationKey, int]:
-    user_id, conversation_id, position = names.owned_ids(value, field, _MESSAGE, MESSAGE_PATTERN)
+    user_id, conversation_id, position = names.owned_ids(
+        value, field, _MESSAGE, MESSAGE_PATTERN, None
+    )
     return ConversationKey(user_id, conversation_id), int(position)
 
 
@@ -256,7 +284,7 @@ def checkpoint(
         value.conversation,
         f"{prefix}.conversation",
         user_id,
-        names.parse_conversation,
+        _conversation_name,
         names.CONVERSATION_PATTERN,
     )
     field = f"{prefix}.revision"
@@ -284,7 +312,7 @@ def checkpoint(
 
 def _failed_run_name(value: str, field: str) -> tuple[ConversationKey, str]:
     user_id, conversation_id, failed_run_id = names.owned_ids(
-        value, field, _FAILED_RUN, FAILED_RUN_PATTERN
+        value, field, _FAILED_RUN, FAILED_RUN_PATTERN, None
     )
     return ConversationKey(user_id, conversation_id), failed_run_id
 
@@ -319,9 +347,9 @@ def failed_run(
 def memory(v: Validator, user_id: str, value: mm.Memory, prefix: str) -> Memory:
     """An entry (archived or not) with its stored vector, if any."""
     _, memory_id = _own(
-        v, value.name, f"{prefix}.name", user_id, parse_memory, "users/{user}/memories/{memory}"
+        v, value.name, f"{prefix}.name", user_id, _memory_name, "users/{user}/memories/{memory}"
     ) or ("", "")
-    draft = draft_of(v, value, prefix, user_id)
+    draft = draft_of(v, value, prefix, user_id, None)
     _etag(v, value.etag, f"{prefix}.etag")
     return Memory(
         memory_id=memory_id,
@@ -353,7 +381,7 @@ def tombstone(
     v: Validator, user_id: str, value: mm.MemoryTombstone, prefix: str
 ) -> MemoryTombstone:
     _, memory_id = _own(
-        v, value.name, f"{prefix}.name", user_id, parse_memory, "users/{user}/memories/{memory}"
+        v, value.name, f"{prefix}.name", user_id, _memory_name, "users/{user}/memories/{memory}"
     ) or ("", "")
     v.text(value.key, f"{prefix}.key", MAX_KEY_BYTES)
     return MemoryTombstone(user_id, memory_id, value.key, _time(v, value, "delete_time", prefix))
@@ -369,7 +397,7 @@ def candidate(
         value.name,
         f"{prefix}.name",
         user_id,
-        parse_candidate,
+        _candidate_name,
         "users/{user}/memoryCandidates/{candidate}",
     ) or ("", "")
     state = next((s for s, number in CANDIDATE_STATES.items() if number == value.state), None)
@@ -380,7 +408,7 @@ def candidate(
     checked.CopyFrom(value.memory)
     if blanked:
         checked.text = "-"  # stands in for the erased text, which is not checked
-    draft = draft_of(v, checked, f"{prefix}.memory", user_id)
+    draft = draft_of(v, checked, f"{prefix}.memory", user_id, None)
     if blanked:
         draft = replace(draft, text="")
     saved = ""
@@ -390,7 +418,7 @@ def candidate(
             value.saved_memory,
             f"{prefix}.saved_memory",
             user_id,
-            parse_memory,
+            _memory_name,
             "users/{user}/memories/{memory}",
         ) or ("", "")
     v.identifier(value.run_id, f"{prefix}.run_id")
@@ -402,7 +430,9 @@ def candidate(
         draft=draft,
         state=state or CandidateState.PENDING,
         create_time=_time(v, value, "create_time", prefix),
-        conversation_id=conversation_of(v, value.conversation, f"{prefix}.conversation", user_id)
+        conversation_id=conversation_of(
+            v, value.conversation, f"{prefix}.conversation", user_id, None
+        )
         or "",
         run_id=value.run_id,
         turn=value.turn,
@@ -419,7 +449,7 @@ MAX_EVENT_ATTRIBUTES = 64
 
 
 def consent(v: Validator, user_id: str, value: pb.Consent, prefix: str) -> Consent:
-    _own(v, value.name, f"{prefix}.name", user_id, consent_user, CONSENT_PATTERN)
+    _own(v, value.name, f"{prefix}.name", user_id, _consent_name, CONSENT_PATTERN)
     state = consent_state_of(v, value.state, f"{prefix}.state")
     v.identifier(value.policy_version, f"{prefix}.policy_version")
     return Consent(user_id, state, value.policy_version, _time(v, value, "update_time", prefix))
@@ -428,14 +458,14 @@ def consent(v: Validator, user_id: str, value: pb.Consent, prefix: str) -> Conse
 def memory_settings(
     v: Validator, user_id: str, value: pb.MemorySettings, prefix: str
 ) -> MemorySettings:
-    _own(v, value.name, f"{prefix}.name", user_id, settings_user, SETTINGS_PATTERN)
+    _own(v, value.name, f"{prefix}.name", user_id, _settings_name, SETTINGS_PATTERN)
     _etag(v, value.etag, f"{prefix}.etag")
     update_time = _time(v, value, "update_time", prefix)
     return MemorySettings(user_id, value.enabled, value.etag, update_time)
 
 
 def _event_name(value: str, field: str) -> str:
-    return names.owned_ids(value, field, _EVENT, EVENT_PATTERN)[1]
+    return names.owned_ids(value, field, _EVENT, EVENT_PATTERN, None)[1]
 
 
 def event(v: Validator, user_id: str, value: pb.Event, prefix: str) -> Event:

@@ -8,10 +8,11 @@ resource that does not exist gets, so a caller cannot even learn that another
 user exists.
 
 ``check_user`` is called by ``api.names`` wherever a resource name is parsed,
-so every RPC is covered by construction. It is synchronous: the tenants of
-the users a request names are looked up before the handler runs
-(``users_named_in`` + ``UserStore.tenants_of``, by ``auth.interceptor``); a
-user the lookup did not cover is refused (fail closed).
+with the call's scope as an argument, so every RPC is covered by
+construction. It is synchronous: the tenants of the users a request names
+are looked up before the handler runs (``users_named_in`` +
+``UserStore.tenants_of``, by ``auth.interceptor``); a user the lookup did not
+cover is refused (fail closed).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Iterator
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
-from mnemo_server.auth.caller import CallScope, current_scope
+from mnemo_server.auth.caller import CallScope
 from mnemo_server.domain.errors import not_found
 
 MAX_USERS_PER_REQUEST = 32
@@ -43,10 +44,9 @@ def may_act_for(scope: CallScope, user_id: str) -> bool:
     return tenant is None or tenant == caller.tenant_id
 
 
-def check_user(user_id: str, name: str) -> None:
-    """Raise ``NotFound`` for ``name`` unless the current caller may act for
-    ``user_id`` (always allowed under ``--auth none``)."""
-    scope = current_scope()
+def check_user(scope: CallScope | None, user_id: str, name: str) -> None:
+    """Raise ``NotFound`` for ``name`` unless the caller of ``scope`` may act
+    for ``user_id`` (always allowed under ``--auth none``: no scope)."""
     if scope is not None and not may_act_for(scope, user_id):
         raise not_found(name)
 

@@ -1,9 +1,13 @@
-"""The authenticated caller of the current call, in a ``ContextVar``.
+"""The authenticated caller of the current call.
 
 The auth interceptor (``auth.interceptor``) sets a ``CallScope`` around every
-handler: unary and streaming, including the iteration of response streams.
-Under ``--auth none`` nothing is set and ``current_caller()`` is ``None``:
-there is no identity, so no isolation either.
+handler (unary and streaming, including the iteration of response streams)
+in a ``ContextVar``: that is how a verified identity reaches a servicer,
+whose signature gRPC fixes. A servicer reads it once (``current_scope``) and
+from there it is an explicit argument: of name parsing (``api.names``) and,
+as the ``Caller``, of every command (``domain.commands``). Under ``--auth
+none`` nothing is set and the scope is ``None``: there is no identity, so no
+isolation either.
 """
 
 from __future__ import annotations
@@ -14,19 +18,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 
+from mnemo_server.domain.identity import Caller
 
-@dataclass(frozen=True)
-class Caller:
-    """Who a verified credential says is calling.
-
-    ``user_id`` is the token's ``sub``; ``tenant_id`` its tenant claim (``""``
-    without one); ``admin`` whether it carries the admin role, which lets it act
-    for any user of its own tenant.
-    """
-
-    user_id: str
-    tenant_id: str = ""
-    admin: bool = False
+__all__ = ["CallScope", "Caller", "caller_of", "calling_as", "current_scope", "enter", "leave"]
 
 
 @dataclass(frozen=True)
@@ -50,16 +44,9 @@ def current_scope() -> CallScope | None:
     return _SCOPE.get()
 
 
-def current_caller() -> Caller | None:
-    """The current call's caller; ``None`` under ``--auth none``."""
-    scope = _SCOPE.get()
+def caller_of(scope: CallScope | None) -> Caller | None:
+    """The caller of ``scope``; ``None`` under ``--auth none``."""
     return None if scope is None else scope.caller
-
-
-def tenant_of_new_users() -> str:
-    """The tenant a user created implicitly by this call belongs to."""
-    caller = current_caller()
-    return "" if caller is None else caller.tenant_id
 
 
 def enter(scope: CallScope | None) -> Token[CallScope | None]:

@@ -246,3 +246,12 @@ class CandidateDraft:
     run_id: str = ""
     turn: int = 0
     extractor: str = ""
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """What ``ExtractMemories`` did: pending candidates (with approval) or
+    saved entries (without)."""
+
+    candidates: tuple[MemoryCandidate, ...] = ()
+    memories: tuple[Memory, ...] = ()

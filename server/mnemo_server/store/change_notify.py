@@ -1,6 +1,6 @@
 """Telling a process's change watches that a user's feed moved, without polling hot.
 
-The write side is ``notify_change(conn, user_id)``, called by the
+The write side is ``notify_change(tx, user_id)``, called by the
 change append (``store.sql_changes``) inside the write transaction:
 
 - PostgreSQL: nothing to send: the trigger ``change_cursors_notify``
@@ -8,9 +8,10 @@ change append (``store.sql_changes``) inside the write transaction:
   when the append moves the user's cursor counter, which PostgreSQL delivers
   to every listener when (and only if) the transaction commits. A trigger
   rather than a statement saves the write a round trip.
-- SQLite: the notice is kept on the connection and, once the connection goes
-  back to its pool (after the commit), wakes the watches of every server of
-  this process on the same file. A rolled-back transaction drops it.
+- SQLite: the notice is kept on the write's ``Tx`` and, once its batch has
+  committed, the write lane (``store.lanes``) calls ``committed``, which
+  wakes the watches of every server of this process on the same file. A
+  write that rolled back announces nothing.
 
 The read side is one ``ChangeNotifier`` per server (``start()``/``stop()``),
 waking a ``domain.change_watch.Wakeups``:
@@ -38,33 +39,35 @@ import os
 import sqlite3
 import threading
 from collections.abc import Collection, Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 import psycopg
-from sqlalchemy import Connection, Engine, event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.pool import Pool
 
 from mnemo_server.domain.change_watch import Wakeups
+from mnemo_server.store.tx import Tx
 
 log = logging.getLogger(__name__)
 
 CHANNEL = "mnemo_changes"
-# conn.info key of the SQLite notices of the open transaction: [(file, user_id)].
-_PENDING = "mnemo.change_notices"
 _RECONNECT_MIN_S = 0.1
 _RECONNECT_MAX_S = 5.0
 
 
-def notify_change(conn: Connection, user_id: str) -> None:
-    """Announce, from inside a write transaction, that ``user_id``'s feed
-    moved; watches hear of it once the transaction commits (a watch reads
-    the cursor from the store, so the notice need not carry it)."""
-    if conn.dialect.name == "postgresql":
+def notify_change(tx: Tx, user_id: str) -> None:
+    """Announce, from inside a write, that ``user_id``'s feed moved; watches
+    hear of it once the write's transaction commits (a watch reads the
+    cursor from the store, so the notice need not carry it)."""
+    if tx.dialect == "postgresql":
         return  # the change_cursors trigger sends it (migration 0005)
-    database = conn.engine.url.database
-    if database and database != ":memory:":
-        conn.info.setdefault(_PENDING, []).append((_file_key(database), user_id))
+    tx.moved.append(user_id)
+
+
+def committed(database: str, user_ids: Collection[str]) -> None:
+    """The feeds of ``user_ids`` moved in a transaction that just committed
+    to the SQLite file ``database``: wake this process's watches of them."""
+    if user_ids and database and database != ":memory:":
+        _LOCAL.wake([(_file_key(database), user_id) for user_id in user_ids])
 
 
 def parse_payload(payload: str) -> tuple[str, int] | None:
@@ -109,22 +112,6 @@ class _LocalWakeups:
 
 
 _LOCAL = _LocalWakeups()
-
-
-@event.listens_for(Pool, "checkin")
-def _wake_after_commit(dbapi_connection: Any, record: Any) -> None:
-    # Back in the pool: the transaction that recorded the notices committed
-    # (a rollback cleared them, below).
-    if record is not None and record.info.get(_PENDING):
-        _LOCAL.wake(record.info.pop(_PENDING))
-
-
-def _drop_on_rollback(conn: Connection) -> None:
-    # Also when a busy or serialization failure rolls back an attempt that is retried.
-    conn.info.pop(_PENDING, None)
-
-
-event.listen(Engine, "rollback", _drop_on_rollback)
 
 
 # ------------------------------------------------------------------ notifiers

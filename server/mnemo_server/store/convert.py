@@ -8,8 +8,6 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Row
-
 from mnemo_server.domain import codec, names
 from mnemo_server.domain.errors import NotFound
 from mnemo_server.domain.models import (
@@ -71,44 +69,44 @@ def conversation_not_found(user_id: str, conversation_id: str) -> NotFound:
 # -------------------------------------------------------------------- rows
 
 
-def conversation(row: Row[Any]) -> Conversation:
-    m = row._mapping
+def conversation(row: Any) -> Conversation:
+    """A ``conversations`` row (any row with its column names as attributes)."""
     return Conversation(
-        user_id=m["user_id"],
-        conversation_id=m["conversation_id"],
-        metadata=json.loads(m["metadata_json"]),
-        temporary=bool(m["temporary"]),
-        create_time=to_datetime(m["created_at"]),
-        update_time=to_datetime(m["updated_at"]),
-        message_count=m["message_count"],
-        etag=m["etag"],
-        expire_time=None if m["expire_at"] is None else to_datetime(m["expire_at"]),
+        user_id=row.user_id,
+        conversation_id=row.conversation_id,
+        metadata=json.loads(row.metadata_json),
+        temporary=bool(row.temporary),
+        create_time=to_datetime(row.created_at),
+        update_time=to_datetime(row.updated_at),
+        message_count=row.message_count,
+        etag=row.etag,
+        expire_time=None if row.expire_at is None else to_datetime(row.expire_at),
     )
 
 
-def stored_message(row: Row[Any]) -> StoredMessage:
-    m = row._mapping
+def stored_message(row: Any) -> StoredMessage:
+    """A ``messages`` row."""
     return StoredMessage(
-        position=m["position"],
-        run_id=m["run_id"],
-        turn=m["turn"],
-        create_time=to_datetime(m["created_at"]),
-        role=m["role"],
-        message_json=m["message_json"],
-        text=m["text"],
+        position=row.position,
+        run_id=row.run_id,
+        turn=row.turn,
+        create_time=to_datetime(row.created_at),
+        role=row.role,
+        message_json=row.message_json,
+        text=row.text,
     )
 
 
-def memory_state(row: Row[Any] | None) -> MemoryState:
-    """A ``working_memory`` row as a state; ``None`` is the never-written state."""
+def memory_state(row: Any | None) -> MemoryState:
+    """A ``working_memory`` row as a state (``summary``, ``recent_json``,
+    ``etag``, ``updated_at``); ``None`` is the never-written state."""
     if row is None:
         return MemoryState()
-    m = row._mapping
     return MemoryState(
-        summary=m["summary"],
-        recent=codec.loads(tuple[Exchange, ...], m["recent_json"]),
-        etag=m["etag"],
-        update_time=to_datetime(m["updated_at"]),
+        summary=row.summary,
+        recent=codec.loads(tuple[Exchange, ...], row.recent_json),
+        etag=row.etag,
+        update_time=to_datetime(row.updated_at),
     )
 
 
@@ -139,21 +137,21 @@ def unpositioned(
     )
 
 
-def failed_run(row: Row[Any]) -> FailedRun:
-    m = row._mapping
+def failed_run(row: Any) -> FailedRun:
+    """A ``failed_runs`` row."""
     return FailedRun(
-        failed_run_id=m["failed_run_id"],
-        run_id=m["run_id"],
+        failed_run_id=row.failed_run_id,
+        run_id=row.run_id,
         error=RunError(
-            message=m["error_message"],
-            code=m["error_code"],
-            details_json=m["error_details_json"],
+            message=row.error_message,
+            code=row.error_code,
+            details_json=row.error_details_json,
         ),
         messages=unpositioned(
-            new_messages(m["messages_json"]),
-            run_id=m["run_id"],
-            created_at=m["created_at"],
+            new_messages(row.messages_json),
+            run_id=row.run_id,
+            created_at=row.created_at,
             compacted=False,
         ),
-        create_time=to_datetime(m["created_at"]),
+        create_time=to_datetime(row.created_at),
     )

@@ -4,27 +4,22 @@ connection settings (WAL, pragmas, who issues BEGIN)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
 __all__ = [
-    "Runner",
     "SQLITE_BUSY_TIMEOUT_MS",
     "SQLITE_SYNCHRONOUS",
     "WRITE_OPTION",
-    "create_async",
     "create_sync_engine",
     "describe_url",
     "migration_engine",
     "normalize_url",
     "read_options",
 ]
-
-Runner = Literal["thread", "async"]
 
 SQLITE_BUSY_TIMEOUT_MS = 5000
 # FULL, not NORMAL: in WAL mode NORMAL already survives a crash of this
@@ -48,25 +43,23 @@ def read_options(dialect: str) -> dict[str, Any]:
     return {}
 
 
-def normalize_url(url: str | URL, *, runner: Runner = "thread") -> URL:
-    """The SQLAlchemy URL with the driver Mnemo uses for ``runner``.
+def normalize_url(url: str | URL) -> URL:
+    """The SQLAlchemy URL with the driver Mnemo uses.
 
-    ``sqlite:///path`` becomes ``sqlite+pysqlite`` (thread) or
-    ``sqlite+aiosqlite`` (async) with an absolute path; ``postgres://``,
-    ``postgresql://`` become ``postgresql+psycopg`` (psycopg 3 serves both).
+    ``sqlite:///path`` becomes ``sqlite+pysqlite`` with an absolute path;
+    ``postgres://``, ``postgresql://`` become ``postgresql+psycopg``.
     Raises ``ValueError`` for other databases and for in-memory SQLite (each
     connection would see its own empty database).
     """
     parsed = make_url(url) if isinstance(url, str) else url
     backend = parsed.get_backend_name()
     if backend == "sqlite":
-        if parsed.drivername not in ("sqlite", "sqlite+pysqlite", "sqlite+aiosqlite"):
+        if parsed.drivername not in ("sqlite", "sqlite+pysqlite"):
             raise ValueError(f"unsupported SQLite driver {parsed.drivername!r}")
         if not parsed.database or parsed.database == ":memory:" or "mode=memory" in str(parsed):
             raise ValueError("an in-memory SQLite database cannot be shared: name a file")
         path = Path(parsed.database).expanduser().absolute()
-        driver = "sqlite+aiosqlite" if runner == "async" else "sqlite+pysqlite"
-        return parsed.set(drivername=driver, database=str(path))
+        return parsed.set(drivername="sqlite+pysqlite", database=str(path))
     if backend in ("postgresql", "postgres"):
         if parsed.drivername not in ("postgres", "postgresql", "postgresql+psycopg"):
             raise ValueError(
@@ -88,7 +81,7 @@ def describe_url(url: str | URL) -> str:
 
 def _configure_sqlite(engine: Engine) -> None:
     """WAL, pragmas, and SQLAlchemy in charge of BEGIN (SQLAlchemy's recipe
-    for sqlite3 and aiosqlite: the driver's own implicit BEGIN is disabled)."""
+    for sqlite3: the driver's own implicit BEGIN is disabled)."""
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -124,28 +117,19 @@ def _engine_options(url: URL, pool_size: int) -> dict[str, Any]:
 
 def create_sync_engine(url: str | URL, *, pool_size: int = 10) -> Engine:
     """A configured sync engine with a pool of ``pool_size`` connections."""
-    parsed = normalize_url(url, runner="thread")
+    parsed = normalize_url(url)
     return _sync_engine(parsed, **_engine_options(parsed, pool_size))
 
 
 def migration_engine(url: str | URL) -> Engine:
     """A configured sync engine without a pool whose transactions are write
     transactions (on SQLite, a second migrating process waits for the first)."""
-    parsed = normalize_url(url, runner="thread")
+    parsed = normalize_url(url)
     options = _engine_options(parsed, 1)
     for key in ("pool_size", "max_overflow", "pool_timeout"):
         del options[key]
     engine = _sync_engine(parsed, poolclass=NullPool, **options)
     return engine.execution_options(**{WRITE_OPTION: True})
-
-
-def create_async(url: URL, *, pool_size: int) -> AsyncEngine:
-    """A configured asyncio engine (``url`` normalized for the async runner)."""
-    _prepare_sqlite_directory(url)
-    engine = create_async_engine(url, **_engine_options(url, pool_size))
-    if url.get_backend_name() == "sqlite":
-        _configure_sqlite(engine.sync_engine)
-    return engine
 
 
 def _sync_engine(url: URL, **options: Any) -> Engine:

@@ -6,116 +6,141 @@ by default): a request whose ``request_id`` was recorded longer ago than
 that is a new request (its old record is replaced), and the server's
 maintenance task deletes records past the window in batches
 (``prune_records``). The record keeps the change cursor the first call
-produced, so a replay answers the same ``change_cursor``
-(``store.change_sink``).
+produced, so a replay answers the same ``change_cursor``.
+
+The record costs a write one statement: the write runs, then records its
+result with ``INSERT ... ON CONFLICT DO UPDATE ... WHERE`` the existing
+record's window has passed. A retry is rare, so it pays instead: when that
+statement finds a live record (or the write raised a domain error, which a
+retry of a request that succeeded may well do, e.g. an etag that has moved
+on since), the record is read and either answers (the write rolls back:
+``tx.Replay``) or, recorded for another request, ``REQUEST_ID_REUSED``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from sqlalchemy import Connection, delete, select, tuple_
+from sqlalchemy import Connection, bindparam, delete, select, tuple_
+from sqlalchemy.dialects import postgresql, sqlite
 
 from mnemo_server.domain import codec
-from mnemo_server.domain.errors import request_id_reused
+from mnemo_server.domain.commands import Idempotent, result_type
+from mnemo_server.domain.errors import MnemoError, request_id_reused
 from mnemo_server.domain.models import Idempotency
-from mnemo_server.store import change_sink
 from mnemo_server.store.convert import now_micros
-from mnemo_server.store.database import RetryTransaction
-from mnemo_server.store.dialect import insert_ignoring_conflicts
 from mnemo_server.store.schema import idempotency_records
+from mnemo_server.store.statements import Statement
+from mnemo_server.store.tx import Replay, Tx
 
-T = TypeVar("T")
+__all__ = ["DEFAULT_WINDOW", "idempotent", "prune_records"]
+
+C = TypeVar("C", bound=Idempotent[Any])
+R = TypeVar("R")
 
 DEFAULT_WINDOW = timedelta(hours=24)
 """How long a request's result is kept by default."""
 
-_DEFAULT_WINDOW_MICROS = DEFAULT_WINDOW // timedelta(microseconds=1)
-
-
-def idempotent(
-    conn: Connection,
-    user_id: str,
-    idempotency: Idempotency | None,
-    result_type: type[T],
-    work: Callable[[], T],
-    *,
-    window_micros: int = _DEFAULT_WINDOW_MICROS,
-) -> T:
-    """``work()``, or the result recorded for the same request.
-
-    Call inside a write transaction. Without ``idempotency`` this is just
-    ``work()``. With it: a result recorded less than ``window_micros`` ago
-    with the same scope and fingerprint is returned without running
-    ``work`` (and its change cursor reported again); a different one raises
-    ``FailedPrecondition(REQUEST_ID_REUSED)`` and writes nothing; an older
-    record is dropped. Otherwise ``work()`` runs and its result is recorded
-    with the change cursor it produced (``work`` must have created the user
-    row). If a concurrent transaction records the same key first, this one
-    is rolled back and retried (``RetryTransaction``), and then returns that
-    record.
-    """
-    if idempotency is None:
-        return work()
-    now = now_micros()
-    key = (
-        idempotency_records.c.user_id == user_id,
-        idempotency_records.c.request_id == idempotency.request_id,
-    )
-    found = conn.execute(
-        select(
-            idempotency_records.c.scope,
-            idempotency_records.c.fingerprint,
-            idempotency_records.c.result_json,
-            idempotency_records.c.change_cursor,
-            idempotency_records.c.created_at,
-        ).where(*key)
-    ).one_or_none()
-    if found is not None and found.created_at <= now - window_micros:
-        conn.execute(delete(idempotency_records).where(*key))
-        found = None
-    if found is not None:
-        if (found.scope, found.fingerprint) != (idempotency.scope, idempotency.fingerprint):
-            raise request_id_reused(idempotency.request_id)
-        change_sink.report(int(found.change_cursor))
-        return codec.loads(result_type, found.result_json)
-    before = change_sink.current_cursor()
-    result = work()
-    produced = change_sink.current_cursor()
-    inserted = conn.execute(
-        insert_ignoring_conflicts(conn, idempotency_records)
-        .values(
-            user_id=user_id,
-            request_id=idempotency.request_id,
-            scope=idempotency.scope,
-            fingerprint=idempotency.fingerprint,
-            result_json=codec.dumps(result),
-            change_cursor=produced if produced != before else 0,
-            created_at=now,
+_records = idempotency_records.c
+_FIELDS: dict[str, Any] = {
+    "user_id": bindparam("user_id"),
+    "request_id": bindparam("request_id"),
+    "scope": bindparam("scope"),
+    "fingerprint": bindparam("fingerprint"),
+    "result_json": bindparam("result_json"),
+    "change_cursor": bindparam("change_cursor"),
+    "created_at": bindparam("created_at"),
+}
+_RECORD = {
+    dialect: Statement(
+        module.insert(idempotency_records)
+        .values(**_FIELDS)
+        .on_conflict_do_update(
+            index_elements=[_records.user_id, _records.request_id],
+            set_={
+                name: value
+                for name, value in _FIELDS.items()
+                if name not in ("user_id", "request_id")
+            },
+            where=_records.created_at <= bindparam("expired_before"),
         )
-        .returning(idempotency_records.c.request_id)
-    ).one_or_none()
-    if inserted is None:
-        raise RetryTransaction(f"request_id {idempotency.request_id!r} recorded concurrently")
+        .returning(_records.request_id)
+    )
+    for dialect, module in (("sqlite", sqlite), ("postgresql", postgresql))
+}
+_FIND = Statement(
+    select(
+        _records.scope, _records.fingerprint, _records.result_json, _records.change_cursor
+    ).where(
+        _records.user_id == bindparam("user_id"),
+        _records.request_id == bindparam("request_id"),
+        _records.created_at > bindparam("expired_before"),
+    )
+)
+
+
+def idempotent(tx: Tx, command: C, work: Callable[[Tx, C], R], *, window_micros: int) -> R:
+    """``work(tx, command)`` with its result recorded under
+    ``command.idempotency``; a request recorded less than ``window_micros``
+    ago is answered with its recorded result instead (raising ``Replay``:
+    what this call wrote rolls back) or, with another scope or fingerprint,
+    raises ``FailedPrecondition(REQUEST_ID_REUSED)``."""
+    key = command.idempotency
+    assert key is not None
+    now = now_micros()
+    expired_before = now - window_micros
+    try:
+        result = work(tx, command)
+    except MnemoError:
+        _replay_if_recorded(tx, command, key, expired_before)
+        raise
+    recorded = _RECORD[tx.dialect].first(
+        tx,
+        user_id=command.user_id,
+        request_id=key.request_id,
+        scope=key.scope,
+        fingerprint=key.fingerprint,
+        result_json=codec.dumps(result),
+        change_cursor=tx.change_cursor,
+        created_at=now,
+        expired_before=expired_before,
+    )
+    if recorded is None:  # a live record of an earlier call
+        _replay_if_recorded(tx, command, key, expired_before)
     return result
+
+
+def _replay_if_recorded(
+    tx: Tx, command: Idempotent[Any], key: Idempotency, expired_before: int
+) -> None:
+    """Raise ``Replay`` with the live record of ``key``, or
+    ``REQUEST_ID_REUSED`` if it was recorded for another request; return if
+    there is none."""
+    found = _FIND.first(
+        tx, user_id=command.user_id, request_id=key.request_id, expired_before=expired_before
+    )
+    if found is None:
+        return
+    if (found.scope, found.fingerprint) != (key.scope, key.fingerprint):
+        raise request_id_reused(key.request_id)
+    value = codec.loads(result_type(type(command)), found.result_json)
+    raise Replay(value, int(found.change_cursor))
 
 
 def prune_records(conn: Connection, older_than_micros: int, limit: int) -> int:
     """Delete up to ``limit`` records made before ``older_than_micros``
     (oldest first); how many."""
     oldest = (
-        select(idempotency_records.c.user_id, idempotency_records.c.request_id)
-        .where(idempotency_records.c.created_at < older_than_micros)
-        .order_by(idempotency_records.c.created_at)
+        select(_records.user_id, _records.request_id)
+        .where(_records.created_at < older_than_micros)
+        .order_by(_records.created_at)
         .limit(limit)
     )
     if conn.dialect.name == "postgresql":
         oldest = oldest.with_for_update(skip_locked=True)
     result = conn.execute(
-        delete(idempotency_records).where(
-            tuple_(idempotency_records.c.user_id, idempotency_records.c.request_id).in_(oldest)
-        )
+        delete(idempotency_records).where(tuple_(_records.user_id, _records.request_id).in_(oldest))
     )
     return int(result.rowcount)

@@ -1,28 +1,32 @@
 """The narrow storage interfaces the use cases depend on.
 
-Every method is a coroutine and runs in its own transaction. Methods return
-domain objects and raise ``mnemo_server.domain.errors`` exceptions only; driver
-errors never escape (a serialization failure that survives the bounded
-retries becomes ``Aborted(reason="CONCURRENT_MODIFICATION")``, an unreachable
-database ``Unavailable``).
+Every method is a coroutine and runs in its own transaction (a write shares
+it with the other writes of its batch, each in its own savepoint:
+``store.database``). Methods return domain objects and raise
+``mnemo_server.domain.errors`` exceptions only; driver errors never escape (a
+serialization failure that survives the bounded retries becomes
+``Aborted(reason="CONCURRENT_MODIFICATION")``, an unreachable database
+``Unavailable``).
 
-Writes that take an ``Idempotency`` record their result in the same
-transaction: a repeat with the same key and fingerprint returns the recorded
-result and writes nothing; the same key with another fingerprint raises
-``FailedPrecondition(reason="REQUEST_ID_REUSED")``.
+Every write of the API is a command (``domain.commands``) that
+``CommandStore.execute`` carries out; each command's docstring states what
+it does and raises. A command that carries an ``Idempotency`` records its
+result in the same transaction: a repeat with the same key and fingerprint
+returns the recorded result and writes nothing; the same key with another
+fingerprint raises ``FailedPrecondition(reason="REQUEST_ID_REUSED")``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from mnemo_server.domain.changes import ChangePage
+from mnemo_server.domain.commands import Command, Written
+from mnemo_server.domain.commands.governance import DeleteUserData, ImportUserData
 from mnemo_server.domain.governance import (
     Access,
     Consent,
-    ConsentChange,
-    ConsentState,
     Event,
     EventScope,
     EventType,
@@ -31,41 +35,42 @@ from mnemo_server.domain.governance import (
     NewEvent,
 )
 from mnemo_server.domain.memory_models import (
-    CandidateDraft,
     Embedding,
     Memory,
     MemoryCandidate,
-    MemoryChange,
-    MemoryDraft,
     MemoryListQuery,
-    MemoryTombstone,
     RecallQuery,
-    SavedMemory,
 )
 from mnemo_server.domain.models import (
-    AppendResult,
     Conversation,
     ConversationKey,
-    Exchange,
     FailedRun,
     HistorySnapshot,
-    Idempotency,
-    JsonObject,
     Keyset,
     MemoryState,
-    NewMessage,
     Page,
-    RememberResult,
-    RunError,
     StoredMessage,
 )
 from mnemo_server.domain.ranking import SemanticMatch
-from mnemo_server.domain.user_data import ErasureReceipt, ExportItem, ExportSection, UserData
+from mnemo_server.domain.user_data import ErasureReceipt, ExportItem, ExportSection
+
+R = TypeVar("R")
+
+
+class CommandStore(Protocol):
+    """Runs the writes of the API."""
+
+    async def execute(self, command: Command[R]) -> Written[R]:
+        """Carry out ``command`` in a write transaction: its result and the
+        cursor of the last change it appended (``Written``). Raises what the
+        command's docstring names, ``Aborted(CONCURRENT_MODIFICATION)`` and
+        ``Unavailable``."""
+        ...
 
 
 class UserStore(Protocol):
     """Users and their tenants. A user is created implicitly by its first write,
-    in the tenant of the caller making it (``auth.caller.tenant_of_new_users``)."""
+    in the tenant of the caller making it (``domain.identity.tenant_of_new_users``)."""
 
     async def tenants_of(self, user_ids: Collection[str]) -> Mapping[str, str]:
         """The tenant of each existing user among ``user_ids`` (``""``: none);
@@ -73,62 +78,16 @@ class UserStore(Protocol):
         ...
 
 
-class WorkingMemoryStore(Protocol):
+class WorkingMemoryStore(CommandStore, Protocol):
     """Working memory per (user, conversation); the default conversation too."""
 
     async def get_state(self, key: ConversationKey) -> MemoryState:
         """The state, or an empty ``MemoryState()`` if never written. Never raises NotFound."""
         ...
 
-    async def save_state(
-        self,
-        key: ConversationKey,
-        summary: str,
-        recent: Sequence[Exchange],
-        *,
-        expected_etag: str | None,
-    ) -> MemoryState:
-        """Replace the whole state; creates the user and conversation as needed.
 
-        Raises ``Aborted(reason="ETAG_MISMATCH")`` if ``expected_etag`` is set and
-        not current (an unwritten state's etag is ``""``).
-        """
-        ...
-
-    async def remember(
-        self,
-        key: ConversationKey,
-        exchange: Exchange,
-        *,
-        keep_recent: int,
-        summary: str | None,
-        expected_etag: str | None,
-        idempotency: Idempotency | None,
-    ) -> RememberResult:
-        """Atomically append ``exchange``, keep the newest ``keep_recent`` and
-        return the evicted ones (``domain.working_memory.window``); replace the
-        summary when given. Raises ETAG_MISMATCH / REQUEST_ID_REUSED."""
-        ...
-
-    async def clear_state(self, key: ConversationKey, *, expected_etag: str | None) -> MemoryState:
-        """Empty the state (new etag). Raises ETAG_MISMATCH."""
-        ...
-
-
-class ConversationStore(Protocol):
+class ConversationStore(CommandStore, Protocol):
     """Conversations and their canonical history, failed runs and compaction."""
-
-    async def create_conversation(
-        self,
-        user_id: str,
-        conversation_id: str,
-        *,
-        metadata: JsonObject,
-        temporary: bool,
-        idempotency: Idempotency | None,
-    ) -> Conversation:
-        """Raises ``AlreadyExists`` if the id is taken (unless an idempotent retry)."""
-        ...
 
     async def get_conversation(self, user_id: str, conversation_id: str) -> Conversation:
         """Raises ``NotFound``."""
@@ -141,59 +100,11 @@ class ConversationStore(Protocol):
         The default conversation is never listed."""
         ...
 
-    async def update_conversation_metadata(
-        self, user_id: str, conversation_id: str, metadata: JsonObject, *, expected_etag: str | None
-    ) -> Conversation:
-        """Raises ``NotFound``, ETAG_MISMATCH."""
-        ...
-
-    async def delete_conversation(
-        self, user_id: str, conversation_id: str, *, expected_etag: str | None
-    ) -> None:
-        """Deletes it with messages, failed runs, checkpoints and working memory.
-        Raises ``NotFound``, ETAG_MISMATCH."""
-        ...
-
-    async def append_messages(
-        self,
-        user_id: str,
-        conversation_id: str,
-        messages: Sequence[NewMessage],
-        *,
-        run_id: str,
-        turn: int,
-        expected_position: int | None,
-        create_metadata: JsonObject,
-        idempotency: Idempotency | None,
-    ) -> AppendResult:
-        """Append at dense positions, creating the conversation if needed.
-        Raises ``Aborted(reason="POSITION_MISMATCH")`` (metadata
-        ``expected_position``/``next_position``), REQUEST_ID_REUSED."""
-        ...
-
     async def list_messages(
         self, user_id: str, conversation_id: str, *, start_position: int, limit: int
     ) -> Page[StoredMessage]:
         """Canonical messages with position >= start_position, in order; the
         keyset is ``(last_position,)``. Raises ``NotFound``."""
-        ...
-
-    async def clear_messages(self, user_id: str, conversation_id: str) -> Conversation:
-        """Delete messages and checkpoints; positions restart at 0; the
-        compaction revision changes. Raises ``NotFound``."""
-        ...
-
-    async def record_failed_run(
-        self,
-        user_id: str,
-        conversation_id: str,
-        *,
-        run_id: str,
-        error: RunError,
-        messages: Sequence[NewMessage],
-        idempotency: Idempotency | None,
-    ) -> FailedRun:
-        """Creates the conversation if needed."""
         ...
 
     async def list_failed_runs(
@@ -206,24 +117,8 @@ class ConversationStore(Protocol):
         """The projection and its revision. Raises ``NotFound``."""
         ...
 
-    async def replace_history_prefix(
-        self,
-        user_id: str,
-        conversation_id: str,
-        *,
-        revision: str,
-        message_count: int,
-        replacement: Sequence[NewMessage],
-        run_id: str,
-        idempotency: Idempotency | None,
-    ) -> HistorySnapshot:
-        """Record a checkpoint (``domain.compaction``); returns the new projection.
-        Raises ``NotFound``, ``Aborted(reason="REVISION_STALE")``,
-        ``InvalidArgument`` if ``message_count`` exceeds the projection."""
-        ...
 
-
-class MemoryStore(Protocol):
+class MemoryStore(CommandStore, Protocol):
     """Long-term memory entries (append-only with keyed supersede), their
     full-text and vector indexes, tombstones and extraction candidates.
 
@@ -246,25 +141,6 @@ class MemoryStore(Protocol):
     and leaves a ``MemoryTombstone``.
     """
 
-    async def create_memories(
-        self,
-        user_id: str,
-        drafts: Sequence[tuple[str, MemoryDraft]],
-        *,
-        idempotency: Idempotency | None,
-        origin_conversation_id: str = "",
-    ) -> tuple[SavedMemory, ...]:
-        """Save ``(memory_id, draft)`` pairs in one transaction, in order.
-        ``origin_conversation_id``: the conversation the drafts were extracted
-        from (a temporary one closes the gate).
-
-        Raises ``AlreadyExists`` if a memory id is taken (by an entry or a
-        tombstone), ``InvalidArgument(reason="EMBEDDING_DIMENSION_MISMATCH")`` if
-        an embedding's dimension differs from the user's stored vectors of the
-        same model, REQUEST_ID_REUSED, and the memory gate's errors (below).
-        """
-        ...
-
     async def get_memory(self, user_id: str, memory_id: str) -> Memory:
         """Archived or not. Raises ``NotFound``."""
         ...
@@ -272,20 +148,6 @@ class MemoryStore(Protocol):
     async def list_memories(self, user_id: str, query: MemoryListQuery) -> Page[Memory]:
         """Newest first (keyset: create_time desc, memory_id desc). Without
         ``include_archived`` only unarchived entries (the newest per key)."""
-        ...
-
-    async def update_memory(
-        self, user_id: str, memory_id: str, change: MemoryChange, *, expected_etag: str | None
-    ) -> Memory:
-        """Apply ``change``; the previous version stays in the history.
-        Raises ``NotFound``, ETAG_MISMATCH, EMBEDDING_DIMENSION_MISMATCH."""
-        ...
-
-    async def delete_memory(
-        self, user_id: str, memory_id: str, *, expected_etag: str | None
-    ) -> MemoryTombstone:
-        """Erase the entry's text everywhere and leave a tombstone. Deleting a
-        deleted entry returns its tombstone. Raises ``NotFound``, ETAG_MISMATCH."""
         ...
 
     async def list_memory_versions(
@@ -310,33 +172,10 @@ class MemoryStore(Protocol):
         user's vectors of ``embedding.model``."""
         ...
 
-    async def propose_candidates(
-        self,
-        user_id: str,
-        candidates: Sequence[CandidateDraft],
-        *,
-        idempotency: Idempotency | None,
-    ) -> tuple[MemoryCandidate, ...]:
-        """Store pending candidates. Raises REQUEST_ID_REUSED."""
-        ...
-
     async def list_candidates(
         self, user_id: str, *, include_resolved: bool, limit: int, after: Keyset | None
     ) -> Page[MemoryCandidate]:
         """Newest first."""
-        ...
-
-    async def approve_candidate(
-        self, user_id: str, candidate_id: str, *, memory_id: str
-    ) -> tuple[Memory, MemoryCandidate]:
-        """Save the candidate as entry ``memory_id`` and mark it approved, in
-        one transaction. Approving an approved candidate returns the same
-        entry. Raises ``NotFound``, ``FailedPrecondition(reason="CANDIDATE_RESOLVED")``."""
-        ...
-
-    async def reject_candidate(self, user_id: str, candidate_id: str) -> MemoryCandidate:
-        """Mark it rejected. Rejecting a rejected candidate returns it.
-        Raises ``NotFound``, CANDIDATE_RESOLVED (approved or cancelled)."""
         ...
 
 
@@ -345,11 +184,19 @@ class UserDataStore(Protocol):
     ``ExportUserData``, ``ImportUserData``). The governance gates do not apply:
     these are the user's own rights over the data."""
 
-    async def erase_user(self, user_id: str) -> ErasureReceipt:
+    async def erase_user(self, command: DeleteUserData) -> Written[ErasureReceipt]:
         """Delete every row of the user in every table that holds user data
         (the user's row last), and the user's full-text index rows, in one
         write transaction; counts per table. Erasing an unknown or erased user
         returns zeros: never ``NotFound``."""
+        ...
+
+    async def import_user(self, command: ImportUserData) -> Written[None]:
+        """Load the data (validated) into the user in one write transaction,
+        keeping ids, positions, times and etags; the user is created in the
+        caller's tenant. Raises ``FailedPrecondition(reason=
+        "IMPORT_TARGET_NOT_EMPTY")`` if the user has any data, ``NotFound``
+        if the user belongs to another tenant."""
         ...
 
     async def export_page(
@@ -360,16 +207,8 @@ class UserDataStore(Protocol):
         unknown user has no records."""
         ...
 
-    async def import_user(self, user_id: str, data: UserData) -> None:
-        """Load ``data`` (validated) into the user in one write transaction,
-        keeping ids, positions, times and etags; the user is created in the
-        caller's tenant. Raises ``FailedPrecondition(reason=
-        "IMPORT_TARGET_NOT_EMPTY")`` if the user has any data, ``NotFound``
-        if the user belongs to another tenant."""
-        ...
 
-
-class GovernanceStore(Protocol):
+class GovernanceStore(CommandStore, Protocol):
     """Consent, the memory switch, the memory gate for reads, analytics
     events, and the purge of expired temporary conversations."""
 
@@ -377,22 +216,8 @@ class GovernanceStore(Protocol):
         """Granted (without an update time) for a user who never set it."""
         ...
 
-    async def set_consent(
-        self, user_id: str, state: ConsentState, policy_version: str
-    ) -> ConsentChange:
-        """Store the consent, creating the user if needed; withdrawing cancels
-        pending candidates in the same transaction. Setting the stored value
-        again changes nothing."""
-        ...
-
     async def get_memory_settings(self, user_id: str) -> MemorySettings:
         """Enabled (etag ``""``) for a user who never set them."""
-        ...
-
-    async def update_memory_settings(
-        self, user_id: str, *, enabled: bool, expected_etag: str | None
-    ) -> MemorySettings:
-        """Store the switch (new etag). Raises ETAG_MISMATCH."""
         ...
 
     async def memory_gate(
@@ -401,9 +226,14 @@ class GovernanceStore(Protocol):
         """The strongest gate closed for ``access`` (read-only transaction)."""
         ...
 
-    async def record_events(self, user_id: str, events: Sequence[NewEvent]) -> None:
-        """Record events in a transaction of their own (nothing for a user
-        who does not exist)."""
+    def record_events_later(self, user_id: str, events: Sequence[NewEvent]) -> None:
+        """Record events with the next batch of writes (within a second; at
+        shutdown at the latest), not waiting for it: what a read records
+        (nothing for a user who does not exist; a failure is logged)."""
+        ...
+
+    async def flush_events(self) -> None:
+        """Return once the events recorded ``later`` before the call are stored."""
         ...
 
     async def list_events(

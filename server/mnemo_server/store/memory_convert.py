@@ -97,10 +97,15 @@ def _embedding(model: str | None, vector: bytes | None) -> Embedding | None:
     return Embedding(model, decode_vector(vector))
 
 
-def memory(row: Row[Any] | Mapping[Any, Any]) -> Memory:
-    """A row of ``MEMORY_COLUMNS`` (or a mapping of its columns) as an entry
-    (with its vector, if any)."""
-    m = row if isinstance(row, Mapping) else row._mapping
+def memory(row: Any) -> Memory:
+    """A row of ``MEMORY_COLUMNS`` (a SQLAlchemy row, a ``store.statements``
+    row or a mapping of its columns) as an entry (with its vector, if any)."""
+    if isinstance(row, Mapping):
+        m: Mapping[Any, Any] = row
+    elif isinstance(row, Row):
+        m = row._mapping
+    else:
+        m = row._asdict()
     return Memory(
         memory_id=m["memory_id"],
         user_id=m["user_id"],
@@ -119,39 +124,38 @@ def memory(row: Row[Any] | Mapping[Any, Any]) -> Memory:
     )
 
 
-def tombstone(row: Row[Any]) -> MemoryTombstone:
-    m = row._mapping
+def tombstone(row: Any) -> MemoryTombstone:
+    """A ``memory_tombstones`` row."""
     return MemoryTombstone(
-        user_id=m["user_id"],
-        memory_id=m["memory_id"],
-        key=m["key"],
-        delete_time=to_datetime(m["deleted_at"]),
+        user_id=row.user_id,
+        memory_id=row.memory_id,
+        key=row.key,
+        delete_time=to_datetime(row.deleted_at),
     )
 
 
-def candidate(row: Row[Any]) -> MemoryCandidate:
+def candidate(row: Any) -> MemoryCandidate:
     """A ``memory_candidates`` row."""
-    m = row._mapping
     return MemoryCandidate(
-        candidate_id=m["candidate_id"],
-        user_id=m["user_id"],
+        candidate_id=row.candidate_id,
+        user_id=row.user_id,
         draft=MemoryDraft(
-            text=m["text"],
-            key=m["key"],
-            scope=MemoryScope(m["scope"]),
-            conversation_id=m["memory_conversation_id"],
-            source=MemorySource(m["source"]),
-            metadata=json.loads(m["metadata_json"]),
-            pinned=bool(m["pinned"]),
-            embedding=_embedding(m["embedding_model"], m["embedding"]),
+            text=row.text,
+            key=row.key,
+            scope=MemoryScope(row.scope),
+            conversation_id=row.memory_conversation_id,
+            source=MemorySource(row.source),
+            metadata=json.loads(row.metadata_json),
+            pinned=bool(row.pinned),
+            embedding=_embedding(row.embedding_model, row.embedding),
         ),
-        state=CandidateState(m["state"]),
-        create_time=to_datetime(m["created_at"]),
-        conversation_id=m["conversation_id"],
-        run_id=m["run_id"],
-        turn=m["turn"],
-        extractor=m["extractor"],
-        saved_memory_id=m["saved_memory_id"],
+        state=CandidateState(row.state),
+        create_time=to_datetime(row.created_at),
+        conversation_id=row.conversation_id,
+        run_id=row.run_id,
+        turn=row.turn,
+        extractor=row.extractor,
+        saved_memory_id=row.saved_memory_id,
     )
 
 

@@ -54,6 +54,8 @@ from sqlalchemy.types import TypeEngine
 
 from mnemo_server.domain.text_search import pg_tsquery_text, query_terms
 from mnemo_server.store.schema import memories, memories_fts
+from mnemo_server.store.statements import Statement, dialect_of
+from mnemo_server.store.tx import Tx
 
 _FTS_INSERT = text("INSERT INTO memories_fts(rowid, search_document) VALUES (:pk, :document)")
 _FTS_DELETE = text(
@@ -67,21 +69,25 @@ _PG_TSVECTOR: ColumnElement[Any] = literal_column(
 )
 
 
-def _sqlite(conn: Connection) -> bool:
-    return conn.dialect.name == "sqlite"
+_INDEX = Statement(_FTS_INSERT)
+_UNINDEX = Statement(_FTS_DELETE)
 
 
-def index(conn: Connection, documents: Sequence[tuple[int, str]]) -> None:
+def _sqlite(conn: Connection | Tx) -> bool:
+    return dialect_of(conn) == "sqlite"
+
+
+def index(conn: Connection | Tx, documents: Sequence[tuple[int, str]]) -> None:
     """Make live entries ``(memories.id, search_document)`` searchable."""
     if documents and _sqlite(conn):
-        conn.execute(_FTS_INSERT, [{"pk": pk, "document": doc} for pk, doc in documents])
+        _INDEX.many(conn, [{"pk": pk, "document": doc} for pk, doc in documents])
 
 
-def unindex(conn: Connection, documents: Sequence[tuple[int, str]]) -> None:
+def unindex(conn: Connection | Tx, documents: Sequence[tuple[int, str]]) -> None:
     """Stop searching entries ``(memories.id, search_document)`` that were
     live (``index``ed) with exactly that document."""
     if documents and _sqlite(conn):
-        conn.execute(_FTS_DELETE, [{"pk": pk, "document": doc} for pk, doc in documents])
+        _UNINDEX.many(conn, [{"pk": pk, "document": doc} for pk, doc in documents])
 
 
 def forget_deleted(conn: Connection) -> None:

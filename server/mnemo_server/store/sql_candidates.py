@@ -5,7 +5,6 @@ it did the first time."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -13,6 +12,11 @@ from sqlalchemy import Connection, Row, insert, select, tuple_, update
 
 from mnemo_server.domain import events
 from mnemo_server.domain.changes import NewChange
+from mnemo_server.domain.commands.memories import (
+    ApproveCandidate,
+    ProposeCandidates,
+    RejectCandidate,
+)
 from mnemo_server.domain.memory_models import (
     CandidateDraft,
     CandidateState,
@@ -27,7 +31,13 @@ from mnemo_server.store import memory_text_index as fts
 from mnemo_server.store import sql_changes, sql_events, sql_memories, sql_memory_reads
 from mnemo_server.store.convert import now_micros
 from mnemo_server.store.schema import memory_candidates
-from mnemo_server.store.sql_governance import check_memory_gate
+from mnemo_server.store.sql_governance import (
+    check_write_gate,
+    lock_for_memory,
+    open_memory_write,
+)
+from mnemo_server.store.tx import Tx
+from mnemo_server.store.units import unit
 
 
 def candidate_values(user_id: str, candidate: CandidateDraft, now: int) -> dict[str, Any]:
@@ -69,14 +79,14 @@ def _find(conn: Connection, user_id: str, candidate_id: str) -> Row[Any]:
     return row
 
 
-def propose(
-    conn: Connection, user_id: str, candidates: Sequence[CandidateDraft]
-) -> tuple[MemoryCandidate, ...]:
+@unit(ProposeCandidates)
+def propose(tx: Tx, command: ProposeCandidates) -> tuple[MemoryCandidate, ...]:
     """Store pending candidates, in order. Raises ``AlreadyExists`` for a
     taken (or repeated) candidate id."""
-    sql_memories.lock_user(conn, user_id)
+    user_id, candidates = command.user_id, command.candidates
     named = [n for c in candidates for n in (c.conversation_id, c.draft.conversation_id)]
-    check_memory_gate(conn, user_id, named, write=True)
+    tenant_id = open_memory_write(tx, command.caller, user_id, named)
+    conn = tx.conn
     ids = [c.candidate_id for c in candidates]
     taken = set(
         conn.execute(
@@ -96,9 +106,9 @@ def propose(
         insert(memory_candidates).returning(*memory_candidates.c, sort_by_parameter_order=True),
         [candidate_values(user_id, c, now) for c in candidates],
     ).all()
-    sql_events.record(conn, user_id, events.proposed(len(stored)), now)
+    sql_events.record(tx, user_id, events.proposed(len(stored)), now, tenant_id=tenant_id)
     proposed = tuple(rows.candidate(row) for row in stored)
-    sql_changes.append(conn, user_id, [sql_changes.candidate_upserted(c) for c in proposed])
+    sql_changes.append(tx, user_id, [sql_changes.candidate_upserted(c) for c in proposed])
     return proposed
 
 
@@ -138,18 +148,20 @@ def _resolve(
     return rows.candidate(changed)
 
 
-def approve(
-    conn: Connection, user_id: str, candidate_id: str, memory_id: str
-) -> tuple[Memory, MemoryCandidate]:
+@unit(ApproveCandidate)
+def approve(tx: Tx, command: ApproveCandidate) -> tuple[Memory, MemoryCandidate]:
     """Save the pending candidate's draft as entry ``memory_id`` (source
     extractor) and mark it approved. Raises ``NotFound``, CANDIDATE_RESOLVED
     (rejected, cancelled, or approved into an entry deleted since),
     ``AlreadyExists`` (``memory_id`` taken), EMBEDDING_DIMENSION_MISMATCH
     (field ``candidate.memory.embedding.values``)."""
-    sql_memories.lock_user(conn, user_id)
+    user_id, candidate_id, memory_id = command.user_id, command.candidate_id, command.memory_id
+    # Locked first, then gated by the candidate's conversations.
+    lock = lock_for_memory(tx, command.caller, user_id)
+    conn = tx.conn
     row = _find(conn, user_id, candidate_id)
-    named = (row.conversation_id, row.memory_conversation_id)
-    check_memory_gate(conn, user_id, named, write=True)
+    check_write_gate(tx, lock, user_id, (row.conversation_id, row.memory_conversation_id))
+    tenant_id = lock.tenant_id
     candidate = rows.candidate(row)
     if candidate.state is CandidateState.APPROVED:
         saved = sql_memories.find_row(conn, user_id, candidate.saved_memory_id)
@@ -163,7 +175,7 @@ def approve(
     draft = replace(candidate.draft, source=MemorySource.EXTRACTOR)
     feed: list[NewChange] = []
     (saved_memory,) = sql_memories.insert_entries(
-        conn, user_id, [(memory_id, draft)], field_prefix="candidate.memory", feed=feed
+        tx, user_id, [(memory_id, draft)], field_prefix="candidate.memory", feed=feed
     )
     approved = _resolve(
         conn, user_id, candidate_id, CandidateState.APPROVED, saved_memory_id=memory_id
@@ -171,23 +183,26 @@ def approve(
     name = rows.candidate_name(user_id, candidate_id)
     happened = events.saved([saved_memory.memory])
     happened += events.resolved("approved", name, rows.memory_name(user_id, memory_id))
-    sql_events.record(conn, user_id, happened)
+    sql_events.record(tx, user_id, happened, tenant_id=tenant_id)
     feed.append(sql_changes.candidate_upserted(approved))
-    sql_changes.append(conn, user_id, feed)
+    sql_changes.append(tx, user_id, feed)
     return saved_memory.memory, approved
 
 
-def reject(conn: Connection, user_id: str, candidate_id: str) -> MemoryCandidate:
+@unit(RejectCandidate)
+def reject(tx: Tx, command: RejectCandidate) -> MemoryCandidate:
     """Mark the pending candidate rejected. Raises ``NotFound``,
     CANDIDATE_RESOLVED (approved or cancelled)."""
-    sql_memories.lock_user(conn, user_id)
+    user_id, candidate_id = command.user_id, command.candidate_id
+    tenant_id = lock_for_memory(tx, command.caller, user_id).tenant_id
+    conn = tx.conn
     candidate = rows.candidate(_find(conn, user_id, candidate_id))
     if candidate.state is CandidateState.REJECTED:
         return candidate
     if candidate.state is not CandidateState.PENDING:
         raise rows.candidate_resolved(user_id, candidate_id, candidate.state.value)
     name = rows.candidate_name(user_id, candidate_id)
-    sql_events.record(conn, user_id, events.resolved("rejected", name))
+    sql_events.record(tx, user_id, events.resolved("rejected", name), tenant_id=tenant_id)
     rejected = _resolve(conn, user_id, candidate_id, CandidateState.REJECTED)
-    sql_changes.append(conn, user_id, [sql_changes.candidate_upserted(rejected)])
+    sql_changes.append(tx, user_id, [sql_changes.candidate_upserted(rejected)])
     return rejected

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, bindparam, select
 
 from mnemo_server.domain import codec
+from mnemo_server.domain.commands.conversations import ReplaceHistoryPrefix
 from mnemo_server.domain.compaction import (
     Checkpoint,
     decode_revision,
@@ -15,12 +14,14 @@ from mnemo_server.domain.compaction import (
     next_checkpoint,
 )
 from mnemo_server.domain.errors import Aborted
-from mnemo_server.domain.models import HistorySnapshot, NewMessage
-from mnemo_server.store import convert, sql_changes
-from mnemo_server.store import sql_conversations as rows
+from mnemo_server.domain.models import HistorySnapshot
+from mnemo_server.store import convert, sql_changes, sql_conversations
 from mnemo_server.store.schema import compaction_checkpoints
 from mnemo_server.store.sql_conversations import ConversationRow
 from mnemo_server.store.sql_history import canonical_from
+from mnemo_server.store.statements import Statement, insert_row
+from mnemo_server.store.tx import Tx
+from mnemo_server.store.units import unit
 
 
 def _latest(conn: Connection, row: ConversationRow) -> tuple[Checkpoint, str, int]:
@@ -56,24 +57,21 @@ def _projection(conn: Connection, row: ConversationRow) -> HistorySnapshot:
 
 def snapshot(conn: Connection, user_id: str, conversation_id: str) -> HistorySnapshot:
     """The projection and its revision. Raises ``NotFound``."""
-    return _projection(conn, rows.find_existing(conn, user_id, conversation_id))
+    return _projection(conn, sql_conversations.find_existing(conn, user_id, conversation_id))
 
 
-def replace_prefix(
-    conn: Connection,
-    user_id: str,
-    conversation_id: str,
-    *,
-    revision: str,
-    message_count: int,
-    replacement: Sequence[NewMessage],
-    run_id: str,
-) -> HistorySnapshot:
+_CHECKPOINT = Statement(insert_row(compaction_checkpoints, without=()))
+_ADVANCE = sql_conversations.touch_with(checkpoint_seq=bindparam("checkpoint_seq"))
+
+
+@unit(ReplaceHistoryPrefix)
+def replace_prefix(tx: Tx, command: ReplaceHistoryPrefix) -> HistorySnapshot:
     """Record the next checkpoint if ``revision`` is current. Raises
     ``NotFound``, ``Aborted(REVISION_STALE)``, ``InvalidArgument`` (a revision
     we did not issue; ``message_count`` out of range)."""
-    generation, seq = decode_revision(revision)
-    row = rows.lock_existing(conn, user_id, conversation_id)
+    user_id, conversation_id = command.user_id, command.conversation_id
+    generation, seq = decode_revision(command.revision)
+    row = sql_conversations.lock_existing(tx, user_id, conversation_id)
     if (generation, seq) != (row.generation, row.checkpoint_seq):
         raise Aborted(
             "the history was compacted or cleared since this revision was taken: "
@@ -81,22 +79,25 @@ def replace_prefix(
             reason="REVISION_STALE",
             metadata={"name": convert.conversation_name(user_id, conversation_id)},
         )
-    previous, _, _ = _latest(conn, row)
-    checkpoint = next_checkpoint(previous, row.message_count, message_count, replacement)
-    now = convert.now_micros()
-    conn.execute(
-        insert(compaction_checkpoints).values(
-            conversation_pk=row.id,
-            generation=row.generation,
-            seq=row.checkpoint_seq + 1,
-            user_id=user_id,
-            covered=checkpoint.covered,
-            replacement_json=codec.dumps(checkpoint.replacement),
-            run_id=run_id,
-            created_at=now,
-        )
+    previous, _, _ = _latest(tx.conn, row)
+    checkpoint = next_checkpoint(
+        previous, row.message_count, command.message_count, command.replacement
     )
-    changed = rows.touch(conn, row, now, checkpoint_seq=row.checkpoint_seq + 1)
+    now = convert.now_micros()
+    _CHECKPOINT.execute(
+        tx,
+        conversation_pk=row.id,
+        generation=row.generation,
+        seq=row.checkpoint_seq + 1,
+        user_id=user_id,
+        covered=checkpoint.covered,
+        replacement_json=codec.dumps(checkpoint.replacement),
+        run_id=command.run_id,
+        created_at=now,
+    )
+    changed = _ADVANCE.one(
+        tx, pk=row.id, now=now, etag=convert.new_etag(), checkpoint_seq=row.checkpoint_seq + 1
+    )
     conversation = convert.conversation(changed)
-    sql_changes.append(conn, user_id, [sql_changes.conversation_upserted(conversation)])
-    return _projection(conn, changed)
+    sql_changes.append(tx, user_id, [sql_changes.conversation_upserted(conversation)])
+    return _projection(tx.conn, changed)

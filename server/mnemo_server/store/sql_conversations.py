@@ -1,57 +1,109 @@
 """Conversation rows: locking, implicit creation, and the conversation CRUD
-units of work (each a function of a ``Connection``, run by ``Database``)."""
+units of work (``CreateConversation``, ``UpdateConversation``,
+``DeleteConversation``) and reads."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, Row, delete, select, tuple_, update
+from sqlalchemy import Connection, bindparam, delete, or_, select, tuple_, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from mnemo_server.domain.changes import NewChange
+from mnemo_server.domain.commands.conversations import (
+    CreateConversation,
+    DeleteConversation,
+    UpdateConversation,
+)
 from mnemo_server.domain.errors import AlreadyExists, etag_mismatch
+from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.models import Conversation, JsonObject, Keyset, Page
 from mnemo_server.store import convert, sql_changes
-from mnemo_server.store.dialect import insert_ignoring_conflicts
 from mnemo_server.store.schema import conversations
 from mnemo_server.store.sql_temporary import drop_expired, unexpired
 from mnemo_server.store.sql_users import ensure_user
+from mnemo_server.store.statements import Statement
+from mnemo_server.store.tx import Tx
+from mnemo_server.store.units import unit
 
-ConversationRow = Row[Any]
+ConversationRow = Any
+"""A ``conversations`` row: its columns as attributes."""
 
-
-def _where(user_id: str, conversation_id: str) -> tuple[Any, Any]:
-    return conversations.c.user_id == user_id, conversations.c.conversation_id == conversation_id
-
-
-def find(conn: Connection, user_id: str, conversation_id: str) -> ConversationRow | None:
-    """The conversation row, unlocked (reads); an expired temporary one is none."""
-    return conn.execute(
-        select(conversations).where(
-            *_where(user_id, conversation_id), unexpired(convert.now_micros())
+_c = conversations.c
+_KEY = (
+    _c.user_id == bindparam("user_id"),
+    _c.conversation_id == bindparam("conversation_id"),
+    or_(_c.expire_at.is_(None), _c.expire_at > bindparam("now")),
+)
+_FIND = Statement(select(conversations).where(*_KEY))
+# FOR UPDATE on PostgreSQL; SQLite's BEGIN IMMEDIATE already excludes every
+# other writer.
+_LOCK = Statement(select(conversations).where(*_KEY).with_for_update())
+_INSERT = {
+    dialect: Statement(
+        module.insert(conversations)
+        .values(
+            user_id=bindparam("user_id"),
+            conversation_id=bindparam("conversation_id"),
+            metadata_json=bindparam("metadata_json"),
+            temporary=bindparam("temporary"),
+            created_at=bindparam("now"),
+            updated_at=bindparam("now"),
+            expire_at=bindparam("expire_at"),
+            message_count=0,
+            generation=1,
+            checkpoint_seq=0,
+            etag=bindparam("etag"),
         )
-    ).one_or_none()
+        .on_conflict_do_nothing()
+        .returning(*conversations.c)
+    )
+    for dialect, module in (("sqlite", sqlite), ("postgresql", postgresql))
+}
 
 
-def lock(conn: Connection, user_id: str, conversation_id: str) -> ConversationRow | None:
-    """The conversation row, locked until the transaction ends (``FOR UPDATE``
-    on PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` already excludes every other
-    writer). An expired temporary conversation is none."""
-    return conn.execute(
-        select(conversations)
-        .where(*_where(user_id, conversation_id), unexpired(convert.now_micros()))
-        .with_for_update()
-    ).one_or_none()
+def touch_with(**changes: Any) -> Statement:
+    """``UPDATE`` of one conversation (by ``pk``) with ``changes``, a new
+    etag and update time, returning the row."""
+    return Statement(
+        update(conversations)
+        .where(_c.id == bindparam("pk"))
+        .values(updated_at=bindparam("now"), etag=bindparam("etag"), **changes)
+        .returning(*conversations.c)
+    )
 
 
-def lock_existing(conn: Connection, user_id: str, conversation_id: str) -> ConversationRow:
+TOUCH = touch_with()
+_TOUCH_METADATA = touch_with(metadata_json=bindparam("metadata_json"))
+_DELETE = Statement(
+    delete(conversations).where(_c.id == bindparam("pk"), _c.user_id == bindparam("user_id"))
+)
+
+
+def find(conn: Connection | Tx, user_id: str, conversation_id: str) -> ConversationRow | None:
+    """The conversation row, unlocked (reads); an expired temporary one is none."""
+    return _FIND.first(
+        conn, user_id=user_id, conversation_id=conversation_id, now=convert.now_micros()
+    )
+
+
+def lock(tx: Tx, user_id: str, conversation_id: str) -> ConversationRow | None:
+    """The conversation row, locked until the transaction ends. An expired
+    temporary conversation is none."""
+    return _LOCK.first(
+        tx, user_id=user_id, conversation_id=conversation_id, now=convert.now_micros()
+    )
+
+
+def lock_existing(tx: Tx, user_id: str, conversation_id: str) -> ConversationRow:
     """``lock``, raising ``NotFound`` if there is no such conversation."""
-    row = lock(conn, user_id, conversation_id)
+    row = lock(tx, user_id, conversation_id)
     if row is None:
         raise convert.conversation_not_found(user_id, conversation_id)
     return row
 
 
-def find_existing(conn: Connection, user_id: str, conversation_id: str) -> ConversationRow:
+def find_existing(conn: Connection | Tx, user_id: str, conversation_id: str) -> ConversationRow:
     """``find``, raising ``NotFound`` if there is no such conversation."""
     row = find(conn, user_id, conversation_id)
     if row is None:
@@ -66,7 +118,8 @@ def check_etag(row: ConversationRow, expected_etag: str | None) -> None:
 
 
 def _insert(
-    conn: Connection,
+    tx: Tx,
+    caller: Caller | None,
     user_id: str,
     conversation_id: str,
     *,
@@ -78,29 +131,28 @@ def _insert(
     """Insert the conversation (and its user) unless it exists; the new row,
     or None if it existed. An expired temporary conversation of that id is
     deleted first."""
-    ensure_user(conn, user_id, now)
-    drop_expired(conn, user_id, conversation_id, now)
-    return conn.execute(
-        insert_ignoring_conflicts(conn, conversations)
-        .values(
-            user_id=user_id,
-            conversation_id=conversation_id,
-            metadata_json=convert.metadata_json(metadata),
-            temporary=temporary,
-            created_at=now,
-            updated_at=now,
-            expire_at=expire_at,
-            message_count=0,
-            generation=1,
-            checkpoint_seq=0,
-            etag=convert.new_etag(),
-        )
-        .returning(*conversations.c)
-    ).one_or_none()
+    ensure_user(tx, caller, user_id, now)
+    drop_expired(tx, user_id, conversation_id, now)
+    return _INSERT[tx.dialect].first(
+        tx,
+        user_id=user_id,
+        conversation_id=conversation_id,
+        metadata_json=convert.metadata_json(metadata),
+        temporary=temporary,
+        now=now,
+        expire_at=expire_at,
+        etag=convert.new_etag(),
+    )
 
 
 def lock_or_create(
-    conn: Connection, user_id: str, conversation_id: str, *, metadata: JsonObject, now: int
+    tx: Tx,
+    caller: Caller | None,
+    user_id: str,
+    conversation_id: str,
+    *,
+    metadata: JsonObject,
+    now: int,
 ) -> tuple[ConversationRow, bool]:
     """The locked conversation row, created (with its user) if missing, and
     whether this call created it.
@@ -109,11 +161,27 @@ def lock_or_create(
     insert skips an existing key (waiting for a concurrent inserter), and the
     row is then read and locked.
     """
-    row = lock(conn, user_id, conversation_id)
+    row = lock(tx, user_id, conversation_id)
     if row is not None:
         return row, False
+    return create_for_write(tx, caller, user_id, conversation_id, metadata=metadata, now=now)
+
+
+def create_for_write(
+    tx: Tx,
+    caller: Caller | None,
+    user_id: str,
+    conversation_id: str,
+    *,
+    metadata: JsonObject,
+    now: int,
+) -> tuple[ConversationRow, bool]:
+    """The conversation a write found missing, created (with its user) and
+    locked, and whether this call created it (a concurrent writer may have
+    created it meanwhile)."""
     inserted = _insert(
-        conn,
+        tx,
+        caller,
         user_id,
         conversation_id,
         metadata=metadata,
@@ -121,7 +189,7 @@ def lock_or_create(
         expire_at=None,
         now=now,
     )
-    row = lock(conn, user_id, conversation_id)
+    row = lock(tx, user_id, conversation_id)
     assert row is not None, "a conversation just inserted must exist"
     return row, inserted is not None
 
@@ -134,48 +202,71 @@ def created_changes(row: ConversationRow, created: bool) -> list[NewChange]:
     return [sql_changes.conversation_upserted(convert.conversation(row))]
 
 
-def touch(conn: Connection, row: ConversationRow, now: int, **changes: Any) -> ConversationRow:
-    """Update the conversation with ``changes``, a new etag and update time."""
-    return conn.execute(
-        update(conversations)
-        .where(conversations.c.id == row.id)
-        .values(updated_at=now, etag=convert.new_etag(), **changes)
-        .returning(*conversations.c)
-    ).one()
+def touch(tx: Tx, row: ConversationRow, now: int) -> ConversationRow:
+    """Give the conversation a new etag and update time; the row after."""
+    return TOUCH.one(tx, pk=row.id, now=now, etag=convert.new_etag())
 
 
 # ------------------------------------------------------------- units of work
 
 
-def create(
-    conn: Connection,
-    user_id: str,
-    conversation_id: str,
-    *,
-    metadata: JsonObject,
-    temporary: bool,
-    ttl_micros: int | None,
-) -> Conversation:
+@unit(CreateConversation)
+def create(tx: Tx, command: CreateConversation) -> Conversation:
     """Raises ``AlreadyExists``."""
     now = convert.now_micros()
-    expire_at = now + ttl_micros if temporary and ttl_micros is not None else None
+    lifetime = command.lifetime_micros
+    expire_at = now + lifetime if command.temporary and lifetime is not None else None
     row = _insert(
-        conn,
-        user_id,
-        conversation_id,
-        metadata=metadata,
-        temporary=temporary,
+        tx,
+        command.caller,
+        command.user_id,
+        command.conversation_id,
+        metadata=command.metadata,
+        temporary=command.temporary,
         expire_at=expire_at,
         now=now,
     )
     if row is None:
-        name = convert.conversation_name(user_id, conversation_id)
+        name = convert.conversation_name(command.user_id, command.conversation_id)
         raise AlreadyExists(
             f"{name} already exists; choose another conversation id", metadata={"name": name}
         )
     created = convert.conversation(row)
-    sql_changes.append(conn, user_id, [sql_changes.conversation_upserted(created)])
+    sql_changes.append(tx, command.user_id, [sql_changes.conversation_upserted(created)])
     return created
+
+
+@unit(UpdateConversation)
+def update_metadata(tx: Tx, command: UpdateConversation) -> Conversation:
+    """Raises ``NotFound``, ``Aborted(ETAG_MISMATCH)``."""
+    row = lock_existing(tx, command.user_id, command.conversation_id)
+    check_etag(row, command.expected_etag)
+    changed = _TOUCH_METADATA.one(
+        tx,
+        pk=row.id,
+        now=convert.now_micros(),
+        etag=convert.new_etag(),
+        metadata_json=convert.metadata_json(command.metadata),
+    )
+    updated = convert.conversation(changed)
+    sql_changes.append(tx, command.user_id, [sql_changes.conversation_upserted(updated)])
+    return updated
+
+
+@unit(DeleteConversation)
+def remove(tx: Tx, command: DeleteConversation) -> None:
+    """Delete with everything that hangs off it (``ON DELETE CASCADE``); the
+    states of its earlier changes go too. Raises ``NotFound``,
+    ``Aborted(ETAG_MISMATCH)``."""
+    user_id, conversation_id = command.user_id, command.conversation_id
+    row = lock_existing(tx, user_id, conversation_id)
+    check_etag(row, command.expected_etag)
+    _DELETE.execute(tx, pk=row.id, user_id=user_id)
+    sql_changes.forget_conversation(tx.conn, user_id, conversation_id)
+    sql_changes.append(tx, user_id, [sql_changes.conversation_deleted(user_id, conversation_id)])
+
+
+# ------------------------------------------------------------------- reads
 
 
 def get(conn: Connection, user_id: str, conversation_id: str) -> Conversation:
@@ -188,54 +279,21 @@ def list_page(
 ) -> Page[Conversation]:
     """Most recently updated first; keyset ``(updated_at micros, conversation_id)``."""
     query = select(conversations).where(
-        conversations.c.user_id == user_id,
-        conversations.c.conversation_id != "",
+        _c.user_id == user_id,
+        _c.conversation_id != "",
         unexpired(convert.now_micros()),
     )
     if after is not None:
         updated_at, conversation_id = after
         query = query.where(
-            tuple_(conversations.c.updated_at, conversations.c.conversation_id)
+            tuple_(_c.updated_at, _c.conversation_id)
             < tuple_(int(updated_at), str(conversation_id))
         )
     rows = conn.execute(
-        query.order_by(
-            conversations.c.updated_at.desc(), conversations.c.conversation_id.desc()
-        ).limit(limit + 1)
+        query.order_by(_c.updated_at.desc(), _c.conversation_id.desc()).limit(limit + 1)
     ).all()
     items = tuple(convert.conversation(row) for row in rows[:limit])
     if len(rows) <= limit:
         return Page(items)
     last = rows[limit - 1]
     return Page(items, next_after=(last.updated_at, last.conversation_id))
-
-
-def update_metadata(
-    conn: Connection,
-    user_id: str,
-    conversation_id: str,
-    metadata: JsonObject,
-    expected_etag: str | None,
-) -> Conversation:
-    """Raises ``NotFound``, ``Aborted(ETAG_MISMATCH)``."""
-    row = lock_existing(conn, user_id, conversation_id)
-    check_etag(row, expected_etag)
-    changed = touch(conn, row, convert.now_micros(), metadata_json=convert.metadata_json(metadata))
-    updated = convert.conversation(changed)
-    sql_changes.append(conn, user_id, [sql_changes.conversation_upserted(updated)])
-    return updated
-
-
-def remove(conn: Connection, user_id: str, conversation_id: str, expected_etag: str | None) -> None:
-    """Delete with everything that hangs off it (``ON DELETE CASCADE``); the
-    states of its earlier changes go too. Raises ``NotFound``,
-    ``Aborted(ETAG_MISMATCH)``."""
-    row = lock_existing(conn, user_id, conversation_id)
-    check_etag(row, expected_etag)
-    conn.execute(
-        delete(conversations).where(
-            conversations.c.id == row.id, conversations.c.user_id == user_id
-        )
-    )
-    sql_changes.forget_conversation(conn, user_id, conversation_id)
-    sql_changes.append(conn, user_id, [sql_changes.conversation_deleted(user_id, conversation_id)])

@@ -10,32 +10,45 @@ import secrets
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Row, Select, insert, select, tuple_
+from sqlalchemy import ColumnElement, Connection, Row, Select, bindparam, select, tuple_
 
 from mnemo_server.domain.governance import Event, EventScope, EventType, NewEvent
 from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store.convert import now_micros, to_datetime
 from mnemo_server.store.schema import events, users
+from mnemo_server.store.statements import Statement, insert_row
+from mnemo_server.store.tx import Tx
 
 
 def new_event_id() -> str:
     return secrets.token_hex(8)
 
 
-def record(conn: Connection, user_id: str, new: Sequence[NewEvent], now: int | None = None) -> None:
-    """Record ``new`` for ``user_id`` with the user's tenant (nothing for a
-    user that does not exist). Two statements however many events."""
+_TENANT = Statement(select(users.c.tenant_id).where(users.c.user_id == bindparam("user_id")))
+_INSERT = Statement(insert_row(events))
+
+
+def record(
+    tx: Tx,
+    user_id: str,
+    new: Sequence[NewEvent],
+    now: int | None = None,
+    *,
+    tenant_id: str | None = None,
+) -> None:
+    """Record ``new`` for ``user_id`` with the user's tenant (``tenant_id``
+    when the write knows it already; nothing for a user that does not
+    exist). One or two statements however many events."""
     if not new:
         return
-    tenant_id = conn.execute(
-        select(users.c.tenant_id).where(users.c.user_id == user_id)
-    ).scalar_one_or_none()
     if tenant_id is None:
-        return
+        tenant_id = _TENANT.scalar(tx, user_id=user_id)
+        if tenant_id is None:
+            return
     at = now_micros() if now is None else now
-    conn.execute(
-        insert(events),
+    _INSERT.many(
+        tx,
         [
             {
                 "user_id": user_id,

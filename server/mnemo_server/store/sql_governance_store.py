@@ -1,9 +1,10 @@
 """``SqlGovernanceStore``: the SQLAlchemy implementation of
 ``GovernanceStore`` (``SqlStore`` inherits it).
 
-Each method is one transaction of ``Database`` running a unit of work from
-``sql_governance``, ``sql_events`` or ``sql_temporary``; the error contracts
-are those of ``store.interfaces.GovernanceStore``.
+Each method is one transaction of ``Database`` running a function of
+``sql_governance``, ``sql_events`` or ``sql_temporary`` (consent and the
+memory switch are written by commands: ``SqlStore.execute``); the error
+contracts are those of ``store.interfaces.GovernanceStore``.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ from collections.abc import Collection, Sequence
 from mnemo_server.domain.governance import (
     Access,
     Consent,
-    ConsentChange,
-    ConsentState,
     Event,
     EventScope,
     EventType,
@@ -39,24 +38,8 @@ class SqlGovernanceStore:
     async def get_consent(self, user_id: str) -> Consent:
         return await self._db.read(lambda conn: sql_governance.get_consent(conn, user_id))
 
-    async def set_consent(
-        self, user_id: str, state: ConsentState, policy_version: str
-    ) -> ConsentChange:
-        return await self._db.write(
-            lambda conn: sql_governance.set_consent(conn, user_id, state, policy_version)
-        )
-
     async def get_memory_settings(self, user_id: str) -> MemorySettings:
         return await self._db.read(lambda conn: sql_governance.get_settings(conn, user_id))
-
-    async def update_memory_settings(
-        self, user_id: str, *, enabled: bool, expected_etag: str | None
-    ) -> MemorySettings:
-        return await self._db.write(
-            lambda conn: sql_governance.update_settings(
-                conn, user_id, enabled=enabled, expected_etag=expected_etag
-            )
-        )
 
     async def memory_gate(
         self, user_id: str, conversation_ids: Sequence[str], access: Access
@@ -66,8 +49,11 @@ class SqlGovernanceStore:
         )
         return closed_gate(inputs, access)
 
-    async def record_events(self, user_id: str, events: Sequence[NewEvent]) -> None:
-        await self._db.write(lambda conn: sql_events.record(conn, user_id, events))
+    def record_events_later(self, user_id: str, events: Sequence[NewEvent]) -> None:
+        self._db.defer(lambda tx: sql_events.record(tx, user_id, events))
+
+    async def flush_events(self) -> None:
+        await self._db.flush()
 
     async def list_events(
         self,
@@ -89,6 +75,7 @@ class SqlGovernanceStore:
         )
 
     async def purge_expired_conversations(self, *, limit: int) -> int:
-        return await self._db.write(
-            lambda conn: sql_temporary.purge_expired(conn, now_micros(), limit)
+        purged, _ = await self._db.write(
+            lambda tx: sql_temporary.purge_expired(tx, now_micros(), limit), alone=True
         )
+        return purged

@@ -3,89 +3,123 @@ clearing, and failed runs kept apart from it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Select, delete, insert, select
+from sqlalchemy import Connection, Select, bindparam, delete, or_, select, update
 
 from mnemo_server.domain import codec, events
+from mnemo_server.domain.commands.conversations import (
+    AppendMessages,
+    ClearMessages,
+    RecordFailedRun,
+)
 from mnemo_server.domain.errors import Aborted
 from mnemo_server.domain.models import (
     AppendResult,
     Conversation,
-    ConversationKey,
     FailedRun,
-    JsonObject,
     Keyset,
-    NewMessage,
     Page,
-    RunError,
     StoredMessage,
 )
 from mnemo_server.store import convert, sql_changes, sql_events
 from mnemo_server.store import sql_conversations as rows
-from mnemo_server.store.schema import compaction_checkpoints, failed_runs, messages
+from mnemo_server.store.schema import compaction_checkpoints, conversations, failed_runs, messages
+from mnemo_server.store.statements import Statement, insert_row
+from mnemo_server.store.tx import Tx
+from mnemo_server.store.units import unit
+
+# Lock and touch in one statement: the conversation's row moves on by the
+# appended messages (a new etag and update time) and is locked until commit.
+_ADVANCE = Statement(
+    update(conversations)
+    .where(
+        conversations.c.user_id == bindparam("user_id"),
+        conversations.c.conversation_id == bindparam("conversation_id"),
+        or_(conversations.c.expire_at.is_(None), conversations.c.expire_at > bindparam("now")),
+    )
+    .values(
+        message_count=conversations.c.message_count + bindparam("count"),
+        updated_at=bindparam("now"),
+        etag=bindparam("etag"),
+    )
+    .returning(*conversations.c)
+)
+_ADVANCE_CREATED = Statement(
+    update(conversations)
+    .where(conversations.c.id == bindparam("pk"))
+    .values(
+        message_count=conversations.c.message_count + bindparam("count"),
+        updated_at=bindparam("now"),
+        etag=bindparam("etag"),
+    )
+    .returning(*conversations.c)
+)
+_INSERT_MESSAGE = Statement(insert_row(messages, without=()))
 
 
-def append(
-    conn: Connection,
-    user_id: str,
-    conversation_id: str,
-    new: Sequence[NewMessage],
-    *,
-    run_id: str,
-    turn: int,
-    expected_position: int | None,
-    create_metadata: JsonObject,
-) -> AppendResult:
+@unit(AppendMessages)
+def append(tx: Tx, command: AppendMessages) -> AppendResult:
     """Append at dense positions under the conversation's row lock, creating
-    the conversation if needed. Raises ``Aborted(POSITION_MISMATCH)``."""
+    the conversation if needed. Raises ``Aborted(POSITION_MISMATCH)`` (and
+    then nothing is written: the write rolls back)."""
+    user_id, conversation_id = command.user_id, command.conversation_id
     now = convert.now_micros()
-    row, _ = rows.lock_or_create(conn, user_id, conversation_id, metadata=create_metadata, now=now)
-    start = row.message_count
-    if expected_position is not None and expected_position != start:
+    count = len(command.messages)
+    etag = convert.new_etag()
+    row = _ADVANCE.first(
+        tx, user_id=user_id, conversation_id=conversation_id, now=now, count=count, etag=etag
+    )
+    if row is None:  # created here (the conversation's change below covers it)
+        created, _ = rows.create_for_write(
+            tx, command.caller, user_id, conversation_id, metadata=command.create_metadata, now=now
+        )
+        row = _ADVANCE_CREATED.one(tx, pk=created.id, now=now, count=count, etag=etag)
+    start = row.message_count - count
+    expected = command.expected_position
+    if expected is not None and expected != start:
         raise Aborted(
-            f"expected_position is {expected_position} but the next position of "
+            f"expected_position is {expected} but the next position of "
             f"{convert.conversation_name(user_id, conversation_id)} is {start}: "
             "reload the history and retry",
             reason="POSITION_MISMATCH",
-            metadata={"expected_position": str(expected_position), "next_position": str(start)},
+            metadata={"expected_position": str(expected), "next_position": str(start)},
         )
+    create_time = convert.to_datetime(now)
     stored = tuple(
         StoredMessage(
             position=start + offset,
-            run_id=run_id,
-            turn=turn,
-            create_time=convert.to_datetime(now),
+            run_id=command.run_id,
+            turn=command.turn,
+            create_time=create_time,
             role=message.role,
             message_json=message.message_json,
             text=message.text,
         )
-        for offset, message in enumerate(new)
+        for offset, message in enumerate(command.messages)
     )
-    if stored:
-        conn.execute(
-            insert(messages),
-            [
-                {
-                    "conversation_pk": row.id,
-                    "position": message.position,
-                    "user_id": user_id,
-                    "run_id": run_id,
-                    "turn": turn,
-                    "role": message.role,
-                    "message_json": message.message_json,
-                    "text": message.text,
-                    "created_at": now,
-                }
-                for message in stored
-            ],
-        )
-    changed = convert.conversation(rows.touch(conn, row, now, message_count=start + len(stored)))
-    key = ConversationKey(user_id, conversation_id)
+    _INSERT_MESSAGE.many(
+        tx,
+        [
+            {
+                "conversation_pk": row.id,
+                "position": message.position,
+                "user_id": user_id,
+                "run_id": command.run_id,
+                "turn": command.turn,
+                "role": message.role,
+                "message_json": message.message_json,
+                "text": message.text,
+                "created_at": now,
+            }
+            for message in stored
+        ],
+    )
+    changed = convert.conversation(row)
+    key = command.key
     feed = [sql_changes.conversation_upserted(changed)]
     feed += [sql_changes.message_appended(key, message) for message in stored]
-    sql_changes.append(conn, user_id, feed)
+    sql_changes.append(tx, user_id, feed)
     return AppendResult(conversation=changed, messages=stored)
 
 
@@ -122,67 +156,70 @@ def canonical_from(
     return tuple(convert.stored_message(message) for message in found)
 
 
-def clear(conn: Connection, user_id: str, conversation_id: str) -> Conversation:
+_CLEAR = Statement(
+    update(conversations)
+    .where(conversations.c.id == bindparam("pk"))
+    .values(
+        message_count=0,
+        generation=conversations.c.generation + 1,
+        checkpoint_seq=0,
+        updated_at=bindparam("now"),
+        etag=bindparam("etag"),
+    )
+    .returning(*conversations.c)
+)
+
+
+@unit(ClearMessages)
+def clear(tx: Tx, command: ClearMessages) -> Conversation:
     """Delete messages and checkpoints, and strip the messages' states from
     the change feed; start a new generation (every earlier compaction
     revision is stale); positions restart at 0; records ``memory_cleared``.
     Raises ``NotFound``."""
-    row = rows.lock_existing(conn, user_id, conversation_id)
+    user_id, conversation_id = command.user_id, command.conversation_id
+    row = rows.lock_existing(tx, user_id, conversation_id)
     for table in (messages, compaction_checkpoints):
-        conn.execute(
+        tx.conn.execute(
             delete(table).where(table.c.conversation_pk == row.id, table.c.user_id == user_id)
         )
-    changed = rows.touch(
-        conn,
-        row,
-        convert.now_micros(),
-        message_count=0,
-        generation=row.generation + 1,
-        checkpoint_seq=0,
-    )
+    changed = _CLEAR.one(tx, pk=row.id, now=convert.now_micros(), etag=convert.new_etag())
     name = convert.conversation_name(user_id, conversation_id)
-    sql_events.record(conn, user_id, events.cleared("history", name))
+    sql_events.record(tx, user_id, events.cleared("history", name))
     # What was cleared leaves the feed too: the messages' changes lose their text.
-    sql_changes.strip_states(conn, user_id, prefixes=[f"{name}/messages/"])
+    sql_changes.strip_states(tx.conn, user_id, prefixes=[f"{name}/messages/"])
     cleared = convert.conversation(changed)
-    sql_changes.append(conn, user_id, [sql_changes.conversation_upserted(cleared)])
+    sql_changes.append(tx, user_id, [sql_changes.conversation_upserted(cleared)])
     return cleared
 
 
-def record_failed_run(
-    conn: Connection,
-    user_id: str,
-    conversation_id: str,
-    *,
-    run_id: str,
-    error: RunError,
-    partial: Sequence[NewMessage],
-) -> FailedRun:
+_INSERT_FAILED_RUN = Statement(insert_row(failed_runs).returning(*failed_runs.c))
+
+
+@unit(RecordFailedRun)
+def record_failed_run(tx: Tx, command: RecordFailedRun) -> FailedRun:
     """Record a failed run apart from the history, creating the conversation
     if needed."""
     now = convert.now_micros()
+    user_id, error = command.user_id, command.error
     row, created_conversation = rows.lock_or_create(
-        conn, user_id, conversation_id, metadata={}, now=now
+        tx, command.caller, user_id, command.conversation_id, metadata={}, now=now
     )
-    created = conn.execute(
-        insert(failed_runs)
-        .values(
-            conversation_pk=row.id,
-            user_id=user_id,
-            failed_run_id=convert.new_failed_run_id(),
-            run_id=run_id,
-            error_message=error.message,
-            error_code=error.code,
-            error_details_json=error.details_json,
-            messages_json=codec.dumps(tuple(partial)),
-            created_at=now,
-        )
-        .returning(*failed_runs.c)
-    ).one()
+    created = _INSERT_FAILED_RUN.one(
+        tx,
+        conversation_pk=row.id,
+        user_id=user_id,
+        failed_run_id=convert.new_failed_run_id(),
+        run_id=command.run_id,
+        error_message=error.message,
+        error_code=error.code,
+        error_details_json=error.details_json,
+        messages_json=codec.dumps(command.messages),
+        created_at=now,
+    )
     run = convert.failed_run(created)
     feed = rows.created_changes(row, created_conversation)
-    feed.append(sql_changes.failed_run_recorded(ConversationKey(user_id, conversation_id), run))
-    sql_changes.append(conn, user_id, feed)
+    feed.append(sql_changes.failed_run_recorded(command.key, run))
+    sql_changes.append(tx, user_id, feed)
     return run
 
 

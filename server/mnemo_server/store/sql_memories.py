@@ -1,6 +1,7 @@
 """Saving memory entries (with keyed supersede), and what every memory write
-shares: the user's lock (every write takes ``lock_user`` first), the vectors
-version, rows by id, the vectors' dimension check.
+shares: the vectors version, rows by id, the vectors' dimension check (every
+memory write first takes the user's lock and passes the memory gate:
+``sql_governance.open_memory_write``).
 
 Keyed supersede: a save with a key archives (stamps ``archived_at`` and a new
 etag on) the live entry of the same (user, scope, conversation, key) before
@@ -14,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Row, insert, select, update
+from sqlalchemy import ColumnElement, Connection, Row, bindparam, insert, select, union_all, update
 
 from mnemo_server.domain import events
 from mnemo_server.domain.changes import NewChange
+from mnemo_server.domain.commands.memories import CreateMemories
 from mnemo_server.domain.embedding import dimension_mismatch
 from mnemo_server.domain.memory_models import (
     Embedding,
@@ -31,8 +33,6 @@ from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
 from mnemo_server.store import sql_changes, sql_events
 from mnemo_server.store.convert import new_etag, now_micros
-from mnemo_server.store.database import RetryTransaction
-from mnemo_server.store.dialect import insert_ignoring_conflicts
 from mnemo_server.store.schema import (
     ID,
     memories,
@@ -40,8 +40,10 @@ from mnemo_server.store.schema import (
     memory_tombstones,
     memory_user_state,
 )
-from mnemo_server.store.sql_governance import check_memory_gate
-from mnemo_server.store.sql_users import ensure_user
+from mnemo_server.store.sql_governance import open_memory_write
+from mnemo_server.store.statements import Statement, insert_row
+from mnemo_server.store.tx import Tx
+from mnemo_server.store.units import unit
 
 MemoryRow = Row[Any]
 
@@ -51,30 +53,6 @@ _CHUNK = 500  # ids per IN (...) list
 def _chunks(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
     for start in range(0, len(items), _CHUNK):
         yield items[start : start + _CHUNK]
-
-
-def lock_user(conn: Connection, user_id: str) -> None:
-    """Create the user's rows if needed and lock its ``memory_user_state`` row
-    until the transaction ends: the memory writes of one user run one at a
-    time (on PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` already excludes every
-    other writer)."""
-    now = now_micros()
-    ensure_user(conn, user_id, now)
-    # The counter starts at the current time, not 0: a user erased and then
-    # recreated (``DeleteUserData``) never repeats a version that another
-    # process's ``VectorCache`` may still hold for the erased vectors.
-    conn.execute(
-        insert_ignoring_conflicts(conn, memory_user_state).values(
-            user_id=user_id, vectors_version=now
-        )
-    )
-    locked = conn.execute(
-        select(memory_user_state.c.vectors_version)
-        .where(memory_user_state.c.user_id == user_id)
-        .with_for_update()
-    ).one_or_none()
-    if locked is None:  # erased (DeleteUserData) while this write waited for the lock
-        raise RetryTransaction()
 
 
 def vectors_changed(conn: Connection, user_id: str) -> None:
@@ -150,7 +128,26 @@ def check_dimensions(
             )
 
 
-def _taken(conn: Connection, user_id: str, memory_ids: Sequence[str]) -> set[str]:
+_ONE_TAKEN = Statement(
+    union_all(
+        *(
+            select(table.c.memory_id).where(
+                table.c.user_id == bindparam("user_id"), table.c.memory_id == bindparam("memory_id")
+            )
+            for table in (memories, memory_tombstones)
+        )
+    )
+)
+
+
+def _taken(conn: Connection | Tx, user_id: str, memory_ids: Sequence[str]) -> set[str]:
+    """The ids among ``memory_ids`` of an entry or a tombstone (one statement
+    for one id)."""
+    if len(memory_ids) == 1:
+        found = _ONE_TAKEN.first(conn, user_id=user_id, memory_id=memory_ids[0])
+        return set() if found is None else {found.memory_id}
+    if isinstance(conn, Tx):
+        conn = conn.conn
     taken: set[str] = set()
     for chunk in _chunks(memory_ids):
         for table in (memories, memory_tombstones):
@@ -208,7 +205,7 @@ def _row_values(user_id: str, memory_id: str, draft: MemoryDraft, now: int) -> d
 
 
 def insert_entries(
-    conn: Connection,
+    tx: Tx,
     user_id: str,
     drafts: Sequence[tuple[str, MemoryDraft]],
     *,
@@ -225,8 +222,9 @@ def insert_entries(
     ``{field_prefix}.embedding.values``; the prefix defaults to ``memory``
     for one draft and ``memories[i]`` for several).
     """
+    conn = tx.conn
     ids = [memory_id for memory_id, _ in drafts]
-    taken = _taken(conn, user_id, ids)
+    taken = _taken(tx, user_id, ids)
     seen: set[str] = set()
     for memory_id in ids:
         if memory_id in taken or memory_id in seen:
@@ -261,13 +259,16 @@ def insert_entries(
     values = [_row_values(user_id, memory_id, draft, now) for memory_id, draft in drafts]
     for i in superseded:
         values[i]["archived_at"] = now
-    pks: list[int] = list(
-        conn.execute(
-            insert(memories).returning(memories.c.id, sort_by_parameter_order=True), values
-        ).scalars()
-    )
+    if len(values) == 1:
+        pks = [int(_INSERT_ONE.scalar(tx, **values[0]))]
+    else:
+        pks = list(
+            conn.execute(
+                insert(memories).returning(memories.c.id, sort_by_parameter_order=True), values
+            ).scalars()
+        )
     fts.index(
-        conn,
+        tx,
         [(pk, values[i]["search_document"]) for i, pk in enumerate(pks) if i not in superseded],
     )
     for i, pk in enumerate(pks):
@@ -290,18 +291,17 @@ def insert_entries(
     return saved
 
 
-def create(
-    conn: Connection,
-    user_id: str,
-    drafts: Sequence[tuple[str, MemoryDraft]],
-    origin_conversation_id: str = "",
-) -> tuple[SavedMemory, ...]:
-    """``MemoryStore.create_memories`` (without its idempotency)."""
-    lock_user(conn, user_id)
-    named = [origin_conversation_id, *(draft.conversation_id for _, draft in drafts)]
-    check_memory_gate(conn, user_id, named, write=True)
+_INSERT_ONE = Statement(insert_row(memories).returning(memories.c.id))
+
+
+@unit(CreateMemories)
+def create(tx: Tx, command: CreateMemories) -> tuple[SavedMemory, ...]:
+    """Save the drafts (``domain.commands.memories.CreateMemories``)."""
+    user_id, drafts = command.user_id, command.drafts
+    named = [command.origin_conversation_id, *(draft.conversation_id for _, draft in drafts)]
+    tenant_id = open_memory_write(tx, command.caller, user_id, named)
     feed: list[NewChange] = []
-    saved = insert_entries(conn, user_id, drafts, feed=feed)
-    sql_events.record(conn, user_id, events.saved(s.memory for s in saved))
-    sql_changes.append(conn, user_id, feed)
+    saved = insert_entries(tx, user_id, drafts, feed=feed)
+    sql_events.record(tx, user_id, events.saved(s.memory for s in saved), tenant_id=tenant_id)
+    sql_changes.append(tx, user_id, feed)
     return saved

@@ -31,6 +31,7 @@ import json
 from sqlalchemy import Connection, delete, insert, or_, select, update
 
 from mnemo_server.domain import events
+from mnemo_server.domain.commands.memories import DeleteMemory
 from mnemo_server.domain.errors import etag_mismatch
 from mnemo_server.domain.memory_models import MemoryTombstone
 from mnemo_server.store import memory_convert as rows
@@ -45,8 +46,10 @@ from mnemo_server.store.schema import (
     memory_tombstones,
     memory_versions,
 )
-from mnemo_server.store.sql_governance import check_memory_gate
-from mnemo_server.store.sql_memories import find_row, lock_user, vectors_changed
+from mnemo_server.store.sql_governance import open_memory_write
+from mnemo_server.store.sql_memories import find_row, vectors_changed
+from mnemo_server.store.tx import Tx
+from mnemo_server.store.units import unit
 
 
 def _tombstone(conn: Connection, user_id: str, memory_id: str) -> MemoryTombstone | None:
@@ -69,13 +72,13 @@ def _forget_results(conn: Connection, user_id: str, memory_id: str, texts: set[s
     )
 
 
-def erase(
-    conn: Connection, user_id: str, memory_id: str, expected_etag: str | None
-) -> MemoryTombstone:
-    """``MemoryStore.delete_memory``: see the module doc. Deleting a deleted
-    entry returns its tombstone. Raises ``NotFound``, ETAG_MISMATCH."""
-    lock_user(conn, user_id)
-    check_memory_gate(conn, user_id, write=True)
+@unit(DeleteMemory)
+def erase(tx: Tx, command: DeleteMemory) -> MemoryTombstone:
+    """Delete the entry: see the module doc. Deleting a deleted entry returns
+    its tombstone. Raises ``NotFound``, ETAG_MISMATCH."""
+    user_id, memory_id, expected_etag = command.user_id, command.memory_id, command.expected_etag
+    tenant_id = open_memory_write(tx, command.caller, user_id)
+    conn = tx.conn
     row = find_row(conn, user_id, memory_id)
     if row is None:
         found = _tombstone(conn, user_id, memory_id)
@@ -91,7 +94,7 @@ def erase(
         .all()
     )
     if row.archived_at is None:
-        fts.unindex(conn, [(row.id, row.search_document)])
+        fts.unindex(tx, [(row.id, row.search_document)])
     conn.execute(delete(memory_versions).where(memory_versions.c.memory_pk == row.id))
     had_vector = conn.execute(
         delete(memory_embeddings)
@@ -120,9 +123,11 @@ def erase(
     if had_vector is not None:
         vectors_changed(conn, user_id)
     fts.forget_deleted(conn)
-    sql_events.record(conn, user_id, events.deleted(user_id, memory_id, row.key), now)
+    sql_events.record(
+        tx, user_id, events.deleted(user_id, memory_id, row.key), now, tenant_id=tenant_id
+    )
     tombstone = MemoryTombstone(
         user_id=user_id, memory_id=memory_id, key=row.key, delete_time=to_datetime(now)
     )
-    sql_changes.append(conn, user_id, [sql_changes.memory_deleted(tombstone)])
+    sql_changes.append(tx, user_id, [sql_changes.memory_deleted(tombstone)])
     return tombstone

@@ -9,8 +9,9 @@ from typing import Any
 from sqlalchemy import Connection, insert, update
 
 from mnemo_server.domain import events
+from mnemo_server.domain.commands.memories import UpdateMemory
 from mnemo_server.domain.errors import etag_mismatch
-from mnemo_server.domain.memory_models import Embedding, Memory, MemoryChange
+from mnemo_server.domain.memory_models import Embedding, Memory
 from mnemo_server.domain.text_search import search_document
 from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store import memory_convert as rows
@@ -18,27 +19,26 @@ from mnemo_server.store import memory_text_index as fts
 from mnemo_server.store import sql_changes, sql_events
 from mnemo_server.store.convert import new_etag, now_micros
 from mnemo_server.store.schema import memories, memory_embeddings, memory_versions
-from mnemo_server.store.sql_governance import check_memory_gate
+from mnemo_server.store.sql_governance import open_memory_write
 from mnemo_server.store.sql_memories import (
     check_dimensions,
     entry,
     existing_row,
-    lock_user,
     vectors_changed,
 )
+from mnemo_server.store.tx import Tx
+from mnemo_server.store.units import unit
 
 
-def update_entry(
-    conn: Connection,
-    user_id: str,
-    memory_id: str,
-    change: MemoryChange,
-    expected_etag: str | None,
-) -> Memory:
-    """``MemoryStore.update_memory``. Raises ``NotFound``, ETAG_MISMATCH,
-    EMBEDDING_DIMENSION_MISMATCH (field ``memory.embedding.values``)."""
-    lock_user(conn, user_id)
-    check_memory_gate(conn, user_id, write=True)
+@unit(UpdateMemory)
+def update_entry(tx: Tx, command: UpdateMemory) -> Memory:
+    """Apply the change (``domain.commands.memories.UpdateMemory``). Raises
+    ``NotFound``, ETAG_MISMATCH, EMBEDDING_DIMENSION_MISMATCH (field
+    ``memory.embedding.values``)."""
+    user_id, memory_id, change = command.user_id, command.memory_id, command.change
+    expected_etag = command.expected_etag
+    tenant_id = open_memory_write(tx, command.caller, user_id)
+    conn = tx.conn
     row = existing_row(conn, user_id, memory_id)
     if expected_etag is not None and expected_etag != row.etag:
         raise etag_mismatch(rows.memory_name(user_id, memory_id))
@@ -66,8 +66,8 @@ def update_entry(
     if change.text is not None:
         values |= {"text": change.text, "search_document": search_document(change.text)}
         if row.archived_at is None and values["search_document"] != row.search_document:
-            fts.unindex(conn, [(row.id, row.search_document)])
-            fts.index(conn, [(row.id, values["search_document"])])
+            fts.unindex(tx, [(row.id, row.search_document)])
+            fts.index(tx, [(row.id, values["search_document"])])
     if change.metadata is not None:
         values["metadata_json"] = rows.metadata_text(change.metadata)
     if change.pinned is not None:
@@ -77,8 +77,8 @@ def update_entry(
         _replace_vector(conn, user_id, row.id, change.embedding)
     changed = entry(conn, user_id, memories.c.id == row.id)
     assert changed is not None, "an entry just updated exists"
-    sql_events.record(conn, user_id, events.saved([changed], updated="true"))
-    sql_changes.append(conn, user_id, [sql_changes.memory_upserted(changed)])
+    sql_events.record(tx, user_id, events.saved([changed], updated="true"), tenant_id=tenant_id)
+    sql_changes.append(tx, user_id, [sql_changes.memory_upserted(changed)])
     return changed
 
 

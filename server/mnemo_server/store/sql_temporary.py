@@ -13,11 +13,13 @@ appends the conversation's DELETE change.
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, Connection, delete, or_, select
+from sqlalchemy import ColumnElement, Connection, bindparam, delete, or_, select
 
 from mnemo_server.store import memory_text_index as fts
 from mnemo_server.store import sql_changes
 from mnemo_server.store.schema import conversations, idempotency_records
+from mnemo_server.store.statements import Statement
+from mnemo_server.store.tx import Tx
 
 
 def unexpired(now: int) -> ColumnElement[bool]:
@@ -35,7 +37,8 @@ def _forget_results(conn: Connection, user_id: str, conversation_id: str) -> Non
     )
 
 
-def _delete(conn: Connection, rows: list[tuple[int, str, str]]) -> int:
+def _delete(tx: Tx, rows: list[tuple[int, str, str]]) -> int:
+    conn = tx.conn
     for _, user_id, conversation_id in rows:
         _forget_results(conn, user_id, conversation_id)
         sql_changes.forget_conversation(conn, user_id, conversation_id)
@@ -45,33 +48,37 @@ def _delete(conn: Connection, rows: list[tuple[int, str, str]]) -> int:
     for user_id in sorted({user_id for _, user_id, _ in rows}):
         gone = sorted(c for _, u, c in rows if u == user_id)
         sql_changes.append(
-            conn, user_id, [sql_changes.conversation_deleted(user_id, c) for c in gone]
+            tx, user_id, [sql_changes.conversation_deleted(user_id, c) for c in gone]
         )
     return len(rows)
 
 
-def drop_expired(conn: Connection, user_id: str, conversation_id: str, now: int) -> None:
+_EXPIRED = Statement(
+    select(conversations.c.id, conversations.c.user_id, conversations.c.conversation_id)
+    .where(
+        conversations.c.user_id == bindparam("user_id"),
+        conversations.c.conversation_id == bindparam("conversation_id"),
+        conversations.c.expire_at <= bindparam("now"),
+    )
+    .with_for_update()
+)
+
+
+def drop_expired(tx: Tx, user_id: str, conversation_id: str, now: int) -> None:
     """Delete the conversation if it is temporary and expired at ``now``."""
-    found = conn.execute(
-        select(conversations.c.id, conversations.c.user_id, conversations.c.conversation_id)
-        .where(
-            conversations.c.user_id == user_id,
-            conversations.c.conversation_id == conversation_id,
-            conversations.c.expire_at <= now,
-        )
-        .with_for_update()
-    ).all()
-    _delete(conn, [(r.id, r.user_id, r.conversation_id) for r in found])
+    found = _EXPIRED.all(tx, user_id=user_id, conversation_id=conversation_id, now=now)
+    if found:
+        _delete(tx, [(r.id, r.user_id, r.conversation_id) for r in found])
 
 
-def purge_expired(conn: Connection, now: int, limit: int) -> int:
+def purge_expired(tx: Tx, now: int, limit: int) -> int:
     """Delete up to ``limit`` conversations expired at ``now`` (oldest expiry
     first); returns how many."""
-    found = conn.execute(
+    found = tx.conn.execute(
         select(conversations.c.id, conversations.c.user_id, conversations.c.conversation_id)
         .where(conversations.c.expire_at <= now)
         .order_by(conversations.c.expire_at, conversations.c.id)
         .limit(limit)
         .with_for_update(skip_locked=True)
     ).all()
-    return _delete(conn, [(r.id, r.user_id, r.conversation_id) for r in found])
+    return _delete(tx, [(r.id, r.user_id, r.conversation_id) for r in found])

@@ -1,21 +1,31 @@
 """``SqlUserData``: the SQLAlchemy implementation of ``UserDataStore``
 (erasure, export, import of a user's data as a whole).
 
-Each method is one transaction of ``Database`` running a unit of work from
-``sql_user_erase``, ``sql_user_export`` or ``sql_user_import``; the error
+Erasure and import are commands (``domain.commands.governance``), each in a
+transaction of its own, run by the units of ``sql_user_erase`` and
+``sql_user_import``; the export reads pages of ``sql_user_export``. The error
 contracts are those of ``store.interfaces.UserDataStore``.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from mnemo_server.domain.commands import Written
+from mnemo_server.domain.commands.governance import DeleteUserData, ImportUserData
 from mnemo_server.domain.models import Keyset, Page
-from mnemo_server.domain.user_data import ErasureReceipt, ExportItem, ExportSection, UserData
-from mnemo_server.store import sql_user_erase, sql_user_export, sql_user_import
+from mnemo_server.domain.user_data import ErasureReceipt, ExportItem, ExportSection
+from mnemo_server.store import sql_user_erase, sql_user_export, units
+from mnemo_server.store import sql_user_import as sql_user_import  # registers its unit
 from mnemo_server.store.convert import now_micros, to_datetime
 from mnemo_server.store.database import Database
+from mnemo_server.store.idempotency import DEFAULT_WINDOW
 from mnemo_server.store.vector_cache import VectorCache
 
 __all__ = ["SqlUserData"]
+
+# Neither command carries a request id: the window does not matter.
+_WINDOW_MICROS = DEFAULT_WINDOW // timedelta(microseconds=1)
 
 
 class SqlUserData:
@@ -27,16 +37,18 @@ class SqlUserData:
         self._db = db
         self._vectors = vector_cache
 
-    async def erase_user(self, user_id: str) -> ErasureReceipt:
+    async def erase_user(self, command: DeleteUserData) -> Written[ErasureReceipt]:
         """After the erasure commits, the SQLite WAL is checkpointed and
         truncated (``sql_user_erase.checkpoint_wal``) and the user's vectors
         leave this process's cache."""
-        deleted = await self._db.write(lambda conn: sql_user_erase.erase_user(conn, user_id))
+        deleted, cursor = await self._db.write(
+            units.run(command, window_micros=_WINDOW_MICROS), alone=True
+        )
         delete_time = to_datetime(now_micros())
         if self._vectors is not None:
-            self._vectors.forget_user(user_id)
-        await self._db.read(sql_user_erase.checkpoint_wal)
-        return ErasureReceipt(deleted, delete_time)
+            self._vectors.forget_user(command.user_id)
+        await self._db.read(sql_user_erase.checkpoint_wal, alone=True)
+        return Written(ErasureReceipt(deleted, delete_time), cursor)
 
     async def export_page(
         self, user_id: str, section: ExportSection, *, limit: int, after: Keyset | None
@@ -45,5 +57,8 @@ class SqlUserData:
             lambda conn: sql_user_export.page(conn, user_id, section, limit, after)
         )
 
-    async def import_user(self, user_id: str, data: UserData) -> None:
-        await self._db.write(lambda conn: sql_user_import.import_user(conn, user_id, data))
+    async def import_user(self, command: ImportUserData) -> Written[None]:
+        _, cursor = await self._db.write(
+            units.run(command, window_micros=_WINDOW_MICROS), alone=True
+        )
+        return Written(None, cursor)

@@ -41,6 +41,7 @@ import logging
 
 from sqlalchemy import Connection, Table, delete, select
 
+from mnemo_server.domain.commands.governance import DeleteUserData
 from mnemo_server.store import memory_text_index as fts
 from mnemo_server.store import sql_changes
 from mnemo_server.store.dialect import insert_ignoring_conflicts
@@ -53,6 +54,8 @@ from mnemo_server.store.schema import (
     metadata,
     users,
 )
+from mnemo_server.store.tx import Tx
+from mnemo_server.store.units import unit
 
 log = logging.getLogger(__name__)
 
@@ -75,8 +78,10 @@ def user_tables() -> list[Table]:
     return [*children_first, users]
 
 
-def erase_user(conn: Connection, user_id: str) -> dict[str, int]:
+@unit(DeleteUserData)
+def erase_user(tx: Tx, command: DeleteUserData) -> dict[str, int]:
     """Delete the user's rows; the count per table (see the module doc)."""
+    user_id, conn = command.user_id, tx.conn
     created = _lock_user_row(conn, user_id)
     deleted: dict[str, int] = {}
     if conn.dialect.name == "sqlite":
@@ -91,7 +96,7 @@ def erase_user(conn: Connection, user_id: str) -> dict[str, int]:
         result = conn.execute(delete(table).where(table.c.user_id == user_id))
         deleted[table.name] = int(result.rowcount)
     fts.forget_deleted(conn)
-    deleted[changes.name] = sql_changes.erase(conn, user_id)
+    deleted[changes.name] = sql_changes.erase(tx, user_id)
     if created:
         deleted[users.name] -= 1
     return deleted

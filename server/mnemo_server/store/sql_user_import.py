@@ -33,6 +33,7 @@ from sqlalchemy import Connection, Table, insert, literal, select
 
 from mnemo_server.domain import codec
 from mnemo_server.domain.changes import NewChange
+from mnemo_server.domain.commands.governance import ImportUserData
 from mnemo_server.domain.errors import FailedPrecondition
 from mnemo_server.domain.governance import Consent
 from mnemo_server.domain.memory_models import (
@@ -68,6 +69,8 @@ from mnemo_server.store.sql_candidates import candidate_values
 from mnemo_server.store.sql_memories import vector_row
 from mnemo_server.store.sql_user_erase import user_tables
 from mnemo_server.store.sql_users import ensure_user
+from mnemo_server.store.tx import Tx
+from mnemo_server.store.units import unit
 
 __all__ = ["import_user"]
 
@@ -460,12 +463,14 @@ def _changes(user_id: str, data: UserData) -> list[NewChange]:
     return feed
 
 
-def import_user(conn: Connection, user_id: str, data: UserData) -> None:
-    """``UserDataStore.import_user`` (see the module doc). Raises
+@unit(ImportUserData)
+def import_user(tx: Tx, command: ImportUserData) -> None:
+    """Load the data into a user without data (see the module doc). Raises
     ``FailedPrecondition(IMPORT_TARGET_NOT_EMPTY)``, ``NotFound`` (a user of
     another tenant)."""
+    user_id, data, conn = command.user_id, command.data, tx.conn
     now = convert.now_micros()
-    ensure_user(conn, user_id, now)
+    ensure_user(tx, command.caller, user_id, now)
     conn.execute(select(users.c.user_id).where(users.c.user_id == user_id).with_for_update())
     _check_empty(conn, user_id)
     data = _with_etags(data, now)
@@ -473,4 +478,4 @@ def import_user(conn: Connection, user_id: str, data: UserData) -> None:
     _load_histories(conn, user_id, data, pks, now)
     _load_memories(conn, user_id, data, now)
     _load_governance(conn, user_id, data)
-    sql_changes.append(conn, user_id, _changes(user_id, data))
+    sql_changes.append(tx, user_id, _changes(user_id, data))

@@ -1,7 +1,7 @@
 """User rows: implicit creation in the caller's tenant, and tenant look-ups.
 
 A user exists from its first write. ``ensure_user`` creates it in the tenant
-of the authenticated caller (``auth.caller.tenant_of_new_users``; ``""``
+of the authenticated caller (``domain.identity.tenant_of_new_users``; ``""``
 under ``--auth none``) and, inside the same write transaction, refuses a user
 of another tenant with the same ``NotFound`` the API gives for a name the
 caller may not use. Every write that creates a conversation and every memory
@@ -15,28 +15,45 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, bindparam, select
+from sqlalchemy.dialects import postgresql, sqlite
 
-from mnemo_server.auth.caller import current_caller, tenant_of_new_users
 from mnemo_server.domain.errors import not_found
+from mnemo_server.domain.identity import Caller, tenant_of_new_users
 from mnemo_server.domain.names import user_name
-from mnemo_server.store.dialect import insert_ignoring_conflicts
 from mnemo_server.store.schema import users
+from mnemo_server.store.statements import Statement
+from mnemo_server.store.tx import Tx
 
-
-def ensure_user(conn: Connection, user_id: str, now: int) -> None:
-    """Create the user if needed. Raises ``NotFound`` if it belongs to another
-    tenant than the authenticated caller's."""
-    tenant_id = tenant_of_new_users()
-    conn.execute(
-        insert_ignoring_conflicts(conn, users).values(
-            user_id=user_id, tenant_id=tenant_id, created_at=now
+_CREATE = {
+    dialect: Statement(
+        module.insert(users)
+        .values(
+            user_id=bindparam("user_id"),
+            tenant_id=bindparam("tenant_id"),
+            created_at=bindparam("now"),
         )
+        .on_conflict_do_nothing()
     )
-    if current_caller() is None:
+    for dialect, module in (("sqlite", sqlite), ("postgresql", postgresql))
+}
+_TENANT = Statement(select(users.c.tenant_id).where(users.c.user_id == bindparam("user_id")))
+
+
+def ensure_user(tx: Tx, caller: Caller | None, user_id: str, now: int) -> None:
+    """Create the user if needed. Raises ``NotFound`` if it belongs to another
+    tenant than the authenticated ``caller``'s."""
+    tenant_id = tenant_of_new_users(caller)
+    _CREATE[tx.dialect].execute(tx, user_id=user_id, tenant_id=tenant_id, now=now)
+    if caller is None:
         return
-    stored = conn.execute(select(users.c.tenant_id).where(users.c.user_id == user_id)).scalar_one()
-    if stored != tenant_id:
+    check_tenant(caller, user_id, _TENANT.scalar(tx, user_id=user_id))
+
+
+def check_tenant(caller: Caller | None, user_id: str, stored_tenant: str | None) -> None:
+    """Raise ``NotFound`` for the user unless ``caller`` may write to a user
+    of ``stored_tenant`` (``None``: the user does not exist)."""
+    if caller is not None and stored_tenant is not None and stored_tenant != caller.tenant_id:
         raise not_found(user_name(user_id))
 
 

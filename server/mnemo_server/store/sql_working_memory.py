@@ -4,57 +4,101 @@ conversation's row lock."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import Connection, Insert, Row, Update, insert, select, update
+from sqlalchemy import Connection, and_, bindparam, or_, select, update
 
 from mnemo_server.domain import codec, events
 from mnemo_server.domain.changes import NewChange
+from mnemo_server.domain.commands.working_memory import (
+    ClearMemoryState,
+    RememberExchange,
+    SaveMemoryState,
+)
 from mnemo_server.domain.errors import etag_mismatch
+from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.models import ConversationKey, Exchange, MemoryState, RememberResult
 from mnemo_server.domain.names import memory_state_name
 from mnemo_server.domain.working_memory import window
 from mnemo_server.store import convert, sql_changes, sql_events
 from mnemo_server.store import sql_conversations as rows
 from mnemo_server.store.schema import conversations, working_memory
-from mnemo_server.store.sql_temporary import unexpired
+from mnemo_server.store.statements import Statement, insert_row
+from mnemo_server.store.tx import Tx
+from mnemo_server.store.units import unit
+
+_c, _w = conversations.c, working_memory.c
+_STATE_COLUMNS = (_w.summary, _w.recent_json, _w.etag, _w.updated_at)
+_OF_CONVERSATION = (
+    _c.user_id == bindparam("user_id"),
+    _c.conversation_id == bindparam("conversation_id"),
+    or_(_c.expire_at.is_(None), _c.expire_at > bindparam("now")),
+)
+_GET = Statement(
+    select(*_STATE_COLUMNS)
+    .join(conversations, _c.id == _w.conversation_pk)
+    .where(*_OF_CONVERSATION, _w.user_id == bindparam("user_id"))
+)
+# The conversation (locked) and its state, if any, in one statement.
+_LOCK = Statement(
+    select(
+        _c.id.label("pk"),
+        _w.conversation_pk.label("state_pk"),
+        *_STATE_COLUMNS,
+    )
+    .select_from(
+        conversations.outerjoin(
+            working_memory, and_(_w.conversation_pk == _c.id, _w.user_id == _c.user_id)
+        )
+    )
+    .where(*_OF_CONVERSATION)
+    .with_for_update(of=conversations)
+)
+_INSERT = Statement(insert_row(working_memory, without=()).returning(*_STATE_COLUMNS))
+_UPDATE = Statement(
+    update(working_memory)
+    .where(_w.conversation_pk == bindparam("pk"), _w.user_id == bindparam("user_id"))
+    .values(
+        summary=bindparam("summary"),
+        recent_json=bindparam("recent_json"),
+        etag=bindparam("etag"),
+        updated_at=bindparam("updated_at"),
+    )
+    .returning(*_STATE_COLUMNS)
+)
 
 
 def get(conn: Connection, key: ConversationKey) -> MemoryState:
     """The state, or an empty one if never written."""
-    found = conn.execute(
-        select(working_memory)
-        .join(conversations, conversations.c.id == working_memory.c.conversation_pk)
-        .where(
-            conversations.c.user_id == key.user_id,
-            conversations.c.conversation_id == key.conversation_id,
-            working_memory.c.user_id == key.user_id,
-            unexpired(convert.now_micros()),
-        )
-    ).one_or_none()
+    found = _GET.first(
+        conn,
+        user_id=key.user_id,
+        conversation_id=key.conversation_id,
+        now=convert.now_micros(),
+    )
     return convert.memory_state(found)
 
 
 def _locked(
-    conn: Connection, key: ConversationKey, now: int
-) -> tuple[int, Row[Any] | None, list[NewChange]]:
-    """The conversation's key, its working memory row, and the change of the
-    conversation if this call created it."""
-    conversation, created = rows.lock_or_create(
-        conn, key.user_id, key.conversation_id, metadata={}, now=now
+    tx: Tx, caller: Caller | None, key: ConversationKey, now: int
+) -> tuple[Any, list[NewChange]]:
+    """The locked conversation's key and state columns (``state_pk`` ``None``:
+    never written), and the change of the conversation if this call created it."""
+    params = {"user_id": key.user_id, "conversation_id": key.conversation_id, "now": now}
+    found = _LOCK.first(tx, **params)
+    if found is not None:
+        return found, []
+    conversation, created = rows.create_for_write(
+        tx, caller, key.user_id, key.conversation_id, metadata={}, now=now
     )
-    found = conn.execute(
-        select(working_memory).where(
-            working_memory.c.conversation_pk == conversation.id,
-            working_memory.c.user_id == key.user_id,
-        )
-    ).one_or_none()
-    return conversation.id, found, rows.created_changes(conversation, created)
+    found = _LOCK.one(tx, **params)
+    return found, rows.created_changes(conversation, created)
 
 
 def _write(
-    conn: Connection,
+    tx: Tx,
+    caller: Caller | None,
     key: ConversationKey,
     summary: str | None,
     recent: Callable[[tuple[Exchange, ...]], tuple[Exchange, ...]],
@@ -63,73 +107,65 @@ def _write(
     """Lock, check the etag, store ``summary`` (None: keep) and
     ``recent(old recent)``, append the changes; the state after."""
     now = convert.now_micros()
-    conversation_pk, found, feed = _locked(conn, key, now)
-    before = convert.memory_state(found)
+    found, feed = _locked(tx, caller, key, now)
+    before = convert.memory_state(found if found.state_pk is not None else None)
     if expected_etag is not None and expected_etag != before.etag:
         raise etag_mismatch(memory_state_name(key))
     values = {
+        "pk": found.pk,
+        "user_id": key.user_id,
         "summary": before.summary if summary is None else summary,
         "recent_json": codec.dumps(recent(before.recent)),
         "etag": convert.new_etag(),
         "updated_at": now,
     }
-    statement: Insert | Update
-    if found is None:
-        statement = insert(working_memory).values(
-            conversation_pk=conversation_pk, user_id=key.user_id, **values
-        )
+    if found.state_pk is None:
+        values["conversation_pk"] = values.pop("pk")
+        row = _INSERT.one(tx, **values)
     else:
-        statement = (
-            update(working_memory)
-            .where(
-                working_memory.c.conversation_pk == conversation_pk,
-                working_memory.c.user_id == key.user_id,
-            )
-            .values(**values)
-        )
-    after = convert.memory_state(conn.execute(statement.returning(*working_memory.c)).one())
+        row = _UPDATE.one(tx, **values)
+    after = convert.memory_state(row)
     feed.append(sql_changes.memory_state_upserted(key, after))
-    sql_changes.append(conn, key.user_id, feed)
+    sql_changes.append(tx, key.user_id, feed)
     return after
 
 
-def save(
-    conn: Connection,
-    key: ConversationKey,
-    summary: str,
-    recent: Sequence[Exchange],
-    expected_etag: str | None,
-) -> MemoryState:
+@unit(SaveMemoryState)
+def save(tx: Tx, command: SaveMemoryState) -> MemoryState:
     """Replace the whole state. Raises ``Aborted(ETAG_MISMATCH)``."""
-    return _write(conn, key, summary, lambda _old: tuple(recent), expected_etag)
+    return _write(
+        tx,
+        command.caller,
+        command.key,
+        command.summary,
+        lambda _old: command.recent,
+        command.expected_etag,
+    )
 
 
-def remember(
-    conn: Connection,
-    key: ConversationKey,
-    exchange: Exchange,
-    keep_recent: int,
-    summary: str | None,
-    expected_etag: str | None,
-) -> RememberResult:
-    """Append ``exchange``, keep the newest ``keep_recent``, return the evicted
-    ones. Raises ``Aborted(ETAG_MISMATCH)``."""
+@unit(RememberExchange)
+def remember(tx: Tx, command: RememberExchange) -> RememberResult:
+    """Append the exchange, keep the newest ``keep_recent``, return the
+    evicted ones. Raises ``Aborted(ETAG_MISMATCH)``."""
     evicted: tuple[Exchange, ...] = ()
 
     def slide(old: tuple[Exchange, ...]) -> tuple[Exchange, ...]:
         nonlocal evicted
-        kept, evicted = window(old, exchange, keep_recent)
+        kept, evicted = window(old, command.exchange, command.keep_recent)
         return kept
 
-    after = _write(conn, key, summary, slide, expected_etag)
+    after = _write(tx, command.caller, command.key, command.summary, slide, command.expected_etag)
     return RememberResult(state=after, evicted=evicted)
 
 
-def clear(conn: Connection, key: ConversationKey, expected_etag: str | None) -> MemoryState:
+@unit(ClearMemoryState)
+def clear(tx: Tx, command: ClearMemoryState) -> MemoryState:
     """Empty the state (new etag) and strip the earlier states from the change
     feed; records ``memory_cleared``. Raises ``Aborted(ETAG_MISMATCH)`` (and
-    then changes nothing: the transaction rolls back)."""
-    sql_changes.strip_states(conn, key.user_id, [memory_state_name(key)])
-    cleared = _write(conn, key, "", lambda _old: (), expected_etag)
-    sql_events.record(conn, key.user_id, events.cleared("working_memory", memory_state_name(key)))
+    then changes nothing: the write rolls back)."""
+    key = command.key
+    name = memory_state_name(key)
+    sql_changes.strip_states(tx.conn, key.user_id, [name])
+    cleared = _write(tx, command.caller, key, "", lambda _old: (), command.expected_etag)
+    sql_events.record(tx, key.user_id, events.cleared("working_memory", name))
     return cleared

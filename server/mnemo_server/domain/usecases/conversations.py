@@ -1,27 +1,34 @@
 """Conversation-history use cases (Anvia) on top of ``ConversationStore``.
 
-Input is validated at the edge; here live generated conversation ids and how
-a long history is read in batches for streaming. (The lifetime of temporary
-conversations is the store's: ``SqlStore(temporary_ttl=...)``.)
+Input is validated at the edge (which also picks generated conversation ids
+and the lifetime of temporary conversations); the writes are commands
+(``domain.commands.conversations``). Here lives how a long history is read
+in batches for streaming.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 
+from mnemo_server.domain.commands import Written
+from mnemo_server.domain.commands.conversations import (
+    AppendMessages,
+    ClearMessages,
+    CreateConversation,
+    DeleteConversation,
+    RecordFailedRun,
+    ReplaceHistoryPrefix,
+    UpdateConversation,
+)
 from mnemo_server.domain.models import (
     AppendResult,
     Conversation,
     ConversationKey,
     FailedRun,
     HistorySnapshot,
-    Idempotency,
-    JsonObject,
     Keyset,
-    NewMessage,
     Page,
-    RunError,
     StoredMessage,
 )
 from mnemo_server.store.interfaces import ConversationStore
@@ -32,36 +39,15 @@ def new_conversation_id() -> str:
     return uuid.uuid4().hex
 
 
-def _expected(etag: str) -> str | None:
-    return etag or None
-
-
 class Conversations:
     """Conversations and their canonical history, failed runs and compaction."""
 
     def __init__(self, store: ConversationStore) -> None:
         self._store = store
 
-    async def create(
-        self,
-        user_id: str,
-        conversation_id: str,
-        *,
-        metadata: JsonObject,
-        temporary: bool,
-        idempotency: Idempotency | None,
-    ) -> Conversation:
-        """Create a conversation (id generated when empty). A temporary one gets
-        its expire time from the store (``SqlStore(temporary_ttl=...)``, from
-        ``Settings.temporary_ttl_seconds``). Raises ``AlreadyExists``,
-        ``REQUEST_ID_REUSED``."""
-        return await self._store.create_conversation(
-            user_id,
-            conversation_id or new_conversation_id(),
-            metadata=metadata,
-            temporary=temporary,
-            idempotency=idempotency,
-        )
+    async def create(self, command: CreateConversation) -> Written[Conversation]:
+        """Create a conversation. Raises ``AlreadyExists``, ``REQUEST_ID_REUSED``."""
+        return await self._store.execute(command)
 
     async def get(self, key: ConversationKey) -> Conversation:
         """Raises ``NotFound``."""
@@ -71,42 +57,17 @@ class Conversations:
         """Most recently updated first."""
         return await self._store.list_conversations(user_id, limit=limit, after=after)
 
-    async def update_metadata(
-        self, key: ConversationKey, metadata: JsonObject, *, etag: str
-    ) -> Conversation:
+    async def update_metadata(self, command: UpdateConversation) -> Written[Conversation]:
         """Raises ``NotFound``, ``ETAG_MISMATCH``."""
-        return await self._store.update_conversation_metadata(
-            key.user_id, key.conversation_id, metadata, expected_etag=_expected(etag)
-        )
+        return await self._store.execute(command)
 
-    async def delete(self, key: ConversationKey, *, etag: str) -> None:
+    async def delete(self, command: DeleteConversation) -> Written[None]:
         """Raises ``NotFound``, ``ETAG_MISMATCH``."""
-        await self._store.delete_conversation(
-            key.user_id, key.conversation_id, expected_etag=_expected(etag)
-        )
+        return await self._store.execute(command)
 
-    async def append(
-        self,
-        key: ConversationKey,
-        messages: Sequence[NewMessage],
-        *,
-        run_id: str,
-        turn: int,
-        expected_position: int | None,
-        create_metadata: JsonObject,
-        idempotency: Idempotency | None,
-    ) -> AppendResult:
+    async def append(self, command: AppendMessages) -> Written[AppendResult]:
         """Append at dense positions. Raises ``POSITION_MISMATCH``, ``REQUEST_ID_REUSED``."""
-        return await self._store.append_messages(
-            key.user_id,
-            key.conversation_id,
-            messages,
-            run_id=run_id,
-            turn=turn,
-            expected_position=expected_position,
-            create_metadata=create_metadata,
-            idempotency=idempotency,
-        )
+        return await self._store.execute(command)
 
     async def list_messages(
         self, key: ConversationKey, *, start_position: int, limit: int
@@ -134,28 +95,13 @@ class Conversations:
             yield batch
             position = batch[-1].position + 1
 
-    async def clear(self, key: ConversationKey) -> Conversation:
+    async def clear(self, command: ClearMessages) -> Written[Conversation]:
         """Raises ``NotFound``."""
-        return await self._store.clear_messages(key.user_id, key.conversation_id)
+        return await self._store.execute(command)
 
-    async def record_failed_run(
-        self,
-        key: ConversationKey,
-        *,
-        run_id: str,
-        error: RunError,
-        messages: Sequence[NewMessage],
-        idempotency: Idempotency | None,
-    ) -> FailedRun:
+    async def record_failed_run(self, command: RecordFailedRun) -> Written[FailedRun]:
         """Raises ``REQUEST_ID_REUSED``."""
-        return await self._store.record_failed_run(
-            key.user_id,
-            key.conversation_id,
-            run_id=run_id,
-            error=error,
-            messages=messages,
-            idempotency=idempotency,
-        )
+        return await self._store.execute(command)
 
     async def list_failed_runs(
         self, key: ConversationKey, *, limit: int, after: Keyset | None
@@ -169,24 +115,7 @@ class Conversations:
         """Raises ``NotFound``."""
         return await self._store.snapshot_history(key.user_id, key.conversation_id)
 
-    async def replace_prefix(
-        self,
-        key: ConversationKey,
-        *,
-        revision: str,
-        message_count: int,
-        replacement: Sequence[NewMessage],
-        run_id: str,
-        idempotency: Idempotency | None,
-    ) -> HistorySnapshot:
+    async def replace_prefix(self, command: ReplaceHistoryPrefix) -> Written[HistorySnapshot]:
         """Raises ``NotFound``, ``REVISION_STALE``, ``INVALID_FIELD`` (message_count),
         ``REQUEST_ID_REUSED``."""
-        return await self._store.replace_history_prefix(
-            key.user_id,
-            key.conversation_id,
-            revision=revision,
-            message_count=message_count,
-            replacement=replacement,
-            run_id=run_id,
-            idempotency=idempotency,
-        )
+        return await self._store.execute(command)

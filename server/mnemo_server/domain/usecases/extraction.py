@@ -11,18 +11,27 @@ like any save (``usecases.memories.DraftEmbedding``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mnemo_server.domain import extraction as heuristics
+from mnemo_server.domain.commands import Written
+from mnemo_server.domain.commands.memories import (
+    ApproveCandidate,
+    CreateMemories,
+    ExtractMemories,
+    ProposeCandidates,
+    RejectCandidate,
+)
 from mnemo_server.domain.governance import Access, gate_error
 from mnemo_server.domain.memory_models import (
     CandidateDraft,
+    Extracted,
     Memory,
     MemoryCandidate,
     MemoryDraft,
     MemoryScope,
 )
-from mnemo_server.domain.models import Idempotency, Keyset, NewMessage, Page
+from mnemo_server.domain.models import Keyset, NewMessage, Page
 from mnemo_server.domain.usecases.memories import DraftEmbedding, new_id
 from mnemo_server.store.interfaces import GovernanceStore, MemoryStore
 
@@ -36,15 +45,6 @@ class Proposal:
     run_id: str = ""
     turn: int = 0
     extractor: str = ""
-
-
-@dataclass(frozen=True)
-class Extracted:
-    """What ``ExtractMemories`` did: pending candidates (with approval) or
-    saved entries (without)."""
-
-    candidates: tuple[MemoryCandidate, ...] = ()
-    memories: tuple[Memory, ...] = ()
 
 
 def found_proposals(
@@ -62,6 +62,21 @@ def found_proposals(
     ]
 
 
+def candidate_drafts(proposals: Sequence[Proposal]) -> tuple[CandidateDraft, ...]:
+    """``proposals`` as candidates with generated ids, in order."""
+    return tuple(
+        CandidateDraft(
+            candidate_id=new_id(),
+            draft=p.draft,
+            conversation_id=p.conversation_id,
+            run_id=p.run_id,
+            turn=p.turn,
+            extractor=p.extractor,
+        )
+        for p in proposals
+    )
+
+
 class Extraction:
     """Extract, propose, list, approve and reject candidates of one user."""
 
@@ -72,61 +87,58 @@ class Extraction:
         self._embedding = embedding
         self._governance = governance
 
-    async def extract(
-        self,
-        user_id: str,
-        messages: Sequence[NewMessage],
-        *,
-        conversation_id: str,
-        run_id: str,
-        turn: int,
-        require_approval: bool,
-        idempotency: Idempotency | None,
-    ) -> Extracted:
-        """Run the heuristic extractor over the user messages of ``messages``;
+    async def extract(self, command: ExtractMemories) -> Written[Extracted]:
+        """Run the heuristic extractor over the user messages of the command;
         propose what it finds as pending candidates (``require_approval``) or
         save it as entries (source extractor, keyed by what was found, so a
         later "my name is" supersedes an earlier one). Finding nothing writes
         nothing. Raises ``REQUEST_ID_REUSED`` and the memory gate's
         ``FailedPrecondition`` (also when nothing is found)."""
+        conversation_id = command.conversation_id
         proposals = found_proposals(
-            messages, conversation_id=conversation_id, run_id=run_id, turn=turn
+            command.messages,
+            conversation_id=conversation_id,
+            run_id=command.run_id,
+            turn=command.turn,
         )
         if not proposals:
             named = (conversation_id,) if conversation_id else ()
-            gate = await self._governance.memory_gate(user_id, named, Access.WRITE)
+            gate = await self._governance.memory_gate(command.user_id, named, Access.WRITE)
             if gate is not None:
-                raise gate_error(gate, user_id, conversation_id)
-            return Extracted()
-        if require_approval:
-            return Extracted(candidates=await self.propose(user_id, proposals, idempotency))
-        drafts = await self._embedding.drafts([p.draft for p in proposals])
-        saved = await self._store.create_memories(
-            user_id,
-            [(new_id(), d) for d in drafts],
-            idempotency=idempotency,
-            origin_conversation_id=conversation_id,
-        )
-        return Extracted(memories=tuple(s.memory for s in saved))
-
-    async def propose(
-        self, user_id: str, proposals: Sequence[Proposal], idempotency: Idempotency | None
-    ) -> tuple[MemoryCandidate, ...]:
-        """Store ``proposals`` as pending candidates with generated ids, in
-        order. Raises ``REQUEST_ID_REUSED``."""
-        drafts = await self._embedding.drafts([p.draft for p in proposals])
-        candidates = [
-            CandidateDraft(
-                candidate_id=new_id(),
-                draft=draft,
-                conversation_id=p.conversation_id,
-                run_id=p.run_id,
-                turn=p.turn,
-                extractor=p.extractor,
+                raise gate_error(gate, command.user_id, conversation_id)
+            return Written(Extracted())
+        if command.require_approval:
+            proposed = await self.propose(
+                ProposeCandidates(
+                    caller=command.caller,
+                    user_id=command.user_id,
+                    candidates=candidate_drafts(proposals),
+                    idempotency=command.idempotency,
+                )
             )
-            for p, draft in zip(proposals, drafts, strict=True)
-        ]
-        return await self._store.propose_candidates(user_id, candidates, idempotency=idempotency)
+            return Written(Extracted(candidates=proposed.value), proposed.change_cursor)
+        drafts = await self._embedding.drafts([p.draft for p in proposals])
+        saved = await self._store.execute(
+            CreateMemories(
+                caller=command.caller,
+                user_id=command.user_id,
+                drafts=tuple((new_id(), d) for d in drafts),
+                idempotency=command.idempotency,
+                origin_conversation_id=conversation_id,
+            )
+        )
+        return Written(
+            Extracted(memories=tuple(s.memory for s in saved.value)), saved.change_cursor
+        )
+
+    async def propose(self, command: ProposeCandidates) -> Written[tuple[MemoryCandidate, ...]]:
+        """Store the candidates as pending, in order, each with the embedder's
+        vector if it has none. Raises ``REQUEST_ID_REUSED``."""
+        drafts = await self._embedding.drafts([c.draft for c in command.candidates])
+        candidates = tuple(
+            replace(c, draft=d) for c, d in zip(command.candidates, drafts, strict=True)
+        )
+        return await self._store.execute(replace(command, candidates=candidates))
 
     async def list(
         self, user_id: str, *, include_resolved: bool, limit: int, after: Keyset | None
@@ -136,14 +148,14 @@ class Extraction:
             user_id, include_resolved=include_resolved, limit=limit, after=after
         )
 
-    async def approve(self, user_id: str, candidate_id: str) -> tuple[Memory, MemoryCandidate]:
+    async def approve(self, command: ApproveCandidate) -> Written[tuple[Memory, MemoryCandidate]]:
         """Save the pending candidate as a new entry (source extractor).
         Approving an approved candidate returns the same entry. Raises
         ``NotFound``, ``CANDIDATE_RESOLVED`` (rejected or cancelled, or its
         entry was deleted since), ``EMBEDDING_DIMENSION_MISMATCH``."""
-        return await self._store.approve_candidate(user_id, candidate_id, memory_id=new_id())
+        return await self._store.execute(command)
 
-    async def reject(self, user_id: str, candidate_id: str) -> MemoryCandidate:
+    async def reject(self, command: RejectCandidate) -> Written[MemoryCandidate]:
         """Discard the pending candidate; rejecting a rejected one returns it.
         Raises ``NotFound``, ``CANDIDATE_RESOLVED`` (approved or cancelled)."""
-        return await self._store.reject_candidate(user_id, candidate_id)
+        return await self._store.execute(command)

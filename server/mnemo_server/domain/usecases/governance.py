@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Collection
 
+from mnemo_server.domain.commands import Written
+from mnemo_server.domain.commands.governance import SetConsent, UpdateMemorySettings
 from mnemo_server.domain.errors import ResourceExhausted
 from mnemo_server.domain.event_watch import EventWatch, WatchSettings
 from mnemo_server.domain.governance import (
     Consent,
     ConsentChange,
-    ConsentState,
     Event,
     EventScope,
     EventType,
@@ -49,25 +50,21 @@ class Governance:
         """Granted (no update time) for a user who never set it."""
         return await self._store.get_consent(user_id)
 
-    async def set_consent(
-        self, user_id: str, state: ConsentState, policy_version: str
-    ) -> ConsentChange:
+    async def set_consent(self, command: SetConsent) -> Written[ConsentChange]:
         """Store the consent; withdrawing cancels pending candidates (their
         count is returned) and records ``memory_consent_changed``. Setting
         the stored value again changes nothing."""
-        return await self._store.set_consent(user_id, state, policy_version)
+        return await self._store.execute(command)
 
     async def get_settings(self, user_id: str) -> MemorySettings:
         """Enabled (etag ``""``) for a user who never set them."""
         return await self._store.get_memory_settings(user_id)
 
-    async def update_settings(self, user_id: str, *, enabled: bool, etag: str) -> MemorySettings:
+    async def update_settings(self, command: UpdateMemorySettings) -> Written[MemorySettings]:
         """Switch memory on or off (never lifts a withdrawn consent: the
-        consent gate is checked first). Raises ``ETAG_MISMATCH`` when
-        ``etag`` is set and not current."""
-        return await self._store.update_memory_settings(
-            user_id, enabled=enabled, expected_etag=etag or None
-        )
+        consent gate is checked first). Raises ``ETAG_MISMATCH`` when the
+        expected etag is set and not current."""
+        return await self._store.execute(command)
 
     async def list_events(
         self,
@@ -77,7 +74,9 @@ class Governance:
         limit: int,
         after: Keyset | None,
     ) -> Page[Event]:
-        """Newest first; ``types`` empty means every type."""
+        """Newest first; ``types`` empty means every type. Events recorded by
+        this process's reads before the call are included."""
+        await self._store.flush_events()
         return await self._store.list_events(scope, types, limit=limit, after=after)
 
     async def watch(self, scope: EventScope, types: Collection[EventType]) -> AsyncIterator[Event]:

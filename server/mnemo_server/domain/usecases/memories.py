@@ -1,8 +1,9 @@
 """Long-term memory use cases (gecx-chat): save, read, list, update, delete and
 the audit trail of entries, on top of ``MemoryStore``.
 
-Input is validated at the edge (``domain.limits``, names); here live the
-generated memory ids and the server-side embedding: when an ``Embedder`` is
+Input is validated at the edge (``domain.limits``, names; the edge also
+picks generated memory ids with ``new_id``); here lives the server-side
+embedding: when an ``Embedder`` is
 configured, a save (or a proposed candidate) without a client vector gets the
 embedder's vector of its text, and an update of the text without a new vector
 gets the vector of the new text. Without an embedder, entries keep only the
@@ -16,6 +17,8 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
 
+from mnemo_server.domain.commands import Written
+from mnemo_server.domain.commands.memories import CreateMemories, DeleteMemory, UpdateMemory
 from mnemo_server.domain.embedding import Embedder
 from mnemo_server.domain.memory_models import (
     Embedding,
@@ -26,7 +29,7 @@ from mnemo_server.domain.memory_models import (
     MemoryTombstone,
     SavedMemory,
 )
-from mnemo_server.domain.models import Idempotency, Keyset, Page
+from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.domain.usecases.conversations import new_conversation_id
 from mnemo_server.store.interfaces import MemoryStore
 
@@ -34,11 +37,6 @@ from mnemo_server.store.interfaces import MemoryStore
 def new_id() -> str:
     """A fresh memory or candidate id: the same form as generated conversation ids."""
     return new_conversation_id()
-
-
-def _expected(etag: str) -> str | None:
-    """An empty etag on the wire means "unconditional"."""
-    return etag or None
 
 
 class DraftEmbedding:
@@ -89,25 +87,20 @@ class Memories:
     def embedding(self) -> DraftEmbedding:
         return self._embedding
 
-    async def create(
-        self,
-        user_id: str,
-        memory_id: str,
-        draft: MemoryDraft,
-        *,
-        idempotency: Idempotency | None,
-    ) -> SavedMemory:
-        """Save ``draft`` as ``memory_id`` (generated when empty); a keyed save
-        archives the live entry of its (scope, conversation, key).
+    async def create(self, command: CreateMemories) -> Written[tuple[SavedMemory, ...]]:
+        """Save the drafts with the embedder's vector on each that has none; a
+        keyed save archives the live entry of its (scope, conversation, key).
 
         Raises ``AlreadyExists`` (id taken, also by a deleted entry),
-        ``EMBEDDING_DIMENSION_MISMATCH``, ``REQUEST_ID_REUSED``.
+        ``EMBEDDING_DIMENSION_MISMATCH``, ``REQUEST_ID_REUSED``, the memory gate's
+        ``FailedPrecondition``.
         """
-        (embedded,) = await self._embedding.drafts([draft])
-        (saved,) = await self._store.create_memories(
-            user_id, [(memory_id or new_id(), embedded)], idempotency=idempotency
+        embedded = await self._embedding.drafts([draft for _, draft in command.drafts])
+        drafts = tuple(
+            (memory_id, draft)
+            for (memory_id, _), draft in zip(command.drafts, embedded, strict=True)
         )
-        return saved
+        return await self._store.execute(replace(command, drafts=drafts))
 
     async def get(self, user_id: str, memory_id: str) -> Memory:
         """Archived or not. Raises ``NotFound``."""
@@ -117,22 +110,19 @@ class Memories:
         """Newest first; without ``include_archived`` only live entries."""
         return await self._store.list_memories(user_id, query)
 
-    async def update(
-        self, user_id: str, memory_id: str, change: MemoryChange, *, etag: str
-    ) -> Memory:
-        """Apply ``change``; the previous version stays in the history.
+    async def update(self, command: UpdateMemory) -> Written[Memory]:
+        """Apply the change (new text without a vector gets the embedder's
+        vector of it); the previous version stays in the history.
 
         Raises ``NotFound``, ``ETAG_MISMATCH``, ``EMBEDDING_DIMENSION_MISMATCH``.
         """
-        embedded = await self._embedding.change(change)
-        return await self._store.update_memory(
-            user_id, memory_id, embedded, expected_etag=_expected(etag)
-        )
+        change = await self._embedding.change(command.change)
+        return await self._store.execute(replace(command, change=change))
 
-    async def delete(self, user_id: str, memory_id: str, *, etag: str) -> MemoryTombstone:
+    async def delete(self, command: DeleteMemory) -> Written[MemoryTombstone]:
         """Erase the entry's text everywhere; returns its tombstone (again on a
         repeat). Raises ``NotFound``, ``ETAG_MISMATCH``."""
-        return await self._store.delete_memory(user_id, memory_id, expected_etag=_expected(etag))
+        return await self._store.execute(command)
 
     async def versions(
         self, user_id: str, memory_id: str, *, limit: int, after: Keyset | None

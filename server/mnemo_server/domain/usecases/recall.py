@@ -19,9 +19,10 @@ replaced, then selects with ``domain.inject.build_context``.
 Governance (``domain.governance``): recall returns nothing while consent is
 withdrawn or memory is switched off; build context also returns nothing for a
 temporary conversation. Otherwise each call records ``memory_recalled``
-(``count``, ``mode`` recall or inject, ``semantic``) after the read, in a short
-write transaction of its own; a failure to record is logged and never fails
-the call.
+(``count``, ``mode`` recall or inject, ``semantic``) after the read: a read
+writes nothing itself, so the event rides the next batch of writes (within a
+second; at shutdown at the latest: ``Database.defer``); a failure to record is
+logged and never fails the call.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class Recall:
             return []
         query = _effective(query)
         hits = await self._ranked(user_id, query)
-        await self._record(user_id, events.recalled(len(hits), "recall", query.semantic))
+        self._record(user_id, events.recalled(len(hits), "recall", query.semantic))
         return hits
 
     async def _ranked(self, user_id: str, query: RecallQuery) -> list[RecallHit]:
@@ -116,12 +117,12 @@ class Recall:
         hits = await self._ranked(user_id, query)
         built = inject.build_context(hits, max_entries=max_entries, max_bytes=max_bytes)
         count = len(built.memory_ids)
-        await self._record(user_id, events.recalled(count, "inject", query.semantic))
+        self._record(user_id, events.recalled(count, "inject", query.semantic))
         return built
 
-    async def _record(self, user_id: str, happened: list[NewEvent]) -> None:
+    def _record(self, user_id: str, happened: list[NewEvent]) -> None:
         try:
-            await self._governance.record_events(user_id, happened)
+            self._governance.record_events_later(user_id, happened)
         except Exception:  # analytics must never fail a recall
             log.warning("could not record memory_recalled for %s", user_id, exc_info=True)
 

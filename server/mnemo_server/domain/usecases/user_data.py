@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from mnemo_server.domain.user_data import EXPORT_SECTIONS, ErasureReceipt, ExportItem, UserData
+from mnemo_server.domain.commands import Written
+from mnemo_server.domain.commands.governance import DeleteUserData, ImportUserData
+from mnemo_server.domain.user_data import EXPORT_SECTIONS, ErasureReceipt, ExportItem
 from mnemo_server.store.interfaces import UserDataStore
 
 DEFAULT_EXPORT_BATCH = 500
@@ -30,9 +32,9 @@ class UserDataRights:
         self._store = store
         self._batch_size = batch_size
 
-    async def erase(self, user_id: str) -> ErasureReceipt:
+    async def erase(self, command: DeleteUserData) -> Written[ErasureReceipt]:
         """Erase everything of the user; idempotent (zeros the second time)."""
-        return await self._store.erase_user(user_id)
+        return await self._store.erase_user(command)
 
     async def export(self, user_id: str) -> AsyncIterator[ExportItem]:
         """Every record of the user, section after section (see the module doc)."""
@@ -48,7 +50,7 @@ class UserDataRights:
                     break
                 after = page.next_after
 
-    async def import_(self, user_id: str, data: UserData) -> None:
-        """Load ``data`` into a user without data. Raises
+    async def import_(self, command: ImportUserData) -> Written[None]:
+        """Load the data into a user without data. Raises
         ``FailedPrecondition(IMPORT_TARGET_NOT_EMPTY)``, ``NotFound``."""
-        await self._store.import_user(user_id, data)
+        return await self._store.import_user(command)

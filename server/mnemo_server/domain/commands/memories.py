@@ -1,0 +1,116 @@
+"""The writes of long-term memory (gecx-chat): ``MemoryService``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mnemo_server.domain.commands import Command, Idempotent
+from mnemo_server.domain.memory_models import (
+    CandidateDraft,
+    Extracted,
+    Memory,
+    MemoryCandidate,
+    MemoryChange,
+    MemoryDraft,
+    MemoryTombstone,
+    SavedMemory,
+)
+from mnemo_server.domain.models import NewMessage
+
+__all__ = [
+    "ApproveCandidate",
+    "CreateMemories",
+    "DeleteMemory",
+    "ExtractMemories",
+    "ProposeCandidates",
+    "RejectCandidate",
+    "UpdateMemory",
+]
+
+
+def _draft_weight(draft: MemoryDraft) -> int:
+    vector = 0 if draft.embedding is None else 4 * len(draft.embedding.values)
+    return len(draft.text) + vector + sum(len(k) + len(v) for k, v in draft.metadata.items())
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateMemories(Idempotent[tuple[SavedMemory, ...]]):
+    """Save ``drafts`` as new entries with the given ids, in order (one for
+    ``CreateMemory``; what an extraction found for ``ExtractMemories``); a
+    keyed save archives the live entry of its (scope, conversation, key).
+    ``origin_conversation_id``: the conversation the save comes from (its
+    gates apply). Raises ``AlreadyExists`` (an id taken, also by a deleted
+    entry), ``EMBEDDING_DIMENSION_MISMATCH``, the memory gate's
+    ``FailedPrecondition``, ``REQUEST_ID_REUSED``."""
+
+    drafts: tuple[tuple[str, MemoryDraft], ...]
+    origin_conversation_id: str = ""
+
+    @property
+    def weight(self) -> int:
+        return sum(_draft_weight(draft) for _, draft in self.drafts)
+
+
+@dataclass(frozen=True, kw_only=True)
+class UpdateMemory(Command[Memory]):
+    """Apply ``change`` to the entry; the previous version stays in its
+    history. Raises ``NotFound``, ``ETAG_MISMATCH``,
+    ``EMBEDDING_DIMENSION_MISMATCH``, the memory gate's ``FailedPrecondition``."""
+
+    memory_id: str
+    change: MemoryChange
+    expected_etag: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteMemory(Command[MemoryTombstone]):
+    """Erase the entry's text everywhere, leaving a tombstone (returned again
+    on a repeat). Raises ``NotFound``, ``ETAG_MISMATCH``, the memory gate's
+    ``FailedPrecondition``."""
+
+    memory_id: str
+    expected_etag: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtractMemories(Idempotent[Extracted]):
+    """Run the heuristic extractor over ``messages``; what it finds becomes
+    pending candidates (``require_approval``) or entries. The use case turns
+    it into ``ProposeCandidates`` or ``CreateMemories``."""
+
+    messages: tuple[NewMessage, ...]
+    conversation_id: str = ""
+    run_id: str = ""
+    turn: int = 0
+    require_approval: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProposeCandidates(Idempotent[tuple[MemoryCandidate, ...]]):
+    """Store ``candidates`` as pending, in order. Raises the memory gate's
+    ``FailedPrecondition``, ``REQUEST_ID_REUSED``."""
+
+    candidates: tuple[CandidateDraft, ...]
+
+    @property
+    def weight(self) -> int:
+        return sum(_draft_weight(c.draft) for c in self.candidates)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApproveCandidate(Command[tuple[Memory, MemoryCandidate]]):
+    """Save the pending candidate as entry ``memory_id`` (source extractor);
+    approving an approved one returns the same entry. Raises ``NotFound``,
+    ``CANDIDATE_RESOLVED``, ``EMBEDDING_DIMENSION_MISMATCH``, the memory
+    gate's ``FailedPrecondition``."""
+
+    candidate_id: str
+    memory_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RejectCandidate(Command[MemoryCandidate]):
+    """Discard the pending candidate; rejecting a rejected one returns it.
+    Raises ``NotFound``, ``CANDIDATE_RESOLVED``."""
+
+    candidate_id: str

@@ -1,0 +1,76 @@
+"""Which database errors are worth another attempt, and which mean the
+database cannot be reached.
+
+Units of work run statements both through SQLAlchemy (which wraps driver
+errors in ``sqlalchemy.exc.DBAPIError``) and on the driver connection
+directly (``store.statements``, which raises the driver's own errors), so
+both forms are recognized here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+import psycopg
+from sqlalchemy import exc
+
+__all__ = ["Failure", "RetryTransaction", "classify"]
+
+# serialization_failure, deadlock_detected, and foreign_key_violation: the
+# user a write inserts rows for was erased (DeleteUserData) by a transaction
+# that committed while the write waited for it; run again, the write creates
+# the user anew.
+_PG_RETRYABLE = {"40001", "40P01", "23503"}
+# PostgreSQL SQLSTATE classes meaning "the server cannot serve now":
+# connection exceptions, insufficient resources, operator intervention.
+_PG_UNAVAILABLE_CLASSES = ("08", "53", "57")
+_SQLITE_BUSY = ("database is locked", "database table is locked", "database is busy")
+_SQLITE_UNAVAILABLE = ("unable to open database", "disk i/o error", "database or disk is full")
+
+
+class RetryTransaction(Exception):
+    """Raised by a unit of work to roll back and run again (for example after
+    losing an insert race on a unique key); counts as one attempt."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A database failure: retry the work (``unavailable`` false) or give up
+    on this connection (``unavailable``)."""
+
+    reason: str
+    unavailable: bool
+    error: BaseException
+
+
+def classify(error: BaseException) -> Failure | None:
+    """``error`` as a ``Failure``, or ``None`` if it is none of those (a bug,
+    or a constraint the work should have prevented: let it surface)."""
+    if isinstance(error, RetryTransaction):
+        return Failure("retry requested", False, error)
+    if isinstance(error, exc.TimeoutError):
+        return Failure("no pooled connection came free", True, error)
+    invalidated = isinstance(error, exc.DBAPIError) and error.connection_invalidated
+    driver = error.orig if isinstance(error, exc.DBAPIError) else error
+    if isinstance(driver, psycopg.Error):
+        sqlstate = str(driver.sqlstate or "")
+        if sqlstate in _PG_RETRYABLE:
+            return Failure(f"SQLSTATE {sqlstate}", False, error)
+        if (
+            invalidated
+            or sqlstate.startswith(_PG_UNAVAILABLE_CLASSES)
+            or (isinstance(driver, psycopg.OperationalError) and not sqlstate)
+        ):
+            return Failure(f"PostgreSQL unavailable: {driver}", True, error)
+        return None
+    if isinstance(driver, sqlite3.Error):
+        message = str(driver).lower()
+        if any(text in message for text in _SQLITE_BUSY):
+            return Failure(message, False, error)
+        if invalidated or any(text in message for text in _SQLITE_UNAVAILABLE):
+            return Failure(f"SQLite unavailable: {message}", True, error)
+        return None
+    if invalidated:
+        return Failure(str(error), True, error)
+    return None
