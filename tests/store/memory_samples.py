@@ -13,6 +13,7 @@ from mnemo_server.domain.memory_models import (
     SavedMemory,
 )
 from mnemo_server.store.interfaces import MemoryStore
+from tests.store.writes import create_memories
 
 BATCH = 500
 
@@ -42,7 +43,7 @@ def draft(
 async def save(
     store: MemoryStore, memory_id: str, item: MemoryDraft, user: str = "alice"
 ) -> Memory:
-    (saved,) = await store.create_memories(user, [(memory_id, item)], idempotency=None)
+    (saved,) = await create_memories(store, user, [(memory_id, item)])
     return saved.memory
 
 
@@ -52,9 +53,7 @@ async def bulk_create(
     """``items`` saved in transactions of ``BATCH`` entries."""
     saved: list[SavedMemory] = []
     for start in range(0, len(items), BATCH):
-        saved.extend(
-            await store.create_memories(user, items[start : start + BATCH], idempotency=None)
-        )
+        saved.extend(await create_memories(store, user, items[start : start + BATCH]))
     return saved
 
 
