@@ -9,25 +9,18 @@ from mnemo_server.domain.errors import Aborted, InvalidArgument, NotFound
 from mnemo_server.domain.models import HistorySnapshot
 from mnemo_server.store.interfaces import ConversationStore
 from tests.store.samples import idem, messages
+from tests.store.writes import append_messages, clear_messages, replace_history_prefix
 
 
 async def fill(history: ConversationStore, *texts: str) -> None:
-    await history.append_messages(
-        "alice",
-        "c1",
-        messages(*texts),
-        run_id="run",
-        turn=0,
-        expected_position=None,
-        create_metadata={},
-        idempotency=None,
-    )
+    await append_messages(history, "alice", "c1", messages(*texts), run_id="run")
 
 
 async def compact(
     history: ConversationStore, revision: str, count: int, summary: str, request_id: str = ""
 ) -> HistorySnapshot:
-    return await history.replace_history_prefix(
+    return await replace_history_prefix(
+        history,
         "alice",
         "c1",
         revision=revision,
@@ -107,7 +100,7 @@ async def test_a_revision_is_stale_after_another_compaction_and_changes_nothing(
 async def test_a_revision_is_stale_after_a_clear(history: ConversationStore) -> None:
     await fill(history, "a", "b")
     snapshot = await history.snapshot_history("alice", "c1")
-    await history.clear_messages("alice", "c1")
+    await clear_messages(history, "alice", "c1")
     await fill(history, "x", "y")
     with pytest.raises(Aborted) as caught:
         await compact(history, snapshot.revision, 1, "stale")

@@ -19,6 +19,7 @@ from mnemo_server.store.engines import migration_engine
 from mnemo_server.store.schema import include_name, metadata
 from mnemo_server.store.sql import SqlStore
 from tests.store.samples import exchange, messages
+from tests.store.writes import append_messages, save_state
 
 
 def tables(url: str) -> set[str]:
@@ -89,18 +90,9 @@ async def test_data_survives_an_upgrade(database_url: str) -> None:
     db = open_database(database_url)
     try:
         store = SqlStore(db)
-        state = await store.save_state(
-            ConversationKey("alice", ""), "brief", [exchange(1)], expected_etag=None
-        )
-        appended = await store.append_messages(
-            "alice",
-            "c1",
-            messages("a", "b"),
-            run_id="r",
-            turn=0,
-            expected_position=None,
-            create_metadata={"k": "v"},
-            idempotency=None,
+        state = await save_state(store, ConversationKey("alice", ""), "brief", [exchange(1)])
+        appended = await append_messages(
+            store, "alice", "c1", messages("a", "b"), run_id="r", create_metadata={"k": "v"}
         )
     finally:
         await db.close()

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from datetime import UTC
+from typing import Any
 
 import pytest
 
 from mnemo_server.domain.errors import Aborted, FailedPrecondition
-from mnemo_server.domain.models import ConversationKey, Idempotency, MemoryState, RememberResult
+from mnemo_server.domain.models import ConversationKey, MemoryState, RememberResult
 from mnemo_server.store.database import Database, open_database
 from mnemo_server.store.interfaces import ConversationStore, WorkingMemoryStore
 from mnemo_server.store.sql import SqlStore
+from tests.store import writes
 from tests.store.samples import exchange, idem
+from tests.store.writes import clear_state, save_state
 
 DEFAULT = ConversationKey("alice", "")
 NAMED = ConversationKey("alice", "trip")
@@ -23,18 +26,11 @@ async def remember(
     n: int,
     *,
     keep_recent: int = 3,
-    summary: str | None = None,
-    expected_etag: str | None = None,
-    idempotency: Idempotency | None = None,
+    **options: Any,
 ) -> RememberResult:
-    return await memory.remember(
-        key,
-        exchange(n),
-        keep_recent=keep_recent,
-        summary=summary,
-        expected_etag=expected_etag,
-        idempotency=idempotency,
-    )
+    """Remember the ``n``-th exchange, keeping the newest three unless told
+    otherwise (``options``: those of ``writes.remember``)."""
+    return await writes.remember(memory, key, exchange(n), keep_recent=keep_recent, **options)
 
 
 async def test_a_state_never_written_is_empty_with_an_empty_etag(
@@ -45,9 +41,7 @@ async def test_a_state_never_written_is_empty_with_an_empty_etag(
 
 
 async def test_save_then_get_returns_what_was_saved(memory: WorkingMemoryStore) -> None:
-    saved = await memory.save_state(
-        NAMED, "likes trains", [exchange(1), exchange(2)], expected_etag=None
-    )
+    saved = await save_state(memory, NAMED, "likes trains", [exchange(1), exchange(2)])
     assert saved.summary == "likes trains"
     assert saved.recent == (exchange(1), exchange(2))
     assert saved.etag != ""
@@ -59,7 +53,7 @@ async def test_exchange_times_round_trip_exactly_and_come_back_in_utc(
     memory: WorkingMemoryStore,
 ) -> None:
     original = exchange(7)
-    state = await memory.save_state(NAMED, "", [original], expected_etag=None)
+    state = await save_state(memory, NAMED, "", [original])
     (stored,) = (await memory.get_state(NAMED)).recent
     assert stored.at == original.at  # the same instant, to the microsecond
     assert stored.at.utcoffset() is not None and stored.at.tzinfo == UTC
@@ -69,11 +63,11 @@ async def test_exchange_times_round_trip_exactly_and_come_back_in_utc(
 async def test_save_with_a_stale_etag_is_aborted_and_changes_nothing(
     memory: WorkingMemoryStore,
 ) -> None:
-    first = await memory.save_state(NAMED, "one", [], expected_etag="")
-    second = await memory.save_state(NAMED, "two", [], expected_etag=first.etag)
+    first = await save_state(memory, NAMED, "one", [], expected_etag="")
+    second = await save_state(memory, NAMED, "two", [], expected_etag=first.etag)
     assert second.etag not in ("", first.etag)
     with pytest.raises(Aborted) as caught:
-        await memory.save_state(NAMED, "three", [], expected_etag=first.etag)
+        await save_state(memory, NAMED, "three", [], expected_etag=first.etag)
     assert caught.value.reason == "ETAG_MISMATCH"
     assert await memory.get_state(NAMED) == second
 
@@ -81,9 +75,9 @@ async def test_save_with_a_stale_etag_is_aborted_and_changes_nothing(
 async def test_the_empty_etag_only_matches_a_state_never_written(
     memory: WorkingMemoryStore,
 ) -> None:
-    await memory.save_state(NAMED, "one", [], expected_etag="")
+    await save_state(memory, NAMED, "one", [], expected_etag="")
     with pytest.raises(Aborted) as caught:
-        await memory.save_state(NAMED, "two", [], expected_etag="")
+        await save_state(memory, NAMED, "two", [], expected_etag="")
     assert caught.value.reason == "ETAG_MISMATCH"
 
 
@@ -142,10 +136,10 @@ async def test_a_request_id_reused_for_another_request_is_refused(
 
 
 async def test_clear_empties_the_state_with_a_new_etag(memory: WorkingMemoryStore) -> None:
-    saved = await memory.save_state(NAMED, "brief", [exchange(1)], expected_etag=None)
+    saved = await save_state(memory, NAMED, "brief", [exchange(1)])
     with pytest.raises(Aborted):
-        await memory.clear_state(NAMED, expected_etag="not-the-etag")
-    cleared = await memory.clear_state(NAMED, expected_etag=saved.etag)
+        await clear_state(memory, NAMED, expected_etag="not-the-etag")
+    cleared = await clear_state(memory, NAMED, expected_etag=saved.etag)
     assert (cleared.summary, cleared.recent) == ("", ())
     assert cleared.etag not in ("", saved.etag)
     assert await memory.get_state(NAMED) == cleared
@@ -154,8 +148,8 @@ async def test_clear_empties_the_state_with_a_new_etag(memory: WorkingMemoryStor
 async def test_the_default_conversation_is_distinct_from_every_named_one(
     memory: WorkingMemoryStore, history: ConversationStore
 ) -> None:
-    default = await memory.save_state(DEFAULT, "default brief", [exchange(1)], expected_etag=None)
-    named = await memory.save_state(NAMED, "named brief", [exchange(2)], expected_etag=None)
+    default = await save_state(memory, DEFAULT, "default brief", [exchange(1)])
+    named = await save_state(memory, NAMED, "named brief", [exchange(2)])
     assert await memory.get_state(DEFAULT) == default
     assert await memory.get_state(NAMED) == named
     assert await memory.get_state(ConversationKey("alice", "other")) == MemoryState()
@@ -170,7 +164,7 @@ async def test_a_second_client_reads_exactly_what_the_first_wrote(
 ) -> None:
     phone = SqlStore(database)
     written = await remember(phone, DEFAULT, 1, summary="on the phone")
-    cloud = open_database(database_url, runner="async", pool_size=2)
+    cloud = open_database(database_url, read_lanes=1)
     try:
         assert await SqlStore(cloud).get_state(DEFAULT) == written.state
     finally:
