@@ -27,6 +27,7 @@ from mnemo_server.store.interfaces import MemoryStore
 from mnemo_server.store.sql import SqlStore
 from tests.store.memory_samples import all_memories, draft, save
 from tests.store.samples import idem
+from tests.store.writes import create_memories, delete_memory, update_memory
 
 
 @pytest.fixture
@@ -35,13 +36,13 @@ def store(sql_store: SqlStore) -> MemoryStore:
 
 
 async def test_save_then_get_and_list(store: MemoryStore) -> None:
-    saved = await store.create_memories(
+    saved = await create_memories(
+        store,
         "alice",
         [
             ("m1", draft("Prefers tea", metadata={"origin": "chat", "é": "ü"}, pinned=True)),
             ("m2", draft("Order RMA-1234 is late", conversation="c1")),
         ],
-        idempotency=None,
     )
     first, second = (s.memory for s in saved)
     assert [s.archived_ids for s in saved] == [(), ()]
@@ -84,9 +85,7 @@ async def test_list_pages_newest_first_with_filters(store: MemoryStore) -> None:
 async def test_a_keyed_save_supersedes_and_the_trail_shows_it(store: MemoryStore) -> None:
     old = await save(store, "m1", draft("Likes sushi", key="food"))
     other_scope = await save(store, "m2", draft("Likes pizza here", key="food", conversation="c1"))
-    (saved,) = await store.create_memories(
-        "alice", [("m3", draft("Likes ramen", key="food"))], idempotency=None
-    )
+    (saved,) = await create_memories(store, "alice", [("m3", draft("Likes ramen", key="food"))])
     assert saved.archived_ids == ("m1",)
     archived = await store.get_memory("alice", "m1")
     assert archived.archive_time == saved.memory.create_time
@@ -107,10 +106,10 @@ async def test_a_keyed_save_supersedes_and_the_trail_shows_it(store: MemoryStore
 
 async def test_supersede_within_one_call(store: MemoryStore) -> None:
     await save(store, "m0", draft("Lives in Lyon", key="city"))
-    saved = await store.create_memories(
+    saved = await create_memories(
+        store,
         "alice",
         [("m1", draft("Lives in Paris", key="city")), ("m2", draft("Lives in Oslo", key="city"))],
-        idempotency=None,
     )
     assert [s.archived_ids for s in saved] == [("m0",), ("m1",)]
     assert [s.memory.archived for s in saved] == [True, False]
@@ -121,11 +120,12 @@ async def test_supersede_within_one_call(store: MemoryStore) -> None:
 async def test_update_keeps_the_previous_version(store: MemoryStore) -> None:
     before = await save(store, "m1", draft("Likes tea", metadata={"a": "1"}))
     with pytest.raises(Aborted) as stale:
-        await store.update_memory(
-            "alice", "m1", MemoryChange(text="x"), expected_etag="not-the-etag"
+        await update_memory(
+            store, "alice", "m1", MemoryChange(text="x"), expected_etag="not-the-etag"
         )
     assert stale.value.reason == "ETAG_MISMATCH"
-    after = await store.update_memory(
+    after = await update_memory(
+        store,
         "alice",
         "m1",
         MemoryChange(text="Likes green tea", pinned=True),
@@ -134,9 +134,7 @@ async def test_update_keeps_the_previous_version(store: MemoryStore) -> None:
     assert (after.text, after.pinned, after.metadata) == ("Likes green tea", True, {"a": "1"})
     assert after.etag != before.etag and after.update_time > before.update_time
     assert after.create_time == before.create_time
-    again = await store.update_memory(
-        "alice", "m1", MemoryChange(metadata={"b": "2"}), expected_etag=None
-    )
+    again = await update_memory(store, "alice", "m1", MemoryChange(metadata={"b": "2"}))
     assert (again.text, again.metadata) == ("Likes green tea", {"b": "2"})
     trail = await store.list_memory_versions("alice", "m1", limit=10, after=None)
     assert [(m.text, m.metadata, m.pinned) for m in trail.items] == [
@@ -151,15 +149,15 @@ async def test_update_keeps_the_previous_version(store: MemoryStore) -> None:
     rest = await store.list_memory_versions("alice", "m1", limit=2, after=first.next_after)
     assert first.items + rest.items == trail.items and rest.next_after is None
     with pytest.raises(NotFound):
-        await store.update_memory("alice", "nope", MemoryChange(text="x"), expected_etag=None)
+        await update_memory(store, "alice", "nope", MemoryChange(text="x"))
     with pytest.raises(NotFound):
         await store.list_memory_versions("alice", "nope", limit=10, after=None)
 
 
 async def test_racing_keyed_saves_leave_one_live_entry(store: MemoryStore) -> None:
     async def one(n: int) -> SavedMemory:
-        (saved,) = await store.create_memories(
-            "alice", [(f"m{n}", draft(f"Timezone is UTC+{n}", key="timezone"))], idempotency=None
+        (saved,) = await create_memories(
+            store, "alice", [(f"m{n}", draft(f"Timezone is UTC+{n}", key="timezone"))]
         )
         return saved
 
@@ -179,11 +177,9 @@ async def test_a_taken_or_deleted_id_is_not_reusable(store: MemoryStore) -> None
         await save(store, "m1", draft("second"))
     assert taken.value.metadata["name"] == "users/alice/memories/m1"
     with pytest.raises(AlreadyExists):
-        await store.create_memories(
-            "alice", [("m2", draft("a")), ("m2", draft("b"))], idempotency=None
-        )
+        await create_memories(store, "alice", [("m2", draft("a")), ("m2", draft("b"))])
     assert [m.memory_id for m in await all_memories(store)] == ["m1"]
-    await store.delete_memory("alice", "m1", expected_etag=None)
+    await delete_memory(store, "alice", "m1")
     with pytest.raises(AlreadyExists):
         await save(store, "m1", draft("third"))
     await save(store, "m1", draft("bob's own"), user="bob")
@@ -191,12 +187,15 @@ async def test_a_taken_or_deleted_id_is_not_reusable(store: MemoryStore) -> None
 
 async def test_idempotent_create(store: MemoryStore) -> None:
     key = idem("req-1", scope="CreateMemory")
-    first = await store.create_memories("alice", [("m1", draft("fact"))], idempotency=key)
-    again = await store.create_memories("alice", [("m1", draft("fact"))], idempotency=key)
+    first = await create_memories(store, "alice", [("m1", draft("fact"))], idempotency=key)
+    again = await create_memories(store, "alice", [("m1", draft("fact"))], idempotency=key)
     assert again == first
     with pytest.raises(FailedPrecondition) as reused:
-        await store.create_memories(
-            "alice", [("m2", draft("other"))], idempotency=idem("req-1", "fp-2", "CreateMemory")
+        await create_memories(
+            store,
+            "alice",
+            [("m2", draft("other"))],
+            idempotency=idem("req-1", "fp-2", "CreateMemory"),
         )
     assert reused.value.reason == "REQUEST_ID_REUSED"
     assert len(await all_memories(store)) == 1
@@ -212,24 +211,21 @@ async def test_vectors_are_kept_and_dimensions_checked(store: MemoryStore) -> No
     assert mismatch.value.metadata == {"expected": "3", "got": "2"}
     assert [v.field for v in mismatch.value.violations] == ["memory.embedding.values"]
     with pytest.raises(InvalidArgument):
-        await store.create_memories(
+        await create_memories(
+            store,
             "alice",
             [
                 ("m4", draft("d", vector=[1.0] * 4, model="new")),
                 ("m5", draft("e", vector=[1.0], model="new")),
             ],
-            idempotency=None,
         )
     with pytest.raises(InvalidArgument):
-        await store.update_memory(
-            "alice",
-            "m2",
-            MemoryChange(embedding=Embedding("test-model", (1.0,))),
-            expected_etag=None,
+        await update_memory(
+            store, "alice", "m2", MemoryChange(embedding=Embedding("test-model", (1.0,)))
         )
     # The only vector of its model may change its dimension.
-    changed = await store.update_memory(
-        "alice", "m2", MemoryChange(embedding=Embedding("other-model", (0.5,))), expected_etag=None
+    changed = await update_memory(
+        store, "alice", "m2", MemoryChange(embedding=Embedding("other-model", (0.5,)))
     )
     assert changed.embedding == Embedding("other-model", (0.5,))
     assert (await store.get_memory("alice", "m2")).text == "b"

@@ -18,6 +18,7 @@ from mnemo_server.store.interfaces import MemoryStore
 from mnemo_server.store.sql import SqlStore
 from tests.store.memory_samples import draft, save
 from tests.store.samples import idem
+from tests.store.writes import approve_candidate, propose_candidates, reject_candidate
 
 
 @pytest.fixture
@@ -37,14 +38,14 @@ def candidate(n: int, item: MemoryDraft) -> CandidateDraft:
 
 
 async def test_propose_list_approve_reject(store: MemoryStore) -> None:
-    proposed = await store.propose_candidates(
+    proposed = await propose_candidates(
+        store,
         "alice",
         [
             candidate(1, draft("Likes green tea", key="drink", metadata={"why": "said so"})),
             candidate(2, draft("Is vegetarian", vector=[0.5, 0.5])),
             candidate(3, draft("Lives in Oslo")),
         ],
-        idempotency=None,
     )
     assert [c.state for c in proposed] == [CandidateState.PENDING] * 3
     first = proposed[0]
@@ -60,24 +61,24 @@ async def test_propose_list_approve_reject(store: MemoryStore) -> None:
     assert {c.candidate_id for c in pending.items} == {"c1", "c2", "c3"}
 
     await save(store, "old", draft("Likes coffee", key="drink"))
-    memory, approved = await store.approve_candidate("alice", "c1", memory_id="m1")
+    memory, approved = await approve_candidate(store, "alice", "c1", memory_id="m1")
     assert (memory.memory_id, memory.text, memory.key) == ("m1", "Likes green tea", "drink")
     assert memory.source is MemorySource.EXTRACTOR and memory.metadata == {"why": "said so"}
     assert (approved.state, approved.saved_memory_id) == (CandidateState.APPROVED, "m1")
     assert (await store.get_memory("alice", "old")).archived  # the key superseded it
-    again = await store.approve_candidate("alice", "c1", memory_id="other")
+    again = await approve_candidate(store, "alice", "c1", memory_id="other")
     assert again == (memory, approved)
-    memory2, _ = await store.approve_candidate("alice", "c2", memory_id="m2")
+    memory2, _ = await approve_candidate(store, "alice", "c2", memory_id="m2")
     assert memory2.embedding == Embedding("test-model", (0.5, 0.5))
 
-    rejected = await store.reject_candidate("alice", "c3")
+    rejected = await reject_candidate(store, "alice", "c3")
     assert rejected.state is CandidateState.REJECTED
-    assert await store.reject_candidate("alice", "c3") == rejected
+    assert await reject_candidate(store, "alice", "c3") == rejected
     with pytest.raises(FailedPrecondition) as resolved:
-        await store.approve_candidate("alice", "c3", memory_id="m3")
+        await approve_candidate(store, "alice", "c3", memory_id="m3")
     assert resolved.value.reason == "CANDIDATE_RESOLVED"
     with pytest.raises(FailedPrecondition):
-        await store.reject_candidate("alice", "c1")
+        await reject_candidate(store, "alice", "c1")
 
     assert (
         await store.list_candidates("alice", include_resolved=False, limit=10, after=None)
@@ -93,24 +94,24 @@ async def test_propose_list_approve_reject(store: MemoryStore) -> None:
 
 async def test_candidate_errors_and_idempotent_proposals(store: MemoryStore) -> None:
     key = idem("propose-1", scope="ProposeMemoryCandidates")
-    first = await store.propose_candidates("alice", [candidate(1, draft("a"))], idempotency=key)
+    first = await propose_candidates(store, "alice", [candidate(1, draft("a"))], idempotency=key)
     assert (
-        await store.propose_candidates("alice", [candidate(1, draft("a"))], idempotency=key)
+        await propose_candidates(store, "alice", [candidate(1, draft("a"))], idempotency=key)
         == first
     )
     with pytest.raises(AlreadyExists):
-        await store.propose_candidates("alice", [candidate(1, draft("b"))], idempotency=None)
+        await propose_candidates(store, "alice", [candidate(1, draft("b"))])
     with pytest.raises(AlreadyExists):
-        await store.propose_candidates(
-            "alice", [candidate(5, draft("x")), candidate(5, draft("y"))], idempotency=None
+        await propose_candidates(
+            store, "alice", [candidate(5, draft("x")), candidate(5, draft("y"))]
         )
     with pytest.raises(NotFound):
-        await store.approve_candidate("alice", "nope", memory_id="m1")
+        await approve_candidate(store, "alice", "nope", memory_id="m1")
     with pytest.raises(NotFound):
-        await store.reject_candidate("bob", "c1")
+        await reject_candidate(store, "bob", "c1")
     await save(store, "taken", draft("x"))
     with pytest.raises(AlreadyExists):
-        await store.approve_candidate("alice", "c1", memory_id="taken")
+        await approve_candidate(store, "alice", "c1", memory_id="taken")
     # The failed approval changed nothing.
     (still,) = (
         await store.list_candidates("alice", include_resolved=False, limit=5, after=None)

@@ -26,6 +26,13 @@ from mnemo_server.store.schema import metadata
 from mnemo_server.store.sql import SqlStore
 from tests.store.memory_samples import draft, save
 from tests.store.samples import idem
+from tests.store.writes import (
+    approve_candidate,
+    create_memories,
+    delete_memory,
+    propose_candidates,
+    update_memory,
+)
 
 # Its own stem, shares no prefix with any other word of the fixture (FTS5
 # stores terms prefix-compressed), and appears nowhere else.
@@ -92,17 +99,17 @@ async def test_delete_leaves_no_text_anywhere(
     # m1: created idempotently (the result, with its text, is recorded), updated
     # (the first text stays in the versions), then superseded by m3.
     original = f"The locker code word is {MARKER}"
-    await store.create_memories(
+    await create_memories(
+        store,
         "alice",
         [("m1", draft(original, key="locker", vector=[1.0, 0.0]))],
         idempotency=idem("create-m1", scope="CreateMemory"),
     )
-    await store.update_memory(
-        "alice", "m1", MemoryChange(text=f"Locker word: {MARKER} (changed)"), expected_etag=None
-    )
+    await update_memory(store, "alice", "m1", MemoryChange(text=f"Locker word: {MARKER} (changed)"))
     await save(store, "m3", draft("The locker is number seven", key="locker"))
     # m2: proposed idempotently (recorded with its text), then approved.
-    await store.propose_candidates(
+    await propose_candidates(
+        store,
         "alice",
         [
             CandidateDraft(
@@ -113,11 +120,11 @@ async def test_delete_leaves_no_text_anywhere(
         ],
         idempotency=idem("propose-c1", scope="ProposeMemoryCandidates"),
     )
-    await store.approve_candidate("alice", "c1", memory_id="m2")
+    await approve_candidate(store, "alice", "c1", memory_id="m2")
     # Unrelated data that must survive.
     keep = idem("create-m9", scope="CreateMemory")
-    kept = await store.create_memories(
-        "alice", [("m9", draft("Likes the locker room music"))], idempotency=keep
+    kept = await create_memories(
+        store, "alice", [("m9", draft("Likes the locker room music"))], idempotency=keep
     )
     holding = await database.read(lambda conn: _tables_holding(conn, MARKER))
     # The change feed holds the texts too: the saves, the update, the archive,
@@ -126,10 +133,7 @@ async def test_delete_leaves_no_text_anywhere(
     if database.dialect == "sqlite":
         assert _sqlite_file_holds(database_url, MARKER)
 
-    tombstones = [
-        await store.delete_memory("alice", memory_id, expected_etag=None)
-        for memory_id in ("m1", "m2")
-    ]
+    tombstones = [await delete_memory(store, "alice", memory_id) for memory_id in ("m1", "m2")]
 
     assert await database.read(lambda conn: _tables_holding(conn, MARKER)) == {}
     if database.dialect == "sqlite":
@@ -137,7 +141,7 @@ async def test_delete_leaves_no_text_anywhere(
     assert await store.lexical_candidates("alice", RecallQuery(text=MARKER), limit=10) == []
     # Tombstones remain, and deleting again returns them.
     assert [(t.memory_id, t.key) for t in tombstones] == [("m1", "locker"), ("m2", "")]
-    assert await store.delete_memory("alice", "m1", expected_etag=None) == tombstones[0]
+    assert await delete_memory(store, "alice", "m1") == tombstones[0]
     for memory_id in ("m1", "m2"):
         with pytest.raises(NotFound):
             await store.get_memory("alice", memory_id)
@@ -150,13 +154,13 @@ async def test_delete_leaves_no_text_anywhere(
         None,
     )
     with pytest.raises(FailedPrecondition) as resolved:
-        await store.approve_candidate("alice", "c1", memory_id="m4")
+        await approve_candidate(store, "alice", "c1", memory_id="m4")
     assert resolved.value.reason == "CANDIDATE_RESOLVED"
     # What was not deleted is intact: the chain's live entry, the unrelated
     # entry, its recorded result, its place in the index.
     assert (await store.get_memory("alice", "m3")).text == "The locker is number seven"
-    again = await store.create_memories(
-        "alice", [("m9", draft("Likes the locker room music"))], idempotency=keep
+    again = await create_memories(
+        store, "alice", [("m9", draft("Likes the locker room music"))], idempotency=keep
     )
     assert again == kept
     found = await store.lexical_candidates("alice", RecallQuery(text="locker"), limit=10)
@@ -166,11 +170,11 @@ async def test_delete_leaves_no_text_anywhere(
 async def test_delete_checks_the_etag_and_existence(store: MemoryStore) -> None:
     saved = await save(store, "m1", draft("fact"))
     with pytest.raises(Aborted) as stale:
-        await store.delete_memory("alice", "m1", expected_etag="stale")
+        await delete_memory(store, "alice", "m1", expected_etag="stale")
     assert stale.value.reason == "ETAG_MISMATCH"
-    tombstone = await store.delete_memory("alice", "m1", expected_etag=saved.etag)
+    tombstone = await delete_memory(store, "alice", "m1", expected_etag=saved.etag)
     assert (tombstone.user_id, tombstone.memory_id) == ("alice", "m1")
     with pytest.raises(NotFound):
-        await store.delete_memory("alice", "never", expected_etag=None)
+        await delete_memory(store, "alice", "never")
     with pytest.raises(NotFound):
-        await store.delete_memory("bob", "m1", expected_etag=None)
+        await delete_memory(store, "bob", "m1")

@@ -23,6 +23,7 @@ from mnemo_server.store.database import Database
 from mnemo_server.store.interfaces import MemoryStore
 from mnemo_server.store.sql import SqlStore
 from tests.store.memory_samples import draft, save
+from tests.store.writes import create_memories, delete_memory, update_memory
 
 # Saved in one call: equal update times, so the order below depends on
 # matched terms, the current conversation, pinned and the id only.
@@ -75,10 +76,8 @@ def _query(text: str, conversation: str = "", scope: RecallScope = RecallScope.A
 
 
 async def test_lexical_candidates_are_the_same_on_every_backend(store: MemoryStore) -> None:
-    await store.create_memories("alice", FIXTURE, idempotency=None)
-    await store.create_memories(
-        "bob", [("f01", draft("Bob likes running shoes"))], idempotency=None
-    )
+    await create_memories(store, "alice", FIXTURE)
+    await create_memories(store, "bob", [("f01", draft("Bob likes running shoes"))])
     for (text, conversation, scope), expected in EXPECTED:
         query = _query(text, conversation, scope)
         found = await store.lexical_candidates("alice", query, limit=CANDIDATE_LIMIT)
@@ -92,18 +91,14 @@ async def test_lexical_candidates_are_the_same_on_every_backend(store: MemorySto
 
 
 async def test_updates_and_deletes_reach_the_index(store: MemoryStore) -> None:
-    await store.create_memories("alice", FIXTURE, idempotency=None)
-    await store.update_memory(
-        "alice", "f07", MemoryChange(text="Loves running marathons"), expected_etag=None
-    )
-    await store.delete_memory("alice", "f05", expected_etag=None)
+    await create_memories(store, "alice", FIXTURE)
+    await update_memory(store, "alice", "f07", MemoryChange(text="Loves running marathons"))
+    await delete_memory(store, "alice", "f05")
     found = await store.lexical_candidates("alice", _query("running hiking"), limit=50)
     assert [m.memory_id for m in found] == ["f11", "f07", "f06"]  # f07: updated last
     assert await store.lexical_candidates("alice", _query("mountains"), limit=50) == []
     # The archived f13 got a new text: still never recalled.
-    await store.update_memory(
-        "alice", "f13", MemoryChange(text="Likes espresso"), expected_etag=None
-    )
+    await update_memory(store, "alice", "f13", MemoryChange(text="Likes espresso"))
     assert await store.lexical_candidates("alice", _query("espresso"), limit=50) == []
 
 
@@ -121,8 +116,8 @@ async def test_semantic_candidates_are_the_exact_top_k(store: MemoryStore) -> No
         "v5": [-1.0, 0.0, 0.0],
         "v6": [1.8, 0.2, 0.0],  # the same direction as v2: equal cosine, id breaks the tie
     }
-    await store.create_memories(
-        "alice", [(k, draft(f"entry {k}", vector=v)) for k, v in vectors.items()], idempotency=None
+    await create_memories(
+        store, "alice", [(k, draft(f"entry {k}", vector=v)) for k, v in vectors.items()]
     )
     await save(store, "c2", draft("other conversation", conversation="c2", vector=[1.0, 0.0, 0.0]))
     await save(store, "x1", draft("other model", vector=[1.0, 0.0, 0.0], model="other"))
@@ -183,14 +178,11 @@ async def test_the_vector_cache_follows_writes_of_other_processes(
     assert reader.vector_cache.cached_bytes > 0
     await save(writer, "c", draft("c", vector=[1.0, 0.9]))
     assert await top() == ["c", "a"]
-    await writer.update_memory(
-        "alice",
-        "a",
-        MemoryChange(embedding=Embedding("test-model", (1.0, 1.0))),
-        expected_etag=None,
+    await update_memory(
+        writer, "alice", "a", MemoryChange(embedding=Embedding("test-model", (1.0, 1.0)))
     )
     assert await top() == ["a", "c"]
-    await writer.delete_memory("alice", "a", expected_etag=None)
+    await delete_memory(writer, "alice", "a")
     assert await top() == ["c", "b"]
     # A keyed save archives: the archived entry's vector is not searched.
     await save(writer, "d", draft("d", key="k", vector=[1.0, 0.95]))

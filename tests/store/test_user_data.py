@@ -17,6 +17,7 @@ from mnemo_server.domain.user_data import ExportItem, UserData
 from mnemo_server.store.database import Database
 from mnemo_server.store.sql_user_data import SqlUserData
 from tests.api.user_data import populate
+from tests.store.writes import import_user
 from tests.support.server import running_server
 from tests.support.user_rows import user_digest
 
@@ -49,7 +50,7 @@ async def test_an_import_failing_in_the_database_leaves_nothing(
         memories=(entry, entry),  # the edge would refuse this: the database does
     )
     with pytest.raises(IntegrityError):
-        await SqlUserData(database).import_user("u1", data)
+        await import_user(SqlUserData(database), "u1", data)
     assert {count for count, _ in user_digest(database_url, "u1").values()} == {0}
     with pytest.raises(ValueError):
         UserDataRights(SqlUserData(database), batch_size=0)
