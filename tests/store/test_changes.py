@@ -6,15 +6,17 @@ pruning keeps the counter and expires older cursors. On every backend."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from datetime import timedelta
+from collections.abc import Callable
 
 import pytest
-from sqlalchemy import Connection, func, select
+from sqlalchemy import func, select
 
 from mnemo.v1 import sync_pb2
 from mnemo_server.api.convert_changes import changes_to_proto
 from mnemo_server.domain.changes import Change, ChangeOperation
+from mnemo_server.domain.commands import Written
 from mnemo_server.domain.errors import Aborted, OutOfRange
 from mnemo_server.domain.governance import ConsentState
 from mnemo_server.domain.memory_models import CandidateDraft, MemoryChange, MemoryTombstone
@@ -27,14 +29,36 @@ from mnemo_server.domain.models import (
     RunError,
 )
 from mnemo_server.domain.user_data import ConversationMessage, ConversationState, UserData
-from mnemo_server.store import change_sink, sql_changes
+from mnemo_server.store import sql_changes
 from mnemo_server.store.convert import now_micros, to_micros
-from mnemo_server.store.database import Database, RetryTransaction
+from mnemo_server.store.database import Database, RetryTransaction, Tx
 from mnemo_server.store.schema import change_cursors, changes
 from mnemo_server.store.sql import SqlStore
 from mnemo_server.store.sql_user_data import SqlUserData
 from tests.store.memory_samples import draft, save
 from tests.store.samples import exchange, idem, messages
+from tests.store.writes import (
+    append_messages_written,
+    approve_candidate,
+    clear_messages,
+    clear_state,
+    create_conversation,
+    delete_conversation,
+    delete_memory,
+    erase_user,
+    import_user,
+    propose_candidates,
+    record_failed_run,
+    reject_candidate,
+    remember,
+    replace_history_prefix,
+    save_state,
+    save_state_written,
+    set_consent,
+    update_conversation,
+    update_memory,
+    update_memory_settings,
+)
 
 ALICE, BOB = "alice", "bob"
 CHAT = ConversationKey(ALICE, "chat")
@@ -54,19 +78,16 @@ def _summary(found: list[Change]) -> list[tuple[str, str, str]]:
     ]
 
 
-async def _append(
+async def _append_written(
     store: SqlStore, conversation_id: str, *texts: str, idempotency: Idempotency | None = None
-) -> AppendResult:
-    return await store.append_messages(
-        ALICE,
-        conversation_id,
-        messages(*texts),
-        run_id="r",
-        turn=1,
-        expected_position=None,
-        create_metadata={},
-        idempotency=idempotency,
+) -> Written[AppendResult]:
+    return await append_messages_written(
+        store, ALICE, conversation_id, messages(*texts), run_id="r", turn=1, idempotency=idempotency
     )
+
+
+async def _append(store: SqlStore, conversation_id: str, *texts: str) -> AppendResult:
+    return (await _append_written(store, conversation_id, *texts)).value
 
 
 async def _latest(store: SqlStore, user_id: str = ALICE) -> int:
@@ -85,7 +106,7 @@ async def test_every_mutation_appends_its_changes(sql_store: SqlStore) -> None:
         return found
 
     # Working memory: save (the default conversation is no resource), remember, clear.
-    saved = await store.save_state(DEFAULT, "s", [exchange(1)], expected_etag=None)
+    saved = await save_state(store, DEFAULT, "s", [exchange(1)])
     (change,) = await since()
     assert (change.operation, change.resource_name, change.etag) == (
         ChangeOperation.UPSERT,
@@ -93,28 +114,24 @@ async def test_every_mutation_appends_its_changes(sql_store: SqlStore) -> None:
         saved.etag,
     )
     assert change.state == saved
-    remembered = await store.remember(
-        CHAT, exchange(2), keep_recent=3, summary=None, expected_etag=None, idempotency=None
-    )
+    remembered = await remember(store, CHAT, exchange(2), keep_recent=3)
     assert _summary(await since()) == [  # the conversation was created implicitly
         ("upsert", f"{U}/conversations/chat", "Conversation"),
         ("upsert", f"{U}/conversations/chat/memoryState", "MemoryState"),
     ]
-    cleared = await store.clear_state(CHAT, expected_etag=remembered.state.etag)
+    cleared = await clear_state(store, CHAT, expected_etag=remembered.state.etag)
     (change,) = await since()
     assert (change.etag, change.state) == (cleared.etag, cleared)
 
     # Conversations and history.
-    created = await store.create_conversation(
-        ALICE, "c2", metadata={"a": 1}, temporary=False, idempotency=None
-    )
+    created = await create_conversation(store, ALICE, "c2", metadata={"a": 1})
     (change,) = await since()
     assert (change.resource_name, change.etag, change.state) == (
         f"{U}/conversations/c2",
         created.etag,
         created,
     )
-    updated = await store.update_conversation_metadata(ALICE, "c2", {"b": 2}, expected_etag=None)
+    updated = await update_conversation(store, ALICE, "c2", {"b": 2})
     assert [c.state for c in await since()] == [updated]
     appended = await _append(store, "c2", "one", "two")
     found = await since()
@@ -125,13 +142,8 @@ async def test_every_mutation_appends_its_changes(sql_store: SqlStore) -> None:
     ]
     assert found[0].state == appended.conversation
     assert tuple(c.state for c in found[1:]) == appended.messages
-    run = await store.record_failed_run(
-        ALICE,
-        "c2",
-        run_id="r2",
-        error=RunError("boom"),
-        messages=messages("partial"),
-        idempotency=None,
+    run = await record_failed_run(
+        store, ALICE, "c2", run_id="r2", error=RunError("boom"), messages=messages("partial")
     )
     (change,) = await since()
     assert (change.resource_name, change.state) == (
@@ -139,21 +151,21 @@ async def test_every_mutation_appends_its_changes(sql_store: SqlStore) -> None:
         run,
     )
     snapshot = await store.snapshot_history(ALICE, "c2")
-    await store.replace_history_prefix(
+    await replace_history_prefix(
+        store,
         ALICE,
         "c2",
         revision=snapshot.revision,
         message_count=1,
         replacement=messages("summary"),
         run_id="r3",
-        idempotency=None,
     )
     assert _summary(await since()) == [("upsert", f"{U}/conversations/c2", "Conversation")]
-    emptied = await store.clear_messages(ALICE, "c2")
+    emptied = await clear_messages(store, ALICE, "c2")
     (change,) = await since()
     assert isinstance(change.state, Conversation) and change.state.message_count == 0
     assert change.etag == emptied.etag
-    await store.delete_conversation(ALICE, "c2", expected_etag=None)
+    await delete_conversation(store, ALICE, "c2")
     (change,) = await since()
     assert (change.operation, change.resource_name, change.state) == (
         ChangeOperation.DELETE,
@@ -182,12 +194,10 @@ async def test_every_mutation_appends_its_changes(sql_store: SqlStore) -> None:
     ]
     assert found[0].state is not None and found[0].state.archive_time is not None
     assert found[1].state == second
-    changed = await store.update_memory(
-        ALICE, "m2", MemoryChange(text="espresso"), expected_etag=None
-    )
+    changed = await update_memory(store, ALICE, "m2", MemoryChange(text="espresso"))
     (change,) = await since()
     assert (change.etag, change.state) == (changed.etag, changed)
-    tombstone = await store.delete_memory(ALICE, "m2", expected_etag=None)
+    tombstone = await delete_memory(store, ALICE, "m2")
     (change,) = await since()
     assert (change.operation, change.state) == (ChangeOperation.DELETE, tombstone)
 
@@ -196,50 +206,48 @@ async def test_every_mutation_appends_its_changes(sql_store: SqlStore) -> None:
         CandidateDraft(candidate_id=c, draft=draft(f"fact {c}"), extractor="t")
         for c in ("c1", "c2")
     ]
-    await store.propose_candidates(ALICE, proposals, idempotency=None)
+    await propose_candidates(store, ALICE, proposals)
     assert _summary(await since()) == [
         ("upsert", f"{U}/memoryCandidates/c1", "MemoryCandidate"),
         ("upsert", f"{U}/memoryCandidates/c2", "MemoryCandidate"),
     ]
-    await store.approve_candidate(ALICE, "c1", memory_id="m3")
+    await approve_candidate(store, ALICE, "c1", memory_id="m3")
     assert _summary(await since()) == [
         ("upsert", f"{U}/memories/m3", "Memory"),
         ("upsert", f"{U}/memoryCandidates/c1", "MemoryCandidate"),
     ]
-    await store.approve_candidate(ALICE, "c1", memory_id="m3")  # already approved: no change
+    await approve_candidate(store, ALICE, "c1", memory_id="m3")  # already approved: no change
     assert await since() == []
-    await store.reject_candidate(ALICE, "c2")
+    await reject_candidate(store, ALICE, "c2")
     assert _summary(await since()) == [("upsert", f"{U}/memoryCandidates/c2", "MemoryCandidate")]
 
     # Settings and consent (a withdrawal cancels the pending candidates).
-    settings = await store.update_memory_settings(ALICE, enabled=True, expected_etag=None)
+    settings = await update_memory_settings(store, ALICE, enabled=True)
     (change,) = await since()
     assert (change.resource_name, change.etag, change.state) == (
         f"{U}/memorySettings",
         settings.etag,
         settings,
     )
-    await store.propose_candidates(
-        ALICE,
-        [CandidateDraft(candidate_id="c3", draft=draft("x"), extractor="t")],
-        idempotency=None,
+    await propose_candidates(
+        store, ALICE, [CandidateDraft(candidate_id="c3", draft=draft("x"), extractor="t")]
     )
     await since()
-    consent = await store.set_consent(ALICE, ConsentState.WITHDRAWN, "v1")
+    consent = await set_consent(store, ALICE, ConsentState.WITHDRAWN, "v1")
     found = await since()
     assert _summary(found) == [
         ("upsert", f"{U}/consent", "Consent"),
         ("upsert", f"{U}/memoryCandidates/c3", "MemoryCandidate"),
     ]
     assert found[0].state == consent.consent
-    await store.set_consent(ALICE, ConsentState.WITHDRAWN, "v1")  # unchanged: no change
+    await set_consent(store, ALICE, ConsentState.WITHDRAWN, "v1")  # unchanged: no change
     assert await since() == []
 
 
 async def test_cursors_are_dense_per_user_and_independent(sql_store: SqlStore) -> None:
     for n in range(3):
-        await sql_store.save_state(DEFAULT, f"a{n}", [], expected_etag=None)
-        await sql_store.save_state(ConversationKey(BOB, ""), f"b{n}", [], expected_etag=None)
+        await save_state(sql_store, DEFAULT, f"a{n}")
+        await save_state(sql_store, ConversationKey(BOB, ""), f"b{n}")
     await _append(sql_store, "c", "x", "y")
     alice = [c.cursor for c in await _all(sql_store)]
     bob = [c.cursor for c in await _all(sql_store, BOB)]
@@ -261,28 +269,26 @@ async def test_a_failed_write_and_an_idempotent_replay_append_nothing(
     sql_store: SqlStore,
 ) -> None:
     key = idem("req-1")
-    with change_sink.collecting() as sink:
-        await _append(sql_store, "c", "x", idempotency=key)
-    first = sink.cursor
-    assert first == await _latest(sql_store) == 2
-    with change_sink.collecting() as sink:
-        await _append(sql_store, "c", "x", idempotency=key)
-    assert sink.cursor == first  # the replay answers the recorded cursor
-    with change_sink.collecting() as sink, pytest.raises(Aborted):
-        await sql_store.update_conversation_metadata(ALICE, "c", {}, expected_etag="stale")
-    assert sink.cursor == 0
+    first = await _append_written(sql_store, "c", "x", idempotency=key)
+    assert first.change_cursor == await _latest(sql_store) == 2
+    again = await _append_written(sql_store, "c", "x", idempotency=key)
+    assert again.change_cursor == first.change_cursor  # the replay answers the recorded cursor
+    with pytest.raises(Aborted):
+        await update_conversation(sql_store, ALICE, "c", {}, expected_etag="stale")
     assert await _latest(sql_store) == 2
+    # Neither took a cursor: the next change is the third.
+    assert (await save_state_written(sql_store, DEFAULT, "s")).change_cursor == 3
 
 
 async def test_erasure_keeps_the_counter_and_leaves_only_its_change(
     sql_store: SqlStore, database: Database
 ) -> None:
     for n in range(3):
-        await sql_store.save_state(DEFAULT, f"s{n}", [], expected_etag=None)
-    await sql_store.save_state(ConversationKey(BOB, ""), "b", [], expected_etag=None)
+        await save_state(sql_store, DEFAULT, f"s{n}")
+    await save_state(sql_store, ConversationKey(BOB, ""), "b")
     user_data = SqlUserData(database)
 
-    receipt = await user_data.erase_user(ALICE)
+    receipt = await erase_user(user_data, ALICE)
 
     assert receipt.deleted_rows["changes"] == 3
     found = await _all(sql_store)
@@ -294,20 +300,20 @@ async def test_erasure_keeps_the_counter_and_leaves_only_its_change(
     assert [c.cursor for c in page.changes] == [4]
     assert (page.latest_cursor, page.oldest_cursor) == (4, 4)
     # The cursors keep growing; a second erasure counts no data change.
-    await sql_store.save_state(DEFAULT, "again", [], expected_etag=None)
+    await save_state(sql_store, DEFAULT, "again")
     assert [c.cursor for c in await _all(sql_store)] == [4, 5]
-    again = await user_data.erase_user(ALICE)
+    again = await erase_user(user_data, ALICE)
     assert again.deleted_rows["changes"] == 1
     assert [c.cursor for c in await _all(sql_store)] == [6]
     # Only the ERASE change and the counter remain; an import is still allowed.
-    await user_data.import_user(ALICE, UserData())
+    await import_user(user_data, ALICE, UserData())
     assert [c.cursor for c in await _all(sql_store, BOB)] == [1]
 
 
 async def test_import_appends_a_change_per_resource(
     sql_store: SqlStore, database: Database
 ) -> None:
-    await sql_store.save_state(DEFAULT, "s", [exchange(1)], expected_etag=None)
+    await save_state(sql_store, DEFAULT, "s", [exchange(1)])
     await _append(sql_store, "c", "x")
     await save(sql_store, "m1", draft("fact"))
     originals = await _all(sql_store)
@@ -322,7 +328,7 @@ async def test_import_appends_a_change_per_resource(
         messages=tuple(ConversationMessage("c", m) for m in listed.items),
         memories=(memory,),
     )
-    await user_data.import_user(BOB, _as_bob(data))
+    await import_user(user_data, BOB, _as_bob(data))
     imported = await _all(sql_store, BOB)
     assert _summary(imported) == [
         ("upsert", "users/bob/conversations/c", "Conversation"),
@@ -344,17 +350,17 @@ def _as_bob(data: UserData) -> UserData:
 
 async def test_a_private_delete_strips_the_earlier_states(sql_store: SqlStore) -> None:
     await save(sql_store, "m1", draft("secret one", key="k"))
-    await sql_store.update_memory(ALICE, "m1", MemoryChange(text="secret two"), expected_etag=None)
+    await update_memory(sql_store, ALICE, "m1", MemoryChange(text="secret two"))
     await save(sql_store, "m2", draft("kept"))
-    await sql_store.propose_candidates(
+    await propose_candidates(
+        sql_store,
         ALICE,
         [CandidateDraft(candidate_id="c1", draft=draft("secret three"), extractor="t")],
-        idempotency=None,
     )
-    await sql_store.approve_candidate(ALICE, "c1", memory_id="m3")
+    await approve_candidate(sql_store, ALICE, "c1", memory_id="m3")
 
     for memory_id in ("m1", "m3"):
-        await sql_store.delete_memory(ALICE, memory_id, expected_etag=None)
+        await delete_memory(sql_store, ALICE, memory_id)
 
     found = await _all(sql_store)
     assert [(c.resource_name.rsplit("/", 1)[1], type(c.state).__name__) for c in found] == [
@@ -374,20 +380,11 @@ async def test_a_private_delete_strips_the_earlier_states(sql_store: SqlStore) -
 async def test_clears_strip_what_they_cleared_from_the_feed(sql_store: SqlStore) -> None:
     await _append(sql_store, "chat", "secret message")
     await _append(sql_store, "other", "kept message")
-    await sql_store.remember(
-        DEFAULT,
-        exchange(1),
-        keep_recent=3,
-        summary="secret summary",
-        expected_etag=None,
-        idempotency=None,
-    )
-    await sql_store.remember(
-        CHAT, exchange(2), keep_recent=3, summary=None, expected_etag=None, idempotency=None
-    )
+    await remember(sql_store, DEFAULT, exchange(1), keep_recent=3, summary="secret summary")
+    await remember(sql_store, CHAT, exchange(2), keep_recent=3)
 
-    await sql_store.clear_messages(ALICE, "chat")
-    await sql_store.clear_state(DEFAULT, expected_etag=None)
+    await clear_messages(sql_store, ALICE, "chat")
+    await clear_state(sql_store, DEFAULT)
 
     found = await _all(sql_store)
     kept = [c.resource_name for c in found if c.state is not None]
@@ -406,9 +403,9 @@ async def test_clears_strip_what_they_cleared_from_the_feed(sql_store: SqlStore)
 async def test_a_purged_temporary_conversation_leaves_a_stateless_history(
     database: Database,
 ) -> None:
-    store = SqlStore(database, temporary_ttl=timedelta(microseconds=1))
-    await store.create_conversation(ALICE, "tmp", metadata={}, temporary=True, idempotency=None)
-    await store.create_conversation(ALICE, "keep", metadata={}, temporary=False, idempotency=None)
+    store = SqlStore(database)
+    await create_conversation(store, ALICE, "tmp", temporary=True, lifetime_micros=1)
+    await create_conversation(store, ALICE, "keep")
     assert await store.purge_expired_conversations(limit=10) == 1
     found = await _all(store)
     assert _summary(found) == [
@@ -422,8 +419,8 @@ async def test_pruning_expires_older_cursors_and_keeps_the_counter(
     sql_store: SqlStore, database: Database
 ) -> None:
     for n in range(4):
-        await sql_store.save_state(DEFAULT, f"s{n}", [], expected_etag=None)
-    await sql_store.save_state(ConversationKey(BOB, ""), "b", [], expected_etag=None)
+        await save_state(sql_store, DEFAULT, f"s{n}")
+    await save_state(sql_store, ConversationKey(BOB, ""), "b")
     cutoff = (await _all(sql_store))[2].change_time
     # Alice's cursors 1 and 2 are older than the third change: pruned, in two batches.
     deleted = await sql_store.prune_changes(older_than_micros=to_micros(cutoff), limit=1)
@@ -448,7 +445,7 @@ async def test_pruning_expires_older_cursors_and_keeps_the_counter(
     assert (page.changes, page.latest_cursor, page.oldest_cursor) == ((), 4, 5)
     with pytest.raises(OutOfRange):
         await sql_store.changes_after(ALICE, 3, limit=10)
-    await sql_store.save_state(DEFAULT, "later", [], expected_etag=None)
+    await save_state(sql_store, DEFAULT, "later")
     assert [c.cursor for c in await _all(sql_store)] == [5]
     counters = await database.read(
         lambda conn: conn.execute(select(func.count()).select_from(change_cursors)).scalar_one()
@@ -460,50 +457,56 @@ async def test_pruning_expires_older_cursors_and_keeps_the_counter(
     assert rows == 1
 
 
-async def test_the_sink_follows_the_committed_attempt_under_both_runners(
-    runner_database: Database,
-) -> None:
-    store = SqlStore(runner_database)
+def _retried_once(first_appends: int, then_appends: int) -> Callable[[Tx], int]:
+    """A write whose first attempt appends ``first_appends`` changes and asks
+    for a retry (rolled back, its cursors are taken back), and whose second
+    appends ``then_appends``; it answers how many attempts it took."""
     attempts = 0
+    change = sql_changes.upsert(f"{U}/memoryState", MemoryState())
 
-    def append_then_retry(conn: Connection) -> None:
+    def write(tx: Tx) -> int:
         nonlocal attempts
         attempts += 1
-        if attempts == 1:  # appends, then rolls back: the cursor it reported is taken back
-            sql_changes.append(conn, ALICE, [sql_changes.upsert(f"{U}/memoryState", MemoryState())])
+        sql_changes.append(tx, ALICE, [change] * (first_appends if attempts == 1 else then_appends))
+        if attempts == 1:
             raise RetryTransaction()
+        return attempts
 
-    with change_sink.collecting() as sink:
-        await store.save_state(DEFAULT, "s", [], expected_etag=None)
-        assert sink.cursor == 1
-        await runner_database.write(append_then_retry)
-        assert (attempts, sink.cursor) == (2, 1)
-        await store.save_state(DEFAULT, "t", [], expected_etag=None)
-        assert sink.cursor == 2
-    assert [c.cursor for c in await _all(store)] == [1, 2]
+    return write
+
+
+async def test_a_retried_write_reports_the_cursor_of_the_attempt_that_committed(
+    sql_store: SqlStore, database: Database
+) -> None:
+    assert (await save_state_written(sql_store, DEFAULT, "s")).change_cursor == 1
+    # The first attempt took cursors 2 and 3, then rolled back; the second took 2.
+    assert await database.write(_retried_once(2, 1)) == (2, 2)
+    # A committed attempt that appends nothing reports no cursor.
+    assert await database.write(_retried_once(1, 0)) == (2, 0)
+    assert (await save_state_written(sql_store, DEFAULT, "t")).change_cursor == 3
+    assert [c.cursor for c in await _all(sql_store)] == [1, 2, 3]
+    # Writes that share a transaction (each in its own savepoint) and are
+    # retried: each reports the cursor of its own committed change.
+    answered = await asyncio.gather(*(database.write(_retried_once(2, 1)) for _ in range(6)))
+    assert [attempts for attempts, _ in answered] == [2] * 6
+    assert sorted(cursor for _, cursor in answered) == [4, 5, 6, 7, 8, 9]
+    assert [c.cursor for c in await _all(sql_store)] == list(range(1, 10))
 
 
 async def test_every_change_converts_to_its_api_message(sql_store: SqlStore) -> None:
-    await sql_store.save_state(CHAT, "s", [exchange(1)], expected_etag=None)
+    await save_state(sql_store, CHAT, "s", [exchange(1)])
     await _append(sql_store, "chat", "x")
-    await sql_store.record_failed_run(
-        ALICE,
-        "chat",
-        run_id="r",
-        error=RunError("boom"),
-        messages=messages("p"),
-        idempotency=None,
+    await record_failed_run(
+        sql_store, ALICE, "chat", run_id="r", error=RunError("boom"), messages=messages("p")
     )
     await save(sql_store, "m1", draft("fact"))
     await save(sql_store, "m2", draft("private"))
-    await sql_store.delete_memory(ALICE, "m2", expected_etag=None)
-    await sql_store.propose_candidates(
-        ALICE,
-        [CandidateDraft(candidate_id="c1", draft=draft("y"), extractor="t")],
-        idempotency=None,
+    await delete_memory(sql_store, ALICE, "m2")
+    await propose_candidates(
+        sql_store, ALICE, [CandidateDraft(candidate_id="c1", draft=draft("y"), extractor="t")]
     )
-    await sql_store.update_memory_settings(ALICE, enabled=True, expected_etag=None)
-    await sql_store.set_consent(ALICE, ConsentState.GRANTED, "v1")
+    await update_memory_settings(sql_store, ALICE, enabled=True)
+    await set_consent(sql_store, ALICE, ConsentState.GRANTED, "v1")
     found = await _all(sql_store)
     converted = changes_to_proto(tuple(found))
     assert [(c.cursor, c.WhichOneof("state")) for c in converted] == [

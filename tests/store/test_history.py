@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
+from typing import Any
 
 import pytest
 
 from mnemo_server.domain.errors import Aborted, FailedPrecondition, NotFound
-from mnemo_server.domain.models import AppendResult, Idempotency, NewMessage, RunError
-from mnemo_server.store.database import Database
+from mnemo_server.domain.models import AppendResult, FailedRun, NewMessage, RunError
 from mnemo_server.store.interfaces import ConversationStore
-from mnemo_server.store.sql import SqlStore
 from tests.store.samples import idem, message, messages
+from tests.store.writes import append_messages, clear_messages, record_failed_run
 
 
 async def append(
@@ -22,20 +22,19 @@ async def append(
     new: Sequence[NewMessage],
     *,
     conversation_id: str = "c1",
-    expected_position: int | None = None,
-    idempotency: Idempotency | None = None,
     run_id: str = "run-1",
-    turn: int = 0,
+    **options: Any,
 ) -> AppendResult:
-    return await history.append_messages(
+    """Append to alice's ``conversation_id``, created with metadata if new
+    (``options``: those of ``append_messages``)."""
+    return await append_messages(
+        history,
         "alice",
         conversation_id,
         new,
         run_id=run_id,
-        turn=turn,
-        expected_position=expected_position,
         create_metadata={"source": "test"},
-        idempotency=idempotency,
+        **options,
     )
 
 
@@ -110,9 +109,8 @@ async def test_a_failed_append_records_no_result(history: ConversationStore) -> 
 
 @pytest.mark.timeout(180)
 async def test_concurrent_appends_with_retries_leave_dense_positions(
-    runner_database: Database,
+    history: ConversationStore,
 ) -> None:
-    history = SqlStore(runner_database)
     writers, per_writer = 8, 50
     rng = random.Random(42)
 
@@ -167,11 +165,9 @@ async def test_clear_restarts_positions_and_changes_the_revision(
     history: ConversationStore,
 ) -> None:
     await append(history, messages("a", "b"))
-    await history.record_failed_run(
-        "alice", "c1", run_id="bad", error=RunError("boom"), messages=[], idempotency=None
-    )
+    await record_failed_run(history, "alice", "c1", run_id="bad", error=RunError("boom"))
     before = await history.snapshot_history("alice", "c1")
-    cleared = await history.clear_messages("alice", "c1")
+    cleared = await clear_messages(history, "alice", "c1")
     assert cleared.message_count == 0
     assert await all_messages(history) == []
     after = await history.snapshot_history("alice", "c1")
@@ -182,19 +178,19 @@ async def test_clear_restarts_positions_and_changes_the_revision(
     runs = await history.list_failed_runs("alice", "c1", limit=10, after=None)
     assert [r.run_id for r in runs.items] == ["bad"]
     with pytest.raises(NotFound):
-        await history.clear_messages("alice", "nope")
+        await clear_messages(history, "alice", "nope")
 
 
 async def test_failed_runs_are_kept_apart_from_the_history(history: ConversationStore) -> None:
     await append(history, messages("a"))
     error = RunError(message="model timed out", code="TIMEOUT", details_json='{"after_s": 30}')
-    failed = await history.record_failed_run(
+    failed = await record_failed_run(
+        history,
         "alice",
         "c1",
         run_id="run-9",
         error=error,
         messages=messages("partial 1", "partial 2"),
-        idempotency=None,
     )
     assert failed.failed_run_id != "" and failed.run_id == "run-9" and failed.error == error
     assert [m.text for m in failed.messages] == ["partial 1", "partial 2"]
@@ -209,9 +205,7 @@ async def test_failed_runs_are_kept_apart_from_the_history(history: Conversation
 
 async def test_failed_runs_list_newest_first_in_pages(history: ConversationStore) -> None:
     for n in range(5):
-        await history.record_failed_run(
-            "alice", "c1", run_id=f"run-{n}", error=RunError("x"), messages=[], idempotency=None
-        )
+        await record_failed_run(history, "alice", "c1", run_id=f"run-{n}", error=RunError("x"))
     seen: list[str] = []
     after = None
     while True:
@@ -227,12 +221,20 @@ async def test_failed_runs_list_newest_first_in_pages(history: ConversationStore
 
 async def test_a_retried_failed_run_is_recorded_once(history: ConversationStore) -> None:
     key = idem("fail-1", scope="RecordFailedRun")
-    first = await history.record_failed_run(
-        "alice", "c1", run_id="r", error=RunError("x"), messages=messages("p"), idempotency=key
-    )
-    again = await history.record_failed_run(
-        "alice", "c1", run_id="r", error=RunError("x"), messages=messages("p"), idempotency=key
-    )
+
+    def record() -> Awaitable[FailedRun]:
+        return record_failed_run(
+            history,
+            "alice",
+            "c1",
+            run_id="r",
+            error=RunError("x"),
+            messages=messages("p"),
+            idempotency=key,
+        )
+
+    first = await record()
+    again = await record()
     assert again == first
     listed = await history.list_failed_runs("alice", "c1", limit=10, after=None)
     assert listed.items == (first,)
