@@ -48,7 +48,11 @@ class WrappingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 
     Subclasses say which methods (``applies``) and how (``wrap``, usually through
     ``rewrapped``); methods it does not apply to keep their handler untouched.
+    gRPC asks the interceptor on every call; the wrapped handler of a method
+    is built once and reused while the handler underneath stays the same.
     """
+
+    _wrapped: dict[str, tuple[Handler, Handler]]
 
     def applies(self, method: str) -> bool:
         raise NotImplementedError
@@ -61,8 +65,15 @@ class WrappingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> Handler:
-        handler = await continuation(handler_call_details)
+        handler: Handler | None = await continuation(handler_call_details)
         method = handler_call_details.method
-        if handler is None or not self.applies(method):
-            return handler
-        return self.wrap(handler, method)
+        if handler is None:
+            return None  # type: ignore[return-value]  # no such method: gRPC answers it
+        cache = self.__dict__.setdefault("_wrapped", {})
+        found = cache.get(method)
+        if found is not None and found[0] is handler:
+            wrapped: Handler = found[1]
+            return wrapped
+        wrapped = self.wrap(handler, method) if self.applies(method) else handler
+        cache[method] = (handler, wrapped)
+        return wrapped

@@ -24,6 +24,7 @@ from mnemo_server.store.database import Database
 from mnemo_server.store.interfaces import MemoryStore
 from mnemo_server.store.schema import metadata
 from mnemo_server.store.sql import SqlStore
+from tests.store import reads
 from tests.store.memory_samples import draft, save
 from tests.store.samples import idem
 from tests.store.writes import (
@@ -138,7 +139,7 @@ async def test_delete_leaves_no_text_anywhere(
     assert await database.read(lambda conn: _tables_holding(conn, MARKER)) == {}
     if database.dialect == "sqlite":
         assert not _sqlite_file_holds(database_url, MARKER)
-    assert await store.lexical_candidates("alice", RecallQuery(text=MARKER), limit=10) == []
+    assert await reads.lexical_candidates(store, "alice", RecallQuery(text=MARKER), limit=10) == []
     # Tombstones remain, and deleting again returns them.
     assert [(t.memory_id, t.key) for t in tombstones] == [("m1", "locker"), ("m2", "")]
     assert await delete_memory(store, "alice", "m1") == tombstones[0]
@@ -163,7 +164,7 @@ async def test_delete_leaves_no_text_anywhere(
         store, "alice", [("m9", draft("Likes the locker room music"))], idempotency=keep
     )
     assert again == kept
-    found = await store.lexical_candidates("alice", RecallQuery(text="locker"), limit=10)
+    found = await reads.lexical_candidates(store, "alice", RecallQuery(text="locker"), limit=10)
     assert [m.memory_id for m in found] == ["m9", "m3"]
 
 

@@ -22,6 +22,7 @@ from mnemo_server.domain.vectors import cosine_similarity, decode_vector, encode
 from mnemo_server.store.database import Database
 from mnemo_server.store.interfaces import MemoryStore
 from mnemo_server.store.sql import SqlStore
+from tests.store import reads
 from tests.store.memory_samples import draft, save
 from tests.store.writes import create_memories, delete_memory, update_memory
 
@@ -80,13 +81,13 @@ async def test_lexical_candidates_are_the_same_on_every_backend(store: MemorySto
     await create_memories(store, "bob", [("f01", draft("Bob likes running shoes"))])
     for (text, conversation, scope), expected in EXPECTED:
         query = _query(text, conversation, scope)
-        found = await store.lexical_candidates("alice", query, limit=CANDIDATE_LIMIT)
+        found = await reads.lexical_candidates(store, "alice", query, limit=CANDIDATE_LIMIT)
         assert [m.memory_id for m in found] == expected, (text, conversation, scope)
         # The store's order is the ranking's (the conversation outranks an
         # equal identity match, then pinned, ...).
         assert [hit.memory.memory_id for hit in rank(query, found)] == expected
     # A capped list is a prefix of that order.
-    capped = await store.lexical_candidates("alice", _query("running shoes", "c1"), limit=2)
+    capped = await reads.lexical_candidates(store, "alice", _query("running shoes", "c1"), limit=2)
     assert [m.memory_id for m in capped] == ["f05", "f09"]
 
 
@@ -94,12 +95,12 @@ async def test_updates_and_deletes_reach_the_index(store: MemoryStore) -> None:
     await create_memories(store, "alice", FIXTURE)
     await update_memory(store, "alice", "f07", MemoryChange(text="Loves running marathons"))
     await delete_memory(store, "alice", "f05")
-    found = await store.lexical_candidates("alice", _query("running hiking"), limit=50)
+    found = await reads.lexical_candidates(store, "alice", _query("running hiking"), limit=50)
     assert [m.memory_id for m in found] == ["f11", "f07", "f06"]  # f07: updated last
-    assert await store.lexical_candidates("alice", _query("mountains"), limit=50) == []
+    assert await reads.lexical_candidates(store, "alice", _query("mountains"), limit=50) == []
     # The archived f13 got a new text: still never recalled.
     await update_memory(store, "alice", "f13", MemoryChange(text="Likes espresso"))
-    assert await store.lexical_candidates("alice", _query("espresso"), limit=50) == []
+    assert await reads.lexical_candidates(store, "alice", _query("espresso"), limit=50) == []
 
 
 def _unit(values: list[float]) -> list[float]:
@@ -122,18 +123,19 @@ async def test_semantic_candidates_are_the_exact_top_k(store: MemoryStore) -> No
     await save(store, "c2", draft("other conversation", conversation="c2", vector=[1.0, 0.0, 0.0]))
     await save(store, "x1", draft("other model", vector=[1.0, 0.0, 0.0], model="other"))
     query = [1.0, 0.05, 0.0]
-    found = await store.semantic_candidates(
-        "alice", _query("", "c1"), Embedding("test-model", tuple(query)), limit=4
+    found = await reads.semantic_candidates(
+        store, "alice", _query("", "c1"), Embedding("test-model", tuple(query)), limit=4
     )
     assert [m.memory.memory_id for m in found] == ["v1", "v2", "v6", "v4"]
     for match in found:
         stored = decode_vector(encode_vector(vectors[match.memory.memory_id]))  # float32
         assert match.similarity == pytest.approx(cosine_similarity(query, stored), abs=1e-12)
-    everything = await store.semantic_candidates(
-        "alice", _query("", "c2"), Embedding("test-model", tuple(query)), limit=50
+    everything = await reads.semantic_candidates(
+        store, "alice", _query("", "c2"), Embedding("test-model", tuple(query)), limit=50
     )
     assert [m.memory.memory_id for m in everything] == ["c2", "v1", "v2", "v6", "v4", "v3", "v5"]
-    only_conversation = await store.semantic_candidates(
+    only_conversation = await reads.semantic_candidates(
+        store,
         "alice",
         _query("", "c2", RecallScope.CONVERSATION),
         Embedding("test-model", tuple(query)),
@@ -141,20 +143,20 @@ async def test_semantic_candidates_are_the_exact_top_k(store: MemoryStore) -> No
     )
     assert [m.memory.memory_id for m in only_conversation] == ["c2"]
     assert (
-        await store.semantic_candidates(
-            "alice", _query(""), Embedding("unknown-model", (1.0,)), limit=5
+        await reads.semantic_candidates(
+            store, "alice", _query(""), Embedding("unknown-model", (1.0,)), limit=5
         )
         == []
     )
     assert (
-        await store.semantic_candidates(
-            "bob", _query(""), Embedding("test-model", (1.0, 0.0, 0.0)), limit=5
+        await reads.semantic_candidates(
+            store, "bob", _query(""), Embedding("test-model", (1.0, 0.0, 0.0)), limit=5
         )
         == []
     )
     with pytest.raises(InvalidArgument) as mismatch:
-        await store.semantic_candidates(
-            "alice", _query(""), Embedding("test-model", (1.0, 0.0)), limit=5
+        await reads.semantic_candidates(
+            store, "alice", _query(""), Embedding("test-model", (1.0, 0.0)), limit=5
         )
     assert mismatch.value.reason == "EMBEDDING_DIMENSION_MISMATCH"
     assert [v.field for v in mismatch.value.violations] == ["query_embedding.values"]
@@ -169,7 +171,7 @@ async def test_the_vector_cache_follows_writes_of_other_processes(
     query = Embedding("test-model", tuple(_unit([1.0, 1.0])))
 
     async def top() -> list[str]:
-        found = await reader.semantic_candidates("alice", _query(""), query, limit=2)
+        found = await reads.semantic_candidates(reader, "alice", _query(""), query, limit=2)
         return [m.memory.memory_id for m in found]
 
     await save(writer, "a", draft("a", vector=[1.0, 0.0]))
@@ -188,5 +190,5 @@ async def test_the_vector_cache_follows_writes_of_other_processes(
     await save(writer, "d", draft("d", key="k", vector=[1.0, 0.95]))
     await save(writer, "e", draft("e", key="k", vector=[0.0, 1.0]))
     assert await top() == ["c", "b"]
-    found = await reader.semantic_candidates("alice", _query(""), query, limit=10)
+    found = await reads.semantic_candidates(reader, "alice", _query(""), query, limit=10)
     assert [m.memory.memory_id for m in found] == ["c", "b", "e"]

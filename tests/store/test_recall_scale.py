@@ -14,6 +14,7 @@ from mnemo_server.domain.ranking import CANDIDATE_LIMIT, rank
 from mnemo_server.domain.text_search import STOP_WORDS, document_terms, stem
 from mnemo_server.domain.vectors import decode_vector, encode_vector
 from mnemo_server.store.sql import SqlStore
+from tests.store import reads
 from tests.store.memory_samples import bulk_create, draft
 from tests.support.memory_corpus import Corpus
 
@@ -57,7 +58,7 @@ async def test_recall_over_10000_memories_finds_the_planted_entries(sql_store: S
     query = RecallQuery(
         text=f"allergic to peanuts and shellfish {common}", conversation_id="c1", max_results=6
     )
-    lexical = await sql_store.lexical_candidates("alice", query, limit=CANDIDATE_LIMIT)
+    lexical = await reads.lexical_candidates(sql_store, "alice", query, limit=CANDIDATE_LIMIT)
     assert len(lexical) == CANDIDATE_LIMIT
     hits = rank(query, lexical)
     ids = [hit.memory.memory_id for hit in hits]
@@ -71,11 +72,13 @@ async def test_recall_over_10000_memories_finds_the_planted_entries(sql_store: S
         text="allergic", conversation_id="c1", semantic=True, max_results=3
     )
     embedding = Embedding("test-model", tuple([0.9, 0.1] + [0.0] * (DIMENSIONS - 2)))
-    nearest = await sql_store.semantic_candidates(
-        "alice", semantic_query, embedding, limit=CANDIDATE_LIMIT
+    nearest = await reads.semantic_candidates(
+        sql_store, "alice", semantic_query, embedding, limit=CANDIDATE_LIMIT
     )
     assert nearest[0].memory.memory_id == "p1" and len(nearest) == CANDIDATE_LIMIT
-    lexical = await sql_store.lexical_candidates("alice", semantic_query, limit=CANDIDATE_LIMIT)
+    lexical = await reads.lexical_candidates(
+        sql_store, "alice", semantic_query, limit=CANDIDATE_LIMIT
+    )
     fused = rank(semantic_query, lexical, nearest)
     assert fused[0].memory.memory_id == "p1"
     assert stem("peanuts") in document_terms(fused[0].memory.text)
@@ -100,8 +103,12 @@ async def test_semantic_search_is_exact_over_100000_vectors(sql_store: SqlStore)
         query = [rng.gauss(0.0, 1.0) for _ in range(dimensions)]
         cosines = unit_rows @ (np.array(query) / np.linalg.norm(query))
         expected = [f"v{int(i):06}" for i in np.argsort(-cosines, kind="stable")[:20]]
-        found = await sql_store.semantic_candidates(
-            "alice", RecallQuery(text=""), Embedding("test-model", tuple(query)), limit=20
+        found = await reads.semantic_candidates(
+            sql_store,
+            "alice",
+            RecallQuery(text=""),
+            Embedding("test-model", tuple(query)),
+            limit=20,
         )
         assert [m.memory.memory_id for m in found] == expected, trial
         assert [m.similarity for m in found] == pytest.approx(

@@ -5,7 +5,7 @@ Pure functions; input protos are assumed validated (``api.validation``).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from google.protobuf import json_format, struct_pb2, timestamp_pb2
 
@@ -13,14 +13,20 @@ from mnemo.v1 import conversations_pb2, working_memory_pb2
 from mnemo_server.api import names
 from mnemo_server.domain import models
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
 
 def timestamp(value: datetime | None) -> timestamp_pb2.Timestamp | None:
-    """A UTC-aware datetime as a Timestamp (``None`` stays unset)."""
+    """A datetime (naive means UTC) as a Timestamp (``None`` stays unset).
+    Exact to the microsecond; computed here rather than by
+    ``Timestamp.FromDatetime``, which costs several times as much."""
     if value is None:
         return None
-    result = timestamp_pb2.Timestamp()
-    result.FromDatetime(value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC))
-    return result
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    seconds, micros = divmod((value - _EPOCH) // _MICROSECOND, 1_000_000)
+    return timestamp_pb2.Timestamp(seconds=seconds, nanos=micros * 1000)
 
 
 def from_timestamp(value: timestamp_pb2.Timestamp) -> datetime:

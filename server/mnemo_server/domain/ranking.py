@@ -48,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from mnemo_server.domain.governance import Gate
 from mnemo_server.domain.memory_models import (
     DEFAULT_RECALL_RESULTS,
     Memory,
@@ -248,3 +249,13 @@ def rank(
         RecallHit(entry.memory, entry.score, position, _signals(entry, query))
         for position, entry in enumerate(ordered[:limit], start=1)
     ]
+
+
+@dataclass(frozen=True)
+class RecallCandidates:
+    """What one read found for a recall: the closed gate (then no entries),
+    or the lexical and semantic candidates that ``rank`` orders."""
+
+    gate: Gate | None = None
+    lexical: tuple[Memory, ...] = ()
+    semantic: tuple[SemanticMatch, ...] = ()

@@ -63,11 +63,17 @@ def notify_change(tx: Tx, user_id: str) -> None:
     tx.moved.append(user_id)
 
 
-def committed(database: str, user_ids: Collection[str]) -> None:
+def file_key(database: str) -> str:
+    """How ``committed`` names the SQLite file ``database`` (its real path)."""
+    return _file_key(database)
+
+
+def committed(key: str, user_ids: Collection[str]) -> None:
     """The feeds of ``user_ids`` moved in a transaction that just committed
-    to the SQLite file ``database``: wake this process's watches of them."""
-    if user_ids and database and database != ":memory:":
-        _LOCAL.wake([(_file_key(database), user_id) for user_id in user_ids])
+    to the SQLite file of ``key`` (``file_key``): wake this process's
+    watches of them."""
+    if user_ids:
+        _LOCAL.wake(key, user_ids)
 
 
 def parse_payload(payload: str) -> tuple[str, int] | None:
@@ -103,12 +109,18 @@ class _LocalWakeups:
             if not targets:
                 self._targets.pop(key, None)
 
-    def wake(self, notices: Collection[tuple[str, str]]) -> None:
+    def wake(self, key: str, user_ids: Collection[str]) -> None:
         with self._lock:
-            chosen = [(t, user) for key, user in notices for t in self._targets.get(key, ())]
-        for (loop, wakeups), user_id in chosen:
+            targets = list(self._targets.get(key, ()))
+        users = sorted(set(user_ids))
+        for loop, wakeups in targets:  # one hop into each loop, for every user
             with contextlib.suppress(RuntimeError):  # that server's loop is closed
-                loop.call_soon_threadsafe(wakeups.wake, user_id)
+                loop.call_soon_threadsafe(_wake_each, wakeups, users)
+
+
+def _wake_each(wakeups: Wakeups, user_ids: list[str]) -> None:
+    for user_id in user_ids:
+        wakeups.wake(user_id)
 
 
 _LOCAL = _LocalWakeups()

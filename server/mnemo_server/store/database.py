@@ -89,8 +89,8 @@ class Database:
         if self.dialect == "sqlite":
             if write_lanes != 1:
                 raise ValueError("SQLite has one writer per file: use one write lane")
-            database = url.database or ""
-            on_commit = lambda tx: change_notify.committed(database, tx.moved)  # noqa: E731
+            key = change_notify.file_key(url.database or "")
+            on_commit = lambda moved: change_notify.committed(key, moved)  # noqa: E731
         self._lanes: list[WriteLane | ReadLane] = [
             WriteLane(
                 f"mnemo-write-{n}", engine, self._writes, self._limits, self._display, on_commit
@@ -105,6 +105,7 @@ class Database:
             lane.start()
         self._closed = False
         self._deferred = 0  # deferred since the last flush
+        self._waking: set[OpQueue] = set()  # queues with a wake-up scheduled
 
     @property
     def engine(self) -> Engine:
@@ -166,7 +167,13 @@ class Database:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[tuple[T, int]] = loop.create_future()
         op = Op(fn, loop, future, weight=weight, alone=alone)
-        queue.put(op)
+        # The lane is woken once per turn of the event loop, however many
+        # operations the turn queued (waking a thread costs the loop more
+        # than queuing an operation).
+        queue.put(op, wake=False)
+        if queue not in self._waking:
+            self._waking.add(queue)
+            loop.call_soon(self._wake, queue)
         try:
             # Shielded: a cancelled caller must not cancel the operation's
             # future, which the lane still answers.
@@ -178,6 +185,10 @@ class Database:
                 with contextlib.suppress(BaseException):
                     await future
             raise
+
+    def _wake(self, queue: OpQueue) -> None:
+        self._waking.discard(queue)
+        queue.wake()
 
     async def close(self) -> None:
         """Run what is queued, then close every connection; the database

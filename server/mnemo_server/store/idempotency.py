@@ -102,7 +102,7 @@ def idempotent(tx: Tx, command: C, work: Callable[[Tx, C], R], *, window_micros:
         request_id=key.request_id,
         scope=key.scope,
         fingerprint=key.fingerprint,
-        result_json=codec.dumps(result),
+        result_json=codec.dumps(result, tx.memo),
         change_cursor=tx.change_cursor,
         created_at=now,
         expired_before=expired_before,

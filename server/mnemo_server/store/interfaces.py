@@ -51,7 +51,7 @@ from mnemo_server.domain.models import (
     Page,
     StoredMessage,
 )
-from mnemo_server.domain.ranking import SemanticMatch
+from mnemo_server.domain.ranking import RecallCandidates
 from mnemo_server.domain.user_data import ErasureReceipt, ExportItem, ExportSection
 
 R = TypeVar("R")
@@ -157,19 +157,24 @@ class MemoryStore(CommandStore, Protocol):
         chain, newest first. Raises ``NotFound``."""
         ...
 
-    async def lexical_candidates(
-        self, user_id: str, query: RecallQuery, *, limit: int
-    ) -> list[Memory]:
-        """Unarchived entries visible to ``query`` (``domain.ranking.visible``)
-        whose search document matches any query term (``domain.text_search``),
-        the first ``limit`` under ``domain.ranking.lexical_order_key``."""
-        ...
-
-    async def semantic_candidates(
-        self, user_id: str, query: RecallQuery, embedding: Embedding, *, limit: int
-    ) -> list[SemanticMatch]:
-        """Exact top-``limit`` visible entries by cosine similarity among the
-        user's vectors of ``embedding.model``."""
+    async def recall_candidates(
+        self,
+        user_id: str,
+        query: RecallQuery,
+        embedding: Embedding | None,
+        *,
+        access: Access,
+        conversation_ids: Sequence[str],
+        limit: int,
+    ) -> RecallCandidates:
+        """In one read: the gate closed for ``access`` (``conversation_ids``:
+        the conversations the query names, for temporary ones), else the
+        candidates: unarchived entries visible to ``query``
+        (``domain.ranking.visible``) whose search document matches a query
+        term (``domain.text_search``), the first ``limit`` under
+        ``domain.ranking.lexical_order_key``; and with ``embedding``, the exact
+        top ``limit`` visible entries by cosine similarity among the user's
+        vectors of its model. Raises EMBEDDING_DIMENSION_MISMATCH."""
         ...
 
     async def list_candidates(

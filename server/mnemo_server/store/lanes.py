@@ -127,8 +127,11 @@ class OpQueue:
         self._changed = threading.Condition()
         self._closed = False
 
-    def put(self, op: Op[Any], *, front: bool = False) -> None:
-        """Queue ``op``. Raises ``Unavailable`` once closed."""
+    def put(self, op: Op[Any], *, front: bool = False, wake: bool = True) -> None:
+        """Queue ``op`` and, with ``wake``, wake a waiting lane (a deferred
+        op too: the lane learns when to flush it); without, the caller
+        calls ``wake`` later, once for many ops. Raises ``Unavailable`` once
+        closed."""
         with self._changed:
             if self._closed:
                 raise Unavailable("the server is shutting down; retry on another server")
@@ -137,7 +140,12 @@ class OpQueue:
                 self._ops.appendleft(op)
             else:
                 self._ops.append(op)
-            # A deferred one too: a waiting lane learns when to flush it.
+            if wake:
+                self._changed.notify()
+
+    def wake(self) -> None:
+        """Wake a waiting lane (after ``put(..., wake=False)``)."""
+        with self._changed:
             self._changed.notify()
 
     def abandon(self, op: Op[Any]) -> bool:
@@ -166,6 +174,8 @@ class OpQueue:
                 if wait <= 0:
                     batch = self._batch(now, count, limits.weight)
                     if batch:
+                        if self._ops:  # more for another lane, if one is idle
+                            self._changed.notify()
                         return batch
                     wait = self._due_in(now, limits)
                 self._changed.wait(None if wait == float("inf") else max(wait, 0.0005))
@@ -255,7 +265,7 @@ class _Lane(threading.Thread):
         queue: OpQueue,
         limits: BatchLimits,
         describe: str,
-        on_commit: Callable[[Tx], None] | None = None,
+        on_commit: Callable[[list[str]], None] | None = None,
     ) -> None:
         super().__init__(name=name, daemon=True)
         self._engine = engine
@@ -346,8 +356,9 @@ class WriteLane(_Lane):
                 time.sleep(_backoff(attempt))
                 continue
             if self._on_commit is not None:
-                for tx in done:
-                    self._on_commit(tx)
+                moved = [user_id for tx in done for user_id in tx.moved]
+                if moved:
+                    self._on_commit(moved)
             _answer(outcomes)
             return
         log.warning("batch failed %d times; giving up", MAX_ATTEMPTS)
@@ -478,7 +489,7 @@ class ReadLane(_Lane):
                         outcome = error
                     rest.popleft()
                     outcomes.append((op, outcome))
-                    if time.monotonic() - flushed_at > _READ_FLUSH_S:
+                    if rest and time.monotonic() - flushed_at > _READ_FLUSH_S:
                         _answer(outcomes)
                         outcomes, flushed_at = [], time.monotonic()
         except _BatchFailed as failed:

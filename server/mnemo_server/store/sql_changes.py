@@ -188,14 +188,14 @@ _PG_APPEND = text(
 ).text
 
 
-def _row(change: NewChange) -> tuple[str, str, str, str | None, str | None]:
+def _row(change: NewChange, memo: codec.Memo) -> tuple[str, str, str, str | None, str | None]:
     state = change.state
     return (
         change.operation.value,
         change.resource_name,
         change.etag,
         None if state is None else type(state).__name__,
-        None if state is None else codec.dumps(_slim(state)),
+        None if state is None else codec.dumps(_slim(state), memo),
     )
 
 
@@ -206,7 +206,7 @@ def append(tx: Tx, user_id: str, new: Sequence[NewChange]) -> int:
     ``Tx.change_cursor``. Two statements on SQLite, one on PostgreSQL."""
     if not new:
         return 0
-    rows = [_row(change) for change in new]
+    rows = [_row(change, tx.memo) for change in new]
     count, now = len(rows), now_micros()
     if tx.dialect == "postgresql":
         operations, names, etags, types, states = (

@@ -12,8 +12,12 @@ contracts are those of ``store.interfaces.MemoryStore``; the keysets are:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TypeVar
 
+from sqlalchemy import Connection
+
+from mnemo_server.domain.governance import Access, closed_gate
 from mnemo_server.domain.memory_models import (
     Embedding,
     Memory,
@@ -22,13 +26,14 @@ from mnemo_server.domain.memory_models import (
     RecallQuery,
 )
 from mnemo_server.domain.models import Keyset, Page
-from mnemo_server.domain.ranking import SemanticMatch
+from mnemo_server.domain.ranking import RecallCandidates, SemanticMatch
+from mnemo_server.domain.text_search import query_terms
 from mnemo_server.store import sql_candidates
 from mnemo_server.store import sql_memory_history as history
 from mnemo_server.store import sql_memory_reads as reads
 from mnemo_server.store import sql_recall as recall
 from mnemo_server.store.database import Database
-from mnemo_server.store.sql_governance import gated_read
+from mnemo_server.store.sql_governance import gate_inputs, gated_read
 from mnemo_server.store.vector_cache import VectorCache
 
 __all__ = ["SqlMemoryStore"]
@@ -69,17 +74,27 @@ class SqlMemoryStore:
             )
         )
 
-    async def lexical_candidates(
-        self, user_id: str, query: RecallQuery, *, limit: int
-    ) -> list[Memory]:
-        return await self._db.read(lambda conn: recall.lexical(conn, user_id, query, limit))
+    async def recall_candidates(
+        self,
+        user_id: str,
+        query: RecallQuery,
+        embedding: Embedding | None,
+        *,
+        access: Access,
+        conversation_ids: Sequence[str],
+        limit: int,
+    ) -> RecallCandidates:
+        def read(conn: Connection) -> RecallCandidates:
+            gate = closed_gate(gate_inputs(conn, user_id, conversation_ids), access)
+            if gate is not None:
+                return RecallCandidates(gate=gate)
+            lexical = recall.lexical(conn, user_id, query, limit) if query_terms(query.text) else []
+            semantic: list[SemanticMatch] = []
+            if embedding is not None:
+                semantic = recall.semantic(conn, user_id, query, embedding, limit, self._vectors)
+            return RecallCandidates(lexical=tuple(lexical), semantic=tuple(semantic))
 
-    async def semantic_candidates(
-        self, user_id: str, query: RecallQuery, embedding: Embedding, *, limit: int
-    ) -> list[SemanticMatch]:
-        return await self._db.read(
-            lambda conn: recall.semantic(conn, user_id, query, embedding, limit, self._vectors)
-        )
+        return await self._db.read(read)
 
     async def list_candidates(
         self, user_id: str, *, include_resolved: bool, limit: int, after: Keyset | None

@@ -55,7 +55,7 @@ _LOCK = Statement(
     .where(*_OF_CONVERSATION)
     .with_for_update(of=conversations)
 )
-_INSERT = Statement(insert_row(working_memory, without=()).returning(*_STATE_COLUMNS))
+_INSERT = Statement(insert_row(working_memory, without=()))
 _UPDATE = Statement(
     update(working_memory)
     .where(_w.conversation_pk == bindparam("pk"), _w.user_id == bindparam("user_id"))
@@ -65,7 +65,6 @@ _UPDATE = Statement(
         etag=bindparam("etag"),
         updated_at=bindparam("updated_at"),
     )
-    .returning(*_STATE_COLUMNS)
 )
 
 
@@ -111,20 +110,26 @@ def _write(
     before = convert.memory_state(found if found.state_pk is not None else None)
     if expected_etag is not None and expected_etag != before.etag:
         raise etag_mismatch(memory_state_name(key))
+    # The state after is what is written (nothing is read back).
+    after = MemoryState(
+        summary=before.summary if summary is None else summary,
+        recent=recent(before.recent),
+        etag=convert.new_etag(),
+        update_time=convert.to_datetime(now),
+    )
     values = {
         "pk": found.pk,
         "user_id": key.user_id,
-        "summary": before.summary if summary is None else summary,
-        "recent_json": codec.dumps(recent(before.recent)),
-        "etag": convert.new_etag(),
+        "summary": after.summary,
+        "recent_json": codec.dumps(after.recent, tx.memo),
+        "etag": after.etag,
         "updated_at": now,
     }
     if found.state_pk is None:
         values["conversation_pk"] = values.pop("pk")
-        row = _INSERT.one(tx, **values)
+        _INSERT.execute(tx, **values)
     else:
-        row = _UPDATE.one(tx, **values)
-    after = convert.memory_state(row)
+        _UPDATE.execute(tx, **values)
     feed.append(sql_changes.memory_state_upserted(key, after))
     sql_changes.append(tx, key.user_id, feed)
     return after

@@ -6,6 +6,8 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from mnemo_server.domain.codec import Memo
+
 __all__ = ["Replay", "Tx"]
 
 
@@ -18,9 +20,11 @@ class Tx:
     here, never through context variables: ``change_cursor`` is the cursor
     of the last change it appended (``store.sql_changes``; 0: none) and
     ``moved`` the users whose change feed it moved (woken after the commit).
+    ``memo``: what the write's JSON encodings share (``domain.codec.Memo``:
+    a state in the change feed and in the idempotency record is encoded once).
     """
 
-    __slots__ = ("change_cursor", "conn", "dialect", "moved", "raw")
+    __slots__ = ("change_cursor", "conn", "dialect", "memo", "moved", "raw")
 
     def __init__(self, conn: Connection, raw: Any) -> None:
         self.conn = conn
@@ -28,6 +32,7 @@ class Tx:
         self.dialect: str = conn.dialect.name
         self.change_cursor = 0
         self.moved: list[str] = []
+        self.memo: Memo = {}
 
 
 class Replay(Exception):

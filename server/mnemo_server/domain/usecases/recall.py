@@ -18,7 +18,9 @@ replaced, then selects with ``domain.inject.build_context``.
 
 Governance (``domain.governance``): recall returns nothing while consent is
 withdrawn or memory is switched off; build context also returns nothing for a
-temporary conversation. Otherwise each call records ``memory_recalled``
+temporary conversation. The gate and the candidates are read in one read
+transaction (``MemoryStore.recall_candidates``); a semantic query's vector is
+computed before it. Otherwise each call records ``memory_recalled``
 (``count``, ``mode`` recall or inject, ``semantic``) after the read: a read
 writes nothing itself, so the event rides the next batch of writes (within a
 second; at shutdown at the latest: ``Database.defer``); a failure to record is
@@ -37,12 +39,9 @@ from mnemo_server.domain.memory_models import (
     MAX_RECALL_RESULTS,
     Embedding,
     InjectContext,
-    Memory,
     RecallHit,
     RecallQuery,
 )
-from mnemo_server.domain.ranking import SemanticMatch
-from mnemo_server.domain.text_search import query_terms
 from mnemo_server.domain.usecases.memories import DraftEmbedding
 from mnemo_server.store.interfaces import GovernanceStore, MemoryStore
 
@@ -80,26 +79,36 @@ class Recall:
         without an embedder), ``EMBEDDING_DIMENSION_MISMATCH`` (the query
         vector's dimension differs from the stored vectors of its model).
         """
-        if await self._governance.memory_gate(user_id, (), Access.RECALL) is not None:
-            return []
         query = _effective(query)
-        hits = await self._ranked(user_id, query)
+        hits = await self._ranked(user_id, query, Access.RECALL, ())
+        if hits is None:
+            return []
         self._record(user_id, events.recalled(len(hits), "recall", query.semantic))
         return hits
 
-    async def _ranked(self, user_id: str, query: RecallQuery) -> list[RecallHit]:
-        lexical: list[Memory] = []
-        if query_terms(query.text):
-            lexical = await self._store.lexical_candidates(
-                user_id, query, limit=ranking.CANDIDATE_LIMIT
-            )
-        semantic: list[SemanticMatch] = []
+    async def _ranked(
+        self, user_id: str, query: RecallQuery, access: Access, conversations: tuple[str, ...]
+    ) -> list[RecallHit] | None:
+        """The ranked hits, read with the gate in one read transaction;
+        ``None`` when a gate is closed for ``access``."""
+        vector = None
         if query.semantic:
+            if query.query_embedding is None and self._embedding.embedder is None:
+                # Nothing to search with: an error, unless a gate says "nothing".
+                if await self._governance.memory_gate(user_id, conversations, access):
+                    return None
             vector = await self._query_vector(query)
-            semantic = await self._store.semantic_candidates(
-                user_id, query, vector, limit=ranking.CANDIDATE_LIMIT
-            )
-        return ranking.rank(query, lexical, semantic)
+        found = await self._store.recall_candidates(
+            user_id,
+            query,
+            vector,
+            access=access,
+            conversation_ids=conversations,
+            limit=ranking.CANDIDATE_LIMIT,
+        )
+        if found.gate is not None:
+            return None
+        return ranking.rank(query, found.lexical, found.semantic)
 
     async def build_context(
         self, user_id: str, query: RecallQuery, *, max_entries: int, max_bytes: int
@@ -110,11 +119,11 @@ class Recall:
         memory is off, and in a temporary conversation. Raises what ``recall``
         raises."""
         conversations = (query.conversation_id,) if query.conversation_id else ()
-        if await self._governance.memory_gate(user_id, conversations, Access.INJECT) is not None:
-            return inject.build_context([], max_entries=max_entries, max_bytes=max_bytes)
         wanted = min(CONTEXT_RECALL_FACTOR * max_entries, MAX_RECALL_RESULTS)
         query = _effective(replace(query, max_results=wanted))
-        hits = await self._ranked(user_id, query)
+        hits = await self._ranked(user_id, query, Access.INJECT, conversations)
+        if hits is None:
+            return inject.build_context([], max_entries=max_entries, max_bytes=max_bytes)
         built = inject.build_context(hits, max_entries=max_entries, max_bytes=max_bytes)
         count = len(built.memory_ids)
         self._record(user_id, events.recalled(count, "inject", query.semantic))

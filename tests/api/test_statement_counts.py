@@ -1,0 +1,215 @@
+"""How many SQL statements each hot RPC runs, counted by the database driver
+(``tests.support.statement_log``), on both backends: a deterministic count,
+so that a change that adds a statement to a hot path shows here.
+
+Each case prepares what the call needs (a user, a conversation, an entry),
+then counts the statements of one call. The calls come one at a time, so
+every write is a batch of its own (no savepoints). SQLite counts include
+``BEGIN`` and ``COMMIT``; PostgreSQL's do not (psycopg sends them itself).
+The figures are documented in docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from mnemo.v1 import (
+    conversations_pb2,
+    conversations_pb2_grpc,
+    governance_pb2,
+    governance_pb2_grpc,
+    memories_pb2,
+    memories_pb2_grpc,
+    working_memory_pb2,
+    working_memory_pb2_grpc,
+)
+from tests.support.server import running_server
+from tests.support.statement_log import StatementLog
+
+USER = "users/counted"
+CONVERSATION = f"{USER}/conversations/c1"
+STATE = f"{CONVERSATION}/memoryState"
+
+
+@dataclass
+class Stubs:
+    health: Any
+    working_memory: Any
+    conversations: Any
+    memories: Any
+    governance: Any
+
+
+@pytest.fixture
+def log() -> Iterator[StatementLog]:
+    with StatementLog() as installed:
+        yield installed
+
+
+@pytest.fixture
+def stubs(log: StatementLog, database_url: str) -> Iterator[Stubs]:
+    # No maintenance pass during the test: only the calls' own statements; one
+    # read connection, so that a connection's first use (FTS5 reads its
+    # settings) comes in the warm-up call.
+    with (
+        running_server(database_url, purge_interval_seconds=3600, read_connections=1) as target,
+        grpc.insecure_channel(target) as channel,
+    ):
+        yield Stubs(
+            health_pb2_grpc.HealthStub(channel),
+            working_memory_pb2_grpc.WorkingMemoryServiceStub(channel),
+            conversations_pb2_grpc.ConversationServiceStub(channel),
+            memories_pb2_grpc.MemoryServiceStub(channel),
+            governance_pb2_grpc.GovernanceServiceStub(channel),
+        )
+
+
+def _exchange(n: int) -> working_memory_pb2.Exchange:
+    return working_memory_pb2.Exchange(ask=f"question {n}", answer=f"answer {n}")
+
+
+def _remember(s: Stubs, n: int) -> None:
+    s.working_memory.RememberExchange(
+        working_memory_pb2.RememberExchangeRequest(
+            name=STATE, exchange=_exchange(n), request_id=f"remember-{n}"
+        )
+    )
+
+
+def _append(s: Stubs, n: int) -> None:
+    message = json.dumps({"role": "user", "content": f"message {n}"})
+    s.conversations.AppendMessages(
+        conversations_pb2.AppendMessagesRequest(
+            conversation=CONVERSATION,
+            messages=[conversations_pb2.HistoryMessage(message_json=message)],
+            run_id="run",
+            request_id=f"append-{n}",
+        )
+    )
+
+
+def _create_memory(s: Stubs, n: int) -> None:
+    s.memories.CreateMemory(
+        memories_pb2.CreateMemoryRequest(
+            parent=USER,
+            memory=memories_pb2.Memory(text=f"The user likes fact number {n}."),
+            memory_id=f"m{n}",
+            request_id=f"memory-{n}",
+        )
+    )
+
+
+def _recall(s: Stubs) -> None:
+    list(s.memories.RecallMemories(memories_pb2.RecallMemoriesRequest(parent=USER, query="fact")))
+
+
+def _prepared(s: Stubs) -> None:
+    """The user, its conversation with a working memory and a message, an entry."""
+    _remember(s, 0)
+    _append(s, 0)
+    _create_memory(s, 0)
+
+
+Call = Callable[[Stubs, int], object]
+"""A call, given a number to make its request ids and names its own."""
+
+CASES: dict[str, tuple[Call, int, int]] = {
+    # name: (the call, SQLite statements, PostgreSQL statements)
+    "health Check": (lambda s, n: s.health.Check(health_pb2.HealthCheckRequest()), 0, 0),
+    "GetMemoryState": (
+        lambda s, n: s.working_memory.GetMemoryState(
+            working_memory_pb2.GetMemoryStateRequest(name=STATE)
+        ),
+        3,
+        1,
+    ),
+    "RememberExchange": (_remember, 7, 4),
+    "SaveMemoryState": (
+        lambda s, n: s.working_memory.SaveMemoryState(
+            working_memory_pb2.SaveMemoryStateRequest(
+                memory_state=working_memory_pb2.MemoryState(
+                    name=STATE, summary="short", recent=[_exchange(9)]
+                )
+            )
+        ),
+        6,
+        3,
+    ),
+    "AppendMessages": (_append, 8, 4),  # SQLite steps the changes insert per row
+    "ListMessages (a page of 50)": (
+        lambda s, n: s.conversations.ListMessages(
+            conversations_pb2.ListMessagesRequest(parent=CONVERSATION, page_size=50)
+        ),
+        4,
+        2,
+    ),
+    "GetConversation": (
+        lambda s, n: s.conversations.GetConversation(
+            conversations_pb2.GetConversationRequest(name=CONVERSATION)
+        ),
+        3,
+        1,
+    ),
+    "CreateMemory": (_create_memory, 10, 7),
+    "GetMemory": (
+        lambda s, n: s.memories.GetMemory(
+            memories_pb2.GetMemoryRequest(name=f"{USER}/memories/m0")
+        ),
+        4,
+        2,
+    ),
+    "ListMemories": (
+        lambda s, n: s.memories.ListMemories(memories_pb2.ListMemoriesRequest(parent=USER)),
+        4,
+        2,
+    ),
+    "RecallMemories": (lambda s, n: _recall(s), 4, 2),
+    "SetConsent (unchanged)": (
+        lambda s, n: s.governance.SetConsent(
+            governance_pb2.SetConsentRequest(
+                consent=governance_pb2.Consent(
+                    name=f"{USER}/consent", state=governance_pb2.CONSENT_STATE_GRANTED
+                )
+            )
+        ),
+        5,
+        3,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_statements_per_call(case: str, stubs: Stubs, log: StatementLog, backend: str) -> None:
+    _prepared(stubs)
+    call, sqlite_count, postgres_count = CASES[case]
+    call(stubs, 1)  # warm: every statement of the path prepared once
+    with log.counting() as statements:
+        call(stubs, 2)
+    expected = sqlite_count if backend == "sqlite" else postgres_count
+    assert len(statements) == expected, "\n".join(statements)
+
+
+def test_a_recall_event_rides_the_next_write_batch(
+    stubs: Stubs, log: StatementLog, backend: str
+) -> None:
+    """Recall records ``memory_recalled`` without a transaction of its own:
+    the next write's transaction records it. That costs six statements
+    there (the user's tenant and the event; and with two writes in the
+    batch, a savepoint around each), and no BEGIN, COMMIT or fsync."""
+    _prepared(stubs)
+    _remember(stubs, 1)
+    with log.counting() as alone:
+        _remember(stubs, 2)
+    _recall(stubs)
+    with log.counting() as after_recall:
+        _remember(stubs, 3)
+    assert len(after_recall) == len(alone) + 6, "\n".join(after_recall)
+    assert sum("INSERT INTO events" in s for s in after_recall) == 1
+    assert sum(s.startswith("COMMIT") for s in after_recall) == (backend == "sqlite")
