@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, Self
@@ -89,7 +89,9 @@ def _counting_cursor(seen: Any) -> type[psycopg.Cursor[Any]]:
             seen(str(query))
             return super().execute(query, params, **kwargs)
 
-        def executemany(self, query: Any, params_seq: Sequence[Any], **kwargs: Any) -> None:
+        def executemany(
+            self, query: Any, params_seq: Iterable[Sequence[Any] | Mapping[str, Any]], **kwargs: Any
+        ) -> None:
             seen(str(query))
             super().executemany(query, params_seq, **kwargs)
 
