@@ -53,6 +53,7 @@ from mnemo_server.domain.usecases.recall import Recall
 from mnemo_server.domain.usecases.temporary import purge_until_stopped
 from mnemo_server.domain.usecases.user_data import UserDataRights
 from mnemo_server.domain.usecases.working_memory import WorkingMemory
+from mnemo_server.domain.usecases.writes import Writes
 from mnemo_server.errors import ErrorMappingInterceptor
 from mnemo_server.health import SERVING, HealthService, ServingStatus
 from mnemo_server.maintenance import Retention, prune_until_stopped
@@ -197,11 +198,12 @@ class MnemoServer:
                 ("grpc.so_reuseport", 0),
             ),
         )
+        writes = Writes(store)
         working_memory_pb2_grpc.add_WorkingMemoryServiceServicer_to_server(
-            WorkingMemoryServicer(WorkingMemory(store), settings), server
+            WorkingMemoryServicer(WorkingMemory(store), writes, settings), server
         )
         conversations_pb2_grpc.add_ConversationServiceServicer_to_server(
-            ConversationServicer(Conversations(store), settings), server
+            ConversationServicer(Conversations(store), writes, settings), server
         )
         memories = Memories(store, embedder)
         memories_pb2_grpc.add_MemoryServiceServicer_to_server(
@@ -209,6 +211,7 @@ class MnemoServer:
                 memories,
                 Recall(store, memories.embedding, store),
                 Extraction(store, memories.embedding, store),
+                writes,
                 settings,
             ),
             server,
@@ -216,6 +219,7 @@ class MnemoServer:
         governance_pb2_grpc.add_GovernanceServiceServicer_to_server(
             GovernanceServicer(
                 Governance(store, self._stopping),
+                writes,
                 settings,
                 UserDataHandlers(
                     UserDataRights(SqlUserData(self._database, vector_cache=store.vector_cache)),

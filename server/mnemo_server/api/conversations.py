@@ -27,6 +27,7 @@ from mnemo_server.domain.commands.conversations import (
 from mnemo_server.domain.compaction import decode_revision
 from mnemo_server.domain.models import ConversationKey, JsonObject, Keyset, NewMessage
 from mnemo_server.domain.usecases.conversations import Conversations, new_conversation_id
+from mnemo_server.domain.usecases.writes import Writes
 
 Context = grpc.aio.ServicerContext[Any, Any]
 _NO_KEY = ConversationKey("", "")
@@ -72,8 +73,9 @@ def _next_page_token(kind: str, request: Any, next_after: Keyset | None) -> str:
 class ConversationServicer(pb_grpc.ConversationServiceServicer):
     """The Anvia conversation history over gRPC."""
 
-    def __init__(self, conversations: Conversations, settings: Settings) -> None:
+    def __init__(self, conversations: Conversations, writes: Writes, settings: Settings) -> None:
         self._conversations = conversations
+        self._writes = writes
         self._settings = settings
         self._temporary_lifetime = settings.temporary_ttl_seconds * 1_000_000
 
@@ -114,7 +116,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
         temporary = request.conversation.temporary
-        written = await self._conversations.create(
+        written = await self._writes(
             CreateConversation(
                 caller=caller_of(scope),
                 user_id=user_id,
@@ -162,7 +164,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
                 v.invalid("update_mask", f"only metadata can be updated (got {path[:64]!r})")
         metadata = self._metadata(v, request.conversation, "conversation.metadata")
         v.raise_if_invalid()
-        written = await self._conversations.update_metadata(
+        written = await self._writes(
             UpdateConversation(
                 caller=caller_of(scope),
                 user_id=key.user_id,
@@ -181,7 +183,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     ) -> pb.DeleteConversationResponse:
         scope = current_scope()
         key = names.parse_conversation(request.name, "name", scope)
-        written = await self._conversations.delete(
+        written = await self._writes(
             DeleteConversation(
                 caller=caller_of(scope),
                 user_id=key.user_id,
@@ -208,7 +210,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
             v.non_negative(expected, "expected_position")
         metadata = self._metadata(v, request, "metadata")
         v.raise_if_invalid()
-        written = await self._conversations.append(
+        written = await self._writes(
             AppendMessages(
                 caller=caller_of(scope),
                 user_id=key.user_id,
@@ -268,7 +270,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     ) -> pb.ClearMessagesResponse:
         scope = current_scope()
         key = names.parse_conversation(request.conversation, "conversation", scope)
-        written = await self._conversations.clear(
+        written = await self._writes(
             ClearMessages(
                 caller=caller_of(scope), user_id=key.user_id, conversation_id=key.conversation_id
             )
@@ -293,7 +295,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         messages = self._messages(v, request.messages, "messages")
         v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
-        written = await self._conversations.record_failed_run(
+        written = await self._writes(
             RecordFailedRun(
                 caller=caller_of(scope),
                 user_id=key.user_id,
@@ -348,7 +350,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         v.identifier(request.run_id, "run_id")
         v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
-        written = await self._conversations.replace_prefix(
+        written = await self._writes(
             ReplaceHistoryPrefix(
                 caller=caller_of(scope),
                 user_id=key.user_id,

@@ -25,6 +25,7 @@ from mnemo_server.auth.caller import caller_of, current_scope
 from mnemo_server.config import Settings, is_loopback
 from mnemo_server.domain.commands.governance import SetConsent, UpdateMemorySettings
 from mnemo_server.domain.usecases.governance import Governance
+from mnemo_server.domain.usecases.writes import Writes
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -37,9 +38,14 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
     import and erasure of a user's data are ``user_data``'s (``api.user_data``)."""
 
     def __init__(
-        self, governance: Governance, settings: Settings, user_data: UserDataHandlers
+        self,
+        governance: Governance,
+        writes: Writes,
+        settings: Settings,
+        user_data: UserDataHandlers,
     ) -> None:
         self._governance = governance
+        self._writes = writes
         self._loopback = is_loopback(settings.listen)
         self._user_data = user_data
 
@@ -63,7 +69,7 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
         state = parse.consent_state_of(v, request.consent.state, "consent.state")
         v.identifier(request.consent.policy_version, "consent.policy_version")
         v.raise_if_invalid()
-        written = await self._governance.set_consent(
+        written = await self._writes(
             SetConsent(
                 caller=caller_of(scope),
                 user_id=user_id,
@@ -93,7 +99,7 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
         scope = current_scope()
         wanted = request.memory_settings
         user_id = parse.settings_user(wanted.name, "memory_settings.name", scope)
-        written = await self._governance.update_settings(
+        written = await self._writes(
             UpdateMemorySettings(
                 caller=caller_of(scope),
                 user_id=user_id,

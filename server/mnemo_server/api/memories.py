@@ -37,6 +37,7 @@ from mnemo_server.domain.names import memory_name
 from mnemo_server.domain.usecases.extraction import Extraction, Proposal, candidate_drafts
 from mnemo_server.domain.usecases.memories import Memories, new_id
 from mnemo_server.domain.usecases.recall import Recall
+from mnemo_server.domain.usecases.writes import Writes
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -78,9 +79,11 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         memories: Memories,
         recall: Recall,
         extraction: Extraction,
+        writes: Writes,
         settings: Settings,
     ) -> None:
         self._memories = memories
+        self._writes = writes
         self._recall = recall
         self._extraction = extraction
         self._settings = settings
@@ -161,7 +164,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.DeleteMemoryResponse:
         scope = current_scope()
         user_id, memory_id = parse.parse_memory(request.name, "name", scope)
-        written = await self._memories.delete(
+        written = await self._writes(
             DeleteMemory(
                 caller=caller_of(scope),
                 user_id=user_id,
@@ -324,7 +327,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.ApproveMemoryCandidateResponse:
         scope = current_scope()
         user_id, candidate_id = parse.parse_candidate(request.name, "name", scope)
-        written = await self._extraction.approve(
+        written = await self._writes(
             ApproveCandidate(
                 caller=caller_of(scope),
                 user_id=user_id,
@@ -344,7 +347,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.RejectMemoryCandidateResponse:
         scope = current_scope()
         user_id, candidate_id = parse.parse_candidate(request.name, "name", scope)
-        written = await self._extraction.reject(
+        written = await self._writes(
             RejectCandidate(caller=caller_of(scope), user_id=user_id, candidate_id=candidate_id)
         )
         return pb.RejectMemoryCandidateResponse(

@@ -29,6 +29,7 @@ from mnemo_server.domain.commands.working_memory import (
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.models import ConversationKey
 from mnemo_server.domain.usecases.working_memory import WorkingMemory
+from mnemo_server.domain.usecases.writes import Writes
 from mnemo_server.domain.working_memory import check_summary_budget
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -57,11 +58,13 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
     def __init__(
         self,
         working_memory: WorkingMemory,
+        writes: Writes,
         settings: Settings,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._memory = working_memory
+        self._writes = writes
         self._settings = settings
         self._clock = clock
 
@@ -114,7 +117,7 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
         )
         self._check_recent_count(len(state.recent))
         now = self._clock()
-        written = await self._memory.save(
+        written = await self._writes(
             SaveMemoryState(
                 caller=caller_of(scope),
                 user_id=key.user_id,
@@ -144,7 +147,7 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
         keep = self._keep_recent(request.keep_recent)
         if summary is not None:
             check_summary_budget(summary, self._settings.summary_max_words, field="summary")
-        written = await self._memory.remember(
+        written = await self._writes(
             RememberExchange(
                 caller=caller_of(scope),
                 user_id=key.user_id,
@@ -168,7 +171,7 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
     ) -> pb.ClearMemoryStateResponse:
         scope = current_scope()
         key = names.parse_memory_state(request.name, "name", scope)
-        written = await self._memory.clear(
+        written = await self._writes(
             ClearMemoryState(
                 caller=caller_of(scope),
                 user_id=key.user_id,

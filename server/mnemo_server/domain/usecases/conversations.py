@@ -2,8 +2,9 @@
 
 Input is validated at the edge (which also picks generated conversation ids
 and the lifetime of temporary conversations); the writes are commands
-(``domain.commands.conversations``). Here lives how a long history is read
-in batches for streaming.
+(``domain.commands.conversations``) that go to the store as they are
+(``usecases.writes``). Here lives how a long history is read in batches
+for streaming.
 """
 
 from __future__ import annotations
@@ -11,18 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 
-from mnemo_server.domain.commands import Written
-from mnemo_server.domain.commands.conversations import (
-    AppendMessages,
-    ClearMessages,
-    CreateConversation,
-    DeleteConversation,
-    RecordFailedRun,
-    ReplaceHistoryPrefix,
-    UpdateConversation,
-)
 from mnemo_server.domain.models import (
-    AppendResult,
     Conversation,
     ConversationKey,
     FailedRun,
@@ -40,14 +30,10 @@ def new_conversation_id() -> str:
 
 
 class Conversations:
-    """Conversations and their canonical history, failed runs and compaction."""
+    """Reads of conversations and their canonical history, failed runs and compaction."""
 
     def __init__(self, store: ConversationStore) -> None:
         self._store = store
-
-    async def create(self, command: CreateConversation) -> Written[Conversation]:
-        """Create a conversation. Raises ``AlreadyExists``, ``REQUEST_ID_REUSED``."""
-        return await self._store.execute(command)
 
     async def get(self, key: ConversationKey) -> Conversation:
         """Raises ``NotFound``."""
@@ -56,18 +42,6 @@ class Conversations:
     async def list(self, user_id: str, *, limit: int, after: Keyset | None) -> Page[Conversation]:
         """Most recently updated first."""
         return await self._store.list_conversations(user_id, limit=limit, after=after)
-
-    async def update_metadata(self, command: UpdateConversation) -> Written[Conversation]:
-        """Raises ``NotFound``, ``ETAG_MISMATCH``."""
-        return await self._store.execute(command)
-
-    async def delete(self, command: DeleteConversation) -> Written[None]:
-        """Raises ``NotFound``, ``ETAG_MISMATCH``."""
-        return await self._store.execute(command)
-
-    async def append(self, command: AppendMessages) -> Written[AppendResult]:
-        """Append at dense positions. Raises ``POSITION_MISMATCH``, ``REQUEST_ID_REUSED``."""
-        return await self._store.execute(command)
 
     async def list_messages(
         self, key: ConversationKey, *, start_position: int, limit: int
@@ -95,14 +69,6 @@ class Conversations:
             yield batch
             position = batch[-1].position + 1
 
-    async def clear(self, command: ClearMessages) -> Written[Conversation]:
-        """Raises ``NotFound``."""
-        return await self._store.execute(command)
-
-    async def record_failed_run(self, command: RecordFailedRun) -> Written[FailedRun]:
-        """Raises ``REQUEST_ID_REUSED``."""
-        return await self._store.execute(command)
-
     async def list_failed_runs(
         self, key: ConversationKey, *, limit: int, after: Keyset | None
     ) -> Page[FailedRun]:
@@ -114,8 +80,3 @@ class Conversations:
     async def snapshot(self, key: ConversationKey) -> HistorySnapshot:
         """Raises ``NotFound``."""
         return await self._store.snapshot_history(key.user_id, key.conversation_id)
-
-    async def replace_prefix(self, command: ReplaceHistoryPrefix) -> Written[HistorySnapshot]:
-        """Raises ``NotFound``, ``REVISION_STALE``, ``INVALID_FIELD`` (message_count),
-        ``REQUEST_ID_REUSED``."""
-        return await self._store.execute(command)

@@ -16,17 +16,14 @@ from dataclasses import dataclass, replace
 from mnemo_server.domain import extraction as heuristics
 from mnemo_server.domain.commands import Written
 from mnemo_server.domain.commands.memories import (
-    ApproveCandidate,
     CreateMemories,
     ExtractMemories,
     ProposeCandidates,
-    RejectCandidate,
 )
 from mnemo_server.domain.governance import Access, gate_error
 from mnemo_server.domain.memory_models import (
     CandidateDraft,
     Extracted,
-    Memory,
     MemoryCandidate,
     MemoryDraft,
     MemoryScope,
@@ -147,15 +144,3 @@ class Extraction:
         return await self._store.list_candidates(
             user_id, include_resolved=include_resolved, limit=limit, after=after
         )
-
-    async def approve(self, command: ApproveCandidate) -> Written[tuple[Memory, MemoryCandidate]]:
-        """Save the pending candidate as a new entry (source extractor).
-        Approving an approved candidate returns the same entry. Raises
-        ``NotFound``, ``CANDIDATE_RESOLVED`` (rejected or cancelled, or its
-        entry was deleted since), ``EMBEDDING_DIMENSION_MISMATCH``."""
-        return await self._store.execute(command)
-
-    async def reject(self, command: RejectCandidate) -> Written[MemoryCandidate]:
-        """Discard the pending candidate; rejecting a rejected one returns it.
-        Raises ``NotFound``, ``CANDIDATE_RESOLVED`` (approved or cancelled)."""
-        return await self._store.execute(command)

@@ -12,13 +12,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Collection
 
-from mnemo_server.domain.commands import Written
-from mnemo_server.domain.commands.governance import SetConsent, UpdateMemorySettings
 from mnemo_server.domain.errors import ResourceExhausted
 from mnemo_server.domain.event_watch import EventWatch, WatchSettings
 from mnemo_server.domain.governance import (
     Consent,
-    ConsentChange,
     Event,
     EventScope,
     EventType,
@@ -50,21 +47,9 @@ class Governance:
         """Granted (no update time) for a user who never set it."""
         return await self._store.get_consent(user_id)
 
-    async def set_consent(self, command: SetConsent) -> Written[ConsentChange]:
-        """Store the consent; withdrawing cancels pending candidates (their
-        count is returned) and records ``memory_consent_changed``. Setting
-        the stored value again changes nothing."""
-        return await self._store.execute(command)
-
     async def get_settings(self, user_id: str) -> MemorySettings:
         """Enabled (etag ``""``) for a user who never set them."""
         return await self._store.get_memory_settings(user_id)
-
-    async def update_settings(self, command: UpdateMemorySettings) -> Written[MemorySettings]:
-        """Switch memory on or off (never lifts a withdrawn consent: the
-        consent gate is checked first). Raises ``ETAG_MISMATCH`` when the
-        expected etag is set and not current."""
-        return await self._store.execute(command)
 
     async def list_events(
         self,

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from mnemo_server.domain.commands import Written
-from mnemo_server.domain.commands.memories import CreateMemories, DeleteMemory, UpdateMemory
+from mnemo_server.domain.commands.memories import CreateMemories, UpdateMemory
 from mnemo_server.domain.embedding import Embedder
 from mnemo_server.domain.memory_models import (
     Embedding,
@@ -26,7 +26,6 @@ from mnemo_server.domain.memory_models import (
     MemoryChange,
     MemoryDraft,
     MemoryListQuery,
-    MemoryTombstone,
     SavedMemory,
 )
 from mnemo_server.domain.models import Keyset, Page
@@ -118,11 +117,6 @@ class Memories:
         """
         change = await self._embedding.change(command.change)
         return await self._store.execute(replace(command, change=change))
-
-    async def delete(self, command: DeleteMemory) -> Written[MemoryTombstone]:
-        """Erase the entry's text everywhere; returns its tombstone (again on a
-        repeat). Raises ``NotFound``, ``ETAG_MISMATCH``."""
-        return await self._store.execute(command)
 
     async def versions(
         self, user_id: str, memory_id: str, *, limit: int, after: Keyset | None
