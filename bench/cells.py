@@ -10,6 +10,7 @@ the generators report into a ``Sample``. ``Cell`` gathers the samples of one
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import subprocess
@@ -37,15 +38,33 @@ class Sample:
     p99_ms: float
     server_cpu_s: float
     loadgen_cpu_s: float
+    little_throughput: float
     first_error: str | None = None
 
     @property
     def throughput(self) -> float:
+        """Calls/s by Little's law (workers ÷ mean latency of the window's calls):
+        a closed loop's exact rate, also when a call takes longer than the window."""
+        return self.little_throughput
+
+    @property
+    def counted_throughput(self) -> float:
         return self.calls / self.seconds if self.seconds else 0.0
 
     @property
     def cpu_ms_per_call(self) -> float:
-        return 1000 * self.server_cpu_s / self.calls if self.calls else float("nan")
+        """Server CPU seconds per second of window ÷ calls per second."""
+        if not self.seconds or not self.throughput:
+            return float("nan")
+        return 1000 * self.server_cpu_s / self.seconds / self.throughput
+
+
+def _sample_json(sample: Sample) -> dict[str, Any]:
+    return sample.__dict__ | {
+        "throughput": sample.throughput,
+        "counted_throughput": sample.counted_throughput,
+        "cpu_ms_per_call": sample.cpu_ms_per_call,
+    }
 
 
 def _spread(values: Sequence[float]) -> tuple[float, float]:
@@ -103,8 +122,8 @@ class Cell:
             "cpu_ratio": self.ratio("cpu_ms_per_call"),
             "cpu_ratio_spread": self.ratio_spread("cpu_ms_per_call"),
             "errors": self.errors,
-            "samples": [s.__dict__ | {"throughput": s.throughput} for s in self.samples],
-            "baselines": [s.__dict__ | {"throughput": s.throughput} for s in self.baselines],
+            "samples": [_sample_json(s) for s in self.samples],
+            "baselines": [_sample_json(s) for s in self.baselines],
         }
 
 
@@ -176,6 +195,13 @@ class Loadgens:
             process.stdin.write(json.dumps(command) + "\n")
             process.stdin.flush()
 
+    def _all(self, key: str) -> list[dict[str, Any]]:
+        replies = [self._read(process) for process in self.processes]
+        for reply in replies:
+            if key not in reply:
+                raise RuntimeError(f"load generator answered {reply}, expected {key!r}")
+        return replies
+
     def window(
         self,
         op: str,
@@ -184,33 +210,43 @@ class Loadgens:
         warmup: float,
         targets: Sequence[int] = (0,),
     ) -> Sample:
-        """One window: ``warmup`` seconds of load, then ``seconds`` measured."""
-        start = time.monotonic() + warmup
-        end = start + seconds
-        self._send({"op": op, "start": start, "end": end, "targets": list(targets)})
-        time.sleep(max(0.0, start - time.monotonic()))
+        """One window of ``op``: a warm-up until every worker has completed a
+        call (at least ``warmup`` s), then at least ``seconds`` measured, until
+        every worker has completed a call within it; the servers' CPU time is
+        read at the measured window's start and end."""
+        self._send({"op": op, "warmup": warmup, "seconds": seconds, "targets": list(targets)})
+        self._all("warm")
         cpu_start = sum(cpu_seconds(pid) for pid in server_pids)
-        time.sleep(max(0.0, end - time.monotonic()))
+        started = time.monotonic()
+        self._send({"measure": True})
+        self._all("satisfied")
         cpu_end = sum(cpu_seconds(pid) for pid in server_pids)
-        replies = [self._read(process) for process in self.processes]
+        elapsed = time.monotonic() - started
+        self._send({"stop": True})
+        replies = self._all("calls")
         first_error = next((r["first_error"] for r in replies if r["first_error"]), None)
         calls = sum(int(r["calls"]) for r in replies)
-        # Percentiles: the calls-weighted mean of each generator's (one is typical).
+        throughput = sum(float(r["throughput"]) for r in replies)
         weight = max(calls, 1)
         return Sample(
             op=op,
-            seconds=seconds,
+            seconds=elapsed,
             calls=calls,
             errors=sum(int(r["errors"]) for r in replies),
             p50_ms=sum(r["p50_ms"] * r["calls"] for r in replies) / weight,
             p99_ms=max(r["p99_ms"] for r in replies),
             server_cpu_s=cpu_end - cpu_start,
             loadgen_cpu_s=sum(r["loadgen_cpu_s"] for r in replies),
+            little_throughput=throughput,
             first_error=first_error,
         )
 
     def close(self) -> None:
-        self._send({"quit": True})
+        for process in self.processes:
+            with contextlib.suppress(OSError, ValueError):
+                assert process.stdin is not None
+                process.stdin.write(json.dumps({"quit": True}) + "\n")
+                process.stdin.close()
         for process in self.processes:
             try:
                 process.wait(timeout=30)

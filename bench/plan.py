@@ -87,15 +87,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--stores", default="sqlite,postgres")
     parser.add_argument("--concurrency", default="1,16,64")
-    parser.add_argument("--seconds", type=float, default=0.8, help="measured seconds per window")
+    parser.add_argument("--seconds", type=float, default=0.6, help="measured seconds per window")
     parser.add_argument(
-        "--warmup", type=float, default=0.25, help="unmeasured seconds before each window"
+        "--warmup", type=float, default=0.2, help="unmeasured seconds before each window"
     )
     parser.add_argument("--repeat", type=int, default=3, help="windows per cell (median, min-max)")
     parser.add_argument(
         "--ops-per-baseline",
         type=int,
-        default=2,
+        default=3,
         help="operation windows after each baseline window (1: strict [baseline, op] pairs)",
     )
     parser.add_argument(
@@ -103,8 +103,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="",
         help="load-generator processes per concurrency, e.g. 64:2 (default one each)",
     )
-    parser.add_argument("--peer-seconds", type=float, default=0.5)
-    parser.add_argument("--peer-warmup", type=float, default=0.2)
+    parser.add_argument("--peer-seconds", type=float, default=0.4)
+    parser.add_argument("--peer-warmup", type=float, default=0.15)
     parser.add_argument(
         "--peers-python",
         default=".venv-bench/bin/python",

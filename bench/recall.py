@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -83,11 +84,15 @@ HEADER = (
 
 
 def _records(size: int, corpus: Corpus) -> Iterator[governance_pb2.ExportRecord]:
+    now = Timestamp()
+    now.GetCurrentTime()
     for n in range(size):
         yield governance_pb2.ExportRecord(
             memory=memories_pb2.Memory(
                 name=f"users/{USER}/memories/m{n:07}",
                 text=corpus.sentence(),
+                create_time=now,
+                update_time=now,
                 embedding=memories_pb2.Embedding(model=MODEL, values=corpus.vector(DIMENSIONS)),
             )
         )

@@ -401,9 +401,73 @@ def _peers(results: dict[str, Any]) -> str:
     )
 
 
+def _generator_note(results: dict[str, Any]) -> str:
+    """Whether a load generator ran out of CPU before the server did, per level."""
+    parts = []
+    for store, entry in results["stores"].items():
+        for cell in entry.get("cells", []):
+            if cell["op"] not in ("empty", "empty-stream"):
+                continue
+            seconds = sum(s["seconds"] for s in cell["samples"]) or 1e-9
+            server = sum(s["server_cpu_s"] for s in cell["samples"]) / seconds
+            loadgen = sum(s["loadgen_cpu_s"] for s in cell["samples"]) / seconds
+            parts.append(
+                f"{store} {cell['op']} c{cell['concurrency']}: server {100 * server:.0f}%, "
+                f"generator {100 * loadgen:.0f}% ({cell.get('loadgen_processes', 1)} process)"
+            )
+    if not parts:
+        return ""
+    return (
+        "- Who saturates first (CPU of one core, baseline cells): " + "; ".join(parts) + ". The "
+        "server's asyncio thread holds the GIL for most of its work, so about 100% is its limit; "
+        "the generator that shares the 2 cores is the same Python gRPC stack, so on the empty RPC "
+        "both run close to a core and the baseline is a floor for the ratios, not a server-only "
+        "limit. Two generator processes at c64 (`--loadgen-processes 64:2`) were tried while "
+        "building this: they took CPU from the server (empty RPC c64: 3,384/s with two, 4,180/s "
+        "with one), so one is the default; the column *load gen CPU* shows each cell's."
+    )
+
+
+def _notes(results: dict[str, Any]) -> str:
+    notes = [
+        "- Server CPU = user + system time of the `mnemo serve` process (every thread) from "
+        "`/proc/PID/stat`, read just before and after each measured window (10 ms ticks); per "
+        "call = that ÷ the calls completed in the window.",
+        "- Windows: each operation's window is paired with the empty-RPC window run just before "
+        "its group on the same server; ratios are per pair, then the median of the pairs; the "
+        "spread is min–max over the repeats. Between windows every worker finishes its call "
+        "(nothing overlaps a window but its own operation).",
+        "- The empty server stream is the health service's `Watch`: the server sends the status at "
+        "once; the client takes it and cancels (the stream does not end by itself), so it costs a "
+        "stream set-up, one message and a cancellation.",
+        _generator_note(results),
+        "- Mnemo's figures include gRPC over loopback and a client in another process; the "
+        "peers' are function calls. On two cores the client's CPU competes with the server's.",
+    ]
+    return "## How these were measured\n\n" + "\n".join(n for n in notes if n)
+
+
 def _operations() -> str:
     rows = [[f"`{op}`", text] for op, text in DESCRIPTIONS.items()]
     return "## Operations\n\n" + _table(["operation", "what one call does"], rows)
+
+
+def _usage() -> str:
+    return """## Running it
+
+```sh
+make bench                                    # everything, as above (< 15 min from a clean clone)
+make bench ARGS="--only writes,peers --seconds 1 --repeat 1"   # a subset in about a minute
+make bench ARGS="--only reads --stores postgres --concurrency 16"
+make bench ARGS="--help"                      # every option (windows, levels, generators, sizes)
+make bench-profile ARGS="append --store postgres --seconds 10"  # py-spy profile of the server
+make bench-report                             # re-render this page from benchmarks.json
+```
+
+Workloads for `--only`: `limit`, `writes`, `reads`, `history`, `memories`, `scale`, `rss`, `watch`,
+`peers`. A subset run writes this page and the JSON too (with the subset's command above): restore
+them from git if the run was only for a look. `make bench-recall` (recall at 1k / 10k / 100k
+memories) and `make bench-watch` (watch propagation alone, 200 writes) stay separate."""
 
 
 def render(results: dict[str, Any]) -> str:
@@ -415,7 +479,9 @@ def render(results: dict[str, Any]) -> str:
         _rss(results),
         _watch(results),
         _peers(results),
+        _notes(results),
         _operations(),
+        _usage(),
     ]
     return "\n\n".join(p.strip() for p in parts if p) + "\n"
 

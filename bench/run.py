@@ -85,13 +85,22 @@ def measure(p: plan.Plan, command: str) -> dict[str, Any]:
         "rss": [],
         "watch": [],
         "peers": None,
+        "timings": {},
     }
     started = time.monotonic()
+    timings: dict[str, float] = results["timings"]
+
+    def lap(name: str, since: float) -> float:
+        now = time.monotonic()
+        timings[name] = round(timings.get(name, 0.0) + now - since, 1)
+        return now
+
     with contextlib.ExitStack() as stack:
         databases = Databases(stack)
         if "postgres" in p.stores:
             results["postgres_version"] = databases.postgres.version
-        for store in p.stores if p.store_ops or any(w == "limit" for w in p.workloads) else ():
+        mark = time.monotonic()
+        for store in p.stores if p.store_ops else ():
             _say(f"{store}: store cells")
             entry: dict[str, Any] = {}
             with serve(databases.fresh(store)) as server:
@@ -101,21 +110,25 @@ def measure(p: plan.Plan, command: str) -> dict[str, Any]:
                     entry["data_users"] = p.data_users
                 entry["cells"] = run_store(p, server, run)
             results["stores"][store] = entry
+            mark = lap(f"store cells ({store})", mark)
         for store in p.stores:
             if "scale" in p.workloads:
                 _say(f"{store}: one server process versus two")
-                results["scale"].append(
-                    {"store": store, "cells": run_scale(p, databases, store, run)}
-                )
+                cells = run_scale(p, databases, store, run)
+                results["scale"].append({"store": store, "cells": cells})
+                mark = lap("scale", mark)
             if "rss" in p.workloads:
                 _say(f"{store}: RSS")
                 results["rss"].append(run_rss(p, databases, store, run))
+                mark = lap("rss", mark)
             if "watch" in p.workloads:
                 _say(f"{store}: watch propagation")
                 results["watch"].append(_watch(databases, store, p.watch_samples))
+                mark = lap("watch", mark)
         if "peers" in p.workloads:
             _say("peers")
             results["peers"] = run_peers(p, databases)
+            lap("peers", mark)
     results["load_average_after"] = machine.load_average()
     results["wall_seconds"] = time.monotonic() - started
     return results
