@@ -50,6 +50,8 @@ def run_peers(plan: Plan, databases: Databases) -> dict[str, Any]:
             "--stores",
             ",".join(plan.stores),
         ]
+        if plan.peers_all_stores:
+            command.append("--all-stores")
         if "postgres" in plan.stores:
             command += ["--postgres", libpq_url(databases.raw("postgres", f"peer_{driver}_"))]
         print(f"  peer driver {driver}", file=sys.stderr, flush=True)

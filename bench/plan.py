@@ -50,7 +50,9 @@ class Plan:
     peer_seconds: float
     peer_warmup: float
     peers_python: str
+    peers_all_stores: bool
     rss_memories: int
+    rss_stores: tuple[str, ...]
     watch_samples: int
     data_users: int
 
@@ -110,8 +112,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=".venv-bench/bin/python",
         help="the python of the peers' environment (make bench creates it)",
     )
+    parser.add_argument(
+        "--peers-all-stores",
+        action="store_true",
+        help="also SQLAlchemySession on SQLite and ADK on PostgreSQL",
+    )
     parser.add_argument("--rss-memories", type=int, default=100_000)
-    parser.add_argument("--watch-samples", type=int, default=100)
+    parser.add_argument(
+        "--rss-stores", default="sqlite", help="stores of the RSS workload (default sqlite)"
+    )
+    parser.add_argument("--watch-samples", type=int, default=60)
     parser.add_argument("--data-users", type=int, default=16)
 
 
@@ -132,7 +142,9 @@ def from_arguments(args: argparse.Namespace) -> Plan:
         peer_seconds=args.peer_seconds,
         peer_warmup=args.peer_warmup,
         peers_python=args.peers_python,
+        peers_all_stores=args.peers_all_stores,
         rss_memories=args.rss_memories,
+        rss_stores=tuple(s for s in str(args.rss_stores).split(",") if s),
         watch_samples=args.watch_samples,
         data_users=args.data_users,
     )

@@ -54,6 +54,7 @@ def _header(results: dict[str, Any]) -> str:
     plan = results["plan"]
     packages = ", ".join(f"{k} {v}" for k, v in m["packages"].items())
     pg = results.get("postgres_version")
+    timings = ", ".join(f"{k} {v:.0f} s" for k, v in results.get("timings", {}).items())
     procs = plan["loadgen_processes"] or {}
     procs_text = (
         ", ".join(f"c{c}: {n} processes" for c, n in procs.items())
@@ -73,12 +74,12 @@ Command:
 
 | | |
 |---|---|
-| started | {results["started"]}, {results["wall_seconds"]:.0f} s of measuring (environment setup not included) |
+| started | {results["started"]}, {results["wall_seconds"]:.0f} s of measuring (environment setup not included): {timings} |
 | machine | {m["cores"]} cores ({m["cpu"]}), {m["memory_gib"]} GiB, Linux {m["kernel"]}; shared and noisy |
 | load average (1/5/15 min) | before {" / ".join(map(str, results["load_average_before"]))}, after {" / ".join(map(str, results["load_average_after"]))} |
 | software | Python {m["python"]}, SQLite {m["sqlite"]}, {"PostgreSQL " + pg if pg else "no PostgreSQL"}; {packages}; commit {m["commit"]} |
 | stores | SQLite: a file, the server's defaults (WAL, `synchronous=FULL`); PostgreSQL: a throwaway cluster with `fsync=on`, `synchronous_commit=on`, `full_page_writes=on` |
-| windows | {plan["warmup"]:g} s warm-up + {plan["seconds"]:g} s measured, {plan["repeat"]} per cell (median; spread = min–max); {plan["ops_per_baseline"]} operation window(s) after each empty-RPC window |
+| windows | a warm-up of at least {plan["warmup"]:g} s, until every worker has completed a call; then at least {plan["seconds"]:g} s measured, until every worker has completed a call within it; {plan["repeat"]} windows per cell (median; spread = min–max); {plan["ops_per_baseline"]} operation windows after each empty-RPC window |
 | load generators | `bench/loadgen.py`, own processes, one `grpc.aio` channel, N closed-loop workers; {procs_text} |
 | data set | {plan["data_users"]} data users, each {1000:,} memories and a {1000:,}-message history, imported through `ImportUserData`; readers: worker w reads data user w mod {plan["data_users"]} (at c64 four readers share a user); writers: each worker its own user |
 """
@@ -118,10 +119,8 @@ def _targets(results: dict[str, Any]) -> str:
 
 def _ops_table(cells: list[dict[str, Any]], ops: Sequence[str]) -> str:
     rows = []
-    by_level: dict[int, dict[str, Any]] = {c["concurrency"]: c for c in cells if c["op"] == "empty"}
     for op in ops:
         for cell in sorted((c for c in cells if c["op"] == op), key=lambda c: c["concurrency"]):
-            base = by_level.get(cell["concurrency"], {})
             loadgen = sum(s["loadgen_cpu_s"] for s in cell["samples"]) / max(
                 1e-9, sum(s["seconds"] for s in cell["samples"])
             )
@@ -141,7 +140,6 @@ def _ops_table(cells: list[dict[str, Any]], ops: Sequence[str]) -> str:
                     str(cell["errors"]),
                 ]
             )
-            del base
     return _table(
         [
             "operation",
@@ -216,6 +214,8 @@ def _scale(results: dict[str, Any]) -> str:
         return ""
     rows = []
     for entry in results["scale"]:
+        if "error" in entry:
+            rows.append([entry["store"], f"failed: {entry['error']}", "", "", "", "", "", ""])
         cells = entry["cells"]
         for op in ("empty", "append", "get-state"):
             one = next((c for c in cells if c["op"] == op and c["servers"] == 1), None)
@@ -274,7 +274,9 @@ def _rss(results: dict[str, Any]) -> str:
     return (
         "## Server RSS\n\nA fresh server: RSS after start, after importing the memories "
         "(`ImportUserData`, one stream per user, each one transaction), and after a window each of "
-        "recall and get-memory at c16 over them.\n\n"
+        "recall and get-memory at c16 over them. By default on SQLite only, to keep `make bench` within "
+        "its 15 minutes (importing 100,000 memories into the durable PostgreSQL takes about a minute "
+        "more); `--rss-stores sqlite,postgres` adds it.\n\n"
         + _table(
             ["store", "memories", "import s", "idle MiB", "after import MiB", "after reads MiB"],
             rows,
@@ -329,9 +331,10 @@ def _peers(results: dict[str, Any]) -> str:
     rows = []
     notes = []
     for report in peers["reports"]:
+        extra = "".join(f"; {note}" for note in report.get("notes", []))
         notes.append(
             f"- **{report['peer']}** {report['version']} on {report['store']}: {report['durability']}; "
-            f"concurrency as {report['concurrency_model']}."
+            f"concurrency as {report['concurrency_model']}{extra}."
         )
         for cell in report["cells"]:
             mine = next(
@@ -431,12 +434,17 @@ def _generator_note(results: dict[str, Any]) -> str:
 def _notes(results: dict[str, Any]) -> str:
     notes = [
         "- Server CPU = user + system time of the `mnemo serve` process (every thread) from "
-        "`/proc/PID/stat`, read just before and after each measured window (10 ms ticks); per "
-        "call = that ÷ the calls completed in the window.",
-        "- Windows: each operation's window is paired with the empty-RPC window run just before "
-        "its group on the same server; ratios are per pair, then the median of the pairs; the "
-        "spread is min–max over the repeats. Between windows every worker finishes its call "
-        "(nothing overlaps a window but its own operation).",
+        "`/proc/PID/stat`, read just before and after each measured window (10 ms ticks). "
+        "Throughput = workers ÷ mean latency of the calls completed in the window (Little's law, "
+        "exact for closed-loop workers; counting completions is not when a call at c64 takes "
+        "longer than the window, and the JSON has both); CPU per call = server CPU seconds per "
+        "second of window ÷ throughput.",
+        "- Windows: a warm-up until every worker has completed a call (the steady state), then the "
+        "measured part until every worker has completed a call within it; calls still in flight "
+        "at its end are cancelled and the next window's warm-up absorbs what the server still "
+        "does for them. Each operation's window is paired with the empty-RPC window run just "
+        "before its group on the same server; ratios are per pair, then the median of the pairs; "
+        "the spread is min–max over the repeats.",
         "- The empty server stream is the health service's `Watch`: the server sends the status at "
         "once; the client takes it and cancels (the stream does not end by itself), so it costs a "
         "stream set-up, one message and a cancellation.",

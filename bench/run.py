@@ -25,6 +25,7 @@ import shlex
 import subprocess
 import sys
 import time
+import traceback
 import uuid
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,13 @@ def _watch(databases: Databases, store: str, samples: int) -> dict[str, Any]:
     return result
 
 
+def _failure(what: str) -> dict[str, str]:
+    """A workload that failed: recorded in the results, and the run goes on."""
+    text = traceback.format_exc()
+    print(text, file=sys.stderr, flush=True)
+    return {"error": f"{what}: {text.strip().splitlines()[-1]}"}
+
+
 def measure(p: plan.Plan, command: str) -> dict[str, Any]:
     run = uuid.uuid4().hex[:6]
     results: dict[str, Any] = {
@@ -102,24 +110,33 @@ def measure(p: plan.Plan, command: str) -> dict[str, Any]:
         mark = time.monotonic()
         for store in p.stores if p.store_ops else ():
             _say(f"{store}: store cells")
-            entry: dict[str, Any] = {}
-            with serve(databases.fresh(store)) as server:
-                if needs_data(p):
-                    users = [data_user(k) for k in range(p.data_users)]
-                    entry["load_seconds"] = dataset.load(server.target, users)
-                    entry["data_users"] = p.data_users
-                entry["cells"] = run_store(p, server, run)
+            entry: dict[str, Any] = {"cells": []}
+            try:
+                with serve(databases.fresh(store)) as server:
+                    if needs_data(p):
+                        users = [data_user(k) for k in range(p.data_users)]
+                        entry["load_seconds"] = dataset.load(server.target, users)
+                        entry["data_users"] = p.data_users
+                    run_store(p, server, run, entry["cells"])
+            except Exception:
+                entry |= _failure(f"{store} store cells")
             results["stores"][store] = entry
             mark = lap(f"store cells ({store})", mark)
         for store in p.stores:
             if "scale" in p.workloads:
                 _say(f"{store}: one server process versus two")
-                cells = run_scale(p, databases, store, run)
-                results["scale"].append({"store": store, "cells": cells})
+                try:
+                    cells = run_scale(p, databases, store, run)
+                    results["scale"].append({"store": store, "cells": cells})
+                except Exception:
+                    results["scale"].append({"store": store, "cells": []} | _failure("scale"))
                 mark = lap("scale", mark)
-            if "rss" in p.workloads:
+            if "rss" in p.workloads and store in p.rss_stores:
                 _say(f"{store}: RSS")
-                results["rss"].append(run_rss(p, databases, store, run))
+                try:
+                    results["rss"].append(run_rss(p, databases, store, run))
+                except Exception:
+                    results["rss"].append({"store": store} | _failure("rss"))
                 mark = lap("rss", mark)
             if "watch" in p.workloads:
                 _say(f"{store}: watch propagation")
@@ -127,7 +144,10 @@ def measure(p: plan.Plan, command: str) -> dict[str, Any]:
                 mark = lap("watch", mark)
         if "peers" in p.workloads:
             _say("peers")
-            results["peers"] = run_peers(p, databases)
+            try:
+                results["peers"] = run_peers(p, databases)
+            except Exception:
+                results["peers"] = _failure("peers")
             lap("peers", mark)
     results["load_average_after"] = machine.load_average()
     results["wall_seconds"] = time.monotonic() - started

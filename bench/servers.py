@@ -90,6 +90,12 @@ class Server:
 
     target: str
     pid: int
+    process: subprocess.Popen[bytes]
+
+    def check(self) -> None:
+        """Raise if the process has ended (a negative code is the signal that ended it)."""
+        if (code := self.process.poll()) is not None:
+            raise RuntimeError(f"the server {self.target} exited by itself ({code})")
 
 
 @contextlib.contextmanager
@@ -110,8 +116,11 @@ def serve(
     process = subprocess.Popen([sys.executable, "-m", "mnemo_server", "serve"], env=env, cwd=ROOT)
     try:
         wait_serving(target)
-        yield Server(target, process.pid)
+        yield Server(target, process.pid, process)
     finally:
+        if (early := process.poll()) is not None:
+            # A negative code is the signal that ended it.
+            print(f"bench: the server {target} had exited by itself ({early})", file=sys.stderr)
         process.send_signal(signal.SIGTERM)
         try:
             process.wait(timeout=30)

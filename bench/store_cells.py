@@ -37,6 +37,7 @@ def run_level(plan: Plan, server: Server, concurrency: int, run: str) -> dict[st
     ) as loadgens:
         for _round in range(plan.repeat):
             for group in _groups(ops, plan.ops_per_baseline) or [[]]:
+                server.check()
                 base = loadgens.window("empty", [server.pid], plan.seconds, plan.warmup)
                 cells["empty"].samples.append(base)
                 cells["empty"].baselines.append(base)
@@ -59,12 +60,11 @@ def needs_data(plan: Plan) -> bool:
     return any(op in DATA_OPS for op in plan.store_ops)
 
 
-def run_store(plan: Plan, server: Server, run: str) -> list[dict[str, Any]]:
-    """All levels; the cells as JSON."""
-    out: list[dict[str, Any]] = []
+def run_store(plan: Plan, server: Server, run: str, out: list[dict[str, Any]]) -> None:
+    """All levels; the cells as JSON appended to ``out`` level by level (what
+    was measured stays if a later level fails)."""
     for concurrency in plan.levels:
         cells = run_level(plan, server, concurrency, run)
         processes = plan.processes(concurrency)
         for cell in cells.values():
             out.append(cell.as_json() | {"loadgen_processes": processes})
-    return out

@@ -1,7 +1,8 @@
 """Peer: the OpenAI Agents SDK's sessions, in process (``.venv-bench``).
 
 ``SQLiteSession`` (a SQLite file) and ``SQLAlchemySession`` (one shared async
-engine: aiosqlite on a SQLite file, asyncpg on the durable PostgreSQL) with
+engine: asyncpg on the durable PostgreSQL; with ``--all-stores`` also
+aiosqlite on a SQLite file) with
 ``add_items`` of one message (``bench.shapes.message``, the JSON of Mnemo's
 append) and ``get_items(limit=50)`` of a 1,000-item session (Mnemo's
 list-messages page). Concurrency: asyncio tasks, each its own session
@@ -35,6 +36,10 @@ def _sqlite_session(args) -> harness.Report:
     durability = harness.sqlite_pragmas(lambda q: conn.execute(q).fetchone()[0])
     report = harness.Report(
         "OpenAI Agents SQLiteSession", "sqlite", VERSION, "asyncio tasks", durability
+    )
+    report.notes.append(
+        "the library runs each call in asyncio.to_thread (a thread-local sqlite3 connection "
+        "per worker thread, one process-wide lock per file)"
     )
     readers = [SQLiteSession(f"data-{k}", path) for k in range(DATA_USERS)]
 
@@ -130,6 +135,7 @@ def main() -> None:
     stores = args.stores.split(",")
     if "sqlite" in stores:
         _sqlite_session(args).dump()
+    if "sqlite" in stores and args.all_stores:
         url = f"sqlite+aiosqlite:///{Path(args.dir) / 'agents-sqlalchemy.db'}"
         asyncio.run(_sqlalchemy_session(args, "sqlite", url)).dump()
     if "postgres" in stores and args.postgres:

@@ -199,6 +199,11 @@ def arguments(description: str) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--concurrency", default="1,16,64")
     parser.add_argument("--stores", default="sqlite,postgres")
+    parser.add_argument(
+        "--all-stores",
+        action="store_true",
+        help="also the optional pairs (SQLAlchemySession on SQLite, ADK on PostgreSQL)",
+    )
     return parser.parse_args()
 
 

