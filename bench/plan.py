@@ -121,7 +121,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rss-stores", default="sqlite", help="stores of the RSS workload (default sqlite)"
     )
-    parser.add_argument("--watch-samples", type=int, default=60)
+    parser.add_argument("--watch-samples", type=int, default=100)
     parser.add_argument("--data-users", type=int, default=16)
 
 

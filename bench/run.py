@@ -37,7 +37,7 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/run.py
 from bench import dataset, machine, plan, report  # noqa: E402
 from bench.peer_cells import run_peers  # noqa: E402
 from bench.scale import run_rss, run_scale  # noqa: E402
-from bench.servers import Databases, serve  # noqa: E402
+from bench.servers import Databases, ServerExited, serve  # noqa: E402
 from bench.shapes import data_user  # noqa: E402
 from bench.store_cells import needs_data, run_store  # noqa: E402
 
@@ -80,6 +80,35 @@ def _failure(what: str) -> dict[str, str]:
     return {"error": f"{what}: {text.strip().splitlines()[-1]}"}
 
 
+def _store_cells(p: plan.Plan, databases: Databases, store: str, run: str) -> dict[str, Any]:
+    """The store cells on a fresh database and server; once more on another
+    fresh one if the server ended by itself (on this shared machine one was
+    seen to receive a termination signal from outside)."""
+    entry: dict[str, Any] = {}
+    for attempt in (1, 2):
+        previous = entry.get("error")
+        entry = {"cells": [], "attempt": attempt}
+        if previous:
+            entry["retried_after"] = previous
+        try:
+            with serve(databases.fresh(store)) as server:
+                try:
+                    if needs_data(p):
+                        users = [data_user(k) for k in range(p.data_users)]
+                        entry["load_seconds"] = dataset.load(server.target, users)
+                        entry["data_users"] = p.data_users
+                    run_store(p, server, run, entry["cells"])
+                except Exception:
+                    server.check()  # a server that ended explains the failure
+                    raise
+            return entry
+        except ServerExited:
+            entry |= _failure(f"{store} store cells")
+        except Exception:
+            return entry | _failure(f"{store} store cells")
+    return entry
+
+
 def measure(p: plan.Plan, command: str) -> dict[str, Any]:
     run = uuid.uuid4().hex[:6]
     results: dict[str, Any] = {
@@ -110,16 +139,7 @@ def measure(p: plan.Plan, command: str) -> dict[str, Any]:
         mark = time.monotonic()
         for store in p.stores if p.store_ops else ():
             _say(f"{store}: store cells")
-            entry: dict[str, Any] = {"cells": []}
-            try:
-                with serve(databases.fresh(store)) as server:
-                    if needs_data(p):
-                        users = [data_user(k) for k in range(p.data_users)]
-                        entry["load_seconds"] = dataset.load(server.target, users)
-                        entry["data_users"] = p.data_users
-                    run_store(p, server, run, entry["cells"])
-            except Exception:
-                entry |= _failure(f"{store} store cells")
+            entry = _store_cells(p, databases, store, run)
             results["stores"][store] = entry
             mark = lap(f"store cells ({store})", mark)
         for store in p.stores:

@@ -92,10 +92,23 @@ class Server:
     pid: int
     process: subprocess.Popen[bytes]
 
+    log: Path
+
     def check(self) -> None:
-        """Raise if the process has ended (a negative code is the signal that ended it)."""
+        """Raise ``ServerExited`` if the process has ended."""
         if (code := self.process.poll()) is not None:
-            raise RuntimeError(f"the server {self.target} exited by itself ({code})")
+            raise ServerExited(self, code)
+
+
+class ServerExited(RuntimeError):
+    """A server ended while the benchmark still used it (a negative code is
+    the signal that ended it); the message carries the end of its log."""
+
+    def __init__(self, server: Server, code: int) -> None:
+        tail = server.log.read_text(errors="replace")[-800:] if server.log.exists() else ""
+        super().__init__(
+            f"the server {server.target} ended while the benchmark used it ({code}); its log ends: {tail!r}"
+        )
 
 
 @contextlib.contextmanager
@@ -103,24 +116,35 @@ def serve(
     url: str, runner: str = "thread", extra_env: Mapping[str, str] | None = None
 ) -> Iterator[Server]:
     """A ``mnemo serve`` process over ``url`` on a free loopback port (default
-    options, ``--log-level WARNING``); SIGTERM on exit."""
+    options; its log, at INFO, which logs no request, in a file of its own,
+    deleted unless the server ended by itself); SIGTERM on exit."""
     target = f"127.0.0.1:{free_port()}"
     env = dict(
         os.environ,
         MNEMO_LISTEN=target,
         MNEMO_DATABASE_URL=url,
         MNEMO_STORE_RUNNER=runner,
-        MNEMO_LOG_LEVEL="WARNING",
+        MNEMO_LOG_LEVEL="INFO",
         **(extra_env or {}),
     )
-    process = subprocess.Popen([sys.executable, "-m", "mnemo_server", "serve"], env=env, cwd=ROOT)
+    descriptor, name = tempfile.mkstemp(prefix="mnemo-bench-server-", suffix=".log")
+    with os.fdopen(descriptor, "wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mnemo_server", "serve"],
+            env=env,
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    server = Server(target, process.pid, process, Path(name))
     try:
         wait_serving(target)
-        yield Server(target, process.pid, process)
+        yield server
     finally:
         if (early := process.poll()) is not None:
-            # A negative code is the signal that ended it.
-            print(f"bench: the server {target} had exited by itself ({early})", file=sys.stderr)
+            print(f"bench: {ServerExited(server, early)}", file=sys.stderr)
+        else:
+            server.log.unlink(missing_ok=True)
         process.send_signal(signal.SIGTERM)
         try:
             process.wait(timeout=30)
