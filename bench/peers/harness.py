@@ -4,9 +4,11 @@
 A peer driver defines, per operation, a factory ``make(worker) -> call``
 (``call(i)``: the worker's i-th call) and hands it to ``measure_async``
 (asyncio tasks, for async APIs) or ``measure_threads`` (OS threads, for
-blocking APIs). Each window runs ``warmup`` seconds unmeasured, then counts
-the calls that complete within the next ``seconds``, and notes the process's
-CPU time over the measured part; windows are repeated ``repeat`` times. A
+blocking APIs). Windows work as the Mnemo cells' (``bench.loadgen``): a
+warm-up of at least ``warmup`` seconds, until every worker has completed a
+call; then at least ``seconds`` measured, until every worker has completed a
+call within it; throughput by Little's law; the process's CPU time over the
+measured part. Windows are repeated ``repeat`` times. A
 driver prints one JSON object (``Report.dump``).
 """
 
@@ -33,60 +35,124 @@ def _cpu() -> float:
     return times.user + times.system
 
 
+# Bounds each phase of a window (warm-up, measuring).
+MAX_PHASE_S = 20.0
+
+
 @dataclass(frozen=True)
 class Window:
+    """One measured window. ``throughput`` is by Little's law (workers ÷ mean
+    latency), as for the Mnemo cells: exact for closed-loop workers, also when
+    a call takes longer than the window."""
+
+    workers: int
     calls: int
     seconds: float
     cpu_s: float
+    mean_ms: float
     p50_ms: float
     errors: int
     first_error: str | None
 
     @property
     def throughput(self) -> float:
-        return self.calls / self.seconds
+        return self.workers / (self.mean_ms / 1000) if self.mean_ms else 0.0
+
+    @property
+    def cpu_ms_per_call(self) -> float | None:
+        if not self.throughput or not self.seconds:
+            return None
+        return 1000 * self.cpu_s / self.seconds / self.throughput
 
     def as_json(self) -> dict[str, Any]:
-        return self.__dict__ | {"throughput": self.throughput}
+        return self.__dict__ | {
+            "throughput": self.throughput,
+            "counted_throughput": self.calls / self.seconds if self.seconds else 0.0,
+            "cpu_ms_per_call": self.cpu_ms_per_call,
+        }
 
 
-def _window(latencies: list[float], seconds: float, cpu_s: float, errors: list[str]) -> Window:
-    latencies.sort()
-    p50 = latencies[len(latencies) // 2] * 1000 if latencies else 0.0
-    return Window(len(latencies), seconds, cpu_s, p50, len(errors), errors[0] if errors else None)
+class _Clock:
+    """The phases of one window, shared by its workers: ``start`` and ``end``
+    of the measured part, and each worker's completed calls."""
+
+    def __init__(self, workers: int) -> None:
+        self.start = float("inf")
+        self.end = float("inf")
+        self.completed = [0] * workers
+        self.in_window = [0] * workers
+        self.latencies: list[float] = []
+        self.errors: list[str] = []
+        self.lock = threading.Lock()
+
+    def record(self, w: int, began: float, done: float) -> None:
+        with self.lock:
+            self.completed[w] += 1
+            if self.start <= done <= self.end:
+                self.in_window[w] += 1
+                self.latencies.append(done - began)
+
+    def error(self, exc: Exception) -> None:
+        with self.lock:
+            self.errors.append(f"{type(exc).__name__}: {exc}"[:300])
+
+    def window(self, workers: int, cpu_s: float) -> Window:
+        ordered = sorted(self.latencies)
+        mean = statistics.fmean(ordered) * 1000 if ordered else 0.0
+        p50 = ordered[len(ordered) // 2] * 1000 if ordered else 0.0
+        errors = self.errors
+        return Window(
+            workers,
+            len(ordered),
+            self.end - self.start,
+            cpu_s,
+            mean,
+            p50,
+            len(errors),
+            errors[0] if errors else None,
+        )
+
+
+def _ready(counts: list[int]) -> bool:
+    return all(counts)
 
 
 async def _async_window(
     make: Callable[[int], AsyncCall], concurrency: int, seconds: float, warmup: float
 ) -> Window:
-    start = time.monotonic() + warmup
-    end = start + seconds
-    latencies: list[float] = []
-    errors: list[str] = []
-    cpu: dict[str, float] = {}
-    counters = dict.fromkeys(range(concurrency), 0)
-
-    async def sample() -> None:
-        await asyncio.sleep(max(0.0, start - time.monotonic()))
-        cpu["start"] = _cpu()
-        await asyncio.sleep(max(0.0, end - time.monotonic()))
-        cpu["end"] = _cpu()
+    clock = _Clock(concurrency)
+    stop = False
 
     async def worker(w: int, call: AsyncCall) -> None:
-        while (began := time.monotonic()) < end:
-            counters[w] += 1
+        i = 0
+        while not stop:
+            i += 1
+            began = time.monotonic()
             try:
-                await call(counters[w])
+                await call(i)
             except Exception as exc:  # a peer's error is reported, not fatal
-                errors.append(f"{type(exc).__name__}: {exc}"[:300])
+                clock.error(exc)
+                await asyncio.sleep(0.01)
                 continue
-            done = time.monotonic()
-            if start <= done <= end:
-                latencies.append(done - began)
+            clock.record(w, began, time.monotonic())
+
+    async def until(counts: list[int], at_least: float) -> None:
+        deadline = time.monotonic() + MAX_PHASE_S
+        await asyncio.sleep(at_least)
+        while not _ready(counts) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
 
     calls = [make(w) for w in range(concurrency)]
-    await asyncio.gather(sample(), *(worker(w, c) for w, c in enumerate(calls)))
-    return _window(latencies, seconds, cpu["end"] - cpu["start"], errors)
+    tasks = [asyncio.create_task(worker(w, c)) for w, c in enumerate(calls)]
+    await until(clock.completed, warmup)
+    clock.start, cpu_start = time.monotonic(), _cpu()
+    await until(clock.in_window, seconds)
+    clock.end, cpu_end = time.monotonic(), _cpu()
+    stop = True
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return clock.window(concurrency, cpu_end - cpu_start)
 
 
 def measure_async(
@@ -107,39 +173,41 @@ def _thread_window(
     make: Callable[[int], SyncCall], concurrency: int, seconds: float, warmup: float
 ) -> Window:
     calls = [make(w) for w in range(concurrency)]
-    start = time.monotonic() + warmup
-    end = start + seconds
-    latencies: list[float] = []
-    errors: list[str] = []
-    lock = threading.Lock()
+    clock = _Clock(concurrency)
+    stop = threading.Event()
 
-    def worker(call: SyncCall) -> None:
+    def worker(w: int, call: SyncCall) -> None:
         i = 0
-        mine: list[float] = []
-        while (began := time.monotonic()) < end:
+        while not stop.is_set():
             i += 1
+            began = time.monotonic()
             try:
                 call(i)
             except Exception as exc:  # a peer's error is reported, not fatal
-                with lock:
-                    errors.append(f"{type(exc).__name__}: {exc}"[:300])
+                clock.error(exc)
+                time.sleep(0.01)
                 continue
-            done = time.monotonic()
-            if start <= done <= end:
-                mine.append(done - began)
-        with lock:
-            latencies.extend(mine)
+            clock.record(w, began, time.monotonic())
 
-    threads = [threading.Thread(target=worker, args=(c,), daemon=True) for c in calls]
+    def until(counts: list[int], at_least: float) -> None:
+        deadline = time.monotonic() + MAX_PHASE_S
+        time.sleep(at_least)
+        while not _ready(counts) and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    threads = [
+        threading.Thread(target=worker, args=(w, c), daemon=True) for w, c in enumerate(calls)
+    ]
     for thread in threads:
         thread.start()
-    time.sleep(max(0.0, start - time.monotonic()))
-    cpu_start = _cpu()
-    time.sleep(max(0.0, end - time.monotonic()))
-    cpu_end = _cpu()
-    for thread in threads:
+    until(clock.completed, warmup)
+    clock.start, cpu_start = time.monotonic(), _cpu()
+    until(clock.in_window, seconds)
+    clock.end, cpu_end = time.monotonic(), _cpu()
+    stop.set()
+    for thread in threads:  # blocking calls cannot be cancelled: they finish
         thread.join()
-    return _window(latencies, seconds, cpu_end - cpu_start, errors)
+    return clock.window(concurrency, cpu_end - cpu_start)
 
 
 def measure_threads(
@@ -163,7 +231,7 @@ class Report:
 
     def add(self, op: str, mnemo_op: str, concurrency: int, windows: list[Window]) -> None:
         throughputs = [w.throughput for w in windows]
-        cpu = [1000 * w.cpu_s / w.calls for w in windows if w.calls]
+        cpu = [c for w in windows if (c := w.cpu_ms_per_call) is not None]
         self.cells.append(
             {
                 "op": op,
