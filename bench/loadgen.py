@@ -150,6 +150,8 @@ class Generator:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
         window = state["end"] - state["start"]
+        counted = len(latencies) / window if window else 0.0
+        every = all(in_window.values())
         mean = statistics.fmean(latencies) if latencies else 0.0
         latencies.sort()
         return {
@@ -157,8 +159,11 @@ class Generator:
             "workers": len(self.workers),
             "calls": len(latencies),
             "window_s": window,
-            "counted_throughput": len(latencies) / window if window else 0.0,
-            "throughput": len(self.workers) / mean if mean else 0.0,
+            "counted_throughput": counted,
+            # Little's law, unless a worker completed nothing within the
+            # window's bound (then the count is the better estimate).
+            "throughput": (len(self.workers) / mean if mean else 0.0) if every else counted,
+            "every_worker": every,
             "mean_ms": mean * 1000,
             "errors": len(errors),
             "first_error": errors[0] if errors else None,

@@ -89,7 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--stores", default="sqlite,postgres")
     parser.add_argument("--concurrency", default="1,16,64")
-    parser.add_argument("--seconds", type=float, default=0.6, help="measured seconds per window")
+    parser.add_argument("--seconds", type=float, default=0.5, help="measured seconds per window")
     parser.add_argument(
         "--warmup", type=float, default=0.2, help="unmeasured seconds before each window"
     )
@@ -97,7 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ops-per-baseline",
         type=int,
-        default=3,
+        default=4,
         help="operation windows after each baseline window (1: strict [baseline, op] pairs)",
     )
     parser.add_argument(
@@ -121,7 +121,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rss-stores", default="sqlite", help="stores of the RSS workload (default sqlite)"
     )
-    parser.add_argument("--watch-samples", type=int, default=100)
+    parser.add_argument("--watch-samples", type=int, default=60)
     parser.add_argument("--data-users", type=int, default=16)
 
 

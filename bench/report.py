@@ -437,7 +437,7 @@ def _notes(results: dict[str, Any]) -> str:
         "`/proc/PID/stat`, read just before and after each measured window (10 ms ticks). "
         "Throughput = workers ÷ mean latency of the calls completed in the window (Little's law, "
         "exact for closed-loop workers; counting completions is not when a call at c64 takes "
-        "longer than the window, and the JSON has both); CPU per call = server CPU seconds per "
+        "longer than the window, and the JSON has both; when a worker completed nothing within a window's bound, 20 s for Mnemo and 2 s for a peer, the count is used); CPU per call = server CPU seconds per "
         "second of window ÷ throughput.",
         "- Windows: a warm-up until every worker has completed a call (the steady state), then the "
         "measured part until every worker has completed a call within it; calls still in flight "
