@@ -157,8 +157,8 @@ async def _async_window(
     await until(clock.in_window, seconds)
     clock.end, cpu_end = time.monotonic(), _cpu()
     stop = True
-    for task in tasks:
-        task.cancel()
+    # Not cancelled: a library's call cut short mid-transaction (ADK over
+    # aiosqlite) can leave the database locked for the next window.
     await asyncio.gather(*tasks, return_exceptions=True)
     return clock.window(concurrency, cpu_end - cpu_start)
 
