@@ -1,8 +1,9 @@
 """Peer: Google ADK's ``DatabaseSessionService``, in process (``.venv-bench``).
 
 One service (SQLAlchemy async engine: aiosqlite on a SQLite file; with
-``--all-stores`` also asyncpg on the durable PostgreSQL): ``append_event`` of one user event carrying the
-message text of Mnemo's append, to the writer's own session; ``get_session``
+``--all-stores`` also asyncpg on the durable PostgreSQL): ``append_event``
+of one user event carrying the message text of Mnemo's append, to the
+writer's own session; ``get_session``
 of a data session of 1,000 events with ``num_recent_events=50`` (Mnemo's
 list-messages page) and whole (Mnemo's 1,000-message stream). Concurrency:
 asyncio tasks. Readers share one data session (ADK has no bulk load: each

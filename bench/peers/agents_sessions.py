@@ -2,10 +2,9 @@
 
 ``SQLiteSession`` (a SQLite file) and ``SQLAlchemySession`` (one shared async
 engine: asyncpg on the durable PostgreSQL; with ``--all-stores`` also
-aiosqlite on a SQLite file) with
-``add_items`` of one message (``bench.shapes.message``, the JSON of Mnemo's
-append) and ``get_items(limit=50)`` of a 1,000-item session (Mnemo's
-list-messages page). Concurrency: asyncio tasks, each its own session
+aiosqlite on a SQLite file) with ``add_items`` of one message
+(``bench.shapes.message``, the JSON of Mnemo's append) and
+``get_items(limit=50)`` of a 1,000-item session (Mnemo's list-messages page). Concurrency: asyncio tasks, each its own session
 (``session_id``); readers share the 16 data sessions as Mnemo's do.
 
     python -m bench.peers.agents_sessions --dir DIR [--postgres URL] ...
