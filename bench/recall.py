@@ -169,7 +169,9 @@ def main() -> None:
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--queries", type=int, default=200, help="measured calls per kind")
     parser.add_argument("--warmup", type=int, default=5, help="unmeasured calls per kind")
-    parser.add_argument("--runner", default="thread", choices=["thread", "async"])
+    parser.add_argument(
+        "--runner", choices=["thread", "async"], help="--store-runner (default: the server's)"
+    )
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
     parser.add_argument(
         "--load-only", action="store_true", help="load the data, report load times, no queries"
@@ -204,7 +206,7 @@ def main() -> None:
     command = "python bench/recall.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     context = (
         f"`{command.strip()}`: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-        f"{os.cpu_count()} cores, Python {platform.python_version()}, runner {args.runner}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, runner {args.runner or 'default'}, "
         f"{DIMENSIONS}-dimension vectors, one user, calls one at a time "
         "from a client in another process; load average at the end "
         + "/".join(f"{x:.1f}" for x in os.getloadavg())

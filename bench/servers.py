@@ -113,18 +113,18 @@ class ServerExited(RuntimeError):
 
 @contextlib.contextmanager
 def serve(
-    url: str, runner: str = "thread", extra_env: Mapping[str, str] | None = None
+    url: str, runner: str | None = None, extra_env: Mapping[str, str] | None = None
 ) -> Iterator[Server]:
     """A ``mnemo serve`` process over ``url`` on a free loopback port (default
-    options; its log, at INFO, which logs no request, in a file of its own,
+    options, ``--store-runner`` only when ``runner`` is given; its log, at INFO, which logs no request, in a file of its own,
     deleted unless the server ended by itself); SIGTERM on exit."""
     target = f"127.0.0.1:{free_port()}"
     env = dict(
         os.environ,
         MNEMO_LISTEN=target,
         MNEMO_DATABASE_URL=url,
-        MNEMO_STORE_RUNNER=runner,
         MNEMO_LOG_LEVEL="INFO",
+        **({"MNEMO_STORE_RUNNER": runner} if runner else {}),
         **(extra_env or {}),
     )
     descriptor, name = tempfile.mkstemp(prefix="mnemo-bench-server-", suffix=".log")
