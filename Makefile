@@ -34,7 +34,8 @@ NPM_STAMP := $(TS_DIR)/node_modules/.installed
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters tests/support tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	test-unit test-store test-api test-typescript lint-typescript test-browser bench bench-recall bench-watch constraints clean
+	test-unit test-store test-api test-typescript lint-typescript test-browser bench bench-venv \
+	bench-report bench-profile bench-recall bench-watch constraints clean
 
 help: ## Show this help
 	@echo "Usage: make TARGET [ARGS=...] [PYTEST_ARGS=...]"
@@ -131,8 +132,31 @@ run: $(STAMP) ## Run the server: mnemo serve (127.0.0.1:50051, SQLite in ./data)
 	@mkdir -p data
 	$(BIN)/mnemo serve $(ARGS)
 
-bench: $(STAMP) ## Run the benchmarks: bench/run.py; flags via ARGS="..."
-	$(PY) bench/run.py $(ARGS)
+# The peers' environment: the in-process libraries Mnemo is compared with, and
+# py-spy; its own venv, used only by the benchmarks, pinned by a full
+# `pip freeze` (installed with --no-deps: exactly those), made afresh when the
+# requirements change.
+BENCH_VENV := .venv-bench
+BENCH_REQS := bench/peers/requirements.txt
+BENCH_STAMP := $(BENCH_VENV)/.installed
+
+$(BENCH_STAMP): $(BENCH_REQS)
+	@echo "==> installing the peers' environment $(BENCH_VENV) (pinned by $(BENCH_REQS))"
+	rm -rf $(BENCH_VENV)
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --progress-bar off --no-deps -r $(BENCH_REQS)
+	@touch $@
+
+bench-venv: $(BENCH_STAMP) ## Create/refresh .venv-bench, the peers' environment (bench/peers/requirements.txt)
+
+bench: $(STAMP) $(BENCH_STAMP) ## All benchmarks (< 15 min): writes docs/benchmarks.md + .json; subsets via ARGS="--only writes,peers --seconds 1 --repeat 1"
+	$(PY) bench/run.py --command 'make bench$(if $(ARGS), ARGS="$(ARGS)")' $(ARGS)
+
+bench-report: $(STAMP) ## Re-render docs/benchmarks.md from docs/benchmarks.json (no measuring)
+	$(PY) -m bench.report docs/benchmarks.json docs/benchmarks.md
+
+bench-profile: $(STAMP) $(BENCH_STAMP) ## py-spy profile of the server under one op: ARGS="append --store postgres --seconds 10"
+	$(PY) -m bench.profile $(ARGS)
 
 bench-recall: $(STAMP) ## RecallMemories p50/p99 over 1k/10k/100k memories per store: bench/recall.py; flags via ARGS="..."
 	$(PY) bench/recall.py $(ARGS)
@@ -179,6 +203,6 @@ test-browser: $(STAMP) $(NPM_STAMP) ## The web demo in headless Chromium against
 
 # ----------------------------------------------------------------------- clean
 
-clean: ## Remove .venv, ./data, caches, build output and the TypeScript node_modules
-	rm -rf $(VENV) data .pytest_cache .mypy_cache .ruff_cache build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist
+clean: ## Remove .venv, .venv-bench, ./data, caches, build output and the TypeScript node_modules
+	rm -rf $(VENV) $(BENCH_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist
 	find . -path ./.git -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +

@@ -2,12 +2,12 @@
 100,000 memories of one user, on SQLite and PostgreSQL.
 
 For each backend and size: a fresh migrated database (a SQLite file; a
-database in a throwaway PostgreSQL cluster) is bulk-loaded in this process
-through the store (``create_memories`` in transactions of 500) with
-realistic short texts (``tests.support.memory_corpus``: templates over a
-vocabulary of a few thousand words) each with a 64-dimension vector; then a
-real server process (``python -m mnemo_server serve``, as ``bench/run.py``
-starts it) answers a load-generator loop of RecallMemories calls, one at a
+database in the durable throwaway PostgreSQL cluster of ``bench.servers``)
+gets a real server process (``mnemo serve``), which is loaded through the
+public API: one ``ImportUserData`` stream of the user's memories, realistic
+short texts (``tests.support.memory_corpus``: templates over a vocabulary of
+a few thousand words) each with a 64-dimension vector, in one transaction as
+``mnemo import`` would load an export. Then the server answers a load-generator loop of RecallMemories calls, one at a
 time: ``--queries`` lexical ones (a query text) and as many semantic ones
 (the same texts with ``semantic`` and a ``query_embedding``). Each latency
 is the whole call, until the stream of (up to 10) results ends. The first
@@ -23,7 +23,6 @@ cache, is reported apart and left out of the percentiles, as are
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import os
 import platform
@@ -31,28 +30,27 @@ import shlex
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 
-from bench.run import _Databases, _server  # noqa: E402
-from mnemo.v1 import memories_pb2, memories_pb2_grpc  # noqa: E402
-from mnemo_server.domain.memory_models import Embedding, MemoryDraft  # noqa: E402
-from mnemo_server.store.database import open_database  # noqa: E402
-from mnemo_server.store.sql import SqlStore  # noqa: E402
+from bench.servers import Databases, serve  # noqa: E402
+from mnemo.client import MnemoClient  # noqa: E402
+from mnemo.v1 import governance_pb2, memories_pb2, memories_pb2_grpc  # noqa: E402
 from tests.support.memory_corpus import Corpus  # noqa: E402
 
 USER = "bench-user"
 MODEL = "bench-random-64"
 DIMENSIONS = 64
-BATCH = 500
+IMPORT_TIMEOUT_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -85,26 +83,26 @@ HEADER = (
 )
 
 
-async def _load(url: str, size: int, corpus: Corpus) -> float:
-    """Bulk-load ``size`` memories of ``USER``; the seconds it took."""
-    db = open_database(url, pool_size=2)
+def _records(size: int, corpus: Corpus) -> Iterator[governance_pb2.ExportRecord]:
+    now = Timestamp()
+    now.GetCurrentTime()
+    for n in range(size):
+        yield governance_pb2.ExportRecord(
+            memory=memories_pb2.Memory(
+                name=f"users/{USER}/memories/m{n:07}",
+                text=corpus.sentence(),
+                create_time=now,
+                update_time=now,
+                embedding=memories_pb2.Embedding(model=MODEL, values=corpus.vector(DIMENSIONS)),
+            )
+        )
+
+
+def _load(target: str, size: int, corpus: Corpus) -> float:
+    """Import ``size`` memories of ``USER`` (one ``ImportUserData``); the seconds it took."""
     started = time.perf_counter()
-    try:
-        store = SqlStore(db)
-        for start in range(0, size, BATCH):
-            drafts = [
-                (
-                    f"m{n:07}",
-                    MemoryDraft(
-                        text=corpus.sentence(),
-                        embedding=Embedding(MODEL, tuple(corpus.vector(DIMENSIONS))),
-                    ),
-                )
-                for n in range(start, min(size, start + BATCH))
-            ]
-            await store.create_memories(USER, drafts, idempotency=None)
-    finally:
-        await db.close()
+    with MnemoClient(target, timeout=IMPORT_TIMEOUT_S) as client:
+        client.import_user_data(USER, _records(size, corpus))
     return time.perf_counter() - started
 
 
@@ -171,10 +169,12 @@ def main() -> None:
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--queries", type=int, default=200, help="measured calls per kind")
     parser.add_argument("--warmup", type=int, default=5, help="unmeasured calls per kind")
-    parser.add_argument("--runner", default="thread", choices=["thread", "async"])
+    parser.add_argument(
+        "--runner", choices=["thread", "async"], help="--store-runner (default: the server's)"
+    )
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
     parser.add_argument(
-        "--load-only", action="store_true", help="load the data, report load times, no server"
+        "--load-only", action="store_true", help="load the data, report load times, no queries"
     )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -183,25 +183,30 @@ def main() -> None:
     rows: list[str] = []
     loads: list[str] = []
     with contextlib.ExitStack() as stack:
-        databases = _Databases(stack, backends)
+        databases = Databases(stack)
         for backend in backends:
             for size in sizes:
                 url = databases.fresh(backend)
-                seconds = asyncio.run(_load(url, size, Corpus(seed=size)))
-                loads.append(f"{backend} {size:,}: loaded in {seconds:.1f} s")
-                print(loads[-1], flush=True)
-                if args.load_only:
-                    continue
-                with _server(url, args.runner) as target:
+                with serve(url, args.runner) as server:
+                    seconds = _load(server.target, size, Corpus(seed=size))
+                    loads.append(f"{backend} {size:,}: loaded in {seconds:.1f} s")
+                    print(loads[-1], flush=True)
+                    if args.load_only:
+                        continue
                     cells = _measure(
-                        target, backend, size, args.queries, args.warmup, Corpus(seed=size + 1)
+                        server.target,
+                        backend,
+                        size,
+                        args.queries,
+                        args.warmup,
+                        Corpus(seed=size + 1),
                     )
                 rows.extend(cell.row() for cell in cells)
                 print("\n".join(rows[-len(cells) :]), flush=True)
     command = "python bench/recall.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     context = (
         f"`{command.strip()}`: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-        f"{os.cpu_count()} cores, Python {platform.python_version()}, runner {args.runner}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, runner {args.runner or 'default'}, "
         f"{DIMENSIONS}-dimension vectors, one user, calls one at a time "
         "from a client in another process; load average at the end "
         + "/".join(f"{x:.1f}" for x in os.getloadavg())

@@ -1,16 +1,19 @@
-"""``make bench``: Mnemo's throughput against an empty-RPC baseline, in one run.
+"""``make bench``: Mnemo's benchmarks in one run, written to
+``docs/benchmarks.md`` (tables) and ``docs/benchmarks.json`` (raw figures).
 
-For each store (SQLite file, throwaway PostgreSQL cluster) and each way of
-driving SQLAlchemy (``thread``: sync engine in a thread pool; ``async``: async
-engine), a fresh database is migrated, a server process is started, and a load
-generator in its own process drives each operation at each concurrency. The
-baseline is the standard health ``Check`` RPC on the same server: the same
-grpc.aio stack with no store work. Every figure is reported as a ratio to the
-baseline measured in the same run, because this machine is shared and noisy.
+For each store (a SQLite file; a database in a throwaway PostgreSQL cluster
+that is durable like production) a fresh database is migrated (``mnemo
+migrate``), a ``mnemo serve`` process started and the data set imported
+through the API (``bench.dataset``). Load generators in their own processes
+(``bench.loadgen``) drive each operation at each concurrency in bounded,
+repeated windows, each beside a window of the empty unary RPC on the same
+server; the server's CPU time is read before and after every window. Then the
+scale, RSS, watch and peer workloads (``bench.plan`` lists them all).
 
-    python bench/run.py [--seconds 3] [--backends sqlite,postgres]
-                        [--runners thread,async] [--concurrency 1,16]
-                        [--ops get,remember,append] [--markdown FILE]
+    python -m bench.run [--only WORKLOADS] [--stores sqlite,postgres]
+                        [--concurrency 1,16,64] [--seconds S] [--repeat N] ...
+
+``--help`` lists every option. ``--profile OP`` instead runs ``bench.profile``.
 """
 
 from __future__ import annotations
@@ -18,177 +21,182 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
-import platform
-import signal
-import socket
+import shlex
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
+import traceback
+import uuid
 from pathlib import Path
 from typing import Any
 
-import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if str(ROOT) not in sys.path:  # run as a script: python bench/run.py
+    sys.path.insert(0, str(ROOT))
 
-from tests.support.pgcluster import ThrowawayPostgres, create_database, database_url  # noqa: E402
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_serving(target: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(target) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        while time.monotonic() < deadline:
-            try:
-                reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
-                if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                    return
-            except grpc.RpcError:
-                pass
-            time.sleep(0.1)
-    raise RuntimeError(f"server at {target} did not become SERVING")
+from bench import dataset, machine, plan, report  # noqa: E402
+from bench.peer_cells import run_peers  # noqa: E402
+from bench.scale import run_rss, run_scale  # noqa: E402
+from bench.servers import Databases, ServerExited, serve  # noqa: E402
+from bench.shapes import data_user  # noqa: E402
+from bench.store_cells import needs_data, run_store  # noqa: E402
 
 
-@contextlib.contextmanager
-def _server(database_url: str, runner: str) -> Iterator[str]:
-    """A ``mnemo serve`` process on a free loopback port; stopped with SIGTERM."""
-    target = f"127.0.0.1:{_free_port()}"
-    env = dict(
-        os.environ,
-        MNEMO_LISTEN=target,
-        MNEMO_DATABASE_URL=database_url,
-        MNEMO_STORE_RUNNER=runner,
-        MNEMO_LOG_LEVEL="WARNING",
-    )
-    process = subprocess.Popen([sys.executable, "-m", "mnemo_server", "serve"], env=env, cwd=ROOT)
-    try:
-        _wait_serving(target)
-        yield target
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+def _say(text: str) -> None:
+    print(f"==> {text}", file=sys.stderr, flush=True)
 
 
-def _load(target: str, op: str, concurrency: int, seconds: float) -> dict[str, Any]:
-    """One load-generator process; returns its JSON figures."""
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.loadgen", target, op, str(concurrency), str(seconds)],
+def _watch(databases: Databases, store: str, samples: int) -> dict[str, Any]:
+    """``bench.watch`` in a process of its own, on a fresh database."""
+    url = databases.fresh(store)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.watch",
+            "--database-url",
+            url,
+            "--backend",
+            store,
+            "--samples",
+            str(samples),
+            "--json",
+        ],
         cwd=ROOT,
-        check=True,
         capture_output=True,
         text=True,
+        check=False,
     )
-    result: dict[str, Any] = json.loads(out.stdout)
+    if done.returncode:
+        return {"store": store, "error": done.stderr.strip()[-1500:]}
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
 
-def _migrate(database_url: str) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "mnemo_server", "migrate", "--database-url", database_url],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
+def _failure(what: str) -> dict[str, str]:
+    """A workload that failed: recorded in the results, and the run goes on."""
+    text = traceback.format_exc()
+    print(text, file=sys.stderr, flush=True)
+    return {"error": f"{what}: {text.strip().splitlines()[-1]}"}
 
 
-class _Databases:
-    """Fresh, migrated databases: SQLite files in a temp dir, PostgreSQL databases
-    in one throwaway cluster (started only if a PostgreSQL run is asked for)."""
+def _store_cells(p: plan.Plan, databases: Databases, store: str, run: str) -> dict[str, Any]:
+    """The store cells on a fresh database and server; once more on another
+    fresh one if the server ended by itself (on this shared machine one was
+    seen to receive a termination signal from outside)."""
+    entry: dict[str, Any] = {}
+    for attempt in (1, 2):
+        previous = entry.get("error")
+        entry = {"cells": [], "attempt": attempt}
+        if previous:
+            entry["retried_after"] = previous
+        try:
+            with serve(databases.fresh(store)) as server:
+                try:
+                    if needs_data(p):
+                        users = [data_user(k) for k in range(p.data_users)]
+                        entry["load_seconds"] = dataset.load(server.target, users)
+                        entry["data_users"] = p.data_users
+                    run_store(p, server, run, entry["cells"])
+                except Exception:
+                    server.check()  # a server that ended explains the failure
+                    raise
+            return entry
+        except ServerExited:
+            entry |= _failure(f"{store} store cells")
+        except Exception:
+            return entry | _failure(f"{store} store cells")
+    return entry
 
-    def __init__(self, stack: contextlib.ExitStack, backends: list[str]) -> None:
-        self._dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mnemo-bench-")))
-        self._postgres = (
-            stack.enter_context(ThrowawayPostgres()) if "postgres" in backends else None
-        )
-        self._count = 0
 
-    def fresh(self, backend: str) -> str:
-        self._count += 1
-        if backend == "sqlite":
-            url = f"sqlite:///{self._dir / f'bench{self._count}.db'}"
-        elif self._postgres is not None:
-            name = f"mnemo_bench_{self._count}"
-            create_database(self._postgres.url, name)
-            url = database_url(self._postgres.url, name)
-        else:
-            raise ValueError(backend)
-        _migrate(url)
-        return url
+def measure(p: plan.Plan, command: str) -> dict[str, Any]:
+    run = uuid.uuid4().hex[:6]
+    results: dict[str, Any] = {
+        "command": command,
+        "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "machine": machine.describe(),
+        "load_average_before": machine.load_average(),
+        "plan": p.__dict__ | {"store_ops": p.store_ops},
+        "stores": {},
+        "scale": [],
+        "rss": [],
+        "watch": [],
+        "peers": None,
+        "timings": {},
+    }
+    started = time.monotonic()
+    timings: dict[str, float] = results["timings"]
+
+    def lap(name: str, since: float) -> float:
+        now = time.monotonic()
+        timings[name] = round(timings.get(name, 0.0) + now - since, 1)
+        return now
+
+    with contextlib.ExitStack() as stack:
+        databases = Databases(stack)
+        if "postgres" in p.stores:
+            results["postgres_version"] = databases.postgres.version
+        mark = time.monotonic()
+        for store in p.stores if p.store_ops else ():
+            _say(f"{store}: store cells")
+            entry = _store_cells(p, databases, store, run)
+            results["stores"][store] = entry
+            mark = lap(f"store cells ({store})", mark)
+        for store in p.stores:
+            if "scale" in p.workloads:
+                _say(f"{store}: one server process versus two")
+                try:
+                    cells = run_scale(p, databases, store, run)
+                    results["scale"].append({"store": store, "cells": cells})
+                except Exception:
+                    results["scale"].append({"store": store, "cells": []} | _failure("scale"))
+                mark = lap("scale", mark)
+            if "rss" in p.workloads and store in p.rss_stores:
+                _say(f"{store}: RSS")
+                try:
+                    results["rss"].append(run_rss(p, databases, store, run))
+                except Exception:
+                    results["rss"].append({"store": store} | _failure("rss"))
+                mark = lap("rss", mark)
+            if "watch" in p.workloads:
+                _say(f"{store}: watch propagation")
+                results["watch"].append(_watch(databases, store, p.watch_samples))
+                mark = lap("watch", mark)
+        if "peers" in p.workloads:
+            _say("peers")
+            try:
+                results["peers"] = run_peers(p, databases)
+            except Exception:
+                results["peers"] = _failure("peers")
+            lap("peers", mark)
+    results["load_average_after"] = machine.load_average()
+    results["wall_seconds"] = time.monotonic() - started
+    return results
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("--seconds", type=float, default=3.0, help="measured seconds per cell")
-    parser.add_argument("--backends", default="sqlite,postgres")
-    parser.add_argument("--runners", default="thread,async")
-    parser.add_argument("--concurrency", default="1,16")
-    parser.add_argument("--ops", default="get,remember,append")
-    parser.add_argument("--markdown", type=Path, help="also write the table to this file")
-    args = parser.parse_args()
-    backends = args.backends.split(",")
-    runners = args.runners.split(",")
-    levels = [int(c) for c in args.concurrency.split(",")]
-    ops = args.ops.split(",")
+    plan.add_arguments(parser)
+    parser.add_argument("--markdown", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    parser.add_argument("--json", type=Path, default=ROOT / "docs" / "benchmarks.json")
+    parser.add_argument("--command", default="", help="the command to show in the report")
+    parser.add_argument("--profile", metavar="OP", help="profile one operation (bench.profile)")
+    args, rest = parser.parse_known_args()
+    if args.profile:
+        from bench import profile
 
-    rows: list[str] = []
-    header = (
-        "| store | runner | operation | concurrency | calls/s | ratio to baseline "
-        "| p50 ms | p99 ms | errors |\n|---|---|---|---|---|---|---|---|---|"
-    )
-    with contextlib.ExitStack() as stack:
-        databases = _Databases(stack, backends)
-        for runner in runners:
-            for backend in backends:
-                with _server(databases.fresh(backend), runner) as target:
-                    for concurrency in levels:
-                        base = _load(target, "baseline", concurrency, args.seconds)
-                        rows.append(_row(backend, runner, base, base))
-                        for op in ops:
-                            rows.append(
-                                _row(
-                                    backend,
-                                    runner,
-                                    _load(target, op, concurrency, args.seconds),
-                                    base,
-                                )
-                            )
-                        print("\n".join(rows[-len(ops) - 1 :]), flush=True)
-    table = "\n".join([header, *rows])
-    context = (
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}, {args.seconds:g} s per cell, "
-        "load generator in its own process"
-    )
-    print(f"\n{context}\n\n{table}")
-    if args.markdown:
-        args.markdown.write_text(f"{context}\n\n{table}\n")
-
-
-def _row(backend: str, runner: str, result: dict[str, Any], base: dict[str, Any]) -> str:
-    name = "baseline (health Check)" if result["op"] == "baseline" else str(result["op"])
-    ratio = result["throughput"] / base["throughput"] if base["throughput"] else 0.0
-    return (
-        f"| {backend} | {runner} | {name} | {int(result['concurrency'])} "
-        f"| {result['throughput']:.0f} | {ratio:.2f} | {result['p50_ms']:.2f} "
-        f"| {result['p99_ms']:.2f} | {int(result['errors'])} |"
-    )
+        profile.main([args.profile, *rest])
+        return
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    p = plan.from_arguments(args)
+    command = args.command or "python -m bench.run " + shlex.join(sys.argv[1:])
+    results = measure(p, command)
+    args.json.write_text(json.dumps(results, indent=1) + "\n")
+    args.markdown.write_text(report.render(results))
+    _say(f"wrote {args.markdown} and {args.json} ({results['wall_seconds']:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,10 @@ over that interval.
 
     python bench/watch.py [--samples 200] [--gap 0.05] [--backends sqlite,postgres]
                           [--markdown FILE]
+    python -m bench.watch --database-url URL --backend NAME --json [--samples N]
+
+The second form (what ``make bench`` runs, in a process of its own) measures
+one migrated database and prints the figures as one JSON object.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import platform
 import random
@@ -44,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 import grpc  # noqa: E402
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 
-from bench.run import _Databases, _server  # noqa: E402
+from bench.servers import Databases, serve  # noqa: E402
 from mnemo.client import AsyncMnemoClient, MnemoClient  # noqa: E402
 
 USER = "bench-watch"
@@ -90,6 +95,23 @@ class Figures:
     other_ms: list[float]
     write_ms: list[float]
     baseline_ms: list[float]
+
+    def as_json(self) -> dict[str, object]:
+        """Medians and tails in milliseconds, and every sample."""
+        out: dict[str, object] = {"store": self.backend, "samples": len(self.same_ms)}
+        for key, values in (
+            ("same_process", self.same_ms),
+            ("other_process", self.other_ms),
+            ("write", self.write_ms),
+            ("baseline", self.baseline_ms),
+        ):
+            out[key] = {
+                "p50_ms": statistics.median(values),
+                "p99_ms": percentile(values, 0.99),
+                "max_ms": max(values),
+                "values_ms": values,
+            }
+        return out
 
     def rows(self) -> list[str]:
         base = statistics.median(self.baseline_ms)
@@ -157,6 +179,12 @@ HEADER = (
 )
 
 
+def probe(backend: str, url: str, samples: int, gap: float) -> Figures:
+    """Two server processes on ``url``; the figures of ``samples`` writes."""
+    with serve(url) as a, serve(url) as b:
+        return asyncio.run(measure(backend, a.target, b.target, samples, gap))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -165,14 +193,19 @@ def main() -> None:
     parser.add_argument("--gap", type=float, default=0.05, help="seconds between writes")
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
+    parser.add_argument("--database-url", help="measure this migrated database only")
+    parser.add_argument("--backend", default="sqlite", help="its name (with --database-url)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
+    if args.database_url:
+        figures = probe(args.backend, args.database_url, args.samples, args.gap)
+        print(json.dumps(figures.as_json()) if args.json else "\n".join(figures.rows()))
+        return
     rows: list[str] = []
     with contextlib.ExitStack() as stack:
-        databases = _Databases(stack, args.backends.split(","))
+        databases = Databases(stack)
         for backend in args.backends.split(","):
-            url = databases.fresh(backend)
-            with _server(url, "thread") as a, _server(url, "thread") as b:
-                figures = asyncio.run(measure(backend, a, b, args.samples, args.gap))
+            figures = probe(backend, databases.fresh(backend), args.samples, args.gap)
             rows += figures.rows()
             print("\n".join(rows[-2:]), flush=True)
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
