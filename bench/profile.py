@@ -2,7 +2,7 @@
 
     make bench-profile ARGS="append --store postgres --concurrency 16 --seconds 10"
     python -m bench.profile OP [--store sqlite] [--concurrency 16] [--seconds 10]
-                               [--format speedscope|raw|flamegraph] [--output FILE]
+                               [--format speedscope|raw|flamegraph] [--output FILE] [--gil]
 
 A fresh migrated database, a ``mnemo serve`` process (the data set imported
 when OP reads it) and a load generator driving OP; ``py-spy record`` (pinned
@@ -41,6 +41,11 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--format", default="speedscope", choices=sorted(EXTENSIONS))
     parser.add_argument("--rate", type=int, default=100, help="py-spy samples per second")
     parser.add_argument("--output", type=Path)
+    parser.add_argument(
+        "--gil",
+        action="store_true",
+        help="only samples of a thread holding the GIL (where Python spends CPU)",
+    )
     parser.add_argument("--py-spy", default=str(ROOT / ".venv-bench" / "bin" / "py-spy"))
     args = parser.parse_args(argv)
     output = args.output or ROOT / "bench" / "results" / (
@@ -70,6 +75,8 @@ def main(argv: list[str]) -> None:
                 "--output",
                 str(output),
                 "--nonblocking",
+                "--threads",
+                *(["--gil"] if args.gil else []),
             ],
         )
         sample = loadgens.window(args.op, [server.pid], args.seconds, warmup=0.5)

@@ -59,7 +59,7 @@ from mnemo_server.health import SERVING, HealthService, ServingStatus
 from mnemo_server.maintenance import Retention, prune_until_stopped
 from mnemo_server.store import migrate
 from mnemo_server.store.change_notify import ChangeNotifier, open_notifier
-from mnemo_server.store.database import Database, open_database
+from mnemo_server.store.database import BatchLimits, Database, open_database
 from mnemo_server.store.sql import SqlStore
 from mnemo_server.store.sql_user_data import SqlUserData
 from mnemo_server.web.server import WebPort
@@ -178,6 +178,7 @@ class MnemoServer:
             settings.effective_database_url,
             read_lanes=settings.read_connections,
             write_lanes=settings.write_connections,
+            limits=BatchLimits(writes=settings.write_batch),
         )
         store = SqlStore(
             self._database,

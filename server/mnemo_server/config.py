@@ -41,6 +41,8 @@ class Settings:
     # (SQLite: exactly one; PostgreSQL: batches of writes run side by side).
     read_connections: int = 2
     write_connections: int = 1
+    # Writes that share one transaction at most (group commit); 1: none do.
+    write_batch: int = 64
     grace_period_seconds: float = 10.0
     summary_max_words: int = 60
     recent_default: int = 3
@@ -240,6 +242,13 @@ OPTIONS: tuple[Option, ...] = (
         _positive_int,
         "database connections for writes, each one thread running batches of writes in one "
         "transaction (group commit); SQLite allows 1 (default 1)",
+        "N",
+    ),
+    Option(
+        "write_batch",
+        _positive_int,
+        "concurrent writes that share one transaction and one commit at most; 1 turns group "
+        "commit off (default 64)",
         "N",
     ),
     Option(

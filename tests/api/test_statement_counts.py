@@ -147,8 +147,8 @@ CASES: dict[str, tuple[Call, int, int]] = {
         lambda s, n: s.conversations.ListMessages(
             conversations_pb2.ListMessagesRequest(parent=CONVERSATION, page_size=50)
         ),
-        4,
-        2,
+        3,
+        1,
     ),
     "GetConversation": (
         lambda s, n: s.conversations.GetConversation(
@@ -162,13 +162,13 @@ CASES: dict[str, tuple[Call, int, int]] = {
         lambda s, n: s.memories.GetMemory(
             memories_pb2.GetMemoryRequest(name=f"{USER}/memories/m0")
         ),
-        4,
-        2,
+        3,
+        1,
     ),
     "ListMemories": (
         lambda s, n: s.memories.ListMemories(memories_pb2.ListMemoriesRequest(parent=USER)),
-        4,
-        2,
+        3,
+        1,
     ),
     "RecallMemories": (lambda s, n: _recall(s), 4, 2),
     "SetConsent (unchanged)": (

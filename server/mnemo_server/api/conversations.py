@@ -241,10 +241,11 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         v.raise_if_invalid()
         start = request.start_position if resume is None else resume + 1
         page = await self._conversations.list_messages(key, start_position=start, limit=limit)
-        return pb.ListMessagesResponse(
-            messages=convert.messages_to_proto(key, page.items),
-            next_page_token=_next_page_token("ListMessages", request, page.next_after),
+        response = pb.ListMessagesResponse(
+            next_page_token=_next_page_token("ListMessages", request, page.next_after)
         )
+        convert.add_messages(response.messages, key, page.items)
+        return response
 
     async def StreamMessages(
         self, request: pb.StreamMessagesRequest, context: Context
@@ -263,7 +264,9 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
             key, start_position=request.start_position, batch_size=batch_size
         )
         async for batch in batches:
-            yield pb.StreamMessagesResponse(messages=convert.messages_to_proto(key, batch))
+            response = pb.StreamMessagesResponse()
+            convert.add_messages(response.messages, key, batch)
+            yield response
 
     async def ClearMessages(
         self, request: pb.ClearMessagesRequest, context: Context

@@ -5,7 +5,9 @@ Pure functions; input protos are assumed validated (``api.validation``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from google.protobuf import json_format, struct_pb2, timestamp_pb2
 
@@ -55,20 +57,30 @@ def exchange_from_proto(value: working_memory_pb2.Exchange, now: datetime) -> mo
     return models.Exchange(ask=value.ask, answer=value.answer, at=at)
 
 
-def exchange_to_proto(value: models.Exchange) -> working_memory_pb2.Exchange:
-    return working_memory_pb2.Exchange(ask=value.ask, answer=value.answer, at=timestamp(value.at))
+def add_exchanges(target: Any, values: tuple[models.Exchange, ...]) -> None:
+    """Add each exchange to ``target``, a repeated ``Exchange`` field (in place)."""
+    for value in values:
+        set_timestamp(target.add(ask=value.ask, answer=value.answer).at, value.at)
+
+
+def fill_memory_state(
+    target: working_memory_pb2.MemoryState, key: models.ConversationKey, state: models.MemoryState
+) -> None:
+    """Set the fields of ``target`` (a response's own ``MemoryState``, in place)."""
+    target.name = names.memory_state_name(key)
+    target.summary = state.summary
+    add_exchanges(target.recent, state.recent)
+    target.etag = state.etag
+    if state.update_time is not None:
+        set_timestamp(target.update_time, state.update_time)
 
 
 def memory_state_to_proto(
     key: models.ConversationKey, state: models.MemoryState
 ) -> working_memory_pb2.MemoryState:
-    return working_memory_pb2.MemoryState(
-        name=names.memory_state_name(key),
-        summary=state.summary,
-        recent=[exchange_to_proto(e) for e in state.recent],
-        etag=state.etag,
-        update_time=timestamp(state.update_time),
-    )
+    made = working_memory_pb2.MemoryState()
+    fill_memory_state(made, key, state)
+    return made
 
 
 # ------------------------------------------------------------- conversations
@@ -88,23 +100,42 @@ def conversation_to_proto(value: models.Conversation) -> conversations_pb2.Conve
     )
 
 
-def message_to_proto(
-    key: models.ConversationKey, value: models.StoredMessage, *, canonical: bool = True
+def set_timestamp(target: timestamp_pb2.Timestamp, value: datetime) -> None:
+    """Set ``target`` (a message's Timestamp field, in place) to ``value``
+    (naive means UTC): ``timestamp`` without the copy into the field."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    seconds, micros = divmod((value - _EPOCH) // _MICROSECOND, 1_000_000)
+    target.seconds = seconds
+    target.nanos = micros * 1000
+
+
+def _fill_message(
+    made: Callable[..., conversations_pb2.HistoryMessage],
+    prefix: str,
+    value: models.StoredMessage,
+    canonical: bool,
 ) -> conversations_pb2.HistoryMessage:
-    """A message; only canonical history messages have a name (compaction
-    replacements and a failed run's partial messages do not)."""
-    named = canonical and not value.compacted
-    return conversations_pb2.HistoryMessage(
-        name=names.message_name(key, value.position) if named else "",
+    message = made(
+        name=f"{prefix}{value.position}" if canonical and not value.compacted else "",
         position=value.position,
         run_id=value.run_id,
         turn=value.turn,
-        create_time=timestamp(value.create_time),
         role=value.role,
         message_json=value.message_json,
         text=value.text,
         compacted=value.compacted,
     )
+    set_timestamp(message.create_time, value.create_time)
+    return message
+
+
+def message_to_proto(
+    key: models.ConversationKey, value: models.StoredMessage, *, canonical: bool = True
+) -> conversations_pb2.HistoryMessage:
+    """A message; only canonical history messages have a name (compaction
+    replacements and a failed run's partial messages do not)."""
+    return _fill_message(conversations_pb2.HistoryMessage, _messages_prefix(key), value, canonical)
 
 
 def messages_to_proto(
@@ -113,7 +144,29 @@ def messages_to_proto(
     *,
     canonical: bool = True,
 ) -> list[conversations_pb2.HistoryMessage]:
-    return [message_to_proto(key, m, canonical=canonical) for m in values]
+    """``message_to_proto`` of each."""
+    prefix = _messages_prefix(key)
+    made = conversations_pb2.HistoryMessage
+    return [_fill_message(made, prefix, m, canonical) for m in values]
+
+
+def add_messages(
+    target: Any,
+    key: models.ConversationKey,
+    values: tuple[models.StoredMessage, ...],
+    *,
+    canonical: bool = True,
+) -> None:
+    """Add ``message_to_proto`` of each to ``target``, a response's repeated
+    ``HistoryMessage`` field: built in place, where a list given to the
+    response's constructor would be copied into it (a page: half the cost)."""
+    prefix = _messages_prefix(key)
+    for m in values:
+        _fill_message(target.add, prefix, m, canonical)
+
+
+def _messages_prefix(key: models.ConversationKey) -> str:
+    return f"{names.conversation_name(key)}/messages/"
 
 
 def failed_run_to_proto(

@@ -7,8 +7,10 @@ back (they are large and only the server compares them).
 
 from __future__ import annotations
 
+from typing import Any
+
 from mnemo.v1 import memories_pb2 as pb
-from mnemo_server.api.convert import timestamp
+from mnemo_server.api.convert import set_timestamp, timestamp
 from mnemo_server.domain.memory_models import (
     CandidateState,
     InjectContext,
@@ -74,25 +76,39 @@ def draft_to_proto(user_id: str, draft: MemoryDraft) -> pb.Memory:
     )
 
 
+def fill_memory(target: pb.Memory, value: Memory) -> None:
+    """Set the fields of ``target`` (a new or a response's own ``Memory``, in
+    place: building one and copying it into a response costs twice)."""
+    target.name = memory_name(value.user_id, value.memory_id)
+    target.text = value.text
+    target.key = value.key
+    target.scope = SCOPES[value.scope]
+    target.conversation = _conversation(value.user_id, value.conversation_id)
+    target.source = SOURCES[value.source]
+    if value.metadata:
+        target.metadata.update(value.metadata)
+    target.pinned = value.pinned
+    set_timestamp(target.create_time, value.create_time)
+    set_timestamp(target.update_time, value.update_time)
+    if value.archive_time is not None:
+        set_timestamp(target.archive_time, value.archive_time)
+    target.etag = value.etag
+
+
 def memory_to_proto(value: Memory) -> pb.Memory:
-    return pb.Memory(
-        name=memory_name(value.user_id, value.memory_id),
-        text=value.text,
-        key=value.key,
-        scope=SCOPES[value.scope],
-        conversation=_conversation(value.user_id, value.conversation_id),
-        source=SOURCES[value.source],
-        metadata=value.metadata,
-        pinned=value.pinned,
-        create_time=timestamp(value.create_time),
-        update_time=timestamp(value.update_time),
-        archive_time=timestamp(value.archive_time),
-        etag=value.etag,
-    )
+    made = pb.Memory()
+    fill_memory(made, value)
+    return made
 
 
 def memories_to_proto(values: tuple[Memory, ...]) -> list[pb.Memory]:
     return [memory_to_proto(m) for m in values]
+
+
+def add_memories(target: Any, values: tuple[Memory, ...]) -> None:
+    """Add each entry to ``target``, a response's repeated ``Memory`` field."""
+    for value in values:
+        fill_memory(target.add(), value)
 
 
 def tombstone_to_proto(value: MemoryTombstone) -> pb.MemoryTombstone:
@@ -124,12 +140,11 @@ def candidates_to_proto(values: tuple[MemoryCandidate, ...]) -> list[pb.MemoryCa
 
 
 def hit_to_proto(hit: RecallHit) -> pb.RecallMemoriesResponse:
-    return pb.RecallMemoriesResponse(
-        memory=memory_to_proto(hit.memory),
-        score=hit.score,
-        rank=hit.rank,
-        signals=[SIGNALS[s] for s in hit.signals],
+    response = pb.RecallMemoriesResponse(
+        score=hit.score, rank=hit.rank, signals=[SIGNALS[s] for s in hit.signals]
     )
+    fill_memory(response.memory, hit.memory)
+    return response
 
 
 def context_to_proto(user_id: str, context: InjectContext) -> pb.BuildContextResponse:

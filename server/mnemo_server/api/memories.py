@@ -109,18 +109,21 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             )
         )
         (saved,) = written.value
-        return pb.CreateMemoryResponse(
-            memory=convert.memory_to_proto(saved.memory),
+        response = pb.CreateMemoryResponse(
             archived=[memory_name(user_id, m) for m in saved.archived_ids],
             change_cursor=written.change_cursor,
         )
+        convert.fill_memory(response.memory, saved.memory)
+        return response
 
     async def GetMemory(
         self, request: pb.GetMemoryRequest, context: Context
     ) -> pb.GetMemoryResponse:
         user_id, memory_id = parse.parse_memory(request.name, "name", current_scope())
         memory = await self._memories.get(user_id, memory_id)
-        return pb.GetMemoryResponse(memory=convert.memory_to_proto(memory))
+        response = pb.GetMemoryResponse()
+        convert.fill_memory(response.memory, memory)
+        return response
 
     async def ListMemories(
         self, request: pb.ListMemoriesRequest, context: Context
@@ -133,10 +136,11 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         query = parse.list_query_of(v, request, user_id, scope, limit=limit, after=after)
         v.raise_if_invalid()
         page = await self._memories.list(user_id, query)
-        return pb.ListMemoriesResponse(
-            memories=convert.memories_to_proto(page.items),
-            next_page_token=pagination.encode_page_token("ListMemories", binding, page.next_after),
+        response = pb.ListMemoriesResponse(
+            next_page_token=pagination.encode_page_token("ListMemories", binding, page.next_after)
         )
+        convert.add_memories(response.memories, page.items)
+        return response
 
     async def UpdateMemory(
         self, request: pb.UpdateMemoryRequest, context: Context

@@ -99,7 +99,9 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
     ) -> pb.GetMemoryStateResponse:
         key = names.parse_memory_state(request.name, "name", current_scope())
         state = await self._memory.get(key)
-        return pb.GetMemoryStateResponse(memory_state=convert.memory_state_to_proto(key, state))
+        response = pb.GetMemoryStateResponse()
+        convert.fill_memory_state(response.memory_state, key, state)
+        return response
 
     async def SaveMemoryState(
         self, request: pb.SaveMemoryStateRequest, context: Context
@@ -160,11 +162,10 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
             )
         )
         result = written.value
-        return pb.RememberExchangeResponse(
-            memory_state=convert.memory_state_to_proto(key, result.state),
-            evicted=[convert.exchange_to_proto(e) for e in result.evicted],
-            change_cursor=written.change_cursor,
-        )
+        response = pb.RememberExchangeResponse(change_cursor=written.change_cursor)
+        convert.fill_memory_state(response.memory_state, key, result.state)
+        convert.add_exchanges(response.evicted, result.evicted)
+        return response
 
     async def ClearMemoryState(
         self, request: pb.ClearMemoryStateRequest, context: Context

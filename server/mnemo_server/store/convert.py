@@ -84,6 +84,27 @@ def conversation(row: Any) -> Conversation:
     )
 
 
+def stored_message_of(
+    position: int,
+    run_id: str,
+    turn: int,
+    created_at: int,
+    role: str,
+    message_json: str,
+    text: str,
+) -> StoredMessage:
+    """A message from its ``messages`` columns (in this order)."""
+    return StoredMessage(
+        position,
+        run_id,
+        turn,
+        _EPOCH + timedelta(microseconds=created_at),
+        role,
+        message_json,
+        text,
+    )
+
+
 def stored_message(row: Any) -> StoredMessage:
     """A ``messages`` row."""
     return StoredMessage(

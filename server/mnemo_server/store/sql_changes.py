@@ -31,6 +31,7 @@ left out (no API message carries them, and they are large).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -42,7 +43,6 @@ from sqlalchemy import (
     delete,
     or_,
     select,
-    text,
     tuple_,
 )
 from sqlalchemy import update as sql_update
@@ -163,9 +163,10 @@ _ALLOCATE = {
 }
 _INSERT = Statement(insert_row(changes, without=()))
 # PostgreSQL: the counter's move and the insert of the changes in one
-# statement (a data-modifying CTE), one round trip instead of two.
-_PG_APPEND = text(
-    """
+# statement (a data-modifying CTE), one round trip instead of two. The rows
+# are a VALUES list with parameters of their own (text arrays, the other way
+# to pass them, cost psycopg far more to write out: every value escaped).
+_PG_APPEND_HEAD = """
     WITH counter AS (
         INSERT INTO change_cursors (user_id, last_cursor, last_change_at)
         VALUES (%(user_id)s, %(count)s, %(now)s)
@@ -179,13 +180,22 @@ _PG_APPEND = text(
     SELECT %(user_id)s, counter.last_cursor - %(count)s + item.ord, item.operation,
            item.resource_name, item.etag, item.state_type, item.state_json,
            counter.last_change_at
-    FROM counter,
-         unnest(%(operations)s::text[], %(names)s::text[], %(etags)s::text[],
-                %(types)s::text[], %(states)s::text[])
-             WITH ORDINALITY AS item(operation, resource_name, etag, state_type, state_json, ord)
+    FROM counter, (VALUES {rows}) AS item(ord, operation, resource_name, etag, state_type, state_json)
     RETURNING cursor
-    """
-).text
+"""
+_PG_FIELDS = ("operation", "name", "etag", "type", "state")
+_PG_CHUNK = 64
+"""Changes per statement at most (5 parameters each; PostgreSQL takes 65,535)."""
+
+
+@functools.cache
+def _pg_append(count: int) -> str:
+    """The statement appending ``count`` changes."""
+    rows = ", ".join(
+        f"({n}, " + ", ".join(f"%({field}_{n})s::text" for field in _PG_FIELDS) + ")"
+        for n in range(1, count + 1)
+    )
+    return _PG_APPEND_HEAD.format(rows=rows)
 
 
 def _row(change: NewChange, memo: codec.Memo) -> tuple[str, str, str, str | None, str | None]:
@@ -209,23 +219,14 @@ def append(tx: Tx, user_id: str, new: Sequence[NewChange]) -> int:
     rows = [_row(change, tx.memo) for change in new]
     count, now = len(rows), now_micros()
     if tx.dialect == "postgresql":
-        operations, names, etags, types, states = (
-            list(column) for column in zip(*rows, strict=True)
-        )
-        cursors = tx.raw.execute(
-            _PG_APPEND,
-            {
-                "user_id": user_id,
-                "count": count,
-                "now": now,
-                "operations": operations,
-                "names": names,
-                "etags": etags,
-                "types": types,
-                "states": states,
-            },
-        ).fetchall()
-        last = max(int(found[0]) for found in cursors)
+        last = 0
+        for start in range(0, count, _PG_CHUNK):  # one statement for all but imports
+            chunk = rows[start : start + _PG_CHUNK]
+            params: dict[str, Any] = {"user_id": user_id, "count": len(chunk), "now": now}
+            for n, row in enumerate(chunk, start=1):
+                params.update(zip((f"{field}_{n}" for field in _PG_FIELDS), row, strict=True))
+            cursors = tx.raw.execute(_pg_append(len(chunk)), params).fetchall()
+            last = max(int(found[0]) for found in cursors)
     else:
         counter = _ALLOCATE[tx.dialect].one(tx, user_id=user_id, count=count, now=now)
         last, at = int(counter.last_cursor), int(counter.last_change_at)

@@ -135,14 +135,40 @@ def _canonical(conversation_pk: int, user_id: str, position: int) -> Select[Any]
     )
 
 
+_m = messages.c
+# A page of a conversation's messages, found by the conversation's key.
+_PAGE = Statement(
+    select(_m.position, _m.run_id, _m.turn, _m.created_at, _m.role, _m.message_json, _m.text)
+    .join(conversations, conversations.c.id == _m.conversation_pk)
+    .where(
+        conversations.c.user_id == bindparam("user_id"),
+        conversations.c.conversation_id == bindparam("conversation_id"),
+        or_(conversations.c.expire_at.is_(None), conversations.c.expire_at > bindparam("now")),
+        _m.user_id == bindparam("user_id"),
+        _m.position >= bindparam("position"),
+    )
+    .order_by(_m.position)
+    .limit(bindparam("limit"))
+)
+
+
 def list_page(
     conn: Connection, user_id: str, conversation_id: str, start_position: int, limit: int
 ) -> Page[StoredMessage]:
     """Messages from ``start_position`` on; keyset ``(last_position,)``.
-    Raises ``NotFound``."""
-    row = rows.find_existing(conn, user_id, conversation_id)
-    found = conn.execute(_canonical(row.id, user_id, start_position).limit(limit + 1)).all()
-    items = tuple(convert.stored_message(message) for message in found[:limit])
+    Raises ``NotFound``. One statement when the page has messages."""
+    found = _PAGE.tuples(
+        conn,
+        user_id=user_id,
+        conversation_id=conversation_id,
+        now=convert.now_micros(),
+        position=start_position,
+        limit=limit + 1,
+    )
+    if not found:
+        rows.find_existing(conn, user_id, conversation_id)  # or NotFound
+        return Page(())
+    items = tuple(convert.stored_message_of(*message) for message in found[:limit])
     if len(found) <= limit:
         return Page(items)
     return Page(items, next_after=(items[-1].position,))

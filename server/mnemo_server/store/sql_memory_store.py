@@ -54,14 +54,10 @@ class SqlMemoryStore:
         return self._vectors
 
     async def get_memory(self, user_id: str, memory_id: str) -> Memory:
-        return await self._db.read(
-            lambda conn: gated_read(conn, user_id, lambda: reads.get(conn, user_id, memory_id))
-        )
+        return await self._db.read(lambda conn: reads.get(conn, user_id, memory_id))
 
     async def list_memories(self, user_id: str, query: MemoryListQuery) -> Page[Memory]:
-        return await self._db.read(
-            lambda conn: gated_read(conn, user_id, lambda: reads.list_page(conn, user_id, query))
-        )
+        return await self._db.read(lambda conn: reads.list_page(conn, user_id, query))
 
     async def list_memory_versions(
         self, user_id: str, memory_id: str, *, limit: int, after: Keyset | None

@@ -111,8 +111,12 @@ class Statement:
         return int(cursor.rowcount)
 
     def many(self, conn: Connection | Tx, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Run it once per parameter set of ``rows`` (``executemany``)."""
+        """Run it once per parameter set of ``rows`` (``executemany``; one row
+        is a plain execute, which psycopg does without a pipeline)."""
         if not rows:
+            return
+        if len(rows) == 1:
+            self._run(conn, rows[0])
             return
         compiled = self._for(dialect_of(conn))
         if compiled.defaults:
@@ -135,6 +139,13 @@ class Statement:
         found = self.first(conn, **params)
         if found is None:
             raise LookupError("the statement returned no row")
+        return found
+
+    def tuples(self, conn: Connection | Tx, **params: Any) -> list[tuple[Any, ...]]:
+        """Every row as a plain tuple, columns in the statement's order (for
+        long results, where making named tuples would cost)."""
+        cursor, _ = self._run(conn, params)
+        found: list[tuple[Any, ...]] = cursor.fetchall()
         return found
 
     def all(self, conn: Connection | Tx, **params: Any) -> list[Row]:
