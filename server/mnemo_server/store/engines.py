@@ -106,6 +106,12 @@ def _configure_sqlite(engine: Engine) -> None:
         conn.connection.dbapi_connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # type: ignore[union-attr]
 
 
+# Prepared statements each connection keeps (sqlite3's statement cache,
+# psycopg's prepared statements): more than the store's distinct statements,
+# so that none is prepared twice (the drivers' defaults are 128 and 100).
+PREPARED_STATEMENTS = 512
+
+
 def _engine_options(url: URL, pool_size: int) -> dict[str, Any]:
     options: dict[str, Any] = {"pool_size": pool_size, "max_overflow": 0, "pool_timeout": 30}
     if url.get_backend_name() == "postgresql":
@@ -114,6 +120,8 @@ def _engine_options(url: URL, pool_size: int) -> dict[str, Any]:
             "isolation_level": "READ COMMITTED",
             "connect_args": {"connect_timeout": 10, "application_name": "mnemo"},
         }
+    else:
+        options["connect_args"] = {"cached_statements": PREPARED_STATEMENTS}
     return options
 
 
@@ -139,6 +147,12 @@ def _sync_engine(url: URL, **options: Any) -> Engine:
     engine = create_engine(url, **options)
     if url.get_backend_name() == "sqlite":
         _configure_sqlite(engine)
+    else:
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+            dbapi_connection.prepared_max = PREPARED_STATEMENTS
+
     return engine
 
 
