@@ -457,3 +457,26 @@ def test_descriptions_never_show_a_password(tmp_path: Path) -> None:
 def test_unsupported_urls_are_refused(url: str) -> None:
     with pytest.raises(ValueError):
         open_database(url)
+
+
+async def test_a_short_read_sees_what_a_write_acknowledged(database: Database) -> None:
+    for n in range(5):
+        await database.write(add_user(f"u{n}"))
+        assert (await database.read(user_ids, short=True))[-1] == f"u{n}"
+
+
+@pytest.mark.sqlite
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+async def test_a_short_read_that_finds_sqlite_busy_goes_to_a_read_lane(database: Database) -> None:
+    await database.write(add_user("u1"))
+    threads: list[str] = []
+
+    def read(conn: Connection) -> list[str]:
+        threads.append(threading.current_thread().name)
+        if len(threads) == 1:  # as SQLite answers a connection that may not wait
+            raise sqlite3.OperationalError("database is locked")
+        return user_ids(conn)
+
+    assert await database.read(read, short=True) == ["u1"]
+    assert threads[0] == threading.current_thread().name  # first on the loop's thread
+    assert threads[1].startswith("mnemo-read-")  # then in a read lane

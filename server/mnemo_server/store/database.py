@@ -40,7 +40,8 @@ from mnemo_server.store import change_notify
 from mnemo_server.store.engines import create_sync_engine, normalize_url
 from mnemo_server.store.engines import describe_url as describe_url
 from mnemo_server.store.engines import migration_engine as migration_engine
-from mnemo_server.store.failures import RetryTransaction
+from mnemo_server.domain.errors import MnemoError
+from mnemo_server.store.failures import RetryTransaction, classify
 from mnemo_server.store.lanes import MAX_ATTEMPTS, BatchLimits, Op, OpQueue, ReadLane, WriteLane
 from mnemo_server.store.tx import Tx
 
@@ -103,6 +104,7 @@ class Database:
         ]
         for lane in self._lanes:
             lane.start()
+        self._inline = _InlineReads(engine) if self.dialect == "sqlite" else None
         self._closed = False
         self._deferred = 0  # deferred since the last flush
         self._waking: set[OpQueue] = set()  # queues with a wake-up scheduled
@@ -121,13 +123,25 @@ class Database:
         """``"sqlite /abs/path/mnemo.db"`` or ``"postgresql host:port/db"`` (no password)."""
         return self._display
 
-    async def read(self, fn: Callable[[Connection], T], *, alone: bool = False) -> T:
+    async def read(
+        self, fn: Callable[[Connection], T], *, alone: bool = False, short: bool = False
+    ) -> T:
         """Run ``fn`` in a read-only transaction and return its result
         (``alone``: in a transaction of its own, which has read nothing yet).
+
+        ``short``: ``fn`` reads a bounded, indexed handful of rows. On SQLite
+        it then runs at once, on the calling thread (the event loop), with a
+        connection of its own that never waits for a lock: handing it to a
+        read lane and back would cost the loop more than the read itself.
+        Should SQLite be busy, it goes to a read lane after all.
 
         Raises ``Unavailable`` when the database cannot be reached, and
         whatever domain error ``fn`` raises.
         """
+        if short and self._inline is not None:
+            found = self._inline.run(fn)
+            if found is not _BUSY:
+                return found  # type: ignore[return-value]
         value, _ = await self._submit(self._reads, fn, 0, alone)
         return value
 
@@ -200,7 +214,49 @@ class Database:
         self._reads.close()
         for lane in self._lanes:
             await asyncio.to_thread(lane.join)
+        if self._inline is not None:
+            self._inline.close()
         await asyncio.to_thread(self._engine.dispose)
+
+
+_BUSY = object()
+"""What ``_InlineReads.run`` answers when SQLite is busy."""
+
+
+class _InlineReads:
+    """Short SQLite reads on the event loop's thread (``Database.read(short=True)``),
+    on one connection that does not wait for locks (``busy_timeout=0``)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._conn: Connection | None = None
+
+    def _connection(self) -> Connection:
+        if self._conn is None or self._conn.invalidated or self._conn.closed:
+            self._conn = self._engine.connect()
+            self._conn.exec_driver_sql("PRAGMA busy_timeout=0")
+            self._conn.commit()
+        return self._conn
+
+    def run(self, fn: Callable[[Connection], T]) -> T | object:
+        try:
+            conn = self._connection()
+            with conn.begin():
+                return fn(conn)
+        except MnemoError:
+            raise
+        except Exception as error:
+            failure = classify(error)
+            if failure is None:
+                raise
+            self.close()  # a fresh connection next time
+            return _BUSY
+
+    def close(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._conn = None
 
 
 def open_database(
@@ -219,5 +275,6 @@ def open_database(
     if read_lanes < 1 or write_lanes < 1:
         raise ValueError("a database needs at least one read lane and one write lane")
     parsed = normalize_url(url)
-    engine = create_sync_engine(parsed, pool_size=read_lanes + write_lanes)
+    # One connection per lane, and one for the short reads on the event loop.
+    engine = create_sync_engine(parsed, pool_size=read_lanes + write_lanes + 1)
     return Database(parsed, engine, write_lanes=write_lanes, read_lanes=read_lanes, limits=limits)

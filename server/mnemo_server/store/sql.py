@@ -49,9 +49,12 @@ from mnemo_server.store.sql_governance_store import SqlGovernanceStore
 from mnemo_server.store.sql_memory_store import SqlMemoryStore
 from mnemo_server.store.vector_cache import VectorCache
 
-__all__ = ["SqlStore"]
+__all__ = ["SHORT_PAGE", "SqlStore"]
 
 R = TypeVar("R")
+
+SHORT_PAGE = 100
+"""Pages up to this many rows count as short reads (``Database.read``)."""
 
 
 class SqlStore(SqlMemoryStore, SqlGovernanceStore):
@@ -91,24 +94,27 @@ class SqlStore(SqlMemoryStore, SqlGovernanceStore):
     # --------------------------------------------------------------- users
 
     async def tenants_of(self, user_ids: Collection[str]) -> Mapping[str, str]:
-        return await self._db.read(lambda conn: sql_users.tenants_of(conn, user_ids))
+        return await self._db.read(lambda conn: sql_users.tenants_of(conn, user_ids), short=True)
 
     # ------------------------------------------------------ working memory
 
     async def get_state(self, key: ConversationKey) -> MemoryState:
-        return await self._db.read(lambda conn: working_memory.get(conn, key))
+        return await self._db.read(lambda conn: working_memory.get(conn, key), short=True)
 
     # ------------------------------------------------------- conversations
 
     async def get_conversation(self, user_id: str, conversation_id: str) -> Conversation:
-        return await self._db.read(lambda conn: conversations.get(conn, user_id, conversation_id))
+        return await self._db.read(
+            lambda conn: conversations.get(conn, user_id, conversation_id), short=True
+        )
 
     async def list_conversations(
         self, user_id: str, *, limit: int, after: Keyset | None
     ) -> Page[Conversation]:
         """The keyset is ``(update time in epoch microseconds, conversation_id)``."""
         return await self._db.read(
-            lambda conn: conversations.list_page(conn, user_id, limit, after)
+            lambda conn: conversations.list_page(conn, user_id, limit, after),
+            short=limit <= SHORT_PAGE,
         )
 
     # -------------------------------------------------------------- history
@@ -117,7 +123,8 @@ class SqlStore(SqlMemoryStore, SqlGovernanceStore):
         self, user_id: str, conversation_id: str, *, start_position: int, limit: int
     ) -> Page[StoredMessage]:
         return await self._db.read(
-            lambda conn: history.list_page(conn, user_id, conversation_id, start_position, limit)
+            lambda conn: history.list_page(conn, user_id, conversation_id, start_position, limit),
+            short=limit <= SHORT_PAGE,
         )
 
     async def list_failed_runs(

@@ -36,10 +36,14 @@ class SqlGovernanceStore:
     _db: Database
 
     async def get_consent(self, user_id: str) -> Consent:
-        return await self._db.read(lambda conn: sql_governance.get_consent(conn, user_id))
+        return await self._db.read(
+            lambda conn: sql_governance.get_consent(conn, user_id), short=True
+        )
 
     async def get_memory_settings(self, user_id: str) -> MemorySettings:
-        return await self._db.read(lambda conn: sql_governance.get_settings(conn, user_id))
+        return await self._db.read(
+            lambda conn: sql_governance.get_settings(conn, user_id), short=True
+        )
 
     async def memory_gate(
         self, user_id: str, conversation_ids: Sequence[str], access: Access

@@ -54,10 +54,12 @@ class SqlMemoryStore:
         return self._vectors
 
     async def get_memory(self, user_id: str, memory_id: str) -> Memory:
-        return await self._db.read(lambda conn: reads.get(conn, user_id, memory_id))
+        return await self._db.read(lambda conn: reads.get(conn, user_id, memory_id), short=True)
 
     async def list_memories(self, user_id: str, query: MemoryListQuery) -> Page[Memory]:
-        return await self._db.read(lambda conn: reads.list_page(conn, user_id, query))
+        return await self._db.read(
+            lambda conn: reads.list_page(conn, user_id, query), short=query.limit <= 100
+        )
 
     async def list_memory_versions(
         self, user_id: str, memory_id: str, *, limit: int, after: Keyset | None
