@@ -36,11 +36,11 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import URL
 
+from mnemo_server.domain.errors import MnemoError
 from mnemo_server.store import change_notify
 from mnemo_server.store.engines import create_sync_engine, normalize_url
 from mnemo_server.store.engines import describe_url as describe_url
 from mnemo_server.store.engines import migration_engine as migration_engine
-from mnemo_server.domain.errors import MnemoError
 from mnemo_server.store.failures import RetryTransaction, classify
 from mnemo_server.store.lanes import MAX_ATTEMPTS, BatchLimits, Op, OpQueue, ReadLane, WriteLane
 from mnemo_server.store.tx import Tx
