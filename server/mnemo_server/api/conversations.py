@@ -40,11 +40,6 @@ def _conversation_key(
     return v.attempt(lambda: names.parse_conversation(name, field, scope), _NO_KEY)
 
 
-def _expected(etag: str) -> str | None:
-    """An empty etag on the wire means "unconditional"."""
-    return etag or None
-
-
 def _message_position_keyset(keyset: Keyset | None) -> int | None:
     """The position a ListMessages token resumes after."""
     if keyset is None:
@@ -170,7 +165,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
                 user_id=key.user_id,
                 conversation_id=key.conversation_id,
                 metadata=metadata,
-                expected_etag=_expected(request.conversation.etag),
+                expected_etag=convert.expected_etag(request.conversation.etag),
             )
         )
         return pb.UpdateConversationResponse(
@@ -188,7 +183,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
                 caller=caller_of(scope),
                 user_id=key.user_id,
                 conversation_id=key.conversation_id,
-                expected_etag=_expected(request.etag),
+                expected_etag=convert.expected_etag(request.etag),
             )
         )
         return pb.DeleteConversationResponse(change_cursor=written.change_cursor)

@@ -15,6 +15,13 @@ from mnemo.v1 import conversations_pb2, working_memory_pb2
 from mnemo_server.api import names
 from mnemo_server.domain import models
 
+
+def expected_etag(etag: str) -> str | None:
+    """A request's etag as a command's ``expected_etag``: empty on the wire
+    means "unconditional" (``None``)."""
+    return etag or None
+
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 

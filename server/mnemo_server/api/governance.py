@@ -18,6 +18,7 @@ from mnemo.v1 import governance_pb2_grpc as pb_grpc
 from mnemo_server.api import convert_governance as convert
 from mnemo_server.api import governance_requests as parse
 from mnemo_server.api import pagination
+from mnemo_server.api.convert import expected_etag
 from mnemo_server.api.memory_requests import keyset_of
 from mnemo_server.api.user_data import UserDataHandlers
 from mnemo_server.api.validation import Validator
@@ -104,7 +105,7 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
                 caller=caller_of(scope),
                 user_id=user_id,
                 enabled=wanted.enabled,
-                expected_etag=wanted.etag or None,
+                expected_etag=expected_etag(wanted.etag),
             )
         )
         return pb.UpdateMemorySettingsResponse(

@@ -18,6 +18,7 @@ from mnemo.v1 import memories_pb2_grpc as pb_grpc
 from mnemo_server.api import convert_memories as convert
 from mnemo_server.api import memory_requests as parse
 from mnemo_server.api import pagination
+from mnemo_server.api.convert import expected_etag
 from mnemo_server.api.idempotency import idempotency_of
 from mnemo_server.api.validation import Validator
 from mnemo_server.auth.caller import caller_of, current_scope
@@ -156,7 +157,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
                 user_id=user_id,
                 memory_id=memory_id,
                 change=change,
-                expected_etag=request.memory.etag or None,
+                expected_etag=expected_etag(request.memory.etag),
             )
         )
         return pb.UpdateMemoryResponse(
@@ -173,7 +174,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
                 caller=caller_of(scope),
                 user_id=user_id,
                 memory_id=memory_id,
-                expected_etag=request.etag or None,
+                expected_etag=expected_etag(request.etag),
             )
         )
         return pb.DeleteMemoryResponse(

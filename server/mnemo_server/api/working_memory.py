@@ -47,11 +47,6 @@ def _state_key(v: Validator, name: str, field: str, scope: CallScope | None) -> 
     return v.attempt(lambda: names.parse_memory_state(name, field, scope), _NO_KEY)
 
 
-def _expected(etag: str) -> str | None:
-    """An empty etag on the wire means "unconditional"."""
-    return etag or None
-
-
 class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
     """The goliath working memory over gRPC."""
 
@@ -124,7 +119,7 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
                 caller=caller_of(scope),
                 user_id=key.user_id,
                 conversation_id=key.conversation_id,
-                expected_etag=_expected(state.etag),
+                expected_etag=convert.expected_etag(state.etag),
                 summary=state.summary,
                 recent=tuple(convert.exchange_from_proto(e, now) for e in state.recent),
             )
@@ -154,7 +149,7 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
                 caller=caller_of(scope),
                 user_id=key.user_id,
                 conversation_id=key.conversation_id,
-                expected_etag=_expected(request.etag),
+                expected_etag=convert.expected_etag(request.etag),
                 exchange=convert.exchange_from_proto(request.exchange, self._clock()),
                 keep_recent=keep,
                 summary=summary,
@@ -177,7 +172,7 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
                 caller=caller_of(scope),
                 user_id=key.user_id,
                 conversation_id=key.conversation_id,
-                expected_etag=_expected(request.etag),
+                expected_etag=convert.expected_etag(request.etag),
             )
         )
         return pb.ClearMemoryStateResponse(
