@@ -4,6 +4,7 @@ client vectors, and the inject budget."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import grpc
@@ -72,9 +73,13 @@ def test_pinned_then_recency_break_ties_and_min_score_drops_weak_hits(memories: 
     ]
     hits = recall(memories, "dog walks")
     assert texts(hits) == ["Walks the dog at seven", "Dog is called Rex", "Feeds the dog at eight"]
-    assert [h.score for h in hits] == [1.0, 0.5, 0.5]
+    # Scores are the share of the query's idf weight matched: "dog" is in all
+    # three entries (it weighs little), "walks" in one.
+    dog, walks = (math.log(1 + (3 - df + 0.5) / (df + 0.5)) for df in (3, 1))
+    share = dog / (dog + walks)
+    assert [h.score for h in hits] == pytest.approx([1.0, share, share])
     assert texts(recall(memories, "dog walks", min_score=0.75)) == ["Walks the dog at seven"]
-    assert len(recall(memories, "dog walks", min_score=0.5)) == 3  # the floor is inclusive
+    assert len(recall(memories, "dog walks", min_score=hits[1].score)) == 3  # inclusive floor
     assert recall(memories, "dog walks", min_score=1.5) == []
 
 

@@ -15,8 +15,9 @@ from sqlalchemy import Connection, column, func, select, table, text
 
 from mnemo.v1 import governance_pb2 as gv
 from mnemo.v1 import governance_pb2_grpc
-from mnemo_server.domain.text_search import query_terms, search_document
+from mnemo_server.domain.text_search import query_terms
 from mnemo_server.store.engines import normalize_url
+from mnemo_server.store.memory_text_index import visibility_key
 from mnemo_server.store.schema import change_cursors, changes
 from tests.api.user_data import erase, export, populate
 from tests.support.rpc_errors import rpc_failure
@@ -68,12 +69,15 @@ def _live_tables(conn: Connection) -> dict[str, set[str]]:
     return found
 
 
-def _fts_matches(conn: Connection, word: str) -> list[int]:
-    """SQLite: the rowids of ``memories_fts`` matching ``word``'s terms."""
+def _fts_matches(conn: Connection, user_id: str, word: str) -> list[int]:
+    """SQLite: the rowids of ``memories_fts`` matching ``word``'s term in
+    ``user_id``'s identity-scope entries (index tokens carry a visibility
+    key: ``store.memory_text_index``)."""
     (term,) = query_terms(word)
+    token = visibility_key(user_id, "") + term
     return list(
         conn.execute(
-            text("SELECT rowid FROM memories_fts WHERE memories_fts MATCH :q"), {"q": f'"{term}"'}
+            text("SELECT rowid FROM memories_fts WHERE memories_fts MATCH :q"), {"q": f'"{token}"'}
         ).scalars()
     )
 
@@ -87,7 +91,7 @@ def test_erasure_leaves_no_row_of_the_user_and_keeps_the_others(
     with connected(database_url) as conn:
         before = _user_counts(conn, ALICE)
         if backend == "sqlite":
-            assert _fts_matches(conn, ALICE_MARK)
+            assert _fts_matches(conn, ALICE, ALICE_MARK)
     assert all(before[t] > 0 for t in before), before  # every table had some of Alice's rows
 
     receipt = erase(channel, ALICE)
@@ -115,8 +119,8 @@ def test_erasure_leaves_no_row_of_the_user_and_keeps_the_others(
             else:
                 assert name in NO_USER_ID or name.startswith("memories_fts_"), name
         if backend == "sqlite":
-            assert _fts_matches(conn, ALICE_MARK) == []
-            assert _fts_matches(conn, BOB_MARK)
+            assert _fts_matches(conn, ALICE, ALICE_MARK) == []
+            assert _fts_matches(conn, BOB, BOB_MARK)
     assert user_digest(database_url, BOB) == bob_before
     assert export(channel, ALICE) == []
     assert export(channel, BOB)
@@ -152,8 +156,10 @@ def test_erased_content_is_in_no_byte_of_the_sqlite_files(
 ) -> None:
     populate(channel, ALICE, ALICE_MARK)
     populate(channel, BOB, BOB_MARK)
-    # As written, and as the full-text index holds it (a lowercased stem).
-    spellings = {ALICE_MARK.encode(), search_document(ALICE_MARK).encode()}
+    # As written, and as the full-text index and term counts hold it (a stem).
+    (alice_stem,) = query_terms(ALICE_MARK)
+    (bob_stem,) = query_terms(BOB_MARK)
+    spellings = {ALICE_MARK.encode(), alice_stem.encode()}
     stored = _file_bytes(database_url)
     assert all(s in stored for s in spellings)
 
@@ -161,6 +167,6 @@ def test_erased_content_is_in_no_byte_of_the_sqlite_files(
 
     after = _file_bytes(database_url)
     assert not [s for s in spellings if s in after]
-    assert BOB_MARK.encode() in after and search_document(BOB_MARK).encode() in after
+    assert BOB_MARK.encode() in after and bob_stem.encode() in after
     wal = Path(f"{normalize_url(database_url).database}-wal")
     assert not wal.exists() or wal.stat().st_size == 0

@@ -1,30 +1,44 @@
-"""The two candidate lists of a recall, one at a time, through
-``MemoryStore.recall_candidates`` (which reads the gate and both lists in
-one read transaction)."""
+"""A recall through ``MemoryStore.recall`` (the gate, the candidates, the
+ranking and the hits' entries in one read transaction)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from mnemo_server.domain.governance import Access
-from mnemo_server.domain.memory_models import Embedding, Memory, RecallQuery
-from mnemo_server.domain.ranking import SemanticMatch
+from mnemo_server.domain.memory_models import MAX_RECALL_RESULTS, Embedding, RecallHit, RecallQuery
 from mnemo_server.store.interfaces import MemoryStore
 
 
-async def lexical_candidates(
-    store: MemoryStore, user_id: str, query: RecallQuery, *, limit: int
-) -> list[Memory]:
-    found = await store.recall_candidates(
-        user_id, query, None, access=Access.RECALL, conversation_ids=(), limit=limit
+async def recall(
+    store: MemoryStore,
+    user_id: str,
+    query: RecallQuery,
+    embedding: Embedding | None = None,
+    *,
+    limit: int = MAX_RECALL_RESULTS,
+) -> list[RecallHit]:
+    """The hits (at most ``limit``), the gate open."""
+    found = await store.recall(
+        user_id,
+        replace(query, max_results=limit),
+        embedding,
+        access=Access.RECALL,
+        conversation_ids=(),
     )
     assert found.gate is None, found.gate
-    return list(found.lexical)
+    return list(found.hits)
 
 
-async def semantic_candidates(
-    store: MemoryStore, user_id: str, query: RecallQuery, embedding: Embedding, *, limit: int
-) -> list[SemanticMatch]:
-    found = await store.recall_candidates(
-        user_id, query, embedding, access=Access.RECALL, conversation_ids=(), limit=limit
-    )
-    assert found.gate is None, found.gate
-    return list(found.semantic)
+async def recalled_ids(
+    store: MemoryStore,
+    user_id: str,
+    query: RecallQuery,
+    embedding: Embedding | None = None,
+    *,
+    limit: int = MAX_RECALL_RESULTS,
+) -> list[str]:
+    """The ids of ``recall``'s hits, best first."""
+    return [
+        hit.memory.memory_id for hit in await recall(store, user_id, query, embedding, limit=limit)
+    ]

@@ -139,7 +139,7 @@ async def test_delete_leaves_no_text_anywhere(
     assert await database.read(lambda conn: _tables_holding(conn, MARKER)) == {}
     if database.dialect == "sqlite":
         assert not _sqlite_file_holds(database_url, MARKER)
-    assert await reads.lexical_candidates(store, "alice", RecallQuery(text=MARKER), limit=10) == []
+    assert await reads.recalled_ids(store, "alice", RecallQuery(text=MARKER), limit=10) == []
     # Tombstones remain, and deleting again returns them.
     assert [(t.memory_id, t.key) for t in tombstones] == [("m1", "locker"), ("m2", "")]
     assert await delete_memory(store, "alice", "m1") == tombstones[0]
@@ -164,8 +164,8 @@ async def test_delete_leaves_no_text_anywhere(
         store, "alice", [("m9", draft("Likes the locker room music"))], idempotency=keep
     )
     assert again == kept
-    found = await reads.lexical_candidates(store, "alice", RecallQuery(text="locker"), limit=10)
-    assert [m.memory_id for m in found] == ["m9", "m3"]
+    found = await reads.recalled_ids(store, "alice", RecallQuery(text="locker"), limit=10)
+    assert found == ["m9", "m3"]
 
 
 async def test_delete_checks_the_etag_and_existence(store: MemoryStore) -> None:

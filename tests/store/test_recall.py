@@ -1,5 +1,5 @@
-"""Recall candidates (MemoryStore): full-text matches in the same order on
-SQLite FTS5 and PostgreSQL (one expected list per query, for both backends),
+"""Recall (MemoryStore.recall): full-text matches in the same order on SQLite
+FTS5 and PostgreSQL (one expected list per query, for both backends),
 visibility, and exact semantic top-k with the vector cache kept correct
 across store instances."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from sqlalchemy import Connection
 
 from mnemo_server.domain.errors import InvalidArgument
 from mnemo_server.domain.memory_models import (
@@ -17,10 +18,11 @@ from mnemo_server.domain.memory_models import (
     RecallQuery,
     RecallScope,
 )
-from mnemo_server.domain.ranking import CANDIDATE_LIMIT, rank
+from mnemo_server.domain.ranking import visible_conversations
+from mnemo_server.domain.text_search import query_terms, text_terms
 from mnemo_server.domain.vectors import cosine_similarity, decode_vector, encode_vector
+from mnemo_server.store import sql_recall
 from mnemo_server.store.database import Database
-from mnemo_server.store.interfaces import MemoryStore
 from mnemo_server.store.sql import SqlStore
 from tests.store import reads
 from tests.store.memory_samples import draft, save
@@ -45,10 +47,11 @@ FIXTURE: list[tuple[str, MemoryDraft]] = [
     ("f14", draft("Prefers decaf coffee", key="drink")),  # archives f13
 ]
 
-# (query, conversation, scope) -> the candidates, in order, on every backend.
+# (query, conversation, scope) -> the hits, in order, on every backend.
 EXPECTED = [
-    # Stemming: running/runs -> run, shoes/shoe -> sho. Two terms first; then,
-    # among one-term matches, the current conversation, then pinned, then id.
+    # Stemming: running/runs -> run, shoes/shoe -> shoe. Both terms first; then
+    # "shoe" (in fewer entries than "run": it weighs more); among equal
+    # matches, the current conversation, then pinned, then id.
     (("running shoes", "c1", RecallScope.ANY), ["f05", "f09", "f11", "f06"]),
     (("peanut allergies", "", RecallScope.ANY), ["f03", "f02"]),
     # Diacritics folded; the archived f13 never.
@@ -68,39 +71,103 @@ EXPECTED = [
 
 
 @pytest.fixture
-def store(sql_store: SqlStore) -> MemoryStore:
+def store(sql_store: SqlStore) -> SqlStore:
     return sql_store
 
 
-def _query(text: str, conversation: str = "", scope: RecallScope = RecallScope.ANY) -> RecallQuery:
-    return RecallQuery(text=text, conversation_id=conversation, scope=scope)
+def _query(
+    text: str,
+    conversation: str = "",
+    scope: RecallScope = RecallScope.ANY,
+    *,
+    semantic: bool = False,
+) -> RecallQuery:
+    return RecallQuery(text=text, conversation_id=conversation, scope=scope, semantic=semantic)
 
 
-async def test_lexical_candidates_are_the_same_on_every_backend(store: MemoryStore) -> None:
+async def semantic(
+    store: SqlStore, user_id: str, query: RecallQuery, embedding: Embedding, *, limit: int
+) -> list[tuple[str, float]]:
+    """The store's exact nearest entries and their cosines."""
+
+    def read(conn: Connection) -> list[tuple[str, float]]:
+        found = sql_recall.semantic(
+            conn, user_id, visible_conversations(query), embedding, limit, store.vector_cache
+        )
+        return list(found.items())
+
+    return await store.database.read(read)
+
+
+async def test_lexical_hits_are_the_same_on_every_backend(store: SqlStore) -> None:
     await create_memories(store, "alice", FIXTURE)
     await create_memories(store, "bob", [("f01", draft("Bob likes running shoes"))])
     for (text, conversation, scope), expected in EXPECTED:
         query = _query(text, conversation, scope)
-        found = await reads.lexical_candidates(store, "alice", query, limit=CANDIDATE_LIMIT)
-        assert [m.memory_id for m in found] == expected, (text, conversation, scope)
-        # The store's order is the ranking's (the conversation outranks an
-        # equal identity match, then pinned, ...).
-        assert [hit.memory.memory_id for hit in rank(query, found)] == expected
-    # A capped list is a prefix of that order.
-    capped = await reads.lexical_candidates(store, "alice", _query("running shoes", "c1"), limit=2)
-    assert [m.memory_id for m in capped] == ["f05", "f09"]
+        assert await reads.recalled_ids(store, "alice", query) == expected, (
+            text,
+            conversation,
+            scope,
+        )
+    # A shorter list is a prefix of that order.
+    capped = await reads.recalled_ids(store, "alice", _query("running shoes", "c1"), limit=2)
+    assert capped == ["f05", "f09"]
 
 
-async def test_updates_and_deletes_reach_the_index(store: MemoryStore) -> None:
+HOSTILE_QUERIES = [
+    '"',
+    "'",
+    "*",
+    "a*",
+    '"abc"*',
+    "NEAR(a b)",
+    "AND",
+    "OR OR OR",
+    "NOT x",
+    "((a)",
+    "col:term",
+    "search_document:x",
+    "{a b}:c",
+    "^start",
+    "a & b | !c",
+    "a <-> b",
+    "a:*",
+    "\\'",
+    "'; DROP TABLE memories; --",
+    "\x00",
+    "\u200b",
+    "💥🔥",
+    "日本語のテキスト",
+    "ＦＵＬＬＷＩＤＴＨ",
+    "İstanbul straße",
+    "x" * 65,
+    " ".join(f"w{i}" for i in range(500)),
+    "shoes -running",
+    "cafe* OR likes",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE_QUERIES)
+async def test_hostile_queries_match_what_their_terms_match(store: SqlStore, query: str) -> None:
+    """Every query is only its terms: FTS5 and tsquery syntax in it is text."""
+    await create_memories(store, "alice", FIXTURE)
+    terms = set(query_terms(query))
+    live = FIXTURE[:12] + FIXTURE[13:]  # f13 is archived
+    expected = {mid for mid, d in live if not d.conversation_id and terms & text_terms(d.text)}
+    found = await reads.recalled_ids(store, "alice", _query(query), limit=50)
+    assert set(found) == expected
+
+
+async def test_updates_and_deletes_reach_the_index(store: SqlStore) -> None:
     await create_memories(store, "alice", FIXTURE)
     await update_memory(store, "alice", "f07", MemoryChange(text="Loves running marathons"))
     await delete_memory(store, "alice", "f05")
-    found = await reads.lexical_candidates(store, "alice", _query("running hiking"), limit=50)
-    assert [m.memory_id for m in found] == ["f11", "f07", "f06"]  # f07: updated last
-    assert await reads.lexical_candidates(store, "alice", _query("mountains"), limit=50) == []
+    found = await reads.recalled_ids(store, "alice", _query("running hiking"))
+    assert found == ["f11", "f07", "f06"]  # f07: updated last
+    assert await reads.recalled_ids(store, "alice", _query("mountains")) == []
     # The archived f13 got a new text: still never recalled.
     await update_memory(store, "alice", "f13", MemoryChange(text="Likes espresso"))
-    assert await reads.lexical_candidates(store, "alice", _query("espresso"), limit=50) == []
+    assert await reads.recalled_ids(store, "alice", _query("espresso")) == []
 
 
 def _unit(values: list[float]) -> list[float]:
@@ -108,7 +175,7 @@ def _unit(values: list[float]) -> list[float]:
     return [v / length for v in values]
 
 
-async def test_semantic_candidates_are_the_exact_top_k(store: MemoryStore) -> None:
+async def test_semantic_candidates_are_the_exact_top_k(store: SqlStore) -> None:
     vectors = {
         "v1": [1.0, 0.0, 0.0],
         "v2": [0.9, 0.1, 0.0],
@@ -123,40 +190,29 @@ async def test_semantic_candidates_are_the_exact_top_k(store: MemoryStore) -> No
     await save(store, "c2", draft("other conversation", conversation="c2", vector=[1.0, 0.0, 0.0]))
     await save(store, "x1", draft("other model", vector=[1.0, 0.0, 0.0], model="other"))
     query = [1.0, 0.05, 0.0]
-    found = await reads.semantic_candidates(
-        store, "alice", _query("", "c1"), Embedding("test-model", tuple(query)), limit=4
+    embedding = Embedding("test-model", tuple(query))
+    nearest = await semantic(store, "alice", _query("", "c1"), embedding, limit=4)
+    assert [m for m, _ in nearest] == ["v1", "v2", "v6", "v4"]
+    for memory_id, similarity in nearest:
+        stored = decode_vector(encode_vector(vectors[memory_id]))  # float32
+        assert similarity == pytest.approx(cosine_similarity(query, stored), abs=1e-12)
+    # Through recall: the semantic rank alone orders a query without text
+    # (v5 points away from the query: not a hit).
+    everything = await reads.recalled_ids(
+        store, "alice", _query("", "c2", semantic=True), embedding
     )
-    assert [m.memory.memory_id for m in found] == ["v1", "v2", "v6", "v4"]
-    for match in found:
-        stored = decode_vector(encode_vector(vectors[match.memory.memory_id]))  # float32
-        assert match.similarity == pytest.approx(cosine_similarity(query, stored), abs=1e-12)
-    everything = await reads.semantic_candidates(
-        store, "alice", _query("", "c2"), Embedding("test-model", tuple(query)), limit=50
+    assert everything == ["c2", "v1", "v2", "v6", "v4", "v3"]
+    only_conversation = await reads.recalled_ids(
+        store, "alice", _query("", "c2", RecallScope.CONVERSATION, semantic=True), embedding
     )
-    assert [m.memory.memory_id for m in everything] == ["c2", "v1", "v2", "v6", "v4", "v3", "v5"]
-    only_conversation = await reads.semantic_candidates(
-        store,
-        "alice",
-        _query("", "c2", RecallScope.CONVERSATION),
-        Embedding("test-model", tuple(query)),
-        limit=50,
-    )
-    assert [m.memory.memory_id for m in only_conversation] == ["c2"]
-    assert (
-        await reads.semantic_candidates(
-            store, "alice", _query(""), Embedding("unknown-model", (1.0,)), limit=5
-        )
-        == []
-    )
-    assert (
-        await reads.semantic_candidates(
-            store, "bob", _query(""), Embedding("test-model", (1.0, 0.0, 0.0)), limit=5
-        )
-        == []
-    )
+    assert only_conversation == ["c2"]
+    unknown = Embedding("unknown-model", (1.0,))
+    assert await reads.recalled_ids(store, "alice", _query("", semantic=True), unknown) == []
+    other_user = Embedding("test-model", (1.0, 0.0, 0.0))
+    assert await reads.recalled_ids(store, "bob", _query("", semantic=True), other_user) == []
     with pytest.raises(InvalidArgument) as mismatch:
-        await reads.semantic_candidates(
-            store, "alice", _query(""), Embedding("test-model", (1.0, 0.0)), limit=5
+        await reads.recall(
+            store, "alice", _query("", semantic=True), Embedding("test-model", (1.0, 0.0))
         )
     assert mismatch.value.reason == "EMBEDDING_DIMENSION_MISMATCH"
     assert [v.field for v in mismatch.value.violations] == ["query_embedding.values"]
@@ -171,8 +227,7 @@ async def test_the_vector_cache_follows_writes_of_other_processes(
     query = Embedding("test-model", tuple(_unit([1.0, 1.0])))
 
     async def top() -> list[str]:
-        found = await reads.semantic_candidates(reader, "alice", _query(""), query, limit=2)
-        return [m.memory.memory_id for m in found]
+        return [m for m, _ in await semantic(reader, "alice", _query(""), query, limit=2)]
 
     await save(writer, "a", draft("a", vector=[1.0, 0.0]))
     await save(writer, "b", draft("b", vector=[0.0, 1.0]))
@@ -190,5 +245,5 @@ async def test_the_vector_cache_follows_writes_of_other_processes(
     await save(writer, "d", draft("d", key="k", vector=[1.0, 0.95]))
     await save(writer, "e", draft("e", key="k", vector=[0.0, 1.0]))
     assert await top() == ["c", "b"]
-    found = await reads.semantic_candidates(reader, "alice", _query(""), query, limit=10)
-    assert [m.memory.memory_id for m in found] == ["c", "b", "e"]
+    found = await semantic(reader, "alice", _query(""), query, limit=10)
+    assert [m for m, _ in found] == ["c", "b", "e"]

@@ -8,11 +8,13 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from sqlalchemy import Connection
 
 from mnemo_server.domain.memory_models import Embedding, MemoryDraft, RecallQuery
-from mnemo_server.domain.ranking import CANDIDATE_LIMIT, rank
-from mnemo_server.domain.text_search import STOP_WORDS, document_terms, stem
+from mnemo_server.domain.ranking import FULL_BUDGET, TermStats, lexical_plan
+from mnemo_server.domain.text_search import STOP_WORDS, query_terms, stem, text_terms
 from mnemo_server.domain.vectors import decode_vector, encode_vector
+from mnemo_server.store import memory_text_index, sql_recall
 from mnemo_server.store.sql import SqlStore
 from tests.store import reads
 from tests.store.memory_samples import bulk_create, draft
@@ -36,11 +38,6 @@ async def test_recall_over_10000_memories_finds_the_planted_entries(sql_store: S
                 draft(text, conversation=conversation, key=key, vector=corpus.vector(DIMENSIONS)),
             )
         )
-    # The most frequent content term of the noise: it matches far more
-    # entries than the store returns (CANDIDATE_LIMIT), so the cap is exercised.
-    frequent = Counter(t for _, d in noise for t in document_terms(d.text) if t not in STOP_WORDS)
-    common, count = frequent.most_common(1)[0]
-    assert count > 2 * CANDIDATE_LIMIT
     close = [1.0] + [0.0] * (DIMENSIONS - 1)
     planted = [
         ("p1", draft("Severely allergic to peanuts and shellfish", vector=close)),
@@ -53,35 +50,50 @@ async def test_recall_over_10000_memories_finds_the_planted_entries(sql_store: S
     ]
     await bulk_create(sql_store, "alice", noise)
     await bulk_create(sql_store, "alice", planted)
+    # The live entries: a keyed chain keeps its last entry (saved in order).
+    last_of_key = {d.key: mid for mid, d in noise + planted if d.key}
+    live = [(mid, d) for mid, d in noise + planted if not d.key or last_of_key[d.key] == mid]
 
-    # A common noise word in the query: thousands of one-term matches.
+    # The most frequent content term of the live noise: far more entries
+    # contain it than a full term may bring (FULL_BUDGET), so it is sampled.
+    frequent = Counter(t for _, d in live for t in text_terms(d.text) if t not in STOP_WORDS)
+    common, count = frequent.most_common(1)[0]
+    assert count > 2 * FULL_BUDGET
     query = RecallQuery(
         text=f"allergic to peanuts and shellfish {common}", conversation_id="c1", max_results=6
     )
-    lexical = await reads.lexical_candidates(sql_store, "alice", query, limit=CANDIDATE_LIMIT)
-    assert len(lexical) == CANDIDATE_LIMIT
-    hits = rank(query, lexical)
+    terms = query_terms(query.text)
+
+    def stats_of(conn: Connection) -> TermStats:
+        return memory_text_index.term_stats(conn, "alice", terms)
+
+    stats = await sql_store.database.read(stats_of)
+    # The statistics the writes kept are the corpus's own.
+    assert stats.entries == len(live)
+    assert dict(stats.frequencies) == {
+        t: n for t in terms if (n := sum(t in text_terms(d.text) for _, d in live))
+    }
+    plan = lexical_plan(terms, stats)
+    assert common in plan.sampled and not plan.exhaustive
+
+    hits = await reads.recall(sql_store, "alice", query)
     ids = [hit.memory.memory_id for hit in hits]
-    # Three terms; two; one in the current conversation; one pinned; then the
-    # most recently updated one-term match (p7 was saved after the noise).
-    assert ids[:5] == ["p1", "p2", "p3", "p4", "p7"]
-    assert ids[5].startswith("n") and hits[0].score == pytest.approx(3 / 4)
-    assert all(m.memory_id not in ("p5", "p6") for m in lexical)
+    # Three rare terms; two; then the one-term matches, the rarer term first
+    # (p3 in the current conversation, p4 pinned, p7 saved last), never the
+    # noise's common word before them.
+    assert ids[:2] == ["p1", "p2"]
+    assert set(ids[2:5]) == {"p3", "p4", "p7"}
+    assert ids[5].startswith("n")
+    assert 3 / 4 < hits[0].score < 1
+    assert not {"p5", "p6"} & set(ids)
 
     semantic_query = RecallQuery(
         text="allergic", conversation_id="c1", semantic=True, max_results=3
     )
     embedding = Embedding("test-model", tuple([0.9, 0.1] + [0.0] * (DIMENSIONS - 2)))
-    nearest = await reads.semantic_candidates(
-        sql_store, "alice", semantic_query, embedding, limit=CANDIDATE_LIMIT
-    )
-    assert nearest[0].memory.memory_id == "p1" and len(nearest) == CANDIDATE_LIMIT
-    lexical = await reads.lexical_candidates(
-        sql_store, "alice", semantic_query, limit=CANDIDATE_LIMIT
-    )
-    fused = rank(semantic_query, lexical, nearest)
+    fused = await reads.recall(sql_store, "alice", semantic_query, embedding)
     assert fused[0].memory.memory_id == "p1"
-    assert stem("peanuts") in document_terms(fused[0].memory.text)
+    assert stem("peanuts") in text_terms(fused[0].memory.text)
 
 
 @pytest.mark.slow
@@ -103,14 +115,13 @@ async def test_semantic_search_is_exact_over_100000_vectors(sql_store: SqlStore)
         query = [rng.gauss(0.0, 1.0) for _ in range(dimensions)]
         cosines = unit_rows @ (np.array(query) / np.linalg.norm(query))
         expected = [f"v{int(i):06}" for i in np.argsort(-cosines, kind="stable")[:20]]
-        found = await reads.semantic_candidates(
-            sql_store,
-            "alice",
-            RecallQuery(text=""),
-            Embedding("test-model", tuple(query)),
-            limit=20,
-        )
-        assert [m.memory.memory_id for m in found] == expected, trial
-        assert [m.similarity for m in found] == pytest.approx(
+        embedding = Embedding("test-model", tuple(query))
+
+        def nearest(conn: Connection, embedding: Embedding = embedding) -> dict[str, float]:
+            return sql_recall.semantic(conn, "alice", ("",), embedding, 20, sql_store.vector_cache)
+
+        found = list((await sql_store.database.read(nearest)).items())
+        assert [mid for mid, _ in found] == expected, trial
+        assert [cosine for _, cosine in found] == pytest.approx(
             sorted(cosines, reverse=True)[:20], abs=1e-9
         )

@@ -69,7 +69,7 @@ def test_bad_specs_are_refused_with_the_fix(spec: str, message: str) -> None:
 def test_hashing_embedder_is_deterministic_unit_length_and_word_based() -> None:
     embedder = load_embedder("hashing:64")
     assert isinstance(embedder, HashingEmbedder)
-    assert (embedder.model, embedder.dimensions) == ("mnemo-hashing-v1-64", 64)
+    assert (embedder.model, embedder.dimensions) == ("mnemo-hashing-v2-64", 64)
     first = embedder.embed(["The user likes sushi", "likes SUSHI!", "car insurance", ""])
     assert first == HashingEmbedder(64).embed(
         ["The user likes sushi", "likes SUSHI!", "car insurance", ""]

@@ -4,28 +4,27 @@ from __future__ import annotations
 
 import math
 import random
-import sqlite3
-from datetime import UTC, datetime, timedelta
+from collections import Counter
+from dataclasses import dataclass
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemo_server.domain.memory_models import (
-    Memory,
-    MemoryScope,
-    RecallQuery,
-    RecallScope,
-    RecallSignal,
-)
+from mnemo_server.domain.memory_models import RecallQuery, RecallScope, RecallSignal
 from mnemo_server.domain.ranking import (
+    FULL_BUDGET,
     RRF_K,
-    SemanticMatch,
-    lexical_order_key,
+    SAMPLED_TERMS,
+    Candidate,
+    LexicalPlan,
+    Ranked,
+    TermStats,
+    lexical_plan,
     rank,
-    visible,
+    visible_conversations,
 )
-from mnemo_server.domain.text_search import fts5_match_expression, matched_terms, search_document
+from mnemo_server.domain.text_search import query_terms, text_terms
 from mnemo_server.domain.vectors import (
     VectorIndex,
     cosine_similarity,
@@ -34,69 +33,117 @@ from mnemo_server.domain.vectors import (
     top_k_cosine,
 )
 
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
+T0 = 1_767_225_600_000_000  # 2026-01-01 in epoch microseconds
+
+
+@dataclass(frozen=True)
+class Entry:
+    memory_id: str
+    text: str
+    age: int = 0
+    """Minutes before the newest."""
+    conversation: str = ""
+    pinned: bool = False
 
 
 def mem(
-    memory_id: str,
-    text: str,
-    *,
-    age: int = 0,
-    conversation: str = "",
-    pinned: bool = False,
-    archived: bool = False,
-) -> Memory:
-    """An entry updated ``age`` minutes before the newest."""
-    at = T0 - timedelta(minutes=age)
-    return Memory(
-        memory_id=memory_id,
-        user_id="u1",
-        text=text,
-        create_time=at,
-        update_time=at,
-        scope=MemoryScope.CONVERSATION if conversation else MemoryScope.IDENTITY,
-        conversation_id=conversation,
-        pinned=pinned,
-        archive_time=at if archived else None,
+    memory_id: str, text: str, *, age: int = 0, conversation: str = "", pinned: bool = False
+) -> Entry:
+    return Entry(memory_id, text, age, conversation, pinned)
+
+
+def stats_of(entries: list[Entry]) -> TermStats:
+    """The statistics a store keeps for these live entries."""
+    counts: Counter[str] = Counter()
+    for e in entries:
+        counts.update(text_terms(e.text))
+    return TermStats(len(entries), dict(counts))
+
+
+def candidate(e: Entry, query: RecallQuery, similarity: float | None = None) -> Candidate:
+    matched = text_terms(e.text) & set(query_terms(query.text))
+    return Candidate(
+        e.memory_id,
+        e.conversation,
+        e.pinned,
+        T0 - e.age * 60_000_000,
+        frozenset(matched),
+        similarity,
     )
 
 
-def ids(hits: list) -> list[str]:  # type: ignore[type-arg]
-    return [h.memory.memory_id for h in hits]
+def ranked(
+    query: RecallQuery,
+    entries: list[Entry],
+    semantic: list[tuple[Entry, float]] = (),  # type: ignore[assignment]
+    *,
+    corpus: list[Entry] | None = None,
+) -> list[Ranked]:
+    """``rank`` over ``entries`` as lexical candidates and ``semantic`` ones,
+    with the statistics of ``corpus`` (default: every entry named)."""
+    everyone = corpus if corpus is not None else [*entries, *(e for e, _ in semantic)]
+    unique = list({e.memory_id: e for e in everyone}.values())
+    candidates = [candidate(e, query) for e in entries]
+    candidates += [candidate(e, query, similarity) for e, similarity in semantic]
+    return rank(query, query_terms(query.text), stats_of(unique), candidates)
+
+
+def ids(hits: list[Ranked]) -> list[str]:
+    return [h.candidate.memory_id for h in hits]
 
 
 def q(text: str, **kwargs: object) -> RecallQuery:
     return RecallQuery(text=text, **kwargs)  # type: ignore[arg-type]
 
 
+# --- term weights ---------------------------------------------------------------------------
+
+
+def test_a_rarer_term_weighs_more() -> None:
+    stats = TermStats(100, {"tea": 60, "jazz": 3})
+    assert stats.weight("jazz") > stats.weight("tea") > 0
+    assert stats.weight("never-seen") > stats.weight("jazz")
+    assert stats.weight("tea") == pytest.approx(math.log(1 + (100 - 60 + 0.5) / 60.5))
+
+
+def test_the_rare_term_outranks_several_common_ones() -> None:
+    common = [mem(f"tea{i}", "green tea every morning", age=i) for i in range(20)]
+    rare = mem("jazz", "jazz records", age=99)
+    hits = ranked(q("green tea jazz"), [*common, rare])
+    assert ids(hits)[0] == "jazz"
+
+
 # --- lexical relevance and tie-breaks ------------------------------------------------------------
 
 
-def test_more_matched_terms_wins_over_scope_pinned_and_recency() -> None:
+def test_more_of_the_query_wins_over_scope_pinned_and_recency() -> None:
     entries = [
         mem("a", "likes sushi", age=0, conversation="c1", pinned=True),
         mem("b", "likes sushi and ramen", age=500),
     ]
-    hits = rank(q("sushi ramen", conversation_id="c1"), entries)
+    query = q("sushi ramen", conversation_id="c1")
+    hits = ranked(query, entries)
     assert ids(hits) == ["b", "a"]
-    assert [h.score for h in hits] == [1.0, 0.5]
-    assert [h.rank for h in hits] == [1, 2]
+    stats = stats_of(entries)
+    share = stats.weight("sushi") / (stats.weight("sushi") + stats.weight("ramen"))
+    assert [h.score for h in hits] == pytest.approx([1.0, share])
+    assert [h.candidate.memory_id for h in hits] == ["b", "a"]
 
 
 def test_conversation_entry_outranks_identity_entry_with_an_equal_match() -> None:
     identity = mem("a-identity", "The user likes sushi", age=0, pinned=True)
     scoped = mem("z-scoped", "Ordering sushi for the party", age=900, conversation="c1")
-    hits = rank(q("sushi", conversation_id="c1"), [identity, scoped])
+    hits = ranked(q("sushi", conversation_id="c1"), [identity, scoped])
     assert ids(hits) == ["z-scoped", "a-identity"]
     assert hits[0].signals == (RecallSignal.LEXICAL, RecallSignal.CONVERSATION_SCOPE)
     assert hits[1].signals == (RecallSignal.LEXICAL, RecallSignal.PINNED)
 
 
-def test_equal_match_means_equal_matched_term_count_not_equal_text() -> None:
-    # Different words matched, same count: still an equal match.
+def test_an_equal_match_is_an_equal_share_not_equal_words() -> None:
+    # Different words matched, of equal weight: still an equal match.
     identity = mem("i", "sushi every friday")
     scoped = mem("s", "ramen on mondays", conversation="c1")
-    assert ids(rank(q("sushi ramen", conversation_id="c1"), [identity, scoped])) == ["s", "i"]
+    assert ids(ranked(q("sushi ramen", conversation_id="c1"), [identity, scoped])) == ["s", "i"]
 
 
 def test_pinned_then_recency_then_id_break_remaining_ties() -> None:
@@ -107,7 +154,7 @@ def test_pinned_then_recency_then_id_break_remaining_ties() -> None:
         mem("b-same-time", "sushi", age=5),
         mem("a-same-time", "sushi", age=5),
     ]
-    assert ids(rank(q("sushi"), entries)) == [
+    assert ids(ranked(q("sushi"), entries)) == [
         "pinned-old",
         "new",
         "a-same-time",
@@ -118,29 +165,28 @@ def test_pinned_then_recency_then_id_break_remaining_ties() -> None:
 
 def test_stemmed_forms_match_and_count_once() -> None:
     entries = [mem("a", "Loves hiking; hikes every weekend"), mem("b", "Liked the hike")]
-    hits = rank(q("hiking likes"), entries)
-    assert ids(hits) == ["b", "a"]  # b: hik + lik; a: hik only
-    assert [h.score for h in hits] == [1.0, 0.5]
+    hits = ranked(q("hiking likes"), entries)
+    assert ids(hits) == ["b", "a"]  # b: hike + like; a: hike only
+    assert hits[0].score == 1.0 and 0 < hits[1].score < 1.0
 
 
 def test_candidates_without_any_matched_term_are_dropped() -> None:
     # A store may hand over false positives; they never become hits.
-    assert rank(q("sushi"), [mem("a", "pizza")]) == []
-    assert rank(q("   "), [mem("a", "sushi")]) == []
+    assert ranked(q("sushi"), [mem("a", "pizza")]) == []
+    assert ranked(q("   "), [mem("a", "sushi")]) == []
 
 
 # --- visibility -----------------------------------------------------------------------
 
 
-def test_archived_and_other_conversations_are_never_returned() -> None:
+def test_other_conversations_are_never_returned() -> None:
     entries = [
-        mem("archived", "sushi", archived=True),
         mem("other", "sushi", conversation="c2"),
         mem("mine", "sushi", conversation="c1"),
         mem("identity", "sushi"),
     ]
-    assert ids(rank(q("sushi", conversation_id="c1"), entries)) == ["mine", "identity"]
-    assert ids(rank(q("sushi"), entries)) == ["identity"]
+    assert ids(ranked(q("sushi", conversation_id="c1"), entries)) == ["mine", "identity"]
+    assert ids(ranked(q("sushi"), entries)) == ["identity"]
 
 
 @pytest.mark.parametrize(
@@ -154,8 +200,33 @@ def test_archived_and_other_conversations_are_never_returned() -> None:
 def test_scope_filter(scope: RecallScope, expected: list[str]) -> None:
     entries = [mem("identity", "sushi"), mem("mine", "sushi", conversation="c1")]
     query = q("sushi", conversation_id="c1", scope=scope)
-    assert ids(rank(query, entries)) == expected
-    assert [e.memory_id for e in entries if visible(e, query)] == sorted(expected)
+    assert ids(ranked(query, entries)) == expected
+    visible = visible_conversations(query)
+    assert sorted(e.memory_id for e in entries if e.conversation in visible) == sorted(expected)
+
+
+# --- candidate plan ---------------------------------------------------------------------
+
+
+def test_rare_terms_are_full_and_common_ones_sampled() -> None:
+    stats = TermStats(10_000, {"bram": 3, "jazz": 200, "tea": 3_000, "work": 2_000, "usual": 900})
+    plan = lexical_plan(["usual", "tea", "bram", "jazz", "nowhere", "work"], stats)
+    assert plan == LexicalPlan(
+        full=("bram", "jazz"), sampled=("usual", "work", "tea"), exhaustive=False
+    )
+    assert lexical_plan(["bram", "jazz"], stats) == LexicalPlan(
+        ("bram", "jazz"), (), exhaustive=True
+    )
+    assert lexical_plan(["nowhere"], stats) == LexicalPlan((), (), exhaustive=True)
+
+
+def test_the_full_terms_stay_within_the_budget_and_sampling_is_bounded() -> None:
+    many = {f"t{i:02d}": FULL_BUDGET // 3 for i in range(20)}
+    plan = lexical_plan(list(many), TermStats(100_000, many))
+    assert sum(many[t] for t in plan.full) <= FULL_BUDGET
+    assert plan.full == ("t00", "t01", "t02")
+    assert len(plan.sampled) == SAMPLED_TERMS
+    assert not plan.exhaustive
 
 
 # --- cut-offs -------------------------------------------------------------------------
@@ -163,26 +234,25 @@ def test_scope_filter(scope: RecallScope, expected: list[str]) -> None:
 
 def test_min_score_and_max_results() -> None:
     entries = [mem(f"m{i}", "sushi ramen" if i < 3 else "sushi", age=i) for i in range(10)]
-    hits = rank(q("sushi ramen", max_results=4), entries)
+    hits = ranked(q("sushi ramen", max_results=4), entries)
     assert ids(hits) == ["m0", "m1", "m2", "m3"]
-    assert [h.rank for h in hits] == [1, 2, 3, 4]
-    strict = rank(q("sushi ramen", min_score=0.75), entries)
+    strict = ranked(q("sushi ramen", min_score=0.75), entries)
     assert ids(strict) == ["m0", "m1", "m2"]
-    assert rank(q("sushi ramen", min_score=1.01), entries) == []
+    assert ranked(q("sushi ramen", min_score=1.01), entries) == []
 
 
 def test_zero_max_results_means_the_default() -> None:
     entries = [mem(f"m{i:02d}", "sushi", age=i) for i in range(30)]
-    assert len(rank(q("sushi", max_results=0), entries)) == 10
+    assert len(ranked(q("sushi", max_results=0), entries)) == 10
 
 
-# --- determinism and backend independence ------------------------------------------------------------
+# --- determinism ----------------------------------------------------------------------
 
 WORDS = ["sushi", "ramen", "likes", "liked", "peanuts", "allergy", "vegan", "paris", "hiking"]
 
 
 @st.composite
-def corpora(draw: st.DrawFn) -> list[Memory]:
+def corpora(draw: st.DrawFn) -> list[Entry]:
     count = draw(st.integers(min_value=1, max_value=12))
     entries = []
     for i in range(count):
@@ -194,7 +264,6 @@ def corpora(draw: st.DrawFn) -> list[Memory]:
                 age=draw(st.integers(0, 3)),
                 conversation=draw(st.sampled_from(["", "", "c1", "c2"])),
                 pinned=draw(st.booleans()),
-                archived=draw(st.booleans()) and draw(st.booleans()),
             )
         )
     return entries
@@ -203,55 +272,15 @@ def corpora(draw: st.DrawFn) -> list[Memory]:
 @settings(max_examples=200, deadline=None)
 @given(entries=corpora(), query_words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4))
 def test_same_hits_whatever_order_the_store_returns(
-    entries: list[Memory], query_words: list[str]
+    entries: list[Entry], query_words: list[str]
 ) -> None:
     query = q(" ".join(query_words), conversation_id="c1", max_results=100)
-    forward = rank(query, entries)
-    backward = rank(query, list(reversed(entries)))
+    forward = ranked(query, entries)
+    backward = ranked(query, list(reversed(entries)), corpus=entries)
     shuffled = list(entries)
     random.Random(7).shuffle(shuffled)
-    assert forward == backward == rank(query, shuffled)
-    # The hits come out in lexical_order_key order (the order stores cap by).
-    keys = [
-        lexical_order_key(h.memory, matched_terms(query_terms_of(query), h.memory.text), query)
-        for h in forward
-    ]
-    assert keys == sorted(keys)
-
-
-def query_terms_of(query: RecallQuery) -> tuple[str, ...]:
-    from mnemo_server.domain.text_search import query_terms
-
-    return query_terms(query.text)
-
-
-def test_fts5_candidates_in_bm25_order_or_any_order_rank_the_same() -> None:
-    entries = [
-        mem("a", "The user likes sushi and ramen", age=3),
-        mem("b", "Sushi sushi sushi", age=2),
-        mem("c", "Ramen shop near Paris", age=1, conversation="c1"),
-        mem("d", "Peanut allergy", age=0),
-    ]
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE f USING fts5(search_document, tokenize='ascii')")
-    db.executemany(
-        "INSERT INTO f(rowid, search_document) VALUES (?, ?)",
-        [(i, search_document(e.text)) for i, e in enumerate(entries)],
-    )
-    query = q("sushi ramen", conversation_id="c1")
-    expression = fts5_match_expression(query.text)
-    by_bm25 = [
-        entries[r[0]]
-        for r in db.execute("SELECT rowid FROM f WHERE f MATCH ? ORDER BY bm25(f)", (expression,))
-    ]
-    by_rowid = [
-        entries[r[0]]
-        for r in db.execute(
-            "SELECT rowid FROM f WHERE f MATCH ? ORDER BY rowid DESC", (expression,)
-        )
-    ]
-    assert {e.memory_id for e in by_bm25} == {"a", "b", "c"}
-    assert ids(rank(query, by_bm25)) == ids(rank(query, by_rowid)) == ["a", "c", "b"]
+    assert ids(forward) == ids(backward) == ids(ranked(query, shuffled, corpus=entries))
+    assert [h.score for h in forward] == sorted((h.score for h in forward), reverse=True)
 
 
 # --- semantic fusion ---------------------------------------------------------------------------
@@ -260,56 +289,62 @@ def test_fts5_candidates_in_bm25_order_or_any_order_rank_the_same() -> None:
 def test_semantic_fusion_changes_the_order_where_the_vectors_say_so() -> None:
     a = mem("a", "The user likes sushi", age=0)
     b = mem("b", "Sushi is the user's comfort food", age=5)
-    lexical_only = rank(q("sushi"), [a, b])
-    assert ids(lexical_only) == ["a", "b"]  # equal match: recency
-    semantic = [SemanticMatch(b, 0.9), SemanticMatch(a, 0.2)]
-    fused = rank(q("sushi", semantic=True), [a, b], semantic)
+    assert ids(ranked(q("sushi"), [a, b])) == ["a", "b"]  # equal match: recency
+    semantic = [(b, 0.9), (a, 0.2)]
+    fused = ranked(q("sushi", semantic=True), [a, b], semantic)
     assert ids(fused) == ["b", "a"]
     assert fused[0].signals == (RecallSignal.LEXICAL, RecallSignal.SEMANTIC)
     # Without the semantic flag the vectors are ignored.
-    assert ids(rank(q("sushi"), [a, b], semantic)) == ["a", "b"]
+    assert ids(ranked(q("sushi"), [a, b], semantic)) == ["a", "b"]
 
 
 def test_fused_scores_are_normalized_reciprocal_rank_fusion() -> None:
     a = mem("a", "sushi ramen")
     b = mem("b", "sushi")
     c = mem("c", "nothing lexical")
-    semantic = [SemanticMatch(c, 0.8), SemanticMatch(b, 0.5)]
-    hits = rank(q("sushi ramen", semantic=True), [a, b, c], semantic)
+    semantic = [(c, 0.8), (b, 0.5)]
+    hits = ranked(q("sushi ramen", semantic=True), [a, b, c], semantic)
     best = 2 / (RRF_K + 1)
     expected = {
         "a": (1 / (RRF_K + 1)) / best,
         "b": (1 / (RRF_K + 2) + 1 / (RRF_K + 2)) / best,
         "c": (1 / (RRF_K + 1)) / best,
     }
-    assert {h.memory.memory_id: h.score for h in hits} == pytest.approx(expected)
+    assert {h.candidate.memory_id: h.score for h in hits} == pytest.approx(expected)
     assert ids(hits) == ["b", "a", "c"]  # a and c tie: recency is equal, then id
     assert hits[2].signals == (RecallSignal.SEMANTIC,)
     assert all(0 < h.score <= 1 for h in hits)
 
 
+def test_a_semantic_candidate_holding_query_terms_is_a_lexical_hit_too() -> None:
+    a = mem("a", "sushi")
+    hits = ranked(q("sushi", semantic=True), [], [(a, 0.5)])
+    assert hits[0].signals == (RecallSignal.LEXICAL, RecallSignal.SEMANTIC)
+    assert hits[0].score == 1.0
+
+
 def test_semantic_only_query_and_similarity_floor() -> None:
     a, b, c = mem("a", "x"), mem("b", "y"), mem("c", "z")
-    semantic = [SemanticMatch(a, 0.3), SemanticMatch(b, 0.7), SemanticMatch(c, -0.2)]
-    hits = rank(q("", semantic=True), [], semantic)
+    hits = ranked(q("", semantic=True), [], [(a, 0.3), (b, 0.7), (c, -0.2)])
     assert ids(hits) == ["b", "a"]  # c points away from the query
     assert hits[0].score == 1.0
-    tied = rank(q("", semantic=True), [], [SemanticMatch(a, 0.5), SemanticMatch(b, 0.5 + 1e-12)])
+    tied = ranked(q("", semantic=True), [], [(a, 0.5), (b, 0.5 + 1e-12)])
     assert ids(tied) == ["a", "b"]  # equal within the rounding: id breaks the tie
 
 
 def test_conversation_scope_wins_equal_fused_scores() -> None:
     identity = mem("a", "sushi", pinned=True)
     scoped = mem("b", "sushi", conversation="c1", age=60)
-    semantic = [SemanticMatch(identity, 0.5), SemanticMatch(scoped, 0.5)]
-    hits = rank(q("sushi", conversation_id="c1", semantic=True), [identity, scoped], semantic)
+    semantic = [(identity, 0.5), (scoped, 0.5)]
+    hits = ranked(q("sushi", conversation_id="c1", semantic=True), [identity, scoped], semantic)
     assert ids(hits) == ["b", "a"]
 
 
 def test_duplicate_candidates_count_once() -> None:
     a = mem("a", "sushi")
-    hits = rank(q("sushi", semantic=True), [a, a], [SemanticMatch(a, 0.1), SemanticMatch(a, 0.4)])
+    hits = ranked(q("sushi", semantic=True), [a, a], [(a, 0.1), (a, 0.4)])
     assert ids(hits) == ["a"]
+    assert hits[0].candidate.similarity == 0.4
 
 
 # --- vectors ---------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from mnemo_server.domain.errors import FailedPrecondition, FieldViolation, InvalidArgument
-from mnemo_server.domain.text_search import search_document
+from mnemo_server.domain.text_search import stems
 
 
 @runtime_checkable
@@ -83,7 +83,7 @@ class HashingEmbedder:
 
     @property
     def model(self) -> str:
-        return f"mnemo-hashing-v1-{self._dimensions}"
+        return f"mnemo-hashing-v2-{self._dimensions}"
 
     @property
     def dimensions(self) -> int:
@@ -91,7 +91,7 @@ class HashingEmbedder:
 
     def _vector(self, text: str) -> tuple[float, ...]:
         values = [0.0] * self._dimensions
-        for term in search_document(text).split():
+        for term in stems(text):
             digest = hashlib.blake2b(term.encode("utf-8"), digest_size=8).digest()
             number = int.from_bytes(digest, "big")
             values[number % self._dimensions] += 1.0 if number >> 63 else -1.0

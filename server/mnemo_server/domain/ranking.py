@@ -1,42 +1,48 @@
 """The recall ranking policy: deterministic, and the same on every backend.
 
-What the store hands in (phase 2 contract):
+Recall reads a bounded set of candidates (``store.sql_recall``) and ranks
+them here, in Python, so that both backends order the same candidates the
+same way. Nothing here reads a backend score (bm25, ts_rank): their scales
+and formulas differ between SQLite and PostgreSQL.
 
-- ``lexical``: the visible, unarchived entries whose search document matched
-  ``text_search.fts5_match_expression`` / ``pg_tsquery_text`` for the query
-  text, in any order: all of them, or a prefix of at least
-  ``CANDIDATE_LIMIT`` of them under ``lexical_order_key`` (the SQL form of
-  that key is in its docstring). Backend scores (bm25, ts_rank) are not
-  needed and not used;
-- ``semantic``: when the query is semantic, ``SemanticMatch(memory,
-  cosine)`` for the top ``CANDIDATE_LIMIT`` entries of
-  ``vectors.VectorIndex.top_k`` over the user's vectors of the query's model.
+**Term weights.** Each user's live entries have corpus statistics
+(``TermStats``, kept by the store in the transaction of every write): how
+many live entries there are (``entries``, N) and, per stem, how many of them
+contain it (its document frequency, df). A query term's weight is its inverse
+document frequency, ``ln(1 + (N - df + 0.5) / (df + 0.5))`` (BM25's), so a
+word most entries share ("tea" in a tea drinker's memories) counts little and
+a rare one (a name) counts much.
 
-Why matched-term counts and not bm25/ts_rank: the backends' scores differ in
-scale and in formula (bm25 is negative, lower-is-better and IDF-weighted;
-ts_rank is positive and unweighted by corpus statistics), so any order built
-on them differs between SQLite and PostgreSQL for the same fixture. The number
-of distinct query terms an entry contains is computed here, in Python, from
-the entry's text with the same normalization the index uses
-(``text_search.matched_terms``), so it is identical on both backends; so is
-every tie-break below.
+**Candidates** (``lexical_plan``): the query's terms that occur at all, rarest
+first. The rarest of them, as long as the entries containing them add up to at
+most ``FULL_BUDGET``, are *full* terms: every visible entry containing one of
+them is a candidate. Of the next ``SAMPLED_TERMS`` terms (the common ones), the
+``SAMPLE_SIZE`` newest visible entries containing each are candidates (newest:
+the store's insertion order, the same on both backends). So the work per
+call is bounded however many entries contain a common word; an entry that
+contains only common terms, and is not among the newest containing them, is
+not considered (it would score low anyway: common terms weigh little). When
+every term is full (``LexicalPlan.exhaustive``), every matching entry is a
+candidate. With a semantic query, the ``CANDIDATE_LIMIT`` entries nearest to
+the query vector are candidates too.
 
-The order:
+**The order:**
 
-1. relevance, the hit's ``score``: without ``semantic``, the fraction of the
-   query's terms the entry contains (``matched / len(terms)``, in (0, 1]);
-   with ``semantic``, reciprocal rank fusion (``RRF_K`` = 60) of the lexical
-   rank (competition ranking by matched-term count: entries with the same
-   count share a rank) and the semantic rank (competition ranking by cosine
-   rounded to ``SIMILARITY_DIGITS`` digits), divided by its maximum so that
-   it is in (0, 1]. Entries with no matched term are not lexical hits;
-   entries at or below ``min_similarity`` are not semantic hits;
+1. relevance, the hit's ``score``: without ``semantic``, the share of the
+   query's term weight that the entry contains (the sum of the weights of the
+   query terms it contains over the sum of the weights of all query terms, in
+   (0, 1]; 1 when it contains every term); with ``semantic``, reciprocal rank
+   fusion (``RRF_K`` = 60) of the lexical rank (competition ranking by that
+   share: entries with an equal share share a rank) and the semantic rank
+   (competition ranking by cosine rounded to ``SIMILARITY_DIGITS`` digits),
+   divided by its maximum so that it is in (0, 1]. Entries with no query term
+   are not lexical hits; entries at or below ``min_similarity`` are not
+   semantic hits;
 2. an *equal match* is an equal score after rounding to ``SCORE_DIGITS``
-   digits: the same matched-term count without semantic, the same pair of
-   ranks with it. Among equal matches, an entry scoped to the current
-   conversation comes first;
+   digits. Among equal matches, an entry scoped to the current conversation
+   comes first;
 3. then pinned entries;
-4. then the most recently updated (``update_time`` descending);
+4. then the most recently updated;
 5. then ``memory_id`` ascending.
 
 Then hits scoring below ``min_score`` are dropped, the first ``max_results``
@@ -45,20 +51,19 @@ are kept and ranked 1, 2, 3, ...
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from mnemo_server.domain.governance import Gate
 from mnemo_server.domain.memory_models import (
     DEFAULT_RECALL_RESULTS,
     Memory,
-    MemoryScope,
     RecallHit,
     RecallQuery,
     RecallScope,
     RecallSignal,
 )
-from mnemo_server.domain.text_search import matched_terms, query_terms
 
 RRF_K = 60
 """The reciprocal rank fusion constant (Cormack et al.)."""
@@ -70,65 +75,95 @@ SIMILARITY_DIGITS = 9
 """Cosines equal after rounding to this many digits share a semantic rank."""
 
 CANDIDATE_LIMIT = 200
-"""The fewest candidates per list a store may cap at (see the module doc)."""
+"""Semantic candidates: the entries nearest to the query vector."""
+
+FULL_BUDGET = 500
+"""Full terms: rarest first, while the entries containing them add up to at
+most this many."""
+
+SAMPLED_TERMS = 4
+"""Common terms (after the full ones) whose newest entries are candidates."""
+
+SAMPLE_SIZE = 50
+"""The newest visible entries of each sampled term that are candidates."""
 
 DEFAULT_MIN_SIMILARITY = 0.0
 """Vectors pointing away from the query (cosine <= 0) are not semantic hits."""
 
 
 @dataclass(frozen=True)
-class SemanticMatch:
-    """An entry and the cosine similarity of its vector to the query's."""
+class TermStats:
+    """A user's corpus statistics: ``entries`` live entries, of which
+    ``frequencies[term]`` contain ``term`` (absent: none)."""
 
-    memory: Memory
-    similarity: float
+    entries: int
+    frequencies: Mapping[str, int]
 
+    def frequency(self, term: str) -> int:
+        return self.frequencies.get(term, 0)
 
-def visible(memory: Memory, query: RecallQuery) -> bool:
-    """Whether a recall for ``query`` may return ``memory`` at all.
-
-    Never archived entries; identity entries unless the scope filter is
-    conversation-only; conversation entries only of the query's conversation
-    (so never when the query names none) and unless the filter is
-    identity-only. Stores filter the same way in SQL.
-    """
-    if memory.archived:
-        return False
-    if memory.scope is MemoryScope.IDENTITY:
-        return query.scope is not RecallScope.CONVERSATION
-    return (
-        query.scope is not RecallScope.IDENTITY
-        and query.conversation_id != ""
-        and memory.conversation_id == query.conversation_id
-    )
+    def weight(self, term: str) -> float:
+        """The term's inverse document frequency (see the module doc); > 0."""
+        df = min(self.frequency(term), self.entries)
+        return math.log(1.0 + (self.entries - df + 0.5) / (df + 0.5))
 
 
-def in_current_conversation(memory: Memory, query: RecallQuery) -> bool:
-    """Whether ``memory`` is scoped to the conversation the query is about."""
-    return (
-        memory.scope is MemoryScope.CONVERSATION
-        and query.conversation_id != ""
-        and memory.conversation_id == query.conversation_id
-    )
+@dataclass(frozen=True)
+class LexicalPlan:
+    """Which entries are lexical candidates (see the module doc)."""
+
+    full: tuple[str, ...] = ()
+    sampled: tuple[str, ...] = ()
+    exhaustive: bool = True
+    """Every entry containing a query term is a candidate."""
 
 
-def lexical_order_key(
-    memory: Memory, matched: int, query: RecallQuery
-) -> tuple[int, bool, bool, float, str]:
-    """The order in which a capped lexical candidate list must be a prefix.
+def lexical_plan(terms: Sequence[str], stats: TermStats) -> LexicalPlan:
+    """The full and sampled terms of ``terms`` (``text_search.query_terms``)
+    under ``stats``; terms no entry contains are neither."""
+    present = sorted((stats.frequency(t), t) for t in dict.fromkeys(terms) if stats.frequency(t))
+    full: list[str] = []
+    total = 0
+    for df, term in present:
+        if total + df > FULL_BUDGET:
+            break
+        full.append(term)
+        total += df
+    rest = [term for _, term in present[len(full) :]]
+    return LexicalPlan(tuple(full), tuple(rest[:SAMPLED_TERMS]), exhaustive=not rest)
 
-    In SQL: ``ORDER BY matched DESC, (scope = 'conversation' AND
-    conversation_id = :conversation) DESC, pinned DESC, update_time DESC,
-    memory_id ASC``, where ``matched`` is the expression given in
-    ``text_search.matched_terms``.
-    """
-    return (
-        -matched,
-        not in_current_conversation(memory, query),
-        not memory.pinned,
-        -memory.update_time.timestamp(),
-        memory.memory_id,
-    )
+
+@dataclass(slots=True)
+class Candidate:
+    """What ranking needs of one entry: ``conversation_id`` (``""``: identity
+    scope), ``pinned``, ``update_micros`` (its update time in epoch
+    microseconds), the query terms it contains (``matched``), and its cosine
+    to the query vector when it was a semantic candidate."""
+
+    memory_id: str
+    conversation_id: str
+    pinned: bool
+    update_micros: int
+    matched: frozenset[str] = frozenset()
+    similarity: float | None = None
+    score: float = field(default=0.0, compare=False)
+
+
+def visible_conversations(query: RecallQuery) -> tuple[str, ...]:
+    """The ``conversation_id`` values of the entries ``query`` may return
+    (``""`` stands for identity entries): identity entries unless the scope
+    filter is conversation-only; the query's conversation's entries (when it
+    names one) unless the filter is identity-only. Never archived entries."""
+    current = (query.conversation_id,) if query.conversation_id else ()
+    if query.scope is RecallScope.IDENTITY:
+        return ("",)
+    if query.scope is RecallScope.CONVERSATION:
+        return current
+    return ("", *current)
+
+
+def _in_current_conversation(candidate: Candidate, query: RecallQuery) -> bool:
+    return query.conversation_id != "" and candidate.conversation_id == query.conversation_id
 
 
 def _competition_ranks(values: dict[str, float]) -> dict[str, int]:
@@ -140,122 +175,140 @@ def _competition_ranks(values: dict[str, float]) -> dict[str, int]:
     return {key: first_position[value] for key, value in values.items()}
 
 
-@dataclass
-class _Candidate:
-    memory: Memory
-    matched: int = 0
-    similarity: float | None = None
-    score: float = 0.0
+def _lexical_shares(
+    candidates: Iterable[Candidate], terms: Sequence[str], stats: TermStats
+) -> dict[str, float]:
+    weights = {t: stats.weight(t) for t in dict.fromkeys(terms)}
+    total = sum(weights.values())
+    return {
+        c.memory_id: sum(weights[t] for t in c.matched if t in weights) / total
+        for c in candidates
+        if c.matched
+    }
 
 
-def _collect(
-    query: RecallQuery,
-    terms: tuple[str, ...],
-    lexical: Iterable[Memory],
-    semantic: Iterable[SemanticMatch],
+def _score(
+    candidates: dict[str, Candidate],
+    terms: Sequence[str],
+    stats: TermStats,
+    semantic: bool,
     min_similarity: float,
-) -> dict[str, _Candidate]:
-    candidates: dict[str, _Candidate] = {}
-    if terms:
-        for memory in lexical:
-            if memory.memory_id in candidates or not visible(memory, query):
-                continue
-            matched = matched_terms(terms, memory.text)
-            if matched:
-                candidates[memory.memory_id] = _Candidate(memory, matched)
-    if query.semantic:
-        for match in semantic:
-            if match.similarity <= min_similarity or not visible(match.memory, query):
-                continue
-            entry = candidates.setdefault(match.memory.memory_id, _Candidate(match.memory))
-            if entry.similarity is None or match.similarity > entry.similarity:
-                entry.similarity = match.similarity
-    return candidates
-
-
-def _score(candidates: dict[str, _Candidate], terms: tuple[str, ...], semantic: bool) -> None:
+) -> list[Candidate]:
+    """The candidates that are hits, each with its ``score``."""
+    shares = _lexical_shares(candidates.values(), terms, stats) if terms else {}
     if not semantic:
-        for entry in candidates.values():
-            entry.score = entry.matched / len(terms)
-        return
-    lexical_ranks = _competition_ranks(
-        {key: float(e.matched) for key, e in candidates.items() if e.matched}
-    )
-    semantic_ranks = _competition_ranks(
-        {
-            key: round(e.similarity, SIMILARITY_DIGITS)
-            for key, e in candidates.items()
-            if e.similarity is not None
-        }
-    )
-    lists = (1 if terms else 0) + 1
-    best = lists / (RRF_K + 1)
+        for key, share in shares.items():
+            candidates[key].score = share
+        return [candidates[key] for key in shares]
+    similar = {
+        key: round(c.similarity, SIMILARITY_DIGITS)
+        for key, c in candidates.items()
+        if c.similarity is not None and c.similarity > min_similarity
+    }
+    lexical_ranks = _competition_ranks({k: round(v, SCORE_DIGITS) for k, v in shares.items()})
+    semantic_ranks = _competition_ranks(similar)
+    best = ((1 if terms else 0) + 1) / (RRF_K + 1)
+    hits = []
     for key, entry in candidates.items():
+        if key not in lexical_ranks and key not in semantic_ranks:
+            continue
         fused = 0.0
         if key in lexical_ranks:
             fused += 1.0 / (RRF_K + lexical_ranks[key])
         if key in semantic_ranks:
             fused += 1.0 / (RRF_K + semantic_ranks[key])
         entry.score = fused / best
+        hits.append(entry)
+    return hits
 
 
-def _signals(entry: _Candidate, query: RecallQuery) -> tuple[RecallSignal, ...]:
+@dataclass(frozen=True)
+class Ranked:
+    """A candidate that made the list, with its score and signals."""
+
+    candidate: Candidate
+    score: float
+    signals: tuple[RecallSignal, ...]
+
+
+def _signals(
+    entry: Candidate, query: RecallQuery, min_similarity: float
+) -> tuple[RecallSignal, ...]:
     found: list[RecallSignal] = []
     if entry.matched:
         found.append(RecallSignal.LEXICAL)
-    if entry.similarity is not None:
+    if query.semantic and entry.similarity is not None and entry.similarity > min_similarity:
         found.append(RecallSignal.SEMANTIC)
-    if in_current_conversation(entry.memory, query):
+    if _in_current_conversation(entry, query):
         found.append(RecallSignal.CONVERSATION_SCOPE)
-    if entry.memory.pinned:
+    if entry.pinned:
         found.append(RecallSignal.PINNED)
     return tuple(found)
 
 
 def rank(
     query: RecallQuery,
-    lexical: Iterable[Memory],
-    semantic: Iterable[SemanticMatch] = (),
+    terms: Sequence[str],
+    stats: TermStats,
+    candidates: Iterable[Candidate],
     *,
     min_similarity: float = DEFAULT_MIN_SIMILARITY,
-) -> list[RecallHit]:
-    """The final recall hits for ``query``, best first (see the module doc).
+) -> list[Ranked]:
+    """The best candidates for ``query`` (its ``terms``:
+    ``text_search.query_terms``), best first (see the module doc).
 
-    ``semantic`` is ignored unless ``query.semantic``. Candidates that are not
-    ``visible`` are dropped, duplicates (same ``memory_id``) are counted once.
-    Pure and deterministic: the same inputs in any order give the same hits.
-    Never raises for valid inputs.
+    Similarities count only when ``query.semantic``. Candidates outside
+    ``visible_conversations`` are dropped, duplicates (same ``memory_id``)
+    are counted once. Pure and deterministic: the same inputs in any order
+    give the same list. Never raises for valid inputs.
     """
-    terms = query_terms(query.text)
-    candidates = _collect(query, terms, lexical, semantic, min_similarity)
-    _score(candidates, terms, query.semantic)
+    allowed = set(visible_conversations(query))
+    merged: dict[str, Candidate] = {}
+    for candidate in candidates:
+        if candidate.conversation_id not in allowed:
+            continue
+        known = merged.get(candidate.memory_id)
+        if known is None:
+            merged[candidate.memory_id] = candidate
+            continue
+        known.matched |= candidate.matched
+        if candidate.similarity is not None and (
+            known.similarity is None or candidate.similarity > known.similarity
+        ):
+            known.similarity = candidate.similarity
+    hits = _score(merged, terms, stats, query.semantic, min_similarity)
 
-    def order(entry: _Candidate) -> tuple[float, bool, bool, float, str]:
-        memory = entry.memory
+    def order(entry: Candidate) -> tuple[float, bool, bool, int, str]:
         return (
             -round(entry.score, SCORE_DIGITS),
-            not in_current_conversation(memory, query),
-            not memory.pinned,
-            -memory.update_time.timestamp(),
-            memory.memory_id,
+            not _in_current_conversation(entry, query),
+            not entry.pinned,
+            -entry.update_micros,
+            entry.memory_id,
         )
 
-    ordered = sorted(candidates.values(), key=order)
+    hits.sort(key=order)
     if query.min_score is not None:
         floor = query.min_score
-        ordered = [e for e in ordered if e.score >= floor]
+        hits = [e for e in hits if e.score >= floor]
     limit = query.max_results if query.max_results > 0 else DEFAULT_RECALL_RESULTS
+    return [Ranked(e, e.score, _signals(e, query, min_similarity)) for e in hits[:limit]]
+
+
+def recall_hits(ranked: Sequence[Ranked], memories: Mapping[str, Memory]) -> list[RecallHit]:
+    """``ranked`` as hits, with the entries ``memories`` (by ``memory_id``);
+    an entry missing there is left out and the ranks close up."""
+    found = [r for r in ranked if r.candidate.memory_id in memories]
     return [
-        RecallHit(entry.memory, entry.score, position, _signals(entry, query))
-        for position, entry in enumerate(ordered[:limit], start=1)
+        RecallHit(memories[r.candidate.memory_id], r.score, position, r.signals)
+        for position, r in enumerate(found, start=1)
     ]
 
 
 @dataclass(frozen=True)
-class RecallCandidates:
-    """What one read found for a recall: the closed gate (then no entries),
-    or the lexical and semantic candidates that ``rank`` orders."""
+class RecallResult:
+    """What one read found for a recall: the closed gate (then no hits), or
+    the hits, best first."""
 
     gate: Gate | None = None
-    lexical: tuple[Memory, ...] = ()
-    semantic: tuple[SemanticMatch, ...] = ()
+    hits: tuple[RecallHit, ...] = ()

@@ -51,7 +51,7 @@ from mnemo_server.domain.models import (
     Page,
     StoredMessage,
 )
-from mnemo_server.domain.ranking import RecallCandidates
+from mnemo_server.domain.ranking import RecallResult
 from mnemo_server.domain.user_data import ErasureReceipt, ExportItem, ExportSection
 
 R = TypeVar("R")
@@ -157,7 +157,7 @@ class MemoryStore(CommandStore, Protocol):
         chain, newest first. Raises ``NotFound``."""
         ...
 
-    async def recall_candidates(
+    async def recall(
         self,
         user_id: str,
         query: RecallQuery,
@@ -165,16 +165,14 @@ class MemoryStore(CommandStore, Protocol):
         *,
         access: Access,
         conversation_ids: Sequence[str],
-        limit: int,
-    ) -> RecallCandidates:
+    ) -> RecallResult:
         """In one read: the gate closed for ``access`` (``conversation_ids``:
-        the conversations the query names, for temporary ones), else the
-        candidates: unarchived entries visible to ``query``
-        (``domain.ranking.visible``) whose search document matches a query
-        term (``domain.text_search``), the first ``limit`` under
-        ``domain.ranking.lexical_order_key``; and with ``embedding``, the exact
-        top ``limit`` visible entries by cosine similarity among the user's
-        vectors of its model. Raises EMBEDDING_DIMENSION_MISMATCH."""
+        the conversations the query names, for temporary ones), else the hits
+        for ``query``, best first (``domain.ranking``: its candidates, their
+        order, ``max_results`` and ``min_score``); semantic candidates only
+        with ``embedding`` (the query's vector: the exact top
+        ``ranking.CANDIDATE_LIMIT`` visible entries by cosine among the
+        user's vectors of its model). Raises EMBEDDING_DIMENSION_MISMATCH."""
         ...
 
     async def list_candidates(

@@ -1,18 +1,28 @@
-"""The full-text index of memories on each backend, and the few SQL
-expressions whose spelling differs between SQLite and PostgreSQL.
+"""The full-text index of memories on each backend, its term statistics, and
+the reads recall selects candidates with.
 
-``domain.text_search`` does every linguistic step in Python; both backends
-index ``memories.search_document`` (the stems, space separated) as is:
+``domain.text_search`` does every linguistic step in Python (tokens, Snowball
+stems). The store indexes ``memories.search_document``: the entry's stems,
+space separated, each prefixed with the entry's *visibility key*
+(``visibility_key``: 16 hex digits of a BLAKE2b hash of the user id and the
+entry's conversation id, ``""`` for identity entries). The same stem of two
+users, or of two conversations of one user, is therefore a different index
+term: a lookup reads only the entries the query may return, so its cost does
+not grow with other users' entries (or with other conversations' entries).
 
-- SQLite: the contentless FTS5 table ``memories_fts`` (``tokenize='ascii'``,
-  rowid = ``memories.id``) holds exactly the unarchived entries. FTS5 has no
-  triggers here: the store writes it in the same transaction as the row
+- SQLite: the contentless FTS5 table ``memories_fts`` (``tokenize='ascii'``:
+  it splits only at the spaces; rowid = ``memories.id``) holds exactly the
+  unarchived entries. The store writes it in the same transaction as the row
   (``index`` on insert, ``unindex`` on archive, update and delete). A
   contentless table must be told the exact document it indexed to delete it,
   which ``memories.search_document`` keeps.
 - PostgreSQL: nothing to write; the partial GIN index ``ix_memories_search``
   on ``array_to_tsvector(string_to_array(search_document, ' '))`` follows
   the table (``WHERE archived_at IS NULL``).
+- Both: ``memory_terms`` holds, per user, how many live entries contain each
+  stem, and (the term ``""``) how many live entries there are
+  (``domain.ranking.TermStats``); ``index`` and ``unindex`` keep it in the
+  same transaction, and a term no live entry contains has no row.
 
 Privacy: FTS5 (SQLite 3.40 here; its ``secure-delete`` option needs 3.42)
 deletes by appending delete markers, and the old tokens stay in earlier
@@ -26,137 +36,337 @@ entries, 120 ms for 100,000). On PostgreSQL, deleted tuples (in the table
 and the GIN index) are unreachable at once and their space is reclaimed by
 (auto)vacuum.
 
-Queries (``lexical_match``): SQLite joins the FTS5 matches to ``memories``;
-PostgreSQL filters ``memories`` with ``@@`` on the indexed expression.
+Candidate reads (``domain.ranking.lexical_plan`` says which): the entries
+containing a *full* term (SQLite: an FTS5 ``MATCH``; PostgreSQL: ``@@`` on
+the GIN-indexed expression), and the ``SAMPLE_SIZE`` newest (highest
+``memories.id``) entries containing a *sampled* term (SQLite: FTS5 in
+descending rowid order; PostgreSQL: the ``(user_id, id)`` index walked
+backwards, each entry's document searched with ``strpos``). Both backends
+return the same entries.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
     Connection,
-    FromClause,
-    Integer,
     and_,
-    cast,
     func,
     literal,
-    literal_column,
     select,
     text,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.types import TypeEngine
 
-from mnemo_server.domain.text_search import pg_tsquery_text, query_terms
-from mnemo_server.store.schema import memories, memories_fts
+from mnemo_server.domain.ranking import SAMPLE_SIZE, Candidate, LexicalPlan, TermStats
+from mnemo_server.domain.text_search import stems
+from mnemo_server.store.schema import memories
 from mnemo_server.store.statements import Statement, dialect_of
 from mnemo_server.store.tx import Tx
 
-_FTS_INSERT = text("INSERT INTO memories_fts(rowid, search_document) VALUES (:pk, :document)")
-_FTS_DELETE = text(
-    "INSERT INTO memories_fts(memories_fts, rowid, search_document) "
-    "VALUES ('delete', :pk, :document)"
+KEY_CHARS = 16
+"""The length of a visibility key (hex digits)."""
+
+ENTRIES_TERM = ""
+"""The ``memory_terms`` row of a user that counts the live entries."""
+
+
+def visibility_key(user_id: str, conversation_id: str) -> str:
+    """The index prefix of the entries of ``user_id`` scoped to
+    ``conversation_id`` (``""``: identity scope)."""
+    seed = f"{user_id}\x1f{conversation_id}".encode()
+    return hashlib.blake2b(seed, digest_size=KEY_CHARS // 2).hexdigest()
+
+
+def search_document(user_id: str, conversation_id: str, text: str) -> str:
+    """What the index holds for an entry: its stems, each prefixed with its
+    visibility key, space separated (``""`` without words). Deterministic."""
+    key = visibility_key(user_id, conversation_id)
+    return " ".join(key + s for s in stems(text))
+
+
+def document_stems(document: str) -> list[str]:
+    """The stems of a ``search_document``, in order."""
+    return [token[KEY_CHARS:] for token in document.split()]
+
+
+# ------------------------------------------------------------------ upkeep
+
+_INDEX = Statement(text("INSERT INTO memories_fts(rowid, search_document) VALUES (:pk, :document)"))
+_UNINDEX = Statement(
+    text(
+        "INSERT INTO memories_fts(memories_fts, rowid, search_document) "
+        "VALUES ('delete', :pk, :document)"
+    )
 )
-_FTS_OPTIMIZE = text("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
-# Exactly the expression of the index (so that the planner uses it).
-_PG_TSVECTOR: ColumnElement[Any] = literal_column(
-    "array_to_tsvector(string_to_array(memories.search_document, ' '))"
-)
+_OPTIMIZE = text("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+
+# Counts as [[term, delta], ...] (SQLite: JSON; PostgreSQL: two arrays).
+_ADD_TERMS = {
+    "sqlite": Statement(
+        text(
+            "INSERT INTO memory_terms (user_id, term, entries) "
+            "SELECT :user_id, json_extract(value, '$[0]'), json_extract(value, '$[1]') "
+            "FROM json_each(:counts) WHERE true "
+            "ON CONFLICT (user_id, term) DO UPDATE SET entries = entries + excluded.entries"
+        )
+    ),
+    "postgresql": Statement(
+        text(
+            "INSERT INTO memory_terms (user_id, term, entries) "
+            "SELECT :user_id, t, n FROM unnest(CAST(:terms AS text[]), CAST(:deltas AS integer[])) "
+            "AS x(t, n) "
+            "ON CONFLICT (user_id, term) DO UPDATE "
+            "SET entries = memory_terms.entries + excluded.entries"
+        )
+    ),
+}
+_DROP_EMPTY_TERMS = {
+    "sqlite": Statement(
+        text(
+            "DELETE FROM memory_terms WHERE user_id = :user_id AND entries <= 0 "
+            "AND term IN (SELECT json_extract(value, '$[0]') FROM json_each(:counts))"
+        )
+    ),
+    "postgresql": Statement(
+        text(
+            "DELETE FROM memory_terms WHERE user_id = :user_id AND entries <= 0 "
+            "AND term = ANY(CAST(:terms AS text[]))"
+        )
+    ),
+}
 
 
-_INDEX = Statement(_FTS_INSERT)
-_UNINDEX = Statement(_FTS_DELETE)
+def _count_terms(documents: Iterable[str], sign: int) -> list[tuple[str, int]]:
+    counts: Counter[str] = Counter()
+    for document in documents:
+        counts[ENTRIES_TERM] += 1
+        counts.update(set(document_stems(document)))
+    return sorted((term, sign * n) for term, n in counts.items())
 
 
-def _sqlite(conn: Connection | Tx) -> bool:
-    return dialect_of(conn) == "sqlite"
+def _term_parameters(dialect: str, counts: list[tuple[str, int]]) -> dict[str, Any]:
+    if dialect == "sqlite":
+        return {"counts": json.dumps(counts, ensure_ascii=False, separators=(",", ":"))}
+    return {"terms": [t for t, _ in counts], "deltas": [n for _, n in counts]}
 
 
-def index(conn: Connection | Tx, documents: Sequence[tuple[int, str]]) -> None:
-    """Make live entries ``(memories.id, search_document)`` searchable."""
-    if documents and _sqlite(conn):
+def index(conn: Connection | Tx, user_id: str, documents: Sequence[tuple[int, str]]) -> None:
+    """Make live entries ``(memories.id, search_document)`` of ``user_id``
+    searchable and count their terms."""
+    if not documents:
+        return
+    dialect = dialect_of(conn)
+    if dialect == "sqlite":
         _INDEX.many(conn, [{"pk": pk, "document": doc} for pk, doc in documents])
+    counts = _count_terms((doc for _, doc in documents), 1)
+    _ADD_TERMS[dialect].execute(conn, user_id=user_id, **_term_parameters(dialect, counts))
 
 
-def unindex(conn: Connection | Tx, documents: Sequence[tuple[int, str]]) -> None:
-    """Stop searching entries ``(memories.id, search_document)`` that were
-    live (``index``ed) with exactly that document."""
-    if documents and _sqlite(conn):
+def unindex(conn: Connection | Tx, user_id: str, documents: Sequence[tuple[int, str]]) -> None:
+    """Stop searching entries ``(memories.id, search_document)`` of
+    ``user_id`` that were live (``index``ed) with exactly that document, and
+    stop counting their terms (a term left in no live entry loses its row)."""
+    if not documents:
+        return
+    drop_documents(conn, documents)
+    dialect = dialect_of(conn)
+    parameters = _term_parameters(dialect, _count_terms((doc for _, doc in documents), -1))
+    _ADD_TERMS[dialect].execute(conn, user_id=user_id, **parameters)
+    _DROP_EMPTY_TERMS[dialect].execute(conn, user_id=user_id, **parameters)
+
+
+def drop_documents(conn: Connection | Tx, documents: Sequence[tuple[int, str]]) -> None:
+    """``unindex`` without the term counts, for an erasure that deletes the
+    user's ``memory_terms`` rows itself."""
+    if documents and dialect_of(conn) == "sqlite":
         _UNINDEX.many(conn, [{"pk": pk, "document": doc} for pk, doc in documents])
 
 
 def forget_deleted(conn: Connection) -> None:
     """Remove every trace of unindexed documents from the index (see the
     module doc for the cost)."""
-    if _sqlite(conn):
-        conn.execute(_FTS_OPTIMIZE)
+    if dialect_of(conn) == "sqlite":
+        conn.execute(_OPTIMIZE)
 
 
-@dataclass(frozen=True)
-class LexicalMatch:
-    """The entries whose search document shares a term with a query:
-    ``SELECT ... FROM source WHERE condition``, where ``matched`` is how many
-    of the query's distinct terms the entry holds (``text_search.matched_terms``
-    in SQL). Only valid together with ``memories.c.archived_at.is_(None)``."""
+# ------------------------------------------------------------------- reads
 
-    source: FromClause
-    condition: ColumnElement[bool]
-    matched: ColumnElement[int]
-
-
-def _fts5_match(expression: str) -> ColumnElement[bool]:
-    return literal_column("memories_fts").op("MATCH", is_comparison=True)(literal(expression))
-
-
-def lexical_match(conn: Connection, query: str) -> LexicalMatch | None:
-    """How to find the entries matching ``query`` (see ``LexicalMatch``);
-    ``None`` when it has no term (nothing matches).
-
-    ``matched`` is a sum of one membership test per term: on SQLite, the
-    entry's rowid among that term's FTS5 matches (each term's matches are
-    collected once per statement: half the cost of searching every matching
-    document's text per term); on PostgreSQL, ``" term "`` within the
-    space-padded search document (``strpos``; measured faster than splitting
-    the document into an array per row).
-    """
-    terms = query_terms(query)
-    if not terms:
-        return None
-    if _sqlite(conn):
-        source: FromClause = memories_fts.join(memories, memories.c.id == memories_fts.c.rowid)
-        condition = _fts5_match(" OR ".join(map(_fts5_phrase, terms)))
-        per_term = [
-            cast(
-                memories.c.id.in_(select(memories_fts.c.rowid).where(_fts5_match(_fts5_phrase(t)))),
-                Integer,
-            )
-            for t in terms
-        ]
-    else:
-        source = memories
-        condition = _PG_TSVECTOR.op("@@", is_comparison=True)(
-            cast(literal(pg_tsquery_text(query)), TSQUERY)
+_TERM_STATS = {
+    "sqlite": Statement(
+        text(
+            "SELECT term, entries FROM memory_terms WHERE user_id = :user_id "
+            "AND term IN (SELECT value FROM json_each(:terms))"
         )
-        padded = literal(" ") + memories.c.search_document + literal(" ")
-        per_term = [cast(contains(conn, padded, f" {t} "), Integer) for t in terms]
-    matched: ColumnElement[int] = sum(per_term[1:], per_term[0])
-    return LexicalMatch(source, condition, matched)
+    ),
+    "postgresql": Statement(
+        text(
+            "SELECT term, entries FROM memory_terms WHERE user_id = :user_id "
+            "AND term = ANY(CAST(:terms AS text[]))"
+        )
+    ),
+}
 
 
-def _fts5_phrase(term: str) -> str:
-    """One term as an FTS5 string (as ``text_search.fts5_match_expression``
-    quotes each term)."""
-    return '"' + term.replace('"', '""') + '"'
+def term_stats(conn: Connection, user_id: str, terms: Sequence[str]) -> TermStats:
+    """The user's entry count and the document frequencies of ``terms``."""
+    wanted = [ENTRIES_TERM, *terms]
+    dialect = dialect_of(conn)
+    parameter: Any = json.dumps(wanted, ensure_ascii=False) if dialect == "sqlite" else wanted
+    found = dict(_TERM_STATS[dialect].tuples(conn, user_id=user_id, terms=parameter))
+    entries = int(found.pop(ENTRIES_TERM, 0))
+    return TermStats(entries, {t: int(n) for t, n in found.items()})
+
+
+_COMPACT = "m.memory_id, m.conversation_id, m.pinned, m.updated_at, m.search_document"
+
+_FULL = {
+    "sqlite": Statement(
+        text(
+            f"SELECT {_COMPACT} FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid "
+            "WHERE memories_fts MATCH :match AND m.user_id = :user_id AND m.archived_at IS NULL"
+        )
+    ),
+    "postgresql": Statement(
+        text(
+            f"SELECT {_COMPACT} FROM memories AS m WHERE m.user_id = :user_id "
+            "AND m.archived_at IS NULL "
+            "AND array_to_tsvector(string_to_array(m.search_document, ' ')) "
+            "@@ CAST(:match AS tsquery)"
+        )
+    ),
+}
+_SAMPLED_SQLITE = Statement(
+    text(
+        f"SELECT {_COMPACT} FROM memories AS m WHERE m.id IN ("
+        "SELECT rowid FROM memories_fts WHERE memories_fts MATCH :match "
+        "ORDER BY rowid DESC LIMIT :limit) "
+        "AND m.user_id = :user_id AND m.archived_at IS NULL"
+    )
+)
+# One row of needles per sampled term (two visibility keys at most; the
+# second repeats the first when the query sees one).
+_SAMPLED_POSTGRES = Statement(
+    text(
+        f"SELECT {_COMPACT} FROM unnest(CAST(:first AS text[]), CAST(:second AS text[])) "
+        "AS n(first, second) CROSS JOIN LATERAL ("
+        "SELECT memory_id, conversation_id, pinned, updated_at, search_document FROM memories "
+        "WHERE user_id = :user_id AND archived_at IS NULL "
+        "AND (strpos(' ' || search_document || ' ', n.first) > 0 "
+        "OR strpos(' ' || search_document || ' ', n.second) > 0) "
+        "ORDER BY id DESC LIMIT :limit) AS m"
+    )
+)
+
+
+def _fts5_string(token: str) -> str:
+    """One token as an FTS5 string: double-quoted (a quote inside doubled),
+    so that no input reaches FTS5's operators."""
+    return '"' + token.replace('"', '""') + '"'
+
+
+def _pg_lexeme(token: str) -> str:
+    """One token as a quoted tsquery lexeme (no parser, no dictionary)."""
+    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _candidates(found: Iterable[tuple[Any, ...]], lookup: dict[str, str]) -> list[Candidate]:
+    made = []
+    for memory_id, conversation_id, pinned, updated_at, document in found:
+        matched = frozenset(lookup[t] for t in document.split() if t in lookup)
+        made.append(Candidate(memory_id, conversation_id, bool(pinned), int(updated_at), matched))
+    return made
+
+
+def _lookup(user_id: str, conversations: Sequence[str], terms: Sequence[str]) -> dict[str, str]:
+    """Each indexed token the query may match -> its term."""
+    keys = [visibility_key(user_id, c) for c in conversations]
+    return {key + term: term for term in terms for key in keys}
+
+
+def lexical_candidates(
+    conn: Connection,
+    user_id: str,
+    conversations: Sequence[str],
+    terms: Sequence[str],
+    plan: LexicalPlan,
+) -> list[Candidate]:
+    """The entries of ``plan`` among the live entries of ``user_id`` scoped
+    to ``conversations`` (``""``: identity), each with the ``terms`` it
+    contains (an entry may come twice)."""
+    if not conversations:
+        return []
+    lookup = _lookup(user_id, conversations, terms)
+    keys = [visibility_key(user_id, c) for c in conversations]
+    dialect = dialect_of(conn)
+    found: list[tuple[Any, ...]] = []
+    if plan.full:
+        tokens = [key + term for term in plan.full for key in keys]
+        if dialect == "sqlite":
+            match = " OR ".join(map(_fts5_string, tokens))
+        else:
+            match = " | ".join(map(_pg_lexeme, tokens))
+        found += _FULL[dialect].tuples(conn, user_id=user_id, match=match)
+    if plan.sampled and dialect == "sqlite":
+        for term in plan.sampled:
+            match = " OR ".join(_fts5_string(key + term) for key in keys)
+            found += _SAMPLED_SQLITE.tuples(conn, user_id=user_id, match=match, limit=SAMPLE_SIZE)
+    elif plan.sampled:
+        first = [f" {keys[0]}{term} " for term in plan.sampled]
+        second = [f" {keys[-1]}{term} " for term in plan.sampled]
+        found += _SAMPLED_POSTGRES.tuples(
+            conn, user_id=user_id, first=first, second=second, limit=SAMPLE_SIZE
+        )
+    return _candidates(found, lookup)
+
+
+_BY_ID = {
+    "sqlite": Statement(
+        text(
+            f"SELECT {_COMPACT} FROM memories AS m WHERE m.user_id = :user_id "
+            "AND m.archived_at IS NULL AND m.memory_id IN (SELECT value FROM json_each(:ids))"
+        )
+    ),
+    "postgresql": Statement(
+        text(
+            f"SELECT {_COMPACT} FROM memories AS m WHERE m.user_id = :user_id "
+            "AND m.archived_at IS NULL "
+            "AND m.memory_id IN (SELECT unnest(CAST(:ids AS text[])))"
+        )
+    ),
+}
+
+
+def candidates_by_id(
+    conn: Connection,
+    user_id: str,
+    conversations: Sequence[str],
+    terms: Sequence[str],
+    memory_ids: Sequence[str],
+) -> list[Candidate]:
+    """The live entries ``memory_ids`` of ``user_id`` as candidates, each
+    with the ``terms`` it contains (absent ids are left out)."""
+    if not memory_ids:
+        return []
+    dialect = dialect_of(conn)
+    ids: Any = json.dumps(list(memory_ids)) if dialect == "sqlite" else list(memory_ids)
+    found = _BY_ID[dialect].tuples(conn, user_id=user_id, ids=ids)
+    return _candidates(found, _lookup(user_id, conversations, terms))
+
+
+# ------------------------------------------- SQL spelled per backend (cold paths)
 
 
 def contains(conn: Connection, column: ColumnElement[str], needle: str) -> ColumnElement[bool]:
     """``needle`` occurs in ``column`` (exact, case-sensitive, no wildcards)."""
-    finder = func.instr if _sqlite(conn) else func.strpos
+    finder = func.instr if dialect_of(conn) == "sqlite" else func.strpos
     found: ColumnElement[bool] = finder(column, literal(needle)) > 0
     return found
 
@@ -174,7 +384,7 @@ def one_of(
     that runs often, and in PostgreSQL's generic plan for it an ``IN`` list
     or ``= ANY(:array)`` is compared element by element with every row of the
     user (100,000 rows x 500 ids: seconds), where this form is a hash join."""
-    if _sqlite(conn):
+    if dialect_of(conn) == "sqlite":
         return column.in_(values)
     return column.in_(select(func.unnest(literal(list(values), ARRAY(item_type)))))
 
@@ -182,4 +392,4 @@ def one_of(
 def by_id(conn: Connection, column: ColumnElement[Any]) -> ColumnElement[Any]:
     """``column`` (an id) compared and ordered bytewise on every backend, as
     Python orders strings (PostgreSQL would use the database's collation)."""
-    return column if _sqlite(conn) else column.collate("C")
+    return column if dialect_of(conn) == "sqlite" else column.collate("C")

@@ -38,6 +38,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.sql.expression import TableClause
 
+from mnemo_server.domain.text_search import MAX_TOKEN_CHARS
+
 # Deterministic constraint names, so that migrations can name what they alter.
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -190,13 +192,13 @@ idempotency_records = Table(
 # one writer anyway), so keyed saves of one user are serialized; the partial
 # unique index below is the database's own guarantee of one live entry per key.
 #
-# Full text (``domain.text_search``): ``search_document`` holds the stems of
-# ``text``. SQLite indexes it in the contentless FTS5 table ``memories_fts``
+# Full text (``store.memory_text_index``): ``search_document`` holds the stems
+# of ``text``, each prefixed with the entry's visibility key. SQLite indexes it in the contentless FTS5 table ``memories_fts``
 # (rowid = ``memories.id``; it holds exactly the unarchived entries, kept in
 # sync by the store in the writing transaction); PostgreSQL in the partial GIN
 # index ``ix_memories_search`` on
 # ``array_to_tsvector(string_to_array(search_document, ' '))``. Both are
-# created by migration 0002 only (see ``UNMANAGED_NAMES``).
+# created by raw SQL in migrations only (see ``UNMANAGED_NAMES``).
 
 MEMORY_KEY = String(256)
 SHORT_ENUM = String(16)
@@ -242,6 +244,8 @@ memories = Table(
     ),
     # ListMemories: newest first.
     Index(None, "user_id", "created_at", "memory_id"),
+    # Recall (PostgreSQL): a user's newest entries containing a common term.
+    Index(None, "user_id", "id"),
     # At most one live entry per (user, scope, conversation, key).
     Index(
         "uq_memories_live_key",
@@ -253,6 +257,19 @@ memories = Table(
         sqlite_where=text("archived_at IS NULL AND key <> ''"),
         postgresql_where=text("archived_at IS NULL AND key <> ''"),
     ),
+)
+
+# Recall's term statistics (``domain.ranking.TermStats``): per user, how many
+# live entries contain each stem; the term "" counts the live entries. Kept by
+# ``store.memory_text_index`` in the transaction of every write; a term that
+# no live entry contains has no row.
+memory_terms = Table(
+    "memory_terms",
+    metadata,
+    _user_id(),
+    Column("term", String(MAX_TOKEN_CHARS), nullable=False),
+    Column("entries", Integer, nullable=False),
+    PrimaryKeyConstraint("user_id", "term"),
 )
 
 memory_versions = Table(
@@ -449,6 +466,7 @@ __all__ = [
     "memories_fts",
     "memory_candidates",
     "memory_embeddings",
+    "memory_terms",
     "memory_tombstones",
     "memory_user_state",
     "memory_versions",

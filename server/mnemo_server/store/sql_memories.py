@@ -27,7 +27,6 @@ from mnemo_server.domain.memory_models import (
     MemoryDraft,
     SavedMemory,
 )
-from mnemo_server.domain.text_search import search_document
 from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
@@ -177,7 +176,7 @@ def _archive_live(conn: Connection, user_id: str, draft: MemoryDraft, now: int) 
         .values(archived_at=now, etag=new_etag())
         .returning(*memories.c)
     ).all()
-    fts.unindex(conn, [(row.id, row.search_document) for row in archived])
+    fts.unindex(conn, user_id, [(row.id, row.search_document) for row in archived])
     return [
         rows.memory({**row._mapping, "embedding_model": None, "embedding_vector": None})
         for row in archived
@@ -200,7 +199,7 @@ def _row_values(user_id: str, memory_id: str, draft: MemoryDraft, now: int) -> d
         "archived_at": None,
         "etag": new_etag(),
         "version": 1,
-        "search_document": search_document(draft.text),
+        "search_document": fts.search_document(user_id, draft.conversation_id, draft.text),
     }
 
 
@@ -269,6 +268,7 @@ def insert_entries(
         )
     fts.index(
         tx,
+        user_id,
         [(pk, values[i]["search_document"]) for i, pk in enumerate(pks) if i not in superseded],
     )
     for i, pk in enumerate(pks):

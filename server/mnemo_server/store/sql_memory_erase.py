@@ -94,7 +94,7 @@ def erase(tx: Tx, command: DeleteMemory) -> MemoryTombstone:
         .all()
     )
     if row.archived_at is None:
-        fts.unindex(tx, [(row.id, row.search_document)])
+        fts.unindex(tx, user_id, [(row.id, row.search_document)])
     conn.execute(delete(memory_versions).where(memory_versions.c.memory_pk == row.id))
     had_vector = conn.execute(
         delete(memory_embeddings)

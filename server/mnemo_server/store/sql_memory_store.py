@@ -26,8 +26,7 @@ from mnemo_server.domain.memory_models import (
     RecallQuery,
 )
 from mnemo_server.domain.models import Keyset, Page
-from mnemo_server.domain.ranking import RecallCandidates, SemanticMatch
-from mnemo_server.domain.text_search import query_terms
+from mnemo_server.domain.ranking import RecallResult
 from mnemo_server.store import sql_candidates
 from mnemo_server.store import sql_memory_history as history
 from mnemo_server.store import sql_memory_reads as reads
@@ -72,7 +71,7 @@ class SqlMemoryStore:
             )
         )
 
-    async def recall_candidates(
+    async def recall(
         self,
         user_id: str,
         query: RecallQuery,
@@ -80,17 +79,13 @@ class SqlMemoryStore:
         *,
         access: Access,
         conversation_ids: Sequence[str],
-        limit: int,
-    ) -> RecallCandidates:
-        def read(conn: Connection) -> RecallCandidates:
+    ) -> RecallResult:
+        def read(conn: Connection) -> RecallResult:
             gate = closed_gate(gate_inputs(conn, user_id, conversation_ids), access)
             if gate is not None:
-                return RecallCandidates(gate=gate)
-            lexical = recall.lexical(conn, user_id, query, limit) if query_terms(query.text) else []
-            semantic: list[SemanticMatch] = []
-            if embedding is not None:
-                semantic = recall.semantic(conn, user_id, query, embedding, limit, self._vectors)
-            return RecallCandidates(lexical=tuple(lexical), semantic=tuple(semantic))
+                return RecallResult(gate=gate)
+            hits = recall.recall(conn, user_id, query, embedding, self._vectors)
+            return RecallResult(hits=tuple(hits))
 
         return await self._db.read(read)
 

@@ -12,7 +12,6 @@ from mnemo_server.domain import events
 from mnemo_server.domain.commands.memories import UpdateMemory
 from mnemo_server.domain.errors import etag_mismatch
 from mnemo_server.domain.memory_models import Embedding, Memory
-from mnemo_server.domain.text_search import search_document
 from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
@@ -64,10 +63,11 @@ def update_entry(tx: Tx, command: UpdateMemory) -> Memory:
         )
         values["version"] = row.version + 1
     if change.text is not None:
-        values |= {"text": change.text, "search_document": search_document(change.text)}
-        if row.archived_at is None and values["search_document"] != row.search_document:
-            fts.unindex(tx, [(row.id, row.search_document)])
-            fts.index(tx, [(row.id, values["search_document"])])
+        document = fts.search_document(user_id, row.conversation_id, change.text)
+        values |= {"text": change.text, "search_document": document}
+        if row.archived_at is None and document != row.search_document:
+            fts.unindex(tx, user_id, [(row.id, row.search_document)])
+            fts.index(tx, user_id, [(row.id, document)])
     if change.metadata is not None:
         values["metadata_json"] = rows.metadata_text(change.metadata)
     if change.pinned is not None:

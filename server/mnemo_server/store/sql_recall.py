@@ -1,171 +1,162 @@
-"""Recall candidates: the lexical ones from the full-text index, the
-semantic ones from exact vector search (``vector_cache``).
+"""Recall in one read transaction: the term statistics, a bounded set of
+candidates (lexical ones from the full-text index, semantic ones from exact
+vector search over the cached matrix, ``vector_cache``), the ranking
+(``domain.ranking``), then the entries of the hits.
 
-Both apply ``domain.ranking.visible`` in the query: never archived entries;
-identity entries (conversation ``""``) unless the scope filter is
-conversation-only; the query's conversation's entries unless it is
-identity-only (``visible_conversations``).
+Candidates are compact rows (id, conversation, pinned, update time and the
+indexed document); only the entries that make the list are read whole.
+Visibility (``domain.ranking.visible_conversations``) is part of each read:
+the index terms carry the entry's visibility key, the vector matrix each
+entry's conversation.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, UnaryExpression, select
+from sqlalchemy import Connection, bindparam, func, literal_column, select
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from mnemo_server.domain.embedding import dimension_mismatch
-from mnemo_server.domain.memory_models import Embedding, Memory, RecallQuery, RecallScope
-from mnemo_server.domain.ranking import SemanticMatch
+from mnemo_server.domain.memory_models import Embedding, Memory, RecallHit, RecallQuery
+from mnemo_server.domain.ranking import (
+    CANDIDATE_LIMIT,
+    Candidate,
+    TermStats,
+    lexical_plan,
+    rank,
+    recall_hits,
+    visible_conversations,
+)
+from mnemo_server.domain.text_search import query_terms
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
 from mnemo_server.store.schema import ID, memories, memory_embeddings, memory_user_state
+from mnemo_server.store.statements import Statement, dialect_of
 from mnemo_server.store.vector_cache import UserVectors, VectorCache
 
-_CHUNK = 500
 
-
-def visible_conversations(query: RecallQuery) -> tuple[str, ...]:
-    """The ``conversation_id`` values of the entries ``query`` may return
-    (``""`` stands for identity entries)."""
-    current = (query.conversation_id,) if query.conversation_id else ()
-    if query.scope is RecallScope.IDENTITY:
-        return ("",)
-    if query.scope is RecallScope.CONVERSATION:
-        return current
-    return ("", *current)
-
-
-def lexical(conn: Connection, user_id: str, query: RecallQuery, limit: int) -> list[Memory]:
-    """``MemoryStore.lexical_candidates``: the first ``limit`` visible
-    matches in ``domain.ranking.lexical_order_key`` order (without vectors:
-    ``embedding`` is ``None``)."""
-    match = fts.lexical_match(conn, query.text)
+def recall(
+    conn: Connection,
+    user_id: str,
+    query: RecallQuery,
+    embedding: Embedding | None,
+    cache: VectorCache,
+) -> list[RecallHit]:
+    """The hits for ``query`` (``domain.ranking``), best first; semantic
+    candidates only with ``embedding`` (the query's vector). Raises
+    EMBEDDING_DIMENSION_MISMATCH (field ``query_embedding.values``)."""
     conversations = visible_conversations(query)
-    if match is None or not conversations or limit <= 0:
+    if not conversations:
         return []
-    order: list[UnaryExpression[Any]] = [match.matched.desc()]
-    if query.conversation_id:
-        order.append(fts.in_conversation(query.conversation_id).desc())
-    found = conn.execute(
-        select(*memories.c)
-        .select_from(match.source)
-        .where(
-            match.condition,
-            memories.c.user_id == user_id,
-            memories.c.archived_at.is_(None),
-            memories.c.conversation_id.in_(conversations),
-        )
-        .order_by(
-            *order,
-            memories.c.pinned.desc(),
-            memories.c.updated_at.desc(),
-            fts.by_id(conn, memories.c.memory_id).asc(),
-        )
-        .limit(limit)
+    terms = query_terms(query.text)
+    stats = fts.term_stats(conn, user_id, terms) if terms else TermStats(0, {})
+    candidates: list[Candidate] = []
+    if terms:
+        plan = lexical_plan(terms, stats)
+        candidates += fts.lexical_candidates(conn, user_id, conversations, terms, plan)
+    if embedding is not None:
+        nearest = semantic(conn, user_id, conversations, embedding, CANDIDATE_LIMIT, cache)
+        found = fts.candidates_by_id(conn, user_id, conversations, terms, list(nearest))
+        for candidate in found:
+            candidate.similarity = nearest[candidate.memory_id]
+        candidates += found
+    ranked = rank(query, terms, stats, candidates)
+    return recall_hits(ranked, entries(conn, user_id, [r.candidate.memory_id for r in ranked]))
+
+
+@functools.cache
+def _entries_statement(dialect: str) -> Statement:
+    ids = (
+        select(literal_column("value")).select_from(func.json_each(bindparam("ids")))
+        if dialect == "sqlite"
+        else select(func.unnest(bindparam("ids", type_=ARRAY(ID))))
     )
-    return [rows.memory(row) for row in found]
+    return Statement(
+        select(
+            *memories.c,
+            literal_column("NULL").label("embedding_model"),
+            literal_column("NULL").label("embedding_vector"),
+        ).where(memories.c.user_id == bindparam("user_id"), memories.c.memory_id.in_(ids))
+    )
+
+
+def entries(conn: Connection, user_id: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
+    """The entries ``memory_ids`` of ``user_id`` (without vectors), by id."""
+    if not memory_ids:
+        return {}
+    dialect = dialect_of(conn)
+    ids: object = json.dumps(list(memory_ids)) if dialect == "sqlite" else list(memory_ids)
+    found = _entries_statement(dialect).all(conn, user_id=user_id, ids=ids)
+    return {row.memory_id: rows.memory(row) for row in found}
+
+
+_VECTORS_VERSION = Statement(
+    select(memory_user_state.c.vectors_version).where(
+        memory_user_state.c.user_id == bindparam("user_id")
+    )
+)
+_JOINED = memory_embeddings.join(memories, memories.c.id == memory_embeddings.c.memory_pk)
+_LIVE_VECTORS = (
+    memory_embeddings.c.user_id == bindparam("user_id"),
+    memory_embeddings.c.model == bindparam("model"),
+    memories.c.user_id == bindparam("user_id"),
+    memories.c.archived_at.is_(None),
+)
+_DIMENSIONS = Statement(
+    select(memory_embeddings.c.dimensions).select_from(_JOINED).where(*_LIVE_VECTORS).limit(1)
+)
+_VECTORS = Statement(
+    select(memories.c.memory_id, memories.c.conversation_id, memory_embeddings.c.vector)
+    .select_from(_JOINED)
+    .where(*_LIVE_VECTORS)
+)
 
 
 def _user_vectors(
     conn: Connection, user_id: str, model: str, cache: VectorCache
 ) -> UserVectors | None:
     """The user's live vectors of ``model`` as of this transaction (cached)."""
-    version = conn.execute(
-        select(memory_user_state.c.vectors_version).where(memory_user_state.c.user_id == user_id)
-    ).scalar_one_or_none()
+    version = _VECTORS_VERSION.scalar(conn, user_id=user_id)
     if version is None:
         return None
     cached = cache.get(user_id, model, version)
     if cached is not None:
         return cached
-    where = (
-        memory_embeddings.c.user_id == user_id,
-        memory_embeddings.c.model == model,
-        memories.c.user_id == user_id,
-        memories.c.archived_at.is_(None),
-    )
-    dimensions = conn.execute(
-        select(memory_embeddings.c.dimensions)
-        .select_from(
-            memory_embeddings.join(memories, memories.c.id == memory_embeddings.c.memory_pk)
-        )
-        .where(*where)
-        .limit(1)
-    ).scalar_one_or_none()
+    dimensions = _DIMENSIONS.scalar(conn, user_id=user_id, model=model)
     if dimensions is None:
         vectors = UserVectors.build(version, 1, [])
     else:
-        found = conn.execute(
-            select(memories.c.memory_id, memories.c.conversation_id, memory_embeddings.c.vector)
-            .select_from(
-                memory_embeddings.join(memories, memories.c.id == memory_embeddings.c.memory_pk)
-            )
-            .where(*where)
-        )
-        vectors = UserVectors.build(version, dimensions, (tuple(row) for row in found))
+        found = _VECTORS.tuples(conn, user_id=user_id, model=model)
+        vectors = UserVectors.build(version, dimensions, found)
     cache.put(user_id, model, vectors)
     return vectors
-
-
-def _exact(
-    conn: Connection, user_id: str, memory_ids: Sequence[str], query: Sequence[float]
-) -> list[SemanticMatch]:
-    """The entries ``memory_ids`` (without vectors) and the exact cosines of
-    their stored vectors to ``query`` (float64 arithmetic)."""
-    entries: list[Memory] = []
-    vectors: list[bytes] = []
-    for start in range(0, len(memory_ids), _CHUNK):
-        found = conn.execute(
-            select(*memories.c, memory_embeddings.c.vector)
-            .select_from(
-                memories.join(memory_embeddings, memory_embeddings.c.memory_pk == memories.c.id)
-            )
-            .where(
-                memories.c.user_id == user_id,
-                fts.one_of(conn, memories.c.memory_id, memory_ids[start : start + _CHUNK], ID),
-            )
-        )
-        for row in found:
-            entries.append(rows.memory(row._mapping))
-            vectors.append(row.vector)
-    if not entries:
-        return []
-    matrix = np.frombuffer(b"".join(vectors), dtype="<f4").reshape(len(entries), -1)
-    stored = matrix.astype(np.float64)
-    unit = np.asarray(query, dtype=np.float64)
-    unit /= np.linalg.norm(unit)
-    cosines = (stored @ unit) / np.linalg.norm(stored, axis=1)
-    return [
-        SemanticMatch(entry, max(-1.0, min(1.0, float(cosine))))
-        for entry, cosine in zip(entries, cosines, strict=True)
-    ]
 
 
 def semantic(
     conn: Connection,
     user_id: str,
-    query: RecallQuery,
+    conversations: Sequence[str],
     embedding: Embedding,
     limit: int,
     cache: VectorCache,
-) -> list[SemanticMatch]:
-    """``MemoryStore.semantic_candidates``: the exact top ``limit`` visible
-    entries by cosine, best first (ties: ``memory_id`` ascending). Raises
-    EMBEDDING_DIMENSION_MISMATCH (field ``query_embedding.values``)."""
+) -> dict[str, float]:
+    """The exact top ``limit`` live entries of ``conversations`` by cosine
+    to ``embedding`` (ties: ``memory_id`` ascending), with their cosines.
+    Raises EMBEDDING_DIMENSION_MISMATCH (field ``query_embedding.values``)."""
     if limit <= 0:
-        return []
+        return {}
     vectors = _user_vectors(conn, user_id, embedding.model, cache)
     if vectors is None or not vectors.memory_ids:
-        return []
+        return {}
     if embedding.dimensions != vectors.dimensions:
         raise dimension_mismatch(
             "query_embedding.values", expected=vectors.dimensions, got=embedding.dimensions
         )
     if not any(embedding.values):
-        return []
-    nearest = vectors.nearest(embedding.values, limit, visible_conversations(query))
-    matches = _exact(conn, user_id, nearest, embedding.values)
-    matches.sort(key=lambda match: (-match.similarity, match.memory.memory_id))
-    return matches[:limit]
+        return {}
+    query = np.asarray(embedding.values, dtype=np.float64)
+    return dict(vectors.nearest(query, limit, conversations))

@@ -90,7 +90,7 @@ def erase_user(tx: Tx, command: DeleteUserData) -> dict[str, int]:
                 memories.c.user_id == user_id, memories.c.archived_at.is_(None)
             )
         ).all()
-        fts.unindex(conn, [(row.id, row.search_document) for row in live])
+        fts.drop_documents(conn, [(row.id, row.search_document) for row in live])
         deleted[FTS_INDEX] = len(live)
     for table in user_tables():
         result = conn.execute(delete(table).where(table.c.user_id == user_id))

@@ -44,7 +44,6 @@ from mnemo_server.domain.memory_models import (
 )
 from mnemo_server.domain.models import Conversation, ConversationKey, NewMessage, StoredMessage
 from mnemo_server.domain.names import user_name
-from mnemo_server.domain.text_search import search_document
 from mnemo_server.domain.user_data import CompactionCheckpoint, UserData
 from mnemo_server.store import convert, sql_changes
 from mnemo_server.store import memory_convert as rows
@@ -268,7 +267,7 @@ def _memory_values(user_id: str, memory: Memory, version: int) -> dict[str, Any]
         "archived_at": _optional_micros(memory.archive_time),
         "etag": _etag(memory.etag),
         "version": version,
-        "search_document": search_document(memory.text),
+        "search_document": fts.search_document(user_id, memory.conversation_id, memory.text),
     }
 
 
@@ -306,6 +305,7 @@ def _load_memories(conn: Connection, user_id: str, data: UserData, now: int) -> 
         )
         fts.index(
             conn,
+            user_id,
             [
                 (pk, value["search_document"])
                 for pk, value in zip(pks, values, strict=True)

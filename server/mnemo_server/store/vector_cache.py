@@ -2,17 +2,20 @@
 per-process cache of the vectors as a numpy matrix.
 
 ``UserVectors`` holds the live (unarchived) entries' vectors of a (user,
-model) as a float32 matrix of unit rows, with the entries' ids and
-conversations. ``nearest`` returns the ids of at least the ``k`` entries
-most similar to a query among the allowed conversations: float32 scores
-select them with a margin of the float32 rounding error (``tolerance``), so
-that no entry of the exact top ``k`` is missed; the caller then computes the
-exact cosines of those few from the stored vectors and keeps the top ``k``.
+model) exactly as stored (float32), their lengths (float64), and the
+entries' ids and conversations. ``nearest`` scores every allowed row in
+float32 (one matrix-vector product), keeps the rows within float32 rounding
+error (``tolerance``) of the ``k``-th best score (``argpartition``), and
+computes the exact cosines of those few in float64 from the same stored
+values; so no entry of the exact top ``k`` is missed, and the cosines are
+exact.
 
-Memory: 4 bytes per dimension per vector (100,000 x 384: 154 MB, plus about
-60 bytes per entry for its id; loading it needs about as much again for a
-moment, about 0.6 s). A query costs one matrix-vector product (measured on
-this project's 2-core machine: 20 ms for 100,000 x 384).
+Why float32 and not a compact float16 or int8 matrix: numpy multiplies
+float32 with BLAS and the others without (measured on this project's 2-core
+machine, 100,000 x 64: float32 0.6 ms, int8 6.2 ms, float16 45 ms per query;
+100,000 x 384: 8, 32 and 220 ms), and a recall must stay within a few
+milliseconds. Memory: 4 bytes per dimension per vector (100,000 x 64: 26 MB;
+x 384: 154 MB) plus about 80 bytes per entry for its id and length.
 
 ``VectorCache`` keeps ``UserVectors`` per (user, model) together with the
 user's ``vectors_version`` (a counter in the database that every change of
@@ -47,8 +50,12 @@ class UserVectors:
     conversations: tuple[str, ...]
     """The distinct conversation ids; ``codes[i]`` indexes it for entry ``i``."""
     codes: npt.NDArray[np.int32]
-    units: npt.NDArray[np.float32]
-    """Shape ``(len(memory_ids), dimensions)``; rows of length 1."""
+    vectors: npt.NDArray[np.float32]
+    """Shape ``(len(memory_ids), dimensions)``: the stored values."""
+    lengths: npt.NDArray[np.float64]
+    """Each row's Euclidean length (0 for an all-zero row)."""
+    inverse_lengths: npt.NDArray[np.float32]
+    """1 / ``lengths`` (0 for an all-zero row, which then scores 0)."""
 
     @classmethod
     def build(
@@ -60,41 +67,45 @@ class UserVectors:
         conversations: dict[str, int] = {}
         codes: list[int] = []
         blobs: list[bytes] = []
+        width = 4 * dimensions
         for memory_id, conversation_id, vector in items:
-            if len(vector) != 4 * dimensions:
+            if len(vector) != width:
                 raise ValueError(f"vector of {memory_id!r} is not {dimensions} float32 values")
             ids.append(memory_id)
             codes.append(conversations.setdefault(conversation_id, len(conversations)))
             blobs.append(vector)
-        joined = b"".join(blobs)
+        matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), dimensions)
         del blobs
-        matrix = np.frombuffer(joined, dtype="<f4").reshape(len(ids), dimensions)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0  # all-zero vectors (refused at the edge) score 0
-        units = (matrix / norms).astype(np.float32, copy=False)
-        units.flags.writeable = False
+        matrix = matrix.astype(np.float32)  # native order, writeable copy
+        lengths = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64))
+        with np.errstate(divide="ignore"):
+            inverse = np.where(lengths > 0, 1.0 / lengths, 0.0).astype(np.float32)
         code_array = np.asarray(codes, dtype=np.int32)
-        code_array.flags.writeable = False
-        return cls(version, tuple(ids), tuple(conversations), code_array, units)
+        for array in (matrix, lengths, inverse, code_array):
+            array.flags.writeable = False
+        return cls(version, tuple(ids), tuple(conversations), code_array, matrix, lengths, inverse)
 
     @property
     def dimensions(self) -> int:
-        return int(self.units.shape[1])
+        return int(self.vectors.shape[1])
 
     @property
     def nbytes(self) -> int:
-        return int(self.units.nbytes + self.codes.nbytes) + 64 * len(self.memory_ids)
+        arrays = (self.vectors, self.lengths, self.inverse_lengths, self.codes)
+        return sum(int(a.nbytes) for a in arrays) + 64 * len(self.memory_ids)
 
     def tolerance(self) -> float:
-        """A bound of the float32 error of a score (unit query, unit row)."""
+        """A bound of the float32 error of a score (unit query, scaled row)."""
         return 4.0 * (self.dimensions + 8) * _FLOAT32_EPSILON
 
-    def nearest(self, query: Sequence[float], k: int, conversations: Sequence[str]) -> list[str]:
-        """The ids of at least the ``k`` most similar entries whose
-        conversation is in ``conversations`` (all of them if fewer), in no
-        particular order; ties and float32 rounding are resolved by the
-        caller's exact re-ranking. Raises ``ValueError`` when the query has
-        another dimension or is all zeros."""
+    def nearest(
+        self, query: Sequence[float] | npt.NDArray[np.float64], k: int, conversations: Sequence[str]
+    ) -> list[tuple[str, float]]:
+        """The ``k`` entries most similar to ``query`` whose conversation is
+        in ``conversations`` (all of them if fewer), with their exact cosines
+        (float64 arithmetic on the stored float32 values, clipped to
+        [-1, 1]), best first; equal cosines by ``memory_id``. Raises
+        ``ValueError`` when the query has another dimension or is all zeros."""
         if len(query) != self.dimensions:
             raise ValueError(f"query has {len(query)} dimensions, the vectors {self.dimensions}")
         vector = np.asarray(query, dtype=np.float64)
@@ -104,18 +115,29 @@ class UserVectors:
         wanted = [self.conversations.index(c) for c in conversations if c in self.conversations]
         if k <= 0 or not wanted:
             return []
-        allowed = np.isin(self.codes, np.asarray(wanted, dtype=np.int32))
-        count = int(allowed.sum())
-        if count == 0:
-            return []
-        scores = self.units @ (vector / length).astype(np.float32)
-        scores[~allowed] = -np.inf
+        unit = vector / length
+        scores = (self.vectors @ unit.astype(np.float32)) * self.inverse_lengths
+        if len(wanted) < len(self.conversations):
+            allowed = np.isin(self.codes, np.asarray(wanted, dtype=np.int32))
+            scores[~allowed] = -np.inf
+            count = int(allowed.sum())
+        else:
+            count = len(scores)
         if count > k:
             kth = np.partition(scores, len(scores) - k)[len(scores) - k]
             chosen = np.flatnonzero(scores >= kth - self.tolerance())
         else:
-            chosen = np.flatnonzero(allowed)
-        return [self.memory_ids[int(i)] for i in chosen]
+            chosen = np.flatnonzero(scores > -np.inf)
+        rows = self.vectors[chosen].astype(np.float64)
+        lengths = self.lengths[chosen]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            exact = np.where(lengths > 0, (rows @ unit) / lengths, 0.0)
+        found = [
+            (self.memory_ids[int(i)], max(-1.0, min(1.0, float(c))))
+            for i, c in zip(chosen, exact, strict=True)
+        ]
+        found.sort(key=lambda item: (-item[1], item[0]))
+        return found[:k]
 
 
 class VectorCache:

@@ -1,11 +1,11 @@
 """Recall and the "inject" context (gecx-chat's ``recall``, ``inject`` and
 ``hybrid`` read modes), on top of ``MemoryStore``.
 
-Recall asks the store for two candidate lists and lets ``domain.ranking``
-order them:
+Recall asks the store for the hits, which it ranks with ``domain.ranking``
+over a bounded set of candidates in the same read:
 
-- lexical: up to ``ranking.CANDIDATE_LIMIT`` full-text matches of the query
-  text (none when the text has no searchable term);
+- lexical: entries containing the query text's terms (none when the text has
+  no searchable term), chosen by the terms' rarity (``ranking.lexical_plan``);
 - semantic, only when the query is semantic: the exact top
   ``ranking.CANDIDATE_LIMIT`` entries by cosine similarity to the query's
   vector, which is the request's ``query_embedding`` or else the configured
@@ -19,7 +19,7 @@ replaced, then selects with ``domain.inject.build_context``.
 Governance (``domain.governance``): recall returns nothing while consent is
 withdrawn or memory is switched off; build context also returns nothing for a
 temporary conversation. The gate and the candidates are read in one read
-transaction (``MemoryStore.recall_candidates``); a semantic query's vector is
+transaction (``MemoryStore.recall``); a semantic query's vector is
 computed before it. Otherwise each call records ``memory_recalled``
 (``count``, ``mode`` recall or inject, ``semantic``) after the read: a read
 writes nothing itself, so the event rides the next batch of writes (within a
@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from mnemo_server.domain import events, inject, ranking
+from mnemo_server.domain import events, inject
 from mnemo_server.domain.embedding import embedder_unavailable
 from mnemo_server.domain.governance import Access, NewEvent
 from mnemo_server.domain.memory_models import (
@@ -98,17 +98,12 @@ class Recall:
                 if await self._governance.memory_gate(user_id, conversations, access):
                     return None
             vector = await self._query_vector(query)
-        found = await self._store.recall_candidates(
-            user_id,
-            query,
-            vector,
-            access=access,
-            conversation_ids=conversations,
-            limit=ranking.CANDIDATE_LIMIT,
+        found = await self._store.recall(
+            user_id, query, vector, access=access, conversation_ids=conversations
         )
         if found.gate is not None:
             return None
-        return ranking.rank(query, found.lexical, found.semantic)
+        return list(found.hits)
 
     async def build_context(
         self, user_id: str, query: RecallQuery, *, max_entries: int, max_bytes: int
