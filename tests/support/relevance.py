@@ -47,6 +47,8 @@ TAGS = ("exact", "paraphrase", "inflection", "name", "number", "scope", "archive
 RECALL_AT = 5
 NDCG_AT = 10
 GRADES = (1, 2, 3)
+METRICS = (f"recall@{RECALL_AT}", f"ndcg@{NDCG_AT}")
+THRESHOLDS = SET_DIR / "thresholds.json"
 
 Scope = Literal["identity", "conversation"]
 Mode = Literal["lexical", "semantic"]
@@ -380,6 +382,10 @@ class Figures:
     all_queries: int
     """Every query of the slice, judged or not (forbidden hits are over these)."""
 
+    def metric(self, name: str) -> float:
+        """The figure ``METRICS`` names ``name``."""
+        return {METRICS[0]: self.recall, METRICS[1]: self.ndcg}[name]
+
     @classmethod
     def of(cls, scores: Sequence[QueryScore]) -> Figures:
         judged = [s for s in scores if s.recall is not None and s.ndcg is not None]
@@ -430,3 +436,35 @@ def score(relevance_set: RelevanceSet, rankings: Rankings) -> Report:
             by_tag = {t: Figures.of([s for s in of_mode if t in s.query.tags]) for t in TAGS}
             modes[mode] = ModeFigures(Figures.of(of_mode), by_tag)
     return Report(scores, modes)
+
+
+# ------------------------------------------------------------- thresholds
+
+
+def floor3(value: float) -> float:
+    """``value`` rounded down to 3 decimals (a threshold the figure meets)."""
+    floor = math.floor(value * 1000) / 1000
+    return floor if floor <= value else round(floor - 0.001, 3)
+
+
+def thresholds_of(report: Report, comment: str) -> dict[str, Any]:
+    """The content of thresholds.json for ``report``: each overall figure of
+    each mode rounded down to 3 decimals."""
+    return {
+        "comment": comment,
+        **{
+            mode: {name: floor3(report.figures(mode).overall.metric(name)) for name in METRICS}
+            for mode in MODES
+        },
+    }
+
+
+def below_thresholds(report: Report, path: Path = THRESHOLDS) -> list[str]:
+    """Every overall figure of ``report`` below its threshold in ``path``."""
+    recorded = json.loads(path.read_text())
+    return [
+        f"{mode} {name}: {measured:.4f} < {recorded[mode][name]}"
+        for mode in MODES
+        for name in METRICS
+        if (measured := report.figures(mode).overall.metric(name)) < recorded[mode][name]
+    ]
