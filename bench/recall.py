@@ -1,164 +1,284 @@
-"""``make bench-recall``: RecallMemories latency over 1,000, 10,000 and
-100,000 memories of one user, on SQLite and PostgreSQL.
+"""``make bench-recall``: RecallMemories and BuildContext over 1,000, 10,000
+and 100,000 memories of one user, on SQLite and PostgreSQL, at one call at a
+time (c1) and 16 at once (c16), beside the empty RPC of the same server, and
+the bulk-load rate of ``BatchCreateMemories``.
 
 For each backend and size: a fresh migrated database (a SQLite file; a
 database in the durable throwaway PostgreSQL cluster of ``bench.servers``)
-gets a real server process (``mnemo serve``), which is loaded through the
-public API: one ``ImportUserData`` stream of the user's memories, realistic
+gets a real server process (``mnemo serve``, default options), which loads
+the user's memories through the public API: ``BatchCreateMemories`` calls of
+``--batch`` entries, one after another, each with a request id; realistic
 short texts (``tests.support.memory_corpus``: templates over a vocabulary of
-a few thousand words) each with a 64-dimension vector, in one transaction as
-``mnemo import`` would load an export. Then the server answers a load-generator loop of RecallMemories calls, one at a
-time: ``--queries`` lexical ones (a query text) and as many semantic ones
-(the same texts with ``semantic`` and a ``query_embedding``). Each latency
-is the whole call, until the stream of (up to 10) results ends. The first
-semantic call of a size, which loads the user's vectors into the server's
-cache, is reported apart and left out of the percentiles, as are
-``--warmup`` calls of each kind before measuring.
+a few thousand words), each with a 64-dimension vector. The requests are
+built before the clock starts; the load rate is entries per second with the
+server's CPU seconds per 1,000 entries.
+
+Then the server is restarted over the same database (a cold process: no
+cached vectors), and:
+
+- the **first semantic call**, which loads the user's vectors into the
+  server's cache, is timed on its own;
+- **c1**: ``--queries`` calls of each kind, one at a time from a client in
+  another process: the empty RPC (health ``Check``), lexical recall (a query
+  text), semantic recall (the same texts with ``semantic`` and a
+  ``query_embedding``), and ``BuildContext`` lexical and semantic (default
+  budget). Each latency is the whole call (a recall until its stream of up
+  to 10 results ends). ``--warmup`` calls of each kind come first, unmeasured;
+- **c16**: 16 concurrent callers (``grpc.aio``, one channel) repeat each kind
+  for ``--seconds``; throughput is calls completed per second, reported
+  beside the empty RPC's at c16 on the same server.
+
+Server CPU per call is the server process's CPU seconds (``/proc``, every
+thread) over each c1 window divided by its calls.
 
     python bench/recall.py [--sizes 1000,10000,100000] [--backends sqlite,postgres]
-                           [--queries 200] [--runner thread] [--markdown FILE]
-                           [--load-only]
+                           [--queries 300] [--seconds 4] [--batch 1000]
+                           [--markdown FILE] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
+import json
 import os
 import platform
 import shlex
 import statistics
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
-from google.protobuf.timestamp_pb2 import Timestamp
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 
-from bench.servers import Databases, serve  # noqa: E402
-from mnemo.client import MnemoClient  # noqa: E402
-from mnemo.v1 import governance_pb2, memories_pb2, memories_pb2_grpc  # noqa: E402
+from bench.servers import Databases, Server, cpu_seconds, serve  # noqa: E402
+from mnemo.v1 import memories_pb2 as mm  # noqa: E402
+from mnemo.v1 import memories_pb2_grpc as mm_grpc  # noqa: E402
 from tests.support.memory_corpus import Corpus  # noqa: E402
 
 USER = "bench-user"
+PARENT = f"users/{USER}"
 MODEL = "bench-random-64"
 DIMENSIONS = 64
-IMPORT_TIMEOUT_S = 3600.0
+CONCURRENCY = 16
+BATCH_TIMEOUT_S = 600.0
+MODES = ("empty", "recall lexical", "recall semantic", "context lexical", "context semantic")
 
 
-@dataclass(frozen=True)
+@dataclass
 class Cell:
+    """One backend, size and mode: c1 latencies and c16 throughput."""
+
     backend: str
     size: int
     mode: str
-    latencies_ms: list[float]
-    baseline_p50_ms: float
-    first_ms: float | None = None
+    latencies_ms: list[float] = field(default_factory=list)
+    server_cpu_ms: float = 0.0
+    c16_per_s: float = 0.0
+
+    def percentile(self, fraction: float) -> float:
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+@dataclass
+class SizeReport:
+    backend: str
+    size: int
+    load_s: float
+    load_cpu_s: float
+    first_semantic_ms: float
+    cells: list[Cell]
 
     @property
-    def p50(self) -> float:
-        return statistics.median(self.latencies_ms)
-
-    def row(self) -> str:
-        values = sorted(self.latencies_ms)
-        p99 = values[min(len(values) - 1, round(0.99 * (len(values) - 1)))]
-        first = "" if self.first_ms is None else f"{self.first_ms:.0f}"
-        return (
-            f"| {self.backend} | {self.size:,} | {self.mode} | {len(values)} | {self.p50:.1f} "
-            f"| {p99:.1f} | {statistics.fmean(values):.1f} "
-            f"| {self.p50 / self.baseline_p50_ms:.0f}x | {first} |"
-        )
+    def load_rate(self) -> float:
+        return self.size / self.load_s
 
 
-HEADER = (
-    "| store | memories | recall | calls | p50 ms | p99 ms | mean ms | p50 / baseline p50 "
-    "| first semantic call ms (cache load) |\n|---|---|---|---|---|---|---|---|---|"
-)
+# ---------------------------------------------------------------- requests
 
 
-def _records(size: int, corpus: Corpus) -> Iterator[governance_pb2.ExportRecord]:
-    now = Timestamp()
-    now.GetCurrentTime()
-    for n in range(size):
-        yield governance_pb2.ExportRecord(
-            memory=memories_pb2.Memory(
-                name=f"users/{USER}/memories/m{n:07}",
-                text=corpus.sentence(),
-                create_time=now,
-                update_time=now,
-                embedding=memories_pb2.Embedding(model=MODEL, values=corpus.vector(DIMENSIONS)),
+def _embedding(vector: Sequence[float]) -> mm.Embedding:
+    return mm.Embedding(model=MODEL, values=vector)
+
+
+def _batches(size: int, batch: int, corpus: Corpus) -> list[mm.BatchCreateMemoriesRequest]:
+    requests = []
+    for start in range(0, size, batch):
+        entries = [
+            mm.CreateMemoryRequest(
+                parent=PARENT,
+                memory_id=f"m{n:07}",
+                memory=mm.Memory(text=corpus.sentence(), embedding=_embedding(corpus.vector(64))),
+            )
+            for n in range(start, min(size, start + batch))
+        ]
+        requests.append(
+            mm.BatchCreateMemoriesRequest(
+                parent=PARENT, requests=entries, request_id=f"load-{start}"
             )
         )
+    return requests
 
 
-def _load(target: str, size: int, corpus: Corpus) -> float:
-    """Import ``size`` memories of ``USER`` (one ``ImportUserData``); the seconds it took."""
-    started = time.perf_counter()
-    with MnemoClient(target, timeout=IMPORT_TIMEOUT_S) as client:
-        client.import_user_data(USER, _records(size, corpus))
-    return time.perf_counter() - started
-
-
-def _requests(count: int, corpus: Corpus) -> list[str]:
-    return [corpus.sentence() for _ in range(count)]
-
-
-def _recall(
-    stub: memories_pb2_grpc.MemoryServiceStub, text: str, vector: Sequence[float] | None
-) -> float:
-    request = memories_pb2.RecallMemoriesRequest(parent=f"users/{USER}", query=text)
-    if vector is not None:
-        request.semantic = True
-        request.query_embedding.model = MODEL
-        request.query_embedding.values.extend(vector)
-    started = time.perf_counter()
-    results = list(stub.RecallMemories(request, timeout=60))
-    elapsed = (time.perf_counter() - started) * 1000
-    if not results:
-        raise RuntimeError(f"recall of {text!r} found nothing: is the data loaded?")
-    return elapsed
-
-
-def _baseline(channel: grpc.Channel, calls: int) -> list[float]:
-    """Latencies of the empty health ``Check`` on the same server and channel."""
-    stub = health_pb2_grpc.HealthStub(channel)
-    latencies = []
-    for _ in range(calls):
+def _load(server: Server, requests: list[mm.BatchCreateMemoriesRequest]) -> tuple[float, float]:
+    """Send the batches one after another: (seconds, server CPU seconds)."""
+    with grpc.insecure_channel(server.target) as channel:
+        stub = mm_grpc.MemoryServiceStub(channel)
+        cpu = cpu_seconds(server.pid)
         started = time.perf_counter()
-        stub.Check(health_pb2.HealthCheckRequest(), timeout=10)
-        latencies.append((time.perf_counter() - started) * 1000)
-    return latencies
+        for request in requests:
+            reply = stub.BatchCreateMemories(request, timeout=BATCH_TIMEOUT_S)
+            if len(reply.memories) != len(request.requests):
+                raise RuntimeError("a batch saved fewer entries than it sent")
+        return time.perf_counter() - started, cpu_seconds(server.pid) - cpu
 
 
-def _measure(
-    target: str, backend: str, size: int, queries: int, warmup: int, corpus: Corpus
-) -> list[Cell]:
-    texts = _requests(queries + warmup, corpus)
-    vectors = [corpus.vector(DIMENSIONS) for _ in texts]
-    with grpc.insecure_channel(target) as channel:
-        stub = memories_pb2_grpc.MemoryServiceStub(channel)
-        baseline = _baseline(channel, queries)
-        first = _recall(stub, texts[0], vectors[0])  # loads the vector cache
-        for text, vector in zip(texts[:warmup], vectors[:warmup], strict=True):
-            _recall(stub, text, None)
-            _recall(stub, text, vector)
-        lexical = [_recall(stub, t, None) for t in texts[warmup:]]
-        semantic = [
-            _recall(stub, t, v) for t, v in zip(texts[warmup:], vectors[warmup:], strict=True)
-        ]
-    base = statistics.median(baseline)
-    return [
-        Cell(backend, size, "baseline (health Check)", baseline, base),
-        Cell(backend, size, "lexical", lexical, base),
-        Cell(backend, size, "semantic (lexical + vectors, fused)", semantic, base, first),
+Query = tuple[str, list[float]]
+
+
+def _request(mode: str, query: Query) -> tuple[str, Any]:
+    """The method name and request of one call of ``mode``."""
+    text, vector = query
+    semantic = mode.endswith("semantic")
+    embedding = _embedding(vector) if semantic else None
+    if mode.startswith("recall"):
+        return "RecallMemories", mm.RecallMemoriesRequest(
+            parent=PARENT, query=text, semantic=semantic, query_embedding=embedding
+        )
+    if mode.startswith("context"):
+        return "BuildContext", mm.BuildContextRequest(
+            parent=PARENT, query=text, semantic=semantic, query_embedding=embedding
+        )
+    return "Check", health_pb2.HealthCheckRequest()
+
+
+def _checked(method: str, reply: Any) -> None:
+    if method == "RecallMemories" and not reply:
+        raise RuntimeError("a recall found nothing: is the data loaded?")
+    if method == "BuildContext" and not reply.memories:
+        raise RuntimeError("a context holds no memory: is the data loaded?")
+
+
+# ---------------------------------------------------------------- c1
+
+
+def _sync_call(channel: grpc.Channel) -> Callable[[str, Any], Any]:
+    memories = mm_grpc.MemoryServiceStub(channel)
+    health = health_pb2_grpc.HealthStub(channel)
+
+    def call(method: str, request: Any) -> Any:
+        if method == "RecallMemories":
+            return list(memories.RecallMemories(request, timeout=60))
+        if method == "BuildContext":
+            return memories.BuildContext(request, timeout=60)
+        return health.Check(request, timeout=10)
+
+    return call
+
+
+def _c1(server: Server, cells: dict[str, Cell], queries: list[Query], warmup: int) -> float:
+    """Every mode's c1 latencies and server CPU; the first semantic call's ms."""
+    with grpc.insecure_channel(server.target) as channel:
+        call = _sync_call(channel)
+        call("Check", health_pb2.HealthCheckRequest())
+        method, request = _request("recall semantic", queries[0])
+        started = time.perf_counter()
+        _checked(method, call(method, request))
+        first_ms = (time.perf_counter() - started) * 1000
+        for mode in MODES:
+            for query in queries[:warmup]:
+                call(*_request(mode, query))
+            requests = [_request(mode, q) for q in queries[warmup:]]
+            cell = cells[mode]
+            cpu = cpu_seconds(server.pid)
+            for method, request in requests:
+                started = time.perf_counter()
+                reply = call(method, request)
+                cell.latencies_ms.append((time.perf_counter() - started) * 1000)
+                _checked(method, reply)
+            cell.server_cpu_ms = (cpu_seconds(server.pid) - cpu) * 1000 / len(requests)
+    return first_ms
+
+
+# ---------------------------------------------------------------- c16
+
+
+async def _c16_mode(channel: grpc.aio.Channel, mode: str, queries: list[Query], seconds: float) -> float:
+    memories = mm_grpc.MemoryServiceStub(channel)
+    health = health_pb2_grpc.HealthStub(channel)
+    completed = 0
+    deadline = time.perf_counter() + seconds
+
+    async def caller(worker: int) -> None:
+        nonlocal completed
+        n = worker
+        while time.perf_counter() < deadline:
+            method, request = _request(mode, queries[n % len(queries)])
+            n += CONCURRENCY
+            if method == "RecallMemories":
+                reply: Any = [r async for r in memories.RecallMemories(request, timeout=60)]
+            elif method == "BuildContext":
+                reply = await memories.BuildContext(request, timeout=60)
+            else:
+                reply = await health.Check(request, timeout=10)
+            _checked(method, reply)
+            completed += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(caller(w) for w in range(CONCURRENCY)))
+    return completed / (time.perf_counter() - started)
+
+
+async def _c16(server: Server, cells: dict[str, Cell], queries: list[Query], seconds: float) -> None:
+    async with grpc.aio.insecure_channel(server.target) as channel:
+        for mode in MODES:
+            await _c16_mode(channel, mode, queries, min(1.0, seconds))  # warm-up
+            cells[mode].c16_per_s = await _c16_mode(channel, mode, queries, seconds)
+
+
+# ---------------------------------------------------------------- report
+
+
+def _markdown(reports: list[SizeReport], context: str) -> str:
+    lines = [
+        context,
+        "",
+        "| store | memories | call | c1 p50 ms | c1 p99 ms | p50 / empty | server CPU ms/call "
+        "| c16 calls/s | c16 / empty c16 |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
+    for report in reports:
+        empty = next(c for c in report.cells if c.mode == "empty")
+        for cell in report.cells:
+            lines.append(
+                f"| {report.backend} | {report.size:,} | {cell.mode} | {cell.percentile(0.5):.1f} "
+                f"| {cell.percentile(0.99):.1f} "
+                f"| {cell.percentile(0.5) / empty.percentile(0.5):.1f}x "
+                f"| {cell.server_cpu_ms:.2f} | {cell.c16_per_s:,.0f} "
+                f"| {cell.c16_per_s / empty.c16_per_s:.2f} |"
+            )
+    lines += [
+        "",
+        "| store | memories | bulk load (BatchCreateMemories) entries/s | server CPU s per 1,000 "
+        "| first semantic call ms (vector cache load) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {r.backend} | {r.size:,} | {r.load_rate:,.0f} | {r.load_cpu_s * 1000 / r.size:.2f} "
+        f"| {r.first_semantic_ms:.0f} |"
+        for r in reports
+    ]
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -167,56 +287,56 @@ def main() -> None:
     )
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--backends", default="sqlite,postgres")
-    parser.add_argument("--queries", type=int, default=200, help="measured calls per kind")
-    parser.add_argument("--warmup", type=int, default=5, help="unmeasured calls per kind")
-    parser.add_argument(
-        "--runner", choices=["thread", "async"], help="--store-runner (default: the server's)"
-    )
-    parser.add_argument("--markdown", type=Path, help="also write the table to this file")
-    parser.add_argument(
-        "--load-only", action="store_true", help="load the data, report load times, no queries"
-    )
+    parser.add_argument("--queries", type=int, default=300, help="measured c1 calls per kind")
+    parser.add_argument("--warmup", type=int, default=10, help="unmeasured c1 calls per kind")
+    parser.add_argument("--seconds", type=float, default=4.0, help="c16 window per kind")
+    parser.add_argument("--batch", type=int, default=1000, help="entries per BatchCreateMemories")
+    parser.add_argument("--markdown", type=Path, help="also write the tables to this file")
+    parser.add_argument("--json", type=Path, help="also write every figure to this file")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     backends = args.backends.split(",")
 
-    rows: list[str] = []
-    loads: list[str] = []
+    reports: list[SizeReport] = []
     with contextlib.ExitStack() as stack:
         databases = Databases(stack)
         for backend in backends:
             for size in sizes:
                 url = databases.fresh(backend)
-                with serve(url, args.runner) as server:
-                    seconds = _load(server.target, size, Corpus(seed=size))
-                    loads.append(f"{backend} {size:,}: loaded in {seconds:.1f} s")
-                    print(loads[-1], flush=True)
-                    if args.load_only:
-                        continue
-                    cells = _measure(
-                        server.target,
-                        backend,
-                        size,
-                        args.queries,
-                        args.warmup,
-                        Corpus(seed=size + 1),
-                    )
-                rows.extend(cell.row() for cell in cells)
-                print("\n".join(rows[-len(cells) :]), flush=True)
+                batches = _batches(size, args.batch, Corpus(seed=size))
+                with serve(url) as server:
+                    load_s, load_cpu_s = _load(server, batches)
+                del batches
+                print(f"{backend} {size:,}: loaded in {load_s:.1f} s", flush=True)
+                corpus = Corpus(seed=size + 1)
+                queries = [
+                    (corpus.sentence(), corpus.vector(DIMENSIONS))
+                    for _ in range(args.queries + args.warmup)
+                ]
+                cells = {mode: Cell(backend, size, mode) for mode in MODES}
+                with serve(url) as server:  # cold: nothing cached
+                    first_ms = _c1(server, cells, queries, args.warmup)
+                    asyncio.run(_c16(server, cells, queries, args.seconds))
+                    server.check()
+                report = SizeReport(backend, size, load_s, load_cpu_s, first_ms, list(cells.values()))
+                reports.append(report)
+                print(_markdown([report], ""), flush=True)
     command = "python bench/recall.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     context = (
         f"`{command.strip()}`: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-        f"{os.cpu_count()} cores, Python {platform.python_version()}, runner {args.runner or 'default'}, "
-        f"{DIMENSIONS}-dimension vectors, one user, calls one at a time "
-        "from a client in another process; load average at the end "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{DIMENSIONS}-dimension vectors, one user; c1: {args.queries} calls per kind from a "
+        f"client in another process; c16: {CONCURRENCY} concurrent callers for {args.seconds:g} s "
+        "per kind; load average at the end "
         + "/".join(f"{x:.1f}" for x in os.getloadavg())
         + " (1/5/15 min: other work on the machine skews the figures)"
     )
-    table = "\n".join([HEADER, *rows]) if rows else "(load only)"
-    report = f"{context}\n\n{table}\n\n" + "\n".join(f"- {line}" for line in loads)
-    print(f"\n{report}")
+    text = _markdown(reports, context)
+    print(f"\n{text}")
     if args.markdown:
-        args.markdown.write_text(report + "\n")
+        args.markdown.write_text(text + "\n")
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in reports], indent=1) + "\n")
 
 
 if __name__ == "__main__":

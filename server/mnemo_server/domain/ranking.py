@@ -17,9 +17,9 @@ a rare one (a name) counts much.
 first. The rarest of them, as long as the entries containing them add up to at
 most ``FULL_BUDGET``, are *full* terms: every visible entry containing one of
 them is a candidate. Of the next ``SAMPLED_TERMS`` terms (the common ones), the
-``SAMPLE_SIZE`` newest visible entries containing each are candidates (newest:
-the store's insertion order, the same on both backends). So the work per
-call is bounded however many entries contain a common word; an entry that
+``SAMPLE_SIZE`` newest visible entries containing any of them are candidates
+(newest: the store's insertion order, the same on both backends). So the work
+per call is bounded however many entries contain a common word; an entry that
 contains only common terms, and is not among the newest containing them, is
 not considered (it would score low anyway: common terms weigh little). When
 every term is full (``LexicalPlan.exhaustive``), every matching entry is a
@@ -84,8 +84,8 @@ most this many."""
 SAMPLED_TERMS = 4
 """Common terms (after the full ones) whose newest entries are candidates."""
 
-SAMPLE_SIZE = 50
-"""The newest visible entries of each sampled term that are candidates."""
+SAMPLE_SIZE = 200
+"""The newest visible entries containing a sampled term that are candidates."""
 
 DEFAULT_MIN_SIMILARITY = 0.0
 """Vectors pointing away from the query (cosine <= 0) are not semantic hits."""

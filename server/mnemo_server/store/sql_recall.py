@@ -60,7 +60,11 @@ def recall(
         candidates += fts.lexical_candidates(conn, user_id, conversations, terms, plan)
     if embedding is not None:
         nearest = semantic(conn, user_id, conversations, embedding, CANDIDATE_LIMIT, cache)
-        found = fts.candidates_by_id(conn, user_id, conversations, terms, list(nearest))
+        for candidate in candidates:
+            candidate.similarity = nearest.get(candidate.memory_id)
+        known = {c.memory_id for c in candidates}
+        missing = [memory_id for memory_id in nearest if memory_id not in known]
+        found = fts.candidates_by_id(conn, user_id, conversations, terms, missing)
         for candidate in found:
             candidate.similarity = nearest[candidate.memory_id]
         candidates += found

@@ -48,7 +48,7 @@ _SQLITE_FTS = (
 _POSTGRES_GIN = (
     "CREATE INDEX ix_memories_search ON memories USING gin "
     "(array_to_tsvector(string_to_array(search_document, ' '))) "
-    "WHERE archived_at IS NULL"
+    "WITH (fastupdate = off) WHERE archived_at IS NULL"
 )
 
 
