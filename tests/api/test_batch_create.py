@@ -12,21 +12,25 @@ tests/api/test_statement_counts.py.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import grpc
+from sqlalchemy import select
 
 from mnemo.v1 import conversations_pb2 as cv
 from mnemo.v1 import governance_pb2 as gv
 from mnemo.v1 import memories_pb2 as pb
 from mnemo.v1 import sync_pb2 as sy
 from mnemo.v1 import sync_pb2_grpc
+from mnemo_server.store.schema import idempotency_records
 from tests.api.governance import GRANTED, WITHDRAWN, Governance, all_events, set_consent
 from tests.api.memories import C1, USER, Stub, create, listed, recall, vector
 from tests.support.rpc_errors import rpc_failure
 from tests.support.server import running_server
+from tests.support.user_rows import connected
 
 MAX_ENTRIES = 1000
 
@@ -318,6 +322,26 @@ def test_a_request_id_makes_the_batch_idempotent(memories: Stub, channel: grpc.C
     refused = _refused(memories, [entry("")], request_id="b-2")
     assert refused.reason == "INVALID_FIELD"
     assert len(batch(memories, [entry("fine")], request_id="b-2").memories) == 1
+
+
+def test_a_retried_batch_with_vectors_answers_the_same_and_its_record_keeps_no_vector(
+    memories: Stub, database_url: str
+) -> None:
+    entries = [entry(f"Fact {n}", embedding=vector(n, 1, 0, 0), key=f"k{n % 2}") for n in range(4)]
+    first = batch(memories, entries, request_id="with-vectors")
+    assert batch(memories, entries, request_id="with-vectors") == first
+    with connected(database_url) as conn:
+        (record,) = conn.execute(
+            select(idempotency_records.c.result_json).where(
+                idempotency_records.c.request_id == "with-vectors"
+            )
+        ).scalars()
+    saved = json.loads(record)
+    assert [s["memory"]["text"] for s in saved] == [f"Fact {n}" for n in range(4)]
+    assert [s["memory"]["embedding"] for s in saved] == [None] * 4
+    # The vectors are stored all the same: semantic recall finds the live entries.
+    hits = recall(memories, "Fact", semantic=True, query_embedding=vector(3, 1, 0, 0))
+    assert hits[0].memory.text == "Fact 3"
 
 
 def test_concurrent_retries_of_one_batch_store_it_once(server: str) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mnemo_server.domain.commands import Command, Idempotent
 from mnemo_server.domain.memory_models import (
@@ -85,6 +85,17 @@ class CreateMemories(Idempotent[tuple[SavedMemory, ...]]):
     @property
     def weight(self) -> int:
         return sum(_draft_weight(draft) for _, draft in self.drafts)
+
+    def recorded(self, result: tuple[SavedMemory, ...]) -> tuple[SavedMemory, ...]:
+        """The entries without their vectors: no response carries one (they
+        are input only), and a thousand vectors as JSON would cost a batch
+        more than the rest of its record."""
+        return tuple(
+            replace(saved, memory=replace(saved.memory, embedding=None))
+            if saved.memory.embedding is not None
+            else saved
+            for saved in result
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
