@@ -31,6 +31,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from google.protobuf import json_format
 
@@ -43,6 +44,7 @@ MAX_BATCH_BYTES = 3 * 1024 * 1024
 it fits the server's ``--max-request-bytes`` (4 MiB by default)."""
 
 _REQUESTS = "requests["
+_FLOAT_MAX = 3.4028234663852886e38  # the largest finite 32-bit float
 
 
 class LineProblem(Exception):
@@ -67,10 +69,33 @@ class Batch:
         return f"mnemo-import-{digest.hexdigest()[:40]}"
 
 
+def _memory_of(data: Any) -> mm.Memory:
+    """The proto3 JSON of a ``Memory`` as the message (``json_format``), with
+    its vector set directly when it is a plain list of numbers of ``float``
+    range: ``json_format`` converts each value in Python, about a
+    microsecond apiece, ten times the rest of an entry."""
+    embedding = data.pop("embedding", None) if isinstance(data, dict) else None
+    plain = (
+        isinstance(embedding, dict)
+        and set(embedding) <= {"model", "values"}
+        and isinstance(embedding.get("model", ""), str)
+        and isinstance(values := embedding.get("values", []), list)
+        and all(type(v) in (int, float) for v in values)
+        and (not values or max(map(abs, values)) <= _FLOAT_MAX)
+    )
+    if embedding is not None and not plain:
+        data["embedding"] = embedding  # json_format says what is wrong with it
+    memory = json_format.ParseDict(data, mm.Memory())
+    if embedding is not None and plain:
+        memory.embedding.model = embedding.get("model", "")
+        memory.embedding.values.extend(embedding.get("values", []))
+    return memory
+
+
 def entry_of(line: str, where: str, user: str) -> mm.CreateMemoryRequest:
     """One line as the entry of a batch. Raises ``LineProblem`` naming ``where``."""
     try:
-        memory = json_format.ParseDict(json.loads(line), mm.Memory())
+        memory = _memory_of(json.loads(line))
     except (ValueError, json_format.ParseError) as error:
         raise LineProblem(f"{where}: not a mnemo.v1.Memory ({error})") from None
     memory_id = ""
