@@ -215,7 +215,8 @@ def insert_entries(
     ``lock_user``), as saving them one at a time would: a keyed draft
     supersedes the live entry of its key, including an earlier draft of the
     same call (saved already archived). The changes (each archived entry,
-    then the new one, per draft) are added to ``feed``.
+    then the new one, per draft) are added to ``feed``. The saved entries
+    come back without their vectors (``embedding`` ``None``).
 
     Raises ``AlreadyExists`` (id of an entry or a tombstone, or twice in
     ``drafts``), EMBEDDING_DIMENSION_MISMATCH; both name the draft's field
@@ -283,13 +284,15 @@ def insert_entries(
     for i, pk in enumerate(pks):
         values[i] |= {"id": pk, "embedding_model": None, "embedding_vector": None}
     if vectors:
-        stored = [vector_row(pks[i], user_id, e) for i, e in vectors]
-        conn.execute(insert(memory_embeddings), stored)
-        for (i, _), vector in zip(vectors, stored, strict=True):
-            values[i] |= {"embedding_model": vector["model"], "embedding_vector": vector["vector"]}
+        conn.execute(
+            insert(memory_embeddings), [vector_row(pks[i], user_id, e) for i, e in vectors]
+        )
     if vectors or any(archived):
         vectors_changed(conn, user_id)
-    # The result is built from what was written (as ``get`` would read it).
+    # The result is built from what was written, as ``get`` would read it but
+    # without the vectors: no response carries one, and the change feed and
+    # the idempotency record leave them out; so both encode the same entries
+    # once (``Tx.memo``), and no vector is decoded back.
     saved = tuple(
         SavedMemory(rows.memory(values[i]), tuple(archived[i])) for i in range(len(drafts))
     )

@@ -90,6 +90,8 @@ class CreateMemories(Idempotent[tuple[SavedMemory, ...]]):
         """The entries without their vectors: no response carries one (they
         are input only), and a thousand vectors as JSON would cost a batch
         more than the rest of its record."""
+        if all(saved.memory.embedding is None for saved in result):
+            return result  # the store's result has none: the very objects the feed encoded
         return tuple(
             replace(saved, memory=replace(saved.memory, embedding=None))
             if saved.memory.embedding is not None
