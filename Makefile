@@ -35,7 +35,7 @@ MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
 	test-unit test-store test-api test-typescript lint-typescript test-browser bench bench-venv \
-	bench-report bench-profile bench-recall bench-watch relevance constraints clean
+	bench-report bench-profile bench-recall bench-bulk bench-watch relevance constraints clean
 
 help: ## Show this help
 	@echo "Usage: make TARGET [ARGS=...] [PYTEST_ARGS=...]"
@@ -160,6 +160,9 @@ bench-profile: $(STAMP) $(BENCH_STAMP) ## py-spy profile of the server under one
 
 bench-recall: $(STAMP) ## RecallMemories p50/p99 over 1k/10k/100k memories per store: bench/recall.py; flags via ARGS="..."
 	$(PY) bench/recall.py $(ARGS)
+
+bench-bulk: $(STAMP) ## BatchCreateMemories entries/s, 100k memories per store, and mnemo import --memories: bench/bulk_load.py; flags via ARGS="..."
+	$(PY) bench/bulk_load.py --import $(ARGS)
 
 relevance: $(STAMP) ## Recall relevance (recall@5, nDCG@10 per tag, forbidden hits) on tests/relevance: bench/relevance.py; flags via ARGS="--backends sqlite,postgres --markdown F --json F"
 	$(PY) bench/relevance.py $(ARGS)

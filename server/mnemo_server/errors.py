@@ -2,13 +2,14 @@
 
 A ``MnemoError`` becomes its canonical status code with a ``google.rpc.Status``
 whose details hold one ``google.rpc.ErrorInfo`` (domain ``mnemo.v1``, the
-error's reason and metadata) and, for ``InvalidArgument``, a
-``google.rpc.BadRequest`` listing every field violation (for
-``ResourceExhausted``, a ``google.rpc.RetryInfo`` with the delay). The status travels as
-``grpc-status-details-bin`` trailing metadata (``grpc_status.rpc_status``), so
-any gRPC client can decode it. Anything else becomes ``INTERNAL`` with reason
-``INTERNAL`` and a generic message; the details go to the log, never to the
-caller. Nothing is ever answered with ``UNKNOWN``.
+error's reason and metadata) and, when the error names request fields (always
+for ``InvalidArgument``), a ``google.rpc.BadRequest`` listing every field
+violation (for ``ResourceExhausted``, a ``google.rpc.RetryInfo`` with the
+delay). The status travels as ``grpc-status-details-bin`` trailing metadata
+(``grpc_status.rpc_status``), so any gRPC client can decode it. Anything else
+becomes ``INTERNAL`` with reason ``INTERNAL`` and a generic message; the
+details go to the log, never to the caller. Nothing is ever answered with
+``UNKNOWN``.
 
 ``ErrorMappingInterceptor`` applies this to every ``mnemo.v1`` handler:
 unary and client-streaming handlers, and for server-streaming ones also the
@@ -89,7 +90,7 @@ def to_status(error: MnemoError) -> grpc.Status:
         reason=error.reason, domain=ERROR_DOMAIN, metadata=dict(error.metadata)
     )
     details = [_packed(info)]
-    if isinstance(error, InvalidArgument) and error.violations:
+    if error.violations:
         bad_request = error_details_pb2.BadRequest(
             field_violations=[
                 error_details_pb2.BadRequest.FieldViolation(

@@ -1,6 +1,7 @@
 """``mnemo export`` and ``mnemo import``: a user's data as a JSON Lines file,
 through a running server (``ExportUserData`` / ``ImportUserData``, with the
-Python client ``mnemo.client``).
+Python client ``mnemo.client``); ``mnemo import --memories`` loads memory
+entries instead (``memory_import_cli``).
 
 The file: one ``mnemo.v1.ExportRecord`` per line, in the export's order, as
 its proto3 JSON mapping (``json_format.MessageToDict``: camelCase field
@@ -33,7 +34,8 @@ from typing import Any, TextIO
 import grpc
 from google.protobuf import json_format
 
-from mnemo.client import DEFAULT_TARGET, ExportRecord, MnemoClient, MnemoError
+from mnemo.client import DEFAULT_TARGET, MAX_BATCH_ENTRIES, ExportRecord, MnemoClient, MnemoError
+from mnemo_server import memory_import_cli
 from mnemo_server.progress import Progress, human_bytes
 
 COMMANDS = ("export", "import")
@@ -94,12 +96,26 @@ def add_commands(commands: Any) -> None:
     _connection_arguments(export)
     load = commands.add_parser(
         "import",
-        help="load a JSON Lines export into a user without data (through a running server)",
-        description="Load a file written by 'mnemo export' into a user who has no data, "
-        "all of it or nothing. Every name in the file must be of that user.",
+        help="load a JSON Lines export into a user without data, or memories into any user "
+        "(through a running server)",
+        description="--input: load a file written by 'mnemo export' into a user who has no "
+        "data, all of it or nothing; every name in the file must be of that user. "
+        "--memories: save long-term memory entries (one mnemo.v1.Memory as JSON per line) "
+        "into the user, in BatchCreateMemories calls, each batch all or nothing; running "
+        "the same command again after a failure saves no batch twice.",
     )
     load.add_argument("--user", required=True, help="the user id")
-    load.add_argument("--input", required=True, metavar="FILE.jsonl", help="the file")
+    source = load.add_mutually_exclusive_group(required=True)
+    source.add_argument("--input", metavar="FILE.jsonl", help="a file of 'mnemo export'")
+    source.add_argument("--memories", metavar="FILE.jsonl", help="a file of memory entries")
+    load.add_argument(
+        "--batch-size",
+        type=memory_import_cli.check_batch_size,
+        default=MAX_BATCH_ENTRIES,
+        metavar="N",
+        help=f"with --memories: entries per call, 1 to {MAX_BATCH_ENTRIES} "
+        f"(default {MAX_BATCH_ENTRIES})",
+    )
     _connection_arguments(load)
 
 
@@ -120,7 +136,8 @@ def _connection_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_TIMEOUT_S,
         metavar="SECONDS",
-        help=f"deadline of the whole transfer (default {DEFAULT_TIMEOUT_S:.0f})",
+        help="deadline of the whole transfer, of each batch with --memories "
+        f"(default {DEFAULT_TIMEOUT_S:.0f})",
     )
 
 
@@ -192,6 +209,16 @@ def _write(records: Iterator[ExportRecord], out: TextIO, progress: Progress) -> 
 
 
 def _import(client: MnemoClient, args: argparse.Namespace) -> int:
+    if args.memories:
+        path = Path(args.memories)
+        try:
+            return memory_import_cli.import_memories(
+                client, args.user, path, args.batch_size, args.timeout
+            )
+        except memory_import_cli.LineProblem as problem:
+            raise FileProblem(str(problem)) from None
+        except (OSError, UnicodeDecodeError) as error:
+            raise FileProblem(f"cannot read {path}: {error}") from None
     path = Path(args.input)
     checked = sum(1 for _ in read_records(path))  # every line, before anything is sent
     try:

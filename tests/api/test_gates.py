@@ -57,6 +57,18 @@ def _candidate(**memory: Any) -> pb.MemoryCandidate:
 CALLS = (
     Gated("CreateMemory", lambda s, e: create(s, "Lives in Oslo", key="home")),
     Gated(
+        "BatchCreateMemories",
+        lambda s, e: s.BatchCreateMemories(
+            pb.BatchCreateMemoriesRequest(
+                parent=USER,
+                requests=[
+                    pb.CreateMemoryRequest(memory=pb.Memory(text="Lives in Oslo", key="home")),
+                    pb.CreateMemoryRequest(memory=pb.Memory(text="Has a dog")),
+                ],
+            )
+        ),
+    ),
+    Gated(
         "UpdateMemory",
         lambda s, e: s.UpdateMemory(
             pb.UpdateMemoryRequest(memory=pb.Memory(name=e.memory, text="Drinks coffee"))
@@ -94,6 +106,25 @@ CALLS = (
         "CreateMemory(temporary)",
         lambda s, e: create(
             s, "Wants short answers", conversation=TEMPORARY, scope=pb.MEMORY_SCOPE_CONVERSATION
+        ),
+        temporary=True,
+    ),
+    Gated(
+        "BatchCreateMemories(temporary entry)",
+        lambda s, e: s.BatchCreateMemories(
+            pb.BatchCreateMemoriesRequest(
+                parent=USER,
+                requests=[
+                    pb.CreateMemoryRequest(memory=pb.Memory(text="Has a dog")),
+                    pb.CreateMemoryRequest(
+                        memory=pb.Memory(
+                            text="Wants short answers",
+                            conversation=TEMPORARY,
+                            scope=pb.MEMORY_SCOPE_CONVERSATION,
+                        )
+                    ),
+                ],
+            )
         ),
         temporary=True,
     ),

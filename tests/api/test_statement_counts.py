@@ -106,6 +106,28 @@ def _create_memory(s: Stubs, n: int) -> None:
     )
 
 
+def _batch_create(s: Stubs, n: int, size: int, *, vectors: bool) -> None:
+    """``size`` entries with client ids (and 4-dimensional vectors), one request id."""
+    s.memories.BatchCreateMemories(
+        memories_pb2.BatchCreateMemoriesRequest(
+            parent=USER,
+            requests=[
+                memories_pb2.CreateMemoryRequest(
+                    memory=memories_pb2.Memory(
+                        text=f"The user likes fact number {n}.{i}.",
+                        embedding=memories_pb2.Embedding(model="m", values=[1, 0, n, i])
+                        if vectors
+                        else None,
+                    ),
+                    memory_id=f"b{n}-{i}",
+                )
+                for i in range(size)
+            ],
+            request_id=f"batch-{n}",
+        )
+    )
+
+
 def _recall(s: Stubs) -> None:
     list(s.memories.RecallMemories(memories_pb2.RecallMemoriesRequest(parent=USER, query="fact")))
 
@@ -159,6 +181,17 @@ CASES: dict[str, tuple[Call, int, int]] = {
     ),
     # The entry's term counts (memory_terms) are one upsert of every stem.
     "CreateMemory": (_create_memory, 11, 8),
+    # A batch of one is CreateMemory's statements; of ten entries with vectors
+    # (SQLite steps each executemany per row: memories, FTS rows, vectors,
+    # events, changes), the same statements as one entry with a vector (the
+    # term counts: one upsert for the batch), plus the id check split over
+    # entries and tombstones.
+    "BatchCreateMemories (1 entry)": (lambda s, n: _batch_create(s, n, 1, vectors=False), 11, 8),
+    "BatchCreateMemories (10 entries, vectors)": (
+        lambda s, n: _batch_create(s, n, 10, vectors=True),
+        60,
+        12,
+    ),
     "GetMemory": (
         lambda s, n: s.memories.GetMemory(
             memories_pb2.GetMemoryRequest(name=f"{USER}/memories/m0")

@@ -6,25 +6,12 @@ refusals and bad files exit non-zero with the reason and leave nothing."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import grpc
 
 from tests.api.user_data import erase, export, populate
-
-TIMEOUT_S = 120
-
-
-def _mnemo(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mnemo_server", *args],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
+from tests.support.mnemo_command import run_mnemo
 
 
 def test_export_erase_import_export_writes_the_same_file(
@@ -33,7 +20,7 @@ def test_export_erase_import_export_writes_the_same_file(
     populate(channel, "u1", "Zqxjvalice")
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
 
-    exported = _mnemo("export", "--user", "u1", "--output", str(first), "--target", server)
+    exported = run_mnemo("export", "--user", "u1", "--output", str(first), "--target", server)
     assert exported.returncode == 0, exported.stderr
     records = len(export(channel, "u1"))
     summary = exported.stderr
@@ -45,19 +32,19 @@ def test_export_erase_import_export_writes_the_same_file(
     assert not (tmp_path / "first.jsonl.partial").exists()
 
     erase(channel, "u1")
-    imported = _mnemo("import", "--user", "u1", "--input", str(first), "--target", server)
+    imported = run_mnemo("import", "--user", "u1", "--input", str(first), "--target", server)
     assert imported.returncode == 0, imported.stderr
     assert imported.stderr.startswith(f"mnemo: imported {records} records (")
     assert "conversation 4, event " in imported.stderr and "\r" not in imported.stderr
 
-    again = _mnemo("export", "--user", "u1", "--output", str(second), "--target", server)
+    again = run_mnemo("export", "--user", "u1", "--output", str(second), "--target", server)
     assert again.returncode == 0, again.stderr
     assert second.read_bytes() == first.read_bytes()
 
 
 def test_export_to_stdout(server: str, channel: grpc.Channel) -> None:
     populate(channel, "u1", "Zqxjvalice")
-    exported = _mnemo("export", "--user", "u1", "--target", server)
+    exported = run_mnemo("export", "--user", "u1", "--target", server)
     assert exported.returncode == 0, exported.stderr
     assert exported.stderr.endswith(" of users/u1 to stdout\n")
     assert len(exported.stdout.splitlines()) == len(export(channel, "u1"))
@@ -69,24 +56,25 @@ def test_refusals_and_bad_files_exit_non_zero_and_load_nothing(
     populate(channel, "u1", "Zqxjvalice")
     good = tmp_path / "good.jsonl"
     assert (
-        _mnemo("export", "--user", "u1", "--output", str(good), "--target", server).returncode == 0
+        run_mnemo("export", "--user", "u1", "--output", str(good), "--target", server).returncode
+        == 0
     )
 
-    refused = _mnemo("import", "--user", "u1", "--input", str(good), "--target", server)
+    refused = run_mnemo("import", "--user", "u1", "--input", str(good), "--target", server)
     assert refused.returncode == 1
     assert "FAILED_PRECONDITION [IMPORT_TARGET_NOT_EMPTY]" in refused.stderr
 
     lines = good.read_text(encoding="utf-8").splitlines()
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join([*lines, '{"nonsense": 1}']) + "\n", encoding="utf-8")
-    broken = _mnemo("import", "--user", "u2", "--input", str(bad), "--target", server)
+    broken = run_mnemo("import", "--user", "u2", "--input", str(bad), "--target", server)
     assert broken.returncode == 2
     assert broken.stderr.startswith(f"mnemo: {bad}:{len(lines) + 1}: not an export record")
 
-    named = _mnemo("import", "--user", "u2", "--input", str(good), "--target", server)
+    named = run_mnemo("import", "--user", "u2", "--input", str(good), "--target", server)
     assert named.returncode == 1
     assert "INVALID_ARGUMENT [INVALID_NAME]" in named.stderr and "records[" in named.stderr
     assert export(channel, "u2") == []
 
-    missing = _mnemo("import", "--user", "u2", "--input", str(tmp_path / "none.jsonl"))
+    missing = run_mnemo("import", "--user", "u2", "--input", str(tmp_path / "none.jsonl"))
     assert missing.returncode == 2 and "cannot read" in missing.stderr

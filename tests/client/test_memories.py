@@ -12,6 +12,7 @@ from mnemo.client import (
     MemoryCandidate,
     MnemoClient,
     NotFoundError,
+    RequestIdReusedError,
 )
 from mnemo.client import _memories as memories
 from mnemo.v1 import memories_pb2 as mm
@@ -121,6 +122,48 @@ def test_recall_streams_hits_and_builds_the_context(client: MnemoClient, user: s
     assert context.used_bytes <= 40
     assert context.system_message.endswith("\n- Plans a trip to Kyoto in spring")
     assert client.build_context(user, "Kyoto trip", max_bytes=40) == context
+
+
+def test_batch_create_saves_all_or_nothing_and_retries_once(client: MnemoClient, user: str) -> None:
+    saved = client.batch_create_memories(
+        user,
+        [
+            {"text": "Lives in Lyon", "key": "home", "memory_id": "phone-1"},
+            {"text": "Lives in Paris", "key": "home", "embedding": ("t4", [1, 0, 0, 0])},
+            mm.Memory(text="Owns a kayak", source=mm.MEMORY_SOURCE_IMPORT),
+            mm.CreateMemoryRequest(memory_id="phone-2", memory=mm.Memory(text="Likes tea")),
+            {"text": "Wants French here", "conversation": "c1"},
+        ],
+        request_id="bulk-1",
+    )
+    assert [m.text for m in saved.memories] == [
+        "Lives in Lyon",
+        "Lives in Paris",
+        "Owns a kayak",
+        "Likes tea",
+        "Wants French here",
+    ]
+    lyon, paris, kayak, tea, french = saved.memories
+    assert (lyon.name, tea.name) == (
+        f"users/{user}/memories/phone-1",
+        f"users/{user}/memories/phone-2",
+    )
+    assert list(saved.archived) == [lyon.name] and lyon.HasField("archive_time")
+    assert kayak.source == mm.MEMORY_SOURCE_IMPORT
+    assert french.scope == mm.MEMORY_SCOPE_CONVERSATION
+    entries = [{"text": "Has a dog"}, {"text": "Has a cat", "key": "pet"}]
+    first = client.batch_create_memories(user, entries)  # a fresh request id, sent once
+    second = client.batch_create_memories(user, entries, request_id="bulk-2")
+    assert second.memories[0].name != first.memories[0].name
+    assert client.batch_create_memories(user, entries, request_id="bulk-2") == second
+    with pytest.raises(RequestIdReusedError):
+        client.batch_create_memories(user, entries[:1], request_id="bulk-2")
+    with pytest.raises(InvalidArgumentError) as refused:
+        client.batch_create_memories(user, [{"text": "fine"}, {"text": ""}])
+    assert [v.field for v in refused.value.field_violations] == ["requests[1].memory.text"]
+    with pytest.raises(AlreadyExistsError):
+        client.batch_create_memories(user, [{"text": "again", "memory_id": "phone-1"}])
+    assert len(list(client.list_memories(user, include_archived=True))) == 9
 
 
 def test_extraction_candidates_and_approval(client: MnemoClient, user: str) -> None:

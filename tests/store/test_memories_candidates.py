@@ -68,8 +68,8 @@ async def test_propose_list_approve_reject(store: MemoryStore) -> None:
     assert (await store.get_memory("alice", "old")).archived  # the key superseded it
     again = await approve_candidate(store, "alice", "c1", memory_id="other")
     assert again == (memory, approved)
-    memory2, _ = await approve_candidate(store, "alice", "c2", memory_id="m2")
-    assert memory2.embedding == Embedding("test-model", (0.5, 0.5))
+    await approve_candidate(store, "alice", "c2", memory_id="m2")  # answers without the vector
+    assert (await store.get_memory("alice", "m2")).embedding == Embedding("test-model", (0.5, 0.5))
 
     rejected = await reject_candidate(store, "alice", "c3")
     assert rejected.state is CandidateState.REJECTED

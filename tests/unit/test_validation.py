@@ -7,8 +7,14 @@ import pytest
 from mnemo.v1 import conversations_pb2
 from mnemo_server.api import names
 from mnemo_server.api.idempotency import fingerprint, idempotency_of
-from mnemo_server.api.validation import MAX_METADATA_BYTES, Validator
-from mnemo_server.domain.errors import InvalidArgument
+from mnemo_server.api.validation import (
+    MAX_METADATA_BYTES,
+    MAX_REPORTED_BYTES,
+    MAX_REPORTED_VIOLATIONS,
+    Validator,
+)
+from mnemo_server.domain.errors import AlreadyExists, FieldViolation, InvalidArgument
+from mnemo_server.errors import to_status
 
 
 def test_nothing_collected_raises_nothing() -> None:
@@ -39,6 +45,40 @@ def test_all_problems_are_reported_with_the_first_reason() -> None:
     ]
     assert error.metadata["fields"] == "conversation,request_id,error.message,error.code,turn"
     assert "4 more problems" in error.message
+
+
+def test_too_many_problems_list_the_first_ones_so_that_the_trailer_fits() -> None:
+    """gRPC clients refuse a trailer over 16 KiB (the details of 200 violations
+    were 18 KiB): at most 50 violations, 4,096 characters, are listed."""
+    v = Validator()
+    for index in range(1000):
+        v.required("", f"requests[{index}].memory.text")
+    with pytest.raises(InvalidArgument) as caught:
+        v.raise_if_invalid()
+    error = caught.value
+    assert len(error.violations) == MAX_REPORTED_VIOLATIONS
+    assert error.violations[0].field == "requests[0].memory.text"
+    assert error.metadata["fields"].split(",")[-1] == "requests[49].memory.text"
+    assert error.message.endswith("(and 999 more problems; the first 50 of 1000 are listed)")
+    trailer = sum(len(key) + len(value) for key, value in to_status(error).trailing_metadata)
+    assert trailer < 8192
+
+    v = Validator()
+    for index in range(10):
+        v.required("", f"requests[{index}].{'x' * 1000}")
+    with pytest.raises(InvalidArgument) as caught:
+        v.raise_if_invalid()
+    listed = caught.value.violations
+    assert len(listed) == 4 and sum(len(x.field) + len(x.description) for x in listed) <= (
+        MAX_REPORTED_BYTES
+    )
+
+
+def test_an_error_that_names_fields_carries_them_whatever_its_code() -> None:
+    error = AlreadyExists("taken", violations=(FieldViolation("requests[2].memory_id", "taken"),))
+    assert len(to_status(error).trailing_metadata[0][1]) > len(
+        to_status(AlreadyExists("taken")).trailing_metadata[0][1]
+    )
 
 
 def test_sizes_are_field_too_large() -> None:

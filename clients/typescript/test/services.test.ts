@@ -4,7 +4,7 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { withSharedServer, collect } from "./support/live.js";
+import { withSharedServer, collect, failure } from "./support/live.js";
 import {
   ConsentState,
   EventType,
@@ -88,6 +88,45 @@ describe("MemoryService", () => {
     const recalled = await collect(live.mnemo.memories.recallMemories({ parent, query: "favourite colour" }));
     const names = recalled.map((hit) => hit.memory?.name);
     assert.ok(names.includes("users/svc-mem-user/memories/m1"), `recalled ${JSON.stringify(names)}`);
+  });
+
+  test("saves a batch all or nothing, names a refused entry, and a retry saves once", async () => {
+    const parent = userName("svc-mem-batch");
+    const requests = [
+      { memoryId: "home-1", memory: { text: "Lives in Lyon", key: "home" } },
+      { memory: { text: "Lives in Paris", key: "home" } },
+      { memory: { text: "Owns a kayak", embedding: { model: "t4", values: [1, 0, 0, 0] } } },
+    ];
+    // No requestId given: the facade sends a fresh one for the top-level request only.
+    const saved = await live.mnemo.memories.batchCreateMemories({ parent, requests });
+    assert.deepEqual(
+      saved.memories.map((m) => m.text),
+      ["Lives in Lyon", "Lives in Paris", "Owns a kayak"],
+    );
+    assert.deepEqual(saved.archived, ["users/svc-mem-batch/memories/home-1"]);
+
+    const more = [{ memory: { text: "Has a dog" } }, { memory: { text: "Has a cat" } }];
+    const first = await live.mnemo.memories.batchCreateMemories({ parent, requests: more, requestId: "b-1" });
+    const again = await live.mnemo.memories.batchCreateMemories({ parent, requests: more, requestId: "b-1" });
+    assert.deepEqual(
+      again.memories.map((m) => m.name),
+      first.memories.map((m) => m.name),
+    );
+    assert.equal(again.changeCursor, first.changeCursor);
+
+    const error = await failure(
+      live.mnemo.memories.batchCreateMemories({
+        parent,
+        requests: [{ memory: { text: "fine" } }, { memory: { text: "" } }],
+      }),
+    );
+    assert.equal(error.reason, "INVALID_FIELD");
+    assert.deepEqual(
+      error.fieldViolations.map((v) => v.field),
+      ["requests[1].memory.text"],
+    );
+    const listed = await live.mnemo.memories.listMemories({ parent, includeArchived: true });
+    assert.equal(listed.memories.length, 5, "the retry and the refused batch saved nothing");
   });
 });
 

@@ -27,12 +27,13 @@ from mnemo_server.domain.commands.memories import (
     ApproveCandidate,
     CreateMemories,
     DeleteMemory,
+    DraftFields,
     ExtractMemories,
     ProposeCandidates,
     RejectCandidate,
     UpdateMemory,
 )
-from mnemo_server.domain.memory_models import MemorySource
+from mnemo_server.domain.memory_models import MemorySource, SavedMemory
 from mnemo_server.domain.models import Keyset
 from mnemo_server.domain.names import memory_name
 from mnemo_server.domain.usecases.extraction import Extraction, Proposal, candidate_drafts
@@ -65,6 +66,15 @@ class _Listing:
 
     def next_token(self, binding: tuple[str, ...], next_after: Keyset | None) -> str:
         return pagination.encode_page_token(self.kind, binding, next_after)
+
+
+BATCH_FIELDS = DraftFields(batch="requests")
+"""Where a ``BatchCreateMemoriesRequest`` holds its entries."""
+
+
+def _archived(user_id: str, saved: tuple[SavedMemory, ...]) -> list[str]:
+    """The names of the entries a save archived, in the order of the drafts."""
+    return [memory_name(user_id, m) for one in saved for m in one.archived_ids]
 
 
 MEMORIES = _Listing("ListMemories", (int, str))
@@ -111,10 +121,33 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         )
         (saved,) = written.value
         response = pb.CreateMemoryResponse(
-            archived=[memory_name(user_id, m) for m in saved.archived_ids],
-            change_cursor=written.change_cursor,
+            archived=_archived(user_id, written.value), change_cursor=written.change_cursor
         )
         convert.fill_memory(response.memory, saved.memory)
+        return response
+
+    async def BatchCreateMemories(
+        self, request: pb.BatchCreateMemoriesRequest, context: Context
+    ) -> pb.BatchCreateMemoriesResponse:
+        scope = current_scope()
+        v = Validator()
+        user_id = parse.user_of(v, request.parent, "parent", scope)
+        drafts = parse.batch_drafts_of(v, request, user_id, scope)
+        v.identifier(request.request_id, "request_id")
+        v.raise_if_invalid()
+        written = await self._memories.create(
+            CreateMemories(
+                caller=caller_of(scope),
+                user_id=user_id,
+                drafts=tuple((memory_id or new_id(), draft) for memory_id, draft in drafts),
+                idempotency=idempotency_of(request, "BatchCreateMemories"),
+                fields=BATCH_FIELDS,
+            )
+        )
+        response = pb.BatchCreateMemoriesResponse(
+            archived=_archived(user_id, written.value), change_cursor=written.change_cursor
+        )
+        convert.add_memories(response.memories, tuple(s.memory for s in written.value))
         return response
 
     async def GetMemory(

@@ -59,6 +59,10 @@ MAX_QUERY_BYTES = MAX_TEXT_BYTES
 
 MAX_PROPOSED_CANDIDATES = 100
 
+MAX_BATCH_CREATE = 1000
+"""Entries per ``BatchCreateMemories`` at most (the request must also fit
+``--max-request-bytes``)."""
+
 MEMORY_PATTERN = "users/{user}/memories/{memory}"
 CANDIDATE_PATTERN = "users/{user}/memoryCandidates/{candidate}"
 _MEMORY = re.compile(rf"users/({names.ID_PATTERN})/memories/({names.ID_PATTERN})")
@@ -210,6 +214,32 @@ def draft_of(
     )
     v.attempt(lambda: check_memory_draft(draft, prefix=prefix), None)
     return draft
+
+
+def batch_drafts_of(
+    v: Validator, request: pb.BatchCreateMemoriesRequest, user_id: str, call: CallScope | None
+) -> list[tuple[str, MemoryDraft]]:
+    """The ``(memory_id, draft)`` of each entry of a batch, in order (``""``:
+    the server picks the id), each checked as ``CreateMemory`` checks its
+    request, under ``requests[i]``; an entry's ``parent`` is empty or the
+    batch's, its ``request_id`` empty."""
+    count = len(request.requests)
+    if count == 0:
+        v.invalid("requests", "needs at least 1 request")
+    v.max_items(count, "requests", MAX_BATCH_CREATE)
+    drafts: list[tuple[str, MemoryDraft]] = []
+    for index, entry in enumerate(request.requests[:MAX_BATCH_CREATE]):
+        field = f"requests[{index}]"
+        if entry.parent and entry.parent != request.parent:
+            v.invalid(f"{field}.parent", "must be empty or equal to the batch's parent")
+        if entry.request_id:
+            v.invalid(
+                f"{field}.request_id",
+                "must be empty: the batch's request_id makes the whole batch idempotent",
+            )
+        draft = draft_of(v, entry.memory, f"{field}.memory", user_id, call)
+        drafts.append((new_memory_id(v, entry.memory_id, f"{field}.memory_id"), draft))
+    return drafts
 
 
 def change_of(v: Validator, memory: pb.Memory, mask: field_mask_pb2.FieldMask) -> MemoryChange:

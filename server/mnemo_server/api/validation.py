@@ -1,10 +1,11 @@
 """Request validation at the edge: collect every problem, then raise once.
 
 A ``Validator`` gathers the field violations of one request; ``raise_if_invalid``
-raises a single ``InvalidArgument`` listing all of them. Its ``reason`` (and
-message, and metadata) are those of the first problem found, with the
-metadata key ``fields`` naming every offending field. Use cases then assume
-valid input.
+raises a single ``InvalidArgument`` listing all of them (up to
+``MAX_REPORTED_VIOLATIONS`` and ``MAX_REPORTED_BYTES``). Its ``reason``
+(and message, and metadata) are those of the first problem found, with the
+metadata key ``fields`` naming every offending field listed. Use cases then
+assume valid input.
 """
 
 from __future__ import annotations
@@ -29,6 +30,13 @@ MAX_SUMMARY_BYTES = 16_384
 """A working-memory summary, besides its word budget."""
 MAX_METADATA_BYTES = 16_384
 """Conversation metadata, as compact JSON."""
+
+MAX_REPORTED_VIOLATIONS = 50
+MAX_REPORTED_BYTES = 4096
+"""Field violations one error lists at most, and characters of their fields
+and descriptions: the status travels in a trailer, and gRPC clients refuse
+trailers over 16 KiB (C-core; 8 KiB by default in some others), so a batch
+of a thousand bad entries must not list them all."""
 
 # Timestamp.ToDatetime() accepts 0001-01-01T00:00:00Z..9999-12-31T23:59:59Z.
 _MIN_SECONDS = -62_135_596_800
@@ -162,21 +170,39 @@ class Validator:
             self.invalid(field, "must not contain NUL characters")
 
     def raise_if_invalid(self) -> None:
-        """Raise one ``InvalidArgument`` with every violation collected, if any."""
+        """Raise one ``InvalidArgument`` with every violation collected, if
+        any (the first of them when they are too many: ``_reported``)."""
         if not self._errors:
             return
         first = self._errors[0]
         if len(self._errors) == 1:
             raise first
         violations = tuple(v for error in self._errors for v in error.violations)
-        fields = dict.fromkeys(v.field for v in violations)
+        reported = _reported(violations)
+        fields = dict.fromkeys(v.field for v in reported)
         others = len(self._errors) - 1
+        message = f"{first.message} (and {others} more problem{'s' if others > 1 else ''}"
+        if len(violations) > len(reported):
+            message += f"; the first {len(reported)} of {len(violations)} are listed"
         raise InvalidArgument(
-            f"{first.message} (and {others} more problem{'s' if others > 1 else ''})",
+            message + ")",
             reason=first.reason,
             metadata={**first.metadata, "fields": ",".join(fields)},
-            violations=violations,
+            violations=reported,
         )
+
+
+def _reported(violations: Sequence[FieldViolation]) -> tuple[FieldViolation, ...]:
+    """The first violations, within ``MAX_REPORTED_VIOLATIONS`` and
+    ``MAX_REPORTED_BYTES`` (the first one always)."""
+    reported: list[FieldViolation] = []
+    size = 0
+    for violation in violations[:MAX_REPORTED_VIOLATIONS]:
+        size += len(violation.field) + len(violation.description)
+        if reported and size > MAX_REPORTED_BYTES:
+            break
+        reported.append(violation)
+    return tuple(reported)
 
 
 def _contains_nul(value: Any) -> bool:

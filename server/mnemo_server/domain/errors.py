@@ -22,11 +22,14 @@ class FieldViolation:
 
 @dataclass
 class MnemoError(Exception):
-    """Base of every error a caller may see. ``reason`` names an ``ErrorReason``."""
+    """Base of every error a caller may see. ``reason`` names an ``ErrorReason``;
+    ``violations`` name the request fields at fault (always for invalid input,
+    and for an ``AlreadyExists`` of a client-chosen id of a batch's entry)."""
 
     message: str
     reason: str = "INTERNAL"
     metadata: Mapping[str, str] = field(default_factory=dict)
+    violations: Sequence[FieldViolation] = ()
 
     def __str__(self) -> str:
         return self.message
@@ -37,7 +40,6 @@ class InvalidArgument(MnemoError):
     """Bad input (INVALID_ARGUMENT). Lists every offending field."""
 
     reason: str = "INVALID_FIELD"
-    violations: Sequence[FieldViolation] = ()
 
 
 @dataclass

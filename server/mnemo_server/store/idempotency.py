@@ -15,6 +15,8 @@ statement finds a live record (or the write raised a domain error, which a
 retry of a request that succeeded may well do, e.g. an etag that has moved
 on since), the record is read and either answers (the write rolls back:
 ``tx.Replay``) or, recorded for another request, ``REQUEST_ID_REUSED``.
+What is recorded is ``command.recorded(result)``: a command may leave out
+what no retry needs (``CreateMemories``: the vectors).
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ def idempotent(tx: Tx, command: C, work: Callable[[Tx, C], R], *, window_micros:
         request_id=key.request_id,
         scope=key.scope,
         fingerprint=key.fingerprint,
-        result_json=codec.dumps(result, tx.memo),
+        result_json=codec.dumps(command.recorded(result), tx.memo),
         change_cursor=tx.change_cursor,
         created_at=now,
         expired_before=expired_before,

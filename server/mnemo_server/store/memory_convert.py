@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, FromClause, Row
 
-from mnemo_server.domain.errors import AlreadyExists, FailedPrecondition, NotFound
+from mnemo_server.domain.errors import AlreadyExists, FailedPrecondition, FieldViolation, NotFound
 from mnemo_server.domain.memory_models import (
     CandidateState,
     Embedding,
@@ -55,11 +55,24 @@ def memory_not_found(user_id: str, memory_id: str) -> NotFound:
     return NotFound(f"{name} does not exist", metadata={"name": name})
 
 
-def memory_id_taken(user_id: str, memory_id: str) -> AlreadyExists:
+def memory_id_taken(user_id: str, memory_id: str, field: str | None = None) -> AlreadyExists:
+    """The id of an entry or a tombstone; ``field``: the request's field that chose it."""
+    name = memory_name(user_id, memory_id)
+    what = "already exists (or existed and was deleted)"
+    return AlreadyExists(
+        f"{name} {what}; choose another memory id",
+        metadata={"name": name} | ({"field": field} if field else {}),
+        violations=(FieldViolation(field, f"{name} {what}"),) if field else (),
+    )
+
+
+def memory_id_repeated(user_id: str, memory_id: str, field: str, first: str) -> AlreadyExists:
+    """``field`` chose the id that ``first``, earlier in the same write, chose."""
     name = memory_name(user_id, memory_id)
     return AlreadyExists(
-        f"{name} already exists (or existed and was deleted); choose another memory id",
-        metadata={"name": name},
+        f"{field} names {name}, as {first} does; choose another memory id",
+        metadata={"name": name, "field": field},
+        violations=(FieldViolation(field, f"the id of {first} too"),),
     )
 
 

@@ -14,6 +14,7 @@ from mnemo_server.domain import events
 from mnemo_server.domain.changes import NewChange
 from mnemo_server.domain.commands.memories import (
     ApproveCandidate,
+    DraftFields,
     ProposeCandidates,
     RejectCandidate,
 )
@@ -38,6 +39,9 @@ from mnemo_server.store.sql_governance import (
 )
 from mnemo_server.store.tx import Tx
 from mnemo_server.store.units import unit
+
+# An approved candidate's entry: its vector is the candidate's; its id is generated.
+_APPROVED_FIELDS = DraftFields(memory="candidate.memory", client_ids=False)
 
 
 def candidate_values(user_id: str, candidate: CandidateDraft, now: int) -> dict[str, Any]:
@@ -175,7 +179,7 @@ def approve(tx: Tx, command: ApproveCandidate) -> tuple[Memory, MemoryCandidate]
     draft = replace(candidate.draft, source=MemorySource.EXTRACTOR)
     feed: list[NewChange] = []
     (saved_memory,) = sql_memories.insert_entries(
-        tx, user_id, [(memory_id, draft)], field_prefix="candidate.memory", feed=feed
+        tx, user_id, [(memory_id, draft)], fields=_APPROVED_FIELDS, feed=feed
     )
     approved = _resolve(
         conn, user_id, candidate_id, CandidateState.APPROVED, saved_memory_id=memory_id

@@ -19,7 +19,7 @@ from sqlalchemy import ColumnElement, Connection, Row, bindparam, insert, select
 
 from mnemo_server.domain import events
 from mnemo_server.domain.changes import NewChange
-from mnemo_server.domain.commands.memories import CreateMemories
+from mnemo_server.domain.commands.memories import CreateMemories, DraftFields
 from mnemo_server.domain.embedding import dimension_mismatch
 from mnemo_server.domain.memory_models import (
     Embedding,
@@ -208,56 +208,66 @@ def insert_entries(
     user_id: str,
     drafts: Sequence[tuple[str, MemoryDraft]],
     *,
-    field_prefix: str = "",
+    fields: DraftFields,
     feed: list[NewChange] | None = None,
 ) -> tuple[SavedMemory, ...]:
     """Save ``(memory_id, draft)`` pairs in order (the caller holds
-    ``lock_user``). A keyed draft supersedes the live entry of its key,
-    including an earlier draft of the same call. The changes (each archived
-    entry, then the new one, per draft) are added to ``feed``.
+    ``lock_user``), as saving them one at a time would: a keyed draft
+    supersedes the live entry of its key, including an earlier draft of the
+    same call (saved already archived). The changes (each archived entry,
+    then the new one, per draft) are added to ``feed``. The saved entries
+    come back without their vectors (``embedding`` ``None``).
 
     Raises ``AlreadyExists`` (id of an entry or a tombstone, or twice in
-    ``drafts``), EMBEDDING_DIMENSION_MISMATCH (field
-    ``{field_prefix}.embedding.values``; the prefix defaults to ``memory``
-    for one draft and ``memories[i]`` for several).
+    ``drafts``), EMBEDDING_DIMENSION_MISMATCH; both name the draft's field
+    as ``fields`` places it in the request.
     """
     conn = tx.conn
     ids = [memory_id for memory_id, _ in drafts]
     taken = _taken(tx, user_id, ids)
-    seen: set[str] = set()
-    for memory_id in ids:
-        if memory_id in taken or memory_id in seen:
-            raise rows.memory_id_taken(user_id, memory_id)
-        seen.add(memory_id)
+    seen: dict[str, int] = {}
+    for i, memory_id in enumerate(ids):
+        if memory_id in taken:
+            raise rows.memory_id_taken(user_id, memory_id, fields.memory_id(i))
+        if memory_id in seen:
+            field, first = fields.memory_id(i), fields.memory_id(seen[memory_id])
+            if field is None or first is None:
+                raise rows.memory_id_taken(user_id, memory_id)
+            raise rows.memory_id_repeated(user_id, memory_id, field, first)
+        seen[memory_id] = i
 
     def prefix(i: int) -> str:
-        return field_prefix or ("memory" if len(drafts) == 1 else f"memories[{i}]")
+        return fields.draft(i, len(drafts))
 
     vectors = [
         (i, draft.embedding) for i, (_, draft) in enumerate(drafts) if draft.embedding is not None
     ]
     check_dimensions(conn, user_id, [(f"{prefix(i)}.embedding.values", e) for i, e in vectors])
 
+    # Draft i is saved at ``now + i`` microseconds, so that the drafts keep
+    # their order in every listing by time, as separate saves would. The
+    # next write of the user starts later than that: it waits for this one,
+    # which takes far longer than a microsecond per draft.
     now = now_micros()
     archived: list[list[str]] = [[] for _ in drafts]
     archived_entries: list[list[Memory]] = [[] for _ in drafts]
-    superseded: set[int] = set()
+    superseded: dict[int, int] = {}  # draft -> the time a later draft archived it
     newest: dict[tuple[str, str, str], int] = {}
     for i, (_, draft) in enumerate(drafts):
         if not draft.key:
             continue
         chain = (draft.scope.value, draft.conversation_id, draft.key)
         if chain in newest:
-            superseded.add(newest[chain])
+            superseded[newest[chain]] = now + i
             archived[i].append(ids[newest[chain]])
         else:
-            archived_entries[i] = _archive_live(conn, user_id, draft, now)
+            archived_entries[i] = _archive_live(conn, user_id, draft, now + i)
             archived[i] = [m.memory_id for m in archived_entries[i]]
         newest[chain] = i
 
-    values = [_row_values(user_id, memory_id, draft, now) for memory_id, draft in drafts]
-    for i in superseded:
-        values[i]["archived_at"] = now
+    values = [_row_values(user_id, m, draft, now + i) for i, (m, draft) in enumerate(drafts)]
+    for i, archived_at in superseded.items():
+        values[i]["archived_at"] = archived_at
     if len(values) == 1:
         pks = [int(_INSERT_ONE.scalar(tx, **values[0]))]
     else:
@@ -274,13 +284,15 @@ def insert_entries(
     for i, pk in enumerate(pks):
         values[i] |= {"id": pk, "embedding_model": None, "embedding_vector": None}
     if vectors:
-        stored = [vector_row(pks[i], user_id, e) for i, e in vectors]
-        conn.execute(insert(memory_embeddings), stored)
-        for (i, _), vector in zip(vectors, stored, strict=True):
-            values[i] |= {"embedding_model": vector["model"], "embedding_vector": vector["vector"]}
+        conn.execute(
+            insert(memory_embeddings), [vector_row(pks[i], user_id, e) for i, e in vectors]
+        )
     if vectors or any(archived):
         vectors_changed(conn, user_id)
-    # The result is built from what was written (as ``get`` would read it).
+    # The result is built from what was written, as ``get`` would read it but
+    # without the vectors: no response carries one, and the change feed and
+    # the idempotency record leave them out; so both encode the same entries
+    # once (``Tx.memo``), and no vector is decoded back.
     saved = tuple(
         SavedMemory(rows.memory(values[i]), tuple(archived[i])) for i in range(len(drafts))
     )
@@ -301,7 +313,7 @@ def create(tx: Tx, command: CreateMemories) -> tuple[SavedMemory, ...]:
     named = [command.origin_conversation_id, *(draft.conversation_id for _, draft in drafts)]
     tenant_id = open_memory_write(tx, command.caller, user_id, named)
     feed: list[NewChange] = []
-    saved = insert_entries(tx, user_id, drafts, feed=feed)
+    saved = insert_entries(tx, user_id, drafts, fields=command.fields, feed=feed)
     sql_events.record(tx, user_id, events.saved(s.memory for s in saved), tenant_id=tenant_id)
     sql_changes.append(tx, user_id, feed)
     return saved

@@ -21,6 +21,7 @@ from mnemo.client._follow import AsyncChangeFollower, ChangeFollower
 from mnemo.client._governance import ConsentStateName, EventTypeName
 from mnemo.client._history import MessageLike, Snapshot
 from mnemo.client._memories import EmbeddingLike
+from mnemo.client._memory_batch import MAX_BATCH_ENTRIES, MemoryLike
 from mnemo.client._sync import MnemoClient
 from mnemo.client._working_memory import ExchangeLike, Remembered
 from mnemo.client.errors import (
@@ -64,6 +65,7 @@ from mnemo.v1.governance_pb2 import (
 )
 from mnemo.v1.memories_pb2 import (
     ApproveMemoryCandidateResponse,
+    BatchCreateMemoriesResponse,
     BuildContextResponse,
     CreateMemoryResponse,
     Embedding,
@@ -79,12 +81,14 @@ from mnemo.v1.working_memory_pb2 import Exchange, MemoryState
 __all__ = [
     "DEFAULT_TARGET",
     "DEFAULT_TIMEOUT",
+    "MAX_BATCH_ENTRIES",
     "AbortedError",
     "AlreadyExistsError",
     "AppendMessagesResponse",
     "AsyncChangeFollower",
     "ApproveMemoryCandidateResponse",
     "AsyncMnemoClient",
+    "BatchCreateMemoriesResponse",
     "BuildContextResponse",
     "CallCancelledError",
     "CandidateLike",
@@ -117,6 +121,7 @@ __all__ = [
     "Memory",
     "MemoryCandidate",
     "MemorySettings",
+    "MemoryLike",
     "MemoryState",
     "MemoryTombstone",
     "MessageLike",

@@ -14,6 +14,7 @@ from mnemo.client import _conversations as conversations
 from mnemo.client import _governance as governance
 from mnemo.client import _history as history
 from mnemo.client import _memories as memories
+from mnemo.client import _memory_batch as memory_batch
 from mnemo.client import _recall as recall
 from mnemo.client import _user_data as user_data
 from mnemo.client import _working_memory as working_memory
@@ -118,6 +119,7 @@ class MnemoClient(ClientBase[grpc.Channel]):
     replace_history_prefix = client_method(history.replace_history_prefix, _call)
 
     create_memory = client_method(memories.create_memory, _call)
+    batch_create_memories = client_method(memory_batch.batch_create_memories, _call)
     get_memory = client_method(memories.get_memory, _call)
     list_memories = client_method(memories.list_memories, _pages)
     list_memories_page = client_method(memories.list_memories_page, _call)

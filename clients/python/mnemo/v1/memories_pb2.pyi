@@ -146,6 +146,26 @@ class CreateMemoryResponse(_message.Message):
     change_cursor: int
     def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ..., archived: _Optional[_Iterable[str]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
+class BatchCreateMemoriesRequest(_message.Message):
+    __slots__ = ("parent", "requests", "request_id")
+    PARENT_FIELD_NUMBER: _ClassVar[int]
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    parent: str
+    requests: _containers.RepeatedCompositeFieldContainer[CreateMemoryRequest]
+    request_id: str
+    def __init__(self, parent: _Optional[str] = ..., requests: _Optional[_Iterable[_Union[CreateMemoryRequest, _Mapping]]] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class BatchCreateMemoriesResponse(_message.Message):
+    __slots__ = ("memories", "archived", "change_cursor")
+    MEMORIES_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    memories: _containers.RepeatedCompositeFieldContainer[Memory]
+    archived: _containers.RepeatedScalarFieldContainer[str]
+    change_cursor: int
+    def __init__(self, memories: _Optional[_Iterable[_Union[Memory, _Mapping]]] = ..., archived: _Optional[_Iterable[str]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
+
 class GetMemoryRequest(_message.Message):
     __slots__ = ("name",)
     NAME_FIELD_NUMBER: _ClassVar[int]

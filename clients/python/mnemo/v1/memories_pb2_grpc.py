@@ -46,6 +46,11 @@ class MemoryServiceStub:
                 request_serializer=mnemo_dot_v1_dot_memories__pb2.CreateMemoryRequest.SerializeToString,
                 response_deserializer=mnemo_dot_v1_dot_memories__pb2.CreateMemoryResponse.FromString,
                 _registered_method=True)
+        self.BatchCreateMemories = channel.unary_unary(
+                '/mnemo.v1.MemoryService/BatchCreateMemories',
+                request_serializer=mnemo_dot_v1_dot_memories__pb2.BatchCreateMemoriesRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_memories__pb2.BatchCreateMemoriesResponse.FromString,
+                _registered_method=True)
         self.GetMemory = channel.unary_unary(
                 '/mnemo.v1.MemoryService/GetMemory',
                 request_serializer=mnemo_dot_v1_dot_memories__pb2.GetMemoryRequest.SerializeToString,
@@ -127,6 +132,26 @@ class MemoryServiceServicer:
         FAILED_PRECONDITION (MEMORY_CONSENT_WITHDRAWN, MEMORY_DISABLED,
         TEMPORARY_CONVERSATION, REQUEST_ID_REUSED). Idempotent when `request_id`
         is set.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BatchCreateMemories(self, request, context):
+        """Saves many new entries at once (AIP-233), all or nothing: the same as
+        one CreateMemory per entry in order (the same validation, gates and
+        keyed supersede: a keyed entry supersedes an earlier entry of the batch
+        with the same (scope, conversation, key) as well as a stored one), in
+        one transaction. When any entry is refused, nothing is saved and the
+        error names the entry (`requests[i].memory.text`, `requests[i].memory_id`).
+        1 to 1,000 entries, and the request must fit the server's
+        `--max-request-bytes` (4 MiB by default).
+
+        Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD, FIELD_TOO_LARGE,
+        EMBEDDING_DIMENSION_MISMATCH), ALREADY_EXISTS (a client-chosen id taken,
+        or twice in the batch), FAILED_PRECONDITION (MEMORY_CONSENT_WITHDRAWN,
+        MEMORY_DISABLED, TEMPORARY_CONVERSATION, REQUEST_ID_REUSED). Idempotent
+        when `request_id` is set.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -272,6 +297,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     request_deserializer=mnemo_dot_v1_dot_memories__pb2.CreateMemoryRequest.FromString,
                     response_serializer=mnemo_dot_v1_dot_memories__pb2.CreateMemoryResponse.SerializeToString,
             ),
+            'BatchCreateMemories': grpc.unary_unary_rpc_method_handler(
+                    servicer.BatchCreateMemories,
+                    request_deserializer=mnemo_dot_v1_dot_memories__pb2.BatchCreateMemoriesRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_memories__pb2.BatchCreateMemoriesResponse.SerializeToString,
+            ),
             'GetMemory': grpc.unary_unary_rpc_method_handler(
                     servicer.GetMemory,
                     request_deserializer=mnemo_dot_v1_dot_memories__pb2.GetMemoryRequest.FromString,
@@ -367,6 +397,33 @@ class MemoryService:
             '/mnemo.v1.MemoryService/CreateMemory',
             mnemo_dot_v1_dot_memories__pb2.CreateMemoryRequest.SerializeToString,
             mnemo_dot_v1_dot_memories__pb2.CreateMemoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BatchCreateMemories(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.MemoryService/BatchCreateMemories',
+            mnemo_dot_v1_dot_memories__pb2.BatchCreateMemoriesRequest.SerializeToString,
+            mnemo_dot_v1_dot_memories__pb2.BatchCreateMemoriesResponse.FromString,
             options,
             channel_credentials,
             insecure,

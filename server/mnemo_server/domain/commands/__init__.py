@@ -57,6 +57,11 @@ class Idempotent(Command[R]):
 
     idempotency: Idempotency | None = None
 
+    def recorded(self, result: R) -> R:
+        """What a retry is answered with (the idempotency record keeps it):
+        all of ``result`` unless a command knows its callers need less."""
+        return result
+
 
 @dataclass(frozen=True, slots=True)
 class Written(Generic[R]):

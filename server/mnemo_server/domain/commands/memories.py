@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mnemo_server.domain.commands import Command, Idempotent
 from mnemo_server.domain.memory_models import (
@@ -21,6 +21,7 @@ __all__ = [
     "ApproveCandidate",
     "CreateMemories",
     "DeleteMemory",
+    "DraftFields",
     "ExtractMemories",
     "ProposeCandidates",
     "RejectCandidate",
@@ -33,22 +34,70 @@ def _draft_weight(draft: MemoryDraft) -> int:
     return len(draft.text) + vector + sum(len(k) + len(v) for k, v in draft.metadata.items())
 
 
+@dataclass(frozen=True)
+class DraftFields:
+    """Where the request holds the drafts of a write, so that what the store
+    finds wrong with one (an id taken, a vector of another dimension) names
+    the request's field.
+
+    With ``batch`` (``"requests"``: ``BatchCreateMemories``) draft ``i`` is
+    ``requests[i].memory`` and its id ``requests[i].memory_id``. Without it,
+    one draft is ``memory`` (its id ``memory_id``: ``CreateMemory``) and
+    several are ``memories[i]``. ``client_ids``: the ids come from the
+    request (else the server generated them and no field names them).
+    """
+
+    batch: str = ""
+    memory: str = "memory"
+    client_ids: bool = True
+
+    def draft(self, index: int, count: int) -> str:
+        """The path of draft ``index`` of ``count``."""
+        if self.batch:
+            return f"{self.batch}[{index}].{self.memory}"
+        return self.memory if count == 1 else f"memories[{index}]"
+
+    def memory_id(self, index: int) -> str | None:
+        """The path of draft ``index``'s id, or ``None`` for a generated one."""
+        if not self.client_ids:
+            return None
+        return f"{self.batch}[{index}].memory_id" if self.batch else "memory_id"
+
+
 @dataclass(frozen=True, kw_only=True)
 class CreateMemories(Idempotent[tuple[SavedMemory, ...]]):
-    """Save ``drafts`` as new entries with the given ids, in order (one for
-    ``CreateMemory``; what an extraction found for ``ExtractMemories``); a
-    keyed save archives the live entry of its (scope, conversation, key).
-    ``origin_conversation_id``: the conversation the save comes from (its
-    gates apply). Raises ``AlreadyExists`` (an id taken, also by a deleted
-    entry), ``EMBEDDING_DIMENSION_MISMATCH``, the memory gate's
+    """Save ``drafts`` as new entries with the given ids, in order, all or
+    nothing: one for ``CreateMemory``, up to a thousand for
+    ``BatchCreateMemories``, what an extraction found for ``ExtractMemories``.
+    The result is what saving them one at a time would give: a keyed save
+    archives the live entry of its (scope, conversation, key), an earlier
+    draft of the same command included. ``origin_conversation_id``: the
+    conversation the save comes from (its gates apply); ``fields``: where
+    the request holds the drafts (for field violations). Raises
+    ``AlreadyExists`` (an id taken, also by a deleted entry, or twice in
+    ``drafts``), ``EMBEDDING_DIMENSION_MISMATCH``, the memory gate's
     ``FailedPrecondition``, ``REQUEST_ID_REUSED``."""
 
     drafts: tuple[tuple[str, MemoryDraft], ...]
     origin_conversation_id: str = ""
+    fields: DraftFields = DraftFields()
 
     @property
     def weight(self) -> int:
         return sum(_draft_weight(draft) for _, draft in self.drafts)
+
+    def recorded(self, result: tuple[SavedMemory, ...]) -> tuple[SavedMemory, ...]:
+        """The entries without their vectors: no response carries one (they
+        are input only), and a thousand vectors as JSON would cost a batch
+        more than the rest of its record."""
+        if all(saved.memory.embedding is None for saved in result):
+            return result  # the store's result has none: the very objects the feed encoded
+        return tuple(
+            replace(saved, memory=replace(saved.memory, embedding=None))
+            if saved.memory.embedding is not None
+            else saved
+            for saved in result
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,6 +17,7 @@ from mnemo_server.domain import extraction as heuristics
 from mnemo_server.domain.commands import Written
 from mnemo_server.domain.commands.memories import (
     CreateMemories,
+    DraftFields,
     ExtractMemories,
     ProposeCandidates,
 )
@@ -122,6 +123,7 @@ class Extraction:
                 drafts=tuple((new_id(), d) for d in drafts),
                 idempotency=command.idempotency,
                 origin_conversation_id=conversation_id,
+                fields=DraftFields(client_ids=False),
             )
         )
         return Written(

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file mnemo/v1/memories.proto.
  */
 export const file_mnemo_v1_memories: GenFile = /*@__PURE__*/
-  fileDesc("ChdtbmVtby92MS9tZW1vcmllcy5wcm90bxIIbW5lbW8udjEiKgoJRW1iZWRkaW5nEg0KBW1vZGVsGAEgASgJEg4KBnZhbHVlcxgCIAMoAiLSAwoGTWVtb3J5EgwKBG5hbWUYASABKAkSDAoEdGV4dBgCIAEoCRILCgNrZXkYAyABKAkSJAoFc2NvcGUYBCABKA4yFS5tbmVtby52MS5NZW1vcnlTY29wZRIUCgxjb252ZXJzYXRpb24YBSABKAkSJgoGc291cmNlGAYgASgOMhYubW5lbW8udjEuTWVtb3J5U291cmNlEjAKCG1ldGFkYXRhGAcgAygLMh4ubW5lbW8udjEuTWVtb3J5Lk1ldGFkYXRhRW50cnkSDgoGcGlubmVkGAggASgIEi8KC2NyZWF0ZV90aW1lGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMYXJjaGl2ZV90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgRldGFnGAwgASgJEiYKCWVtYmVkZGluZxgNIAEoCzITLm1uZW1vLnYxLkVtYmVkZGluZxovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiXQoPTWVtb3J5VG9tYnN0b25lEgwKBG5hbWUYASABKAkSCwoDa2V5GAIgASgJEi8KC2RlbGV0ZV90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJuChNDcmVhdGVNZW1vcnlSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRIgCgZtZW1vcnkYAiABKAsyEC5tbmVtby52MS5NZW1vcnkSEQoJbWVtb3J5X2lkGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkiYQoUQ3JlYXRlTWVtb3J5UmVzcG9uc2USIAoGbWVtb3J5GAEgASgLMhAubW5lbW8udjEuTWVtb3J5EhAKCGFyY2hpdmVkGAIgAygJEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiIAoQR2V0TWVtb3J5UmVxdWVzdBIMCgRuYW1lGAEgASgJIjUKEUdldE1lbW9yeVJlc3BvbnNlEiAKBm1lbW9yeRgBIAEoCzIQLm1uZW1vLnYxLk1lbW9yeSKvAQoTTGlzdE1lbW9yaWVzUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSJAoFc2NvcGUYBCABKA4yFS5tbmVtby52MS5NZW1vcnlTY29wZRIUCgxjb252ZXJzYXRpb24YBSABKAkSGAoQaW5jbHVkZV9hcmNoaXZlZBgGIAEoCBILCgNrZXkYByABKAkiUwoUTGlzdE1lbW9yaWVzUmVzcG9uc2USIgoIbWVtb3JpZXMYASADKAsyEC5tbmVtby52MS5NZW1vcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImgKE1VwZGF0ZU1lbW9yeVJlcXVlc3QSIAoGbWVtb3J5GAEgASgLMhAubW5lbW8udjEuTWVtb3J5Ei8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayJPChRVcGRhdGVNZW1vcnlSZXNwb25zZRIgCgZtZW1vcnkYASABKAsyEC5tbmVtby52MS5NZW1vcnkSFQoNY2hhbmdlX2N1cnNvchgPIAEoAyIxChNEZWxldGVNZW1vcnlSZXF1ZXN0EgwKBG5hbWUYASABKAkSDAoEZXRhZxgCIAEoCSJbChREZWxldGVNZW1vcnlSZXNwb25zZRIsCgl0b21ic3RvbmUYASABKAsyGS5tbmVtby52MS5NZW1vcnlUb21ic3RvbmUSFQoNY2hhbmdlX2N1cnNvchgPIAEoAyJQChlMaXN0TWVtb3J5VmVyc2lvbnNSZXF1ZXN0EgwKBG5hbWUYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiWQoaTGlzdE1lbW9yeVZlcnNpb25zUmVzcG9uc2USIgoIdmVyc2lvbnMYASADKAsyEC5tbmVtby52MS5NZW1vcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIu0BChVSZWNhbGxNZW1vcmllc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEg0KBXF1ZXJ5GAIgASgJEhQKDGNvbnZlcnNhdGlvbhgDIAEoCRIkCgVzY29wZRgEIAEoDjIVLm1uZW1vLnYxLlJlY2FsbFNjb3BlEhMKC21heF9yZXN1bHRzGAUgASgFEhYKCW1pbl9zY29yZRgGIAEoAUgAiAEBEhAKCHNlbWFudGljGAcgASgIEiwKD3F1ZXJ5X2VtYmVkZGluZxgIIAEoCzITLm1uZW1vLnYxLkVtYmVkZGluZ0IMCgpfbWluX3Njb3JlIoABChZSZWNhbGxNZW1vcmllc1Jlc3BvbnNlEiAKBm1lbW9yeRgBIAEoCzIQLm1uZW1vLnYxLk1lbW9yeRINCgVzY29yZRgCIAEoARIMCgRyYW5rGAMgASgFEicKB3NpZ25hbHMYBCADKA4yFi5tbmVtby52MS5SZWNhbGxTaWduYWwisgEKE0J1aWxkQ29udGV4dFJlcXVlc3QSDgoGcGFyZW50GAEgASgJEg0KBXF1ZXJ5GAIgASgJEhQKDGNvbnZlcnNhdGlvbhgDIAEoCRITCgttYXhfZW50cmllcxgEIAEoBRIRCgltYXhfYnl0ZXMYBSABKAUSEAoIc2VtYW50aWMYBiABKAgSLAoPcXVlcnlfZW1iZWRkaW5nGAcgASgLMhMubW5lbW8udjEuRW1iZWRkaW5nIlQKFEJ1aWxkQ29udGV4dFJlc3BvbnNlEhYKDnN5c3RlbV9tZXNzYWdlGAEgASgJEhAKCG1lbW9yaWVzGAIgAygJEhIKCnVzZWRfYnl0ZXMYAyABKAUi+AEKD01lbW9yeUNhbmRpZGF0ZRIMCgRuYW1lGAEgASgJEiAKBm1lbW9yeRgCIAEoCzIQLm1uZW1vLnYxLk1lbW9yeRInCgVzdGF0ZRgDIAEoDjIYLm1uZW1vLnYxLkNhbmRpZGF0ZVN0YXRlEhQKDGNvbnZlcnNhdGlvbhgEIAEoCRIOCgZydW5faWQYBSABKAkSDAoEdHVybhgGIAEoBRIRCglleHRyYWN0b3IYByABKAkSLwoLY3JlYXRlX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHNhdmVkX21lbW9yeRgJIAEoCSK2AQoWRXh0cmFjdE1lbW9yaWVzUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSFAoMY29udmVyc2F0aW9uGAIgASgJEioKCG1lc3NhZ2VzGAMgAygLMhgubW5lbW8udjEuSGlzdG9yeU1lc3NhZ2USDgoGcnVuX2lkGAQgASgJEgwKBHR1cm4YBSABKAUSGAoQcmVxdWlyZV9hcHByb3ZhbBgGIAEoCBISCgpyZXF1ZXN0X2lkGAcgASgJIoMBChdFeHRyYWN0TWVtb3JpZXNSZXNwb25zZRItCgpjYW5kaWRhdGVzGAEgAygLMhkubW5lbW8udjEuTWVtb3J5Q2FuZGlkYXRlEiIKCG1lbW9yaWVzGAIgAygLMhAubW5lbW8udjEuTWVtb3J5EhUKDWNoYW5nZV9jdXJzb3IYDyABKAMicwoeUHJvcG9zZU1lbW9yeUNhbmRpZGF0ZXNSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRItCgpjYW5kaWRhdGVzGAIgAygLMhkubW5lbW8udjEuTWVtb3J5Q2FuZGlkYXRlEhIKCnJlcXVlc3RfaWQYAyABKAkiZwofUHJvcG9zZU1lbW9yeUNhbmRpZGF0ZXNSZXNwb25zZRItCgpjYW5kaWRhdGVzGAEgAygLMhkubW5lbW8udjEuTWVtb3J5Q2FuZGlkYXRlEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMibgobTGlzdE1lbW9yeUNhbmRpZGF0ZXNSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIYChBpbmNsdWRlX3Jlc29sdmVkGAQgASgIImYKHExpc3RNZW1vcnlDYW5kaWRhdGVzUmVzcG9uc2USLQoKY2FuZGlkYXRlcxgBIAMoCzIZLm1uZW1vLnYxLk1lbW9yeUNhbmRpZGF0ZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiLQodQXBwcm92ZU1lbW9yeUNhbmRpZGF0ZVJlcXVlc3QSDAoEbmFtZRgBIAEoCSKHAQoeQXBwcm92ZU1lbW9yeUNhbmRpZGF0ZVJlc3BvbnNlEiAKBm1lbW9yeRgBIAEoCzIQLm1uZW1vLnYxLk1lbW9yeRIsCgljYW5kaWRhdGUYAiABKAsyGS5tbmVtby52MS5NZW1vcnlDYW5kaWRhdGUSFQoNY2hhbmdlX2N1cnNvchgPIAEoAyIsChxSZWplY3RNZW1vcnlDYW5kaWRhdGVSZXF1ZXN0EgwKBG5hbWUYASABKAkiZAodUmVqZWN0TWVtb3J5Q2FuZGlkYXRlUmVzcG9uc2USLAoJY2FuZGlkYXRlGAEgASgLMhkubW5lbW8udjEuTWVtb3J5Q2FuZGlkYXRlEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMqZQoLTWVtb3J5U2NvcGUSHAoYTUVNT1JZX1NDT1BFX1VOU1BFQ0lGSUVEEAASGQoVTUVNT1JZX1NDT1BFX0lERU5USVRZEAESHQoZTUVNT1JZX1NDT1BFX0NPTlZFUlNBVElPThACKpkBCgxNZW1vcnlTb3VyY2USHQoZTUVNT1JZX1NPVVJDRV9VTlNQRUNJRklFRBAAEhsKF01FTU9SWV9TT1VSQ0VfVE9PTF9DQUxMEAESGwoXTUVNT1JZX1NPVVJDRV9FWFRSQUNUT1IQAhIWChJNRU1PUllfU09VUkNFX1VTRVIQAxIYChRNRU1PUllfU09VUkNFX0lNUE9SVBAEKmUKC1JlY2FsbFNjb3BlEhwKGFJFQ0FMTF9TQ09QRV9VTlNQRUNJRklFRBAAEhkKFVJFQ0FMTF9TQ09QRV9JREVOVElUWRABEh0KGVJFQ0FMTF9TQ09QRV9DT05WRVJTQVRJT04QAiqkAQoMUmVjYWxsU2lnbmFsEh0KGVJFQ0FMTF9TSUdOQUxfVU5TUEVDSUZJRUQQABIZChVSRUNBTExfU0lHTkFMX0xFWElDQUwQARIaChZSRUNBTExfU0lHTkFMX1NFTUFOVElDEAISJAogUkVDQUxMX1NJR05BTF9DT05WRVJTQVRJT05fU0NPUEUQAxIYChRSRUNBTExfU0lHTkFMX1BJTk5FRBAEKqkBCg5DYW5kaWRhdGVTdGF0ZRIfChtDQU5ESURBVEVfU1RBVEVfVU5TUEVDSUZJRUQQABIbChdDQU5ESURBVEVfU1RBVEVfUEVORElORxABEhwKGENBTkRJREFURV9TVEFURV9BUFBST1ZFRBACEhwKGENBTkRJREFURV9TVEFURV9SRUpFQ1RFRBADEh0KGUNBTkRJREFURV9TVEFURV9DQU5DRUxMRUQQBDKeCQoNTWVtb3J5U2VydmljZRJNCgxDcmVhdGVNZW1vcnkSHS5tbmVtby52MS5DcmVhdGVNZW1vcnlSZXF1ZXN0Gh4ubW5lbW8udjEuQ3JlYXRlTWVtb3J5UmVzcG9uc2USRAoJR2V0TWVtb3J5EhoubW5lbW8udjEuR2V0TWVtb3J5UmVxdWVzdBobLm1uZW1vLnYxLkdldE1lbW9yeVJlc3BvbnNlEk0KDExpc3RNZW1vcmllcxIdLm1uZW1vLnYxLkxpc3RNZW1vcmllc1JlcXVlc3QaHi5tbmVtby52MS5MaXN0TWVtb3JpZXNSZXNwb25zZRJNCgxVcGRhdGVNZW1vcnkSHS5tbmVtby52MS5VcGRhdGVNZW1vcnlSZXF1ZXN0Gh4ubW5lbW8udjEuVXBkYXRlTWVtb3J5UmVzcG9uc2USTQoMRGVsZXRlTWVtb3J5Eh0ubW5lbW8udjEuRGVsZXRlTWVtb3J5UmVxdWVzdBoeLm1uZW1vLnYxLkRlbGV0ZU1lbW9yeVJlc3BvbnNlEl8KEkxpc3RNZW1vcnlWZXJzaW9ucxIjLm1uZW1vLnYxLkxpc3RNZW1vcnlWZXJzaW9uc1JlcXVlc3QaJC5tbmVtby52MS5MaXN0TWVtb3J5VmVyc2lvbnNSZXNwb25zZRJVCg5SZWNhbGxNZW1vcmllcxIfLm1uZW1vLnYxLlJlY2FsbE1lbW9yaWVzUmVxdWVzdBogLm1uZW1vLnYxLlJlY2FsbE1lbW9yaWVzUmVzcG9uc2UwARJNCgxCdWlsZENvbnRleHQSHS5tbmVtby52MS5CdWlsZENvbnRleHRSZXF1ZXN0Gh4ubW5lbW8udjEuQnVpbGRDb250ZXh0UmVzcG9uc2USVgoPRXh0cmFjdE1lbW9yaWVzEiAubW5lbW8udjEuRXh0cmFjdE1lbW9yaWVzUmVxdWVzdBohLm1uZW1vLnYxLkV4dHJhY3RNZW1vcmllc1Jlc3BvbnNlEm4KF1Byb3Bvc2VNZW1vcnlDYW5kaWRhdGVzEigubW5lbW8udjEuUHJvcG9zZU1lbW9yeUNhbmRpZGF0ZXNSZXF1ZXN0GikubW5lbW8udjEuUHJvcG9zZU1lbW9yeUNhbmRpZGF0ZXNSZXNwb25zZRJlChRMaXN0TWVtb3J5Q2FuZGlkYXRlcxIlLm1uZW1vLnYxLkxpc3RNZW1vcnlDYW5kaWRhdGVzUmVxdWVzdBomLm1uZW1vLnYxLkxpc3RNZW1vcnlDYW5kaWRhdGVzUmVzcG9uc2USawoWQXBwcm92ZU1lbW9yeUNhbmRpZGF0ZRInLm1uZW1vLnYxLkFwcHJvdmVNZW1vcnlDYW5kaWRhdGVSZXF1ZXN0GigubW5lbW8udjEuQXBwcm92ZU1lbW9yeUNhbmRpZGF0ZVJlc3BvbnNlEmgKFVJlamVjdE1lbW9yeUNhbmRpZGF0ZRImLm1uZW1vLnYxLlJlamVjdE1lbW9yeUNhbmRpZGF0ZVJlcXVlc3QaJy5tbmVtby52MS5SZWplY3RNZW1vcnlDYW5kaWRhdGVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_mnemo_v1_conversations]);
+  fileDesc("ChdtbmVtby92MS9tZW1vcmllcy5wcm90bxIIbW5lbW8udjEiKgoJRW1iZWRkaW5nEg0KBW1vZGVsGAEgASgJEg4KBnZhbHVlcxgCIAMoAiLSAwoGTWVtb3J5EgwKBG5hbWUYASABKAkSDAoEdGV4dBgCIAEoCRILCgNrZXkYAyABKAkSJAoFc2NvcGUYBCABKA4yFS5tbmVtby52MS5NZW1vcnlTY29wZRIUCgxjb252ZXJzYXRpb24YBSABKAkSJgoGc291cmNlGAYgASgOMhYubW5lbW8udjEuTWVtb3J5U291cmNlEjAKCG1ldGFkYXRhGAcgAygLMh4ubW5lbW8udjEuTWVtb3J5Lk1ldGFkYXRhRW50cnkSDgoGcGlubmVkGAggASgIEi8KC2NyZWF0ZV90aW1lGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMYXJjaGl2ZV90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgRldGFnGAwgASgJEiYKCWVtYmVkZGluZxgNIAEoCzITLm1uZW1vLnYxLkVtYmVkZGluZxovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiXQoPTWVtb3J5VG9tYnN0b25lEgwKBG5hbWUYASABKAkSCwoDa2V5GAIgASgJEi8KC2RlbGV0ZV90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJuChNDcmVhdGVNZW1vcnlSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRIgCgZtZW1vcnkYAiABKAsyEC5tbmVtby52MS5NZW1vcnkSEQoJbWVtb3J5X2lkGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkiYQoUQ3JlYXRlTWVtb3J5UmVzcG9uc2USIAoGbWVtb3J5GAEgASgLMhAubW5lbW8udjEuTWVtb3J5EhAKCGFyY2hpdmVkGAIgAygJEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMicQoaQmF0Y2hDcmVhdGVNZW1vcmllc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEi8KCHJlcXVlc3RzGAIgAygLMh0ubW5lbW8udjEuQ3JlYXRlTWVtb3J5UmVxdWVzdBISCgpyZXF1ZXN0X2lkGAMgASgJImoKG0JhdGNoQ3JlYXRlTWVtb3JpZXNSZXNwb25zZRIiCghtZW1vcmllcxgBIAMoCzIQLm1uZW1vLnYxLk1lbW9yeRIQCghhcmNoaXZlZBgCIAMoCRIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDIiAKEEdldE1lbW9yeVJlcXVlc3QSDAoEbmFtZRgBIAEoCSI1ChFHZXRNZW1vcnlSZXNwb25zZRIgCgZtZW1vcnkYASABKAsyEC5tbmVtby52MS5NZW1vcnkirwEKE0xpc3RNZW1vcmllc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiQKBXNjb3BlGAQgASgOMhUubW5lbW8udjEuTWVtb3J5U2NvcGUSFAoMY29udmVyc2F0aW9uGAUgASgJEhgKEGluY2x1ZGVfYXJjaGl2ZWQYBiABKAgSCwoDa2V5GAcgASgJIlMKFExpc3RNZW1vcmllc1Jlc3BvbnNlEiIKCG1lbW9yaWVzGAEgAygLMhAubW5lbW8udjEuTWVtb3J5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJoChNVcGRhdGVNZW1vcnlSZXF1ZXN0EiAKBm1lbW9yeRgBIAEoCzIQLm1uZW1vLnYxLk1lbW9yeRIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siTwoUVXBkYXRlTWVtb3J5UmVzcG9uc2USIAoGbWVtb3J5GAEgASgLMhAubW5lbW8udjEuTWVtb3J5EhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiMQoTRGVsZXRlTWVtb3J5UmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBGV0YWcYAiABKAkiWwoURGVsZXRlTWVtb3J5UmVzcG9uc2USLAoJdG9tYnN0b25lGAEgASgLMhkubW5lbW8udjEuTWVtb3J5VG9tYnN0b25lEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiUAoZTGlzdE1lbW9yeVZlcnNpb25zUmVxdWVzdBIMCgRuYW1lGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlkKGkxpc3RNZW1vcnlWZXJzaW9uc1Jlc3BvbnNlEiIKCHZlcnNpb25zGAEgAygLMhAubW5lbW8udjEuTWVtb3J5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLtAQoVUmVjYWxsTWVtb3JpZXNSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRINCgVxdWVyeRgCIAEoCRIUCgxjb252ZXJzYXRpb24YAyABKAkSJAoFc2NvcGUYBCABKA4yFS5tbmVtby52MS5SZWNhbGxTY29wZRITCgttYXhfcmVzdWx0cxgFIAEoBRIWCgltaW5fc2NvcmUYBiABKAFIAIgBARIQCghzZW1hbnRpYxgHIAEoCBIsCg9xdWVyeV9lbWJlZGRpbmcYCCABKAsyEy5tbmVtby52MS5FbWJlZGRpbmdCDAoKX21pbl9zY29yZSKAAQoWUmVjYWxsTWVtb3JpZXNSZXNwb25zZRIgCgZtZW1vcnkYASABKAsyEC5tbmVtby52MS5NZW1vcnkSDQoFc2NvcmUYAiABKAESDAoEcmFuaxgDIAEoBRInCgdzaWduYWxzGAQgAygOMhYubW5lbW8udjEuUmVjYWxsU2lnbmFsIrIBChNCdWlsZENvbnRleHRSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRINCgVxdWVyeRgCIAEoCRIUCgxjb252ZXJzYXRpb24YAyABKAkSEwoLbWF4X2VudHJpZXMYBCABKAUSEQoJbWF4X2J5dGVzGAUgASgFEhAKCHNlbWFudGljGAYgASgIEiwKD3F1ZXJ5X2VtYmVkZGluZxgHIAEoCzITLm1uZW1vLnYxLkVtYmVkZGluZyJUChRCdWlsZENvbnRleHRSZXNwb25zZRIWCg5zeXN0ZW1fbWVzc2FnZRgBIAEoCRIQCghtZW1vcmllcxgCIAMoCRISCgp1c2VkX2J5dGVzGAMgASgFIvgBCg9NZW1vcnlDYW5kaWRhdGUSDAoEbmFtZRgBIAEoCRIgCgZtZW1vcnkYAiABKAsyEC5tbmVtby52MS5NZW1vcnkSJwoFc3RhdGUYAyABKA4yGC5tbmVtby52MS5DYW5kaWRhdGVTdGF0ZRIUCgxjb252ZXJzYXRpb24YBCABKAkSDgoGcnVuX2lkGAUgASgJEgwKBHR1cm4YBiABKAUSEQoJZXh0cmFjdG9yGAcgASgJEi8KC2NyZWF0ZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxzYXZlZF9tZW1vcnkYCSABKAkitgEKFkV4dHJhY3RNZW1vcmllc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEhQKDGNvbnZlcnNhdGlvbhgCIAEoCRIqCghtZXNzYWdlcxgDIAMoCzIYLm1uZW1vLnYxLkhpc3RvcnlNZXNzYWdlEg4KBnJ1bl9pZBgEIAEoCRIMCgR0dXJuGAUgASgFEhgKEHJlcXVpcmVfYXBwcm92YWwYBiABKAgSEgoKcmVxdWVzdF9pZBgHIAEoCSKDAQoXRXh0cmFjdE1lbW9yaWVzUmVzcG9uc2USLQoKY2FuZGlkYXRlcxgBIAMoCzIZLm1uZW1vLnYxLk1lbW9yeUNhbmRpZGF0ZRIiCghtZW1vcmllcxgCIAMoCzIQLm1uZW1vLnYxLk1lbW9yeRIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDInMKHlByb3Bvc2VNZW1vcnlDYW5kaWRhdGVzUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSLQoKY2FuZGlkYXRlcxgCIAMoCzIZLm1uZW1vLnYxLk1lbW9yeUNhbmRpZGF0ZRISCgpyZXF1ZXN0X2lkGAMgASgJImcKH1Byb3Bvc2VNZW1vcnlDYW5kaWRhdGVzUmVzcG9uc2USLQoKY2FuZGlkYXRlcxgBIAMoCzIZLm1uZW1vLnYxLk1lbW9yeUNhbmRpZGF0ZRIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDIm4KG0xpc3RNZW1vcnlDYW5kaWRhdGVzUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSGAoQaW5jbHVkZV9yZXNvbHZlZBgEIAEoCCJmChxMaXN0TWVtb3J5Q2FuZGlkYXRlc1Jlc3BvbnNlEi0KCmNhbmRpZGF0ZXMYASADKAsyGS5tbmVtby52MS5NZW1vcnlDYW5kaWRhdGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIi0KHUFwcHJvdmVNZW1vcnlDYW5kaWRhdGVSZXF1ZXN0EgwKBG5hbWUYASABKAkihwEKHkFwcHJvdmVNZW1vcnlDYW5kaWRhdGVSZXNwb25zZRIgCgZtZW1vcnkYASABKAsyEC5tbmVtby52MS5NZW1vcnkSLAoJY2FuZGlkYXRlGAIgASgLMhkubW5lbW8udjEuTWVtb3J5Q2FuZGlkYXRlEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiLAocUmVqZWN0TWVtb3J5Q2FuZGlkYXRlUmVxdWVzdBIMCgRuYW1lGAEgASgJImQKHVJlamVjdE1lbW9yeUNhbmRpZGF0ZVJlc3BvbnNlEiwKCWNhbmRpZGF0ZRgBIAEoCzIZLm1uZW1vLnYxLk1lbW9yeUNhbmRpZGF0ZRIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDKmUKC01lbW9yeVNjb3BlEhwKGE1FTU9SWV9TQ09QRV9VTlNQRUNJRklFRBAAEhkKFU1FTU9SWV9TQ09QRV9JREVOVElUWRABEh0KGU1FTU9SWV9TQ09QRV9DT05WRVJTQVRJT04QAiqZAQoMTWVtb3J5U291cmNlEh0KGU1FTU9SWV9TT1VSQ0VfVU5TUEVDSUZJRUQQABIbChdNRU1PUllfU09VUkNFX1RPT0xfQ0FMTBABEhsKF01FTU9SWV9TT1VSQ0VfRVhUUkFDVE9SEAISFgoSTUVNT1JZX1NPVVJDRV9VU0VSEAMSGAoUTUVNT1JZX1NPVVJDRV9JTVBPUlQQBCplCgtSZWNhbGxTY29wZRIcChhSRUNBTExfU0NPUEVfVU5TUEVDSUZJRUQQABIZChVSRUNBTExfU0NPUEVfSURFTlRJVFkQARIdChlSRUNBTExfU0NPUEVfQ09OVkVSU0FUSU9OEAIqpAEKDFJlY2FsbFNpZ25hbBIdChlSRUNBTExfU0lHTkFMX1VOU1BFQ0lGSUVEEAASGQoVUkVDQUxMX1NJR05BTF9MRVhJQ0FMEAESGgoWUkVDQUxMX1NJR05BTF9TRU1BTlRJQxACEiQKIFJFQ0FMTF9TSUdOQUxfQ09OVkVSU0FUSU9OX1NDT1BFEAMSGAoUUkVDQUxMX1NJR05BTF9QSU5ORUQQBCqpAQoOQ2FuZGlkYXRlU3RhdGUSHwobQ0FORElEQVRFX1NUQVRFX1VOU1BFQ0lGSUVEEAASGwoXQ0FORElEQVRFX1NUQVRFX1BFTkRJTkcQARIcChhDQU5ESURBVEVfU1RBVEVfQVBQUk9WRUQQAhIcChhDQU5ESURBVEVfU1RBVEVfUkVKRUNURUQQAxIdChlDQU5ESURBVEVfU1RBVEVfQ0FOQ0VMTEVEEAQyggoKDU1lbW9yeVNlcnZpY2USTQoMQ3JlYXRlTWVtb3J5Eh0ubW5lbW8udjEuQ3JlYXRlTWVtb3J5UmVxdWVzdBoeLm1uZW1vLnYxLkNyZWF0ZU1lbW9yeVJlc3BvbnNlEmIKE0JhdGNoQ3JlYXRlTWVtb3JpZXMSJC5tbmVtby52MS5CYXRjaENyZWF0ZU1lbW9yaWVzUmVxdWVzdBolLm1uZW1vLnYxLkJhdGNoQ3JlYXRlTWVtb3JpZXNSZXNwb25zZRJECglHZXRNZW1vcnkSGi5tbmVtby52MS5HZXRNZW1vcnlSZXF1ZXN0GhsubW5lbW8udjEuR2V0TWVtb3J5UmVzcG9uc2USTQoMTGlzdE1lbW9yaWVzEh0ubW5lbW8udjEuTGlzdE1lbW9yaWVzUmVxdWVzdBoeLm1uZW1vLnYxLkxpc3RNZW1vcmllc1Jlc3BvbnNlEk0KDFVwZGF0ZU1lbW9yeRIdLm1uZW1vLnYxLlVwZGF0ZU1lbW9yeVJlcXVlc3QaHi5tbmVtby52MS5VcGRhdGVNZW1vcnlSZXNwb25zZRJNCgxEZWxldGVNZW1vcnkSHS5tbmVtby52MS5EZWxldGVNZW1vcnlSZXF1ZXN0Gh4ubW5lbW8udjEuRGVsZXRlTWVtb3J5UmVzcG9uc2USXwoSTGlzdE1lbW9yeVZlcnNpb25zEiMubW5lbW8udjEuTGlzdE1lbW9yeVZlcnNpb25zUmVxdWVzdBokLm1uZW1vLnYxLkxpc3RNZW1vcnlWZXJzaW9uc1Jlc3BvbnNlElUKDlJlY2FsbE1lbW9yaWVzEh8ubW5lbW8udjEuUmVjYWxsTWVtb3JpZXNSZXF1ZXN0GiAubW5lbW8udjEuUmVjYWxsTWVtb3JpZXNSZXNwb25zZTABEk0KDEJ1aWxkQ29udGV4dBIdLm1uZW1vLnYxLkJ1aWxkQ29udGV4dFJlcXVlc3QaHi5tbmVtby52MS5CdWlsZENvbnRleHRSZXNwb25zZRJWCg9FeHRyYWN0TWVtb3JpZXMSIC5tbmVtby52MS5FeHRyYWN0TWVtb3JpZXNSZXF1ZXN0GiEubW5lbW8udjEuRXh0cmFjdE1lbW9yaWVzUmVzcG9uc2USbgoXUHJvcG9zZU1lbW9yeUNhbmRpZGF0ZXMSKC5tbmVtby52MS5Qcm9wb3NlTWVtb3J5Q2FuZGlkYXRlc1JlcXVlc3QaKS5tbmVtby52MS5Qcm9wb3NlTWVtb3J5Q2FuZGlkYXRlc1Jlc3BvbnNlEmUKFExpc3RNZW1vcnlDYW5kaWRhdGVzEiUubW5lbW8udjEuTGlzdE1lbW9yeUNhbmRpZGF0ZXNSZXF1ZXN0GiYubW5lbW8udjEuTGlzdE1lbW9yeUNhbmRpZGF0ZXNSZXNwb25zZRJrChZBcHByb3ZlTWVtb3J5Q2FuZGlkYXRlEicubW5lbW8udjEuQXBwcm92ZU1lbW9yeUNhbmRpZGF0ZVJlcXVlc3QaKC5tbmVtby52MS5BcHByb3ZlTWVtb3J5Q2FuZGlkYXRlUmVzcG9uc2USaAoVUmVqZWN0TWVtb3J5Q2FuZGlkYXRlEiYubW5lbW8udjEuUmVqZWN0TWVtb3J5Q2FuZGlkYXRlUmVxdWVzdBonLm1uZW1vLnYxLlJlamVjdE1lbW9yeUNhbmRpZGF0ZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_mnemo_v1_conversations]);
 
 /**
  * A vector for semantic recall.
@@ -267,6 +267,85 @@ export const CreateMemoryResponseSchema: GenMessage<CreateMemoryResponse> = /*@_
   messageDesc(file_mnemo_v1_memories, 4);
 
 /**
+ * Request for BatchCreateMemories.
+ *
+ * @generated from message mnemo.v1.BatchCreateMemoriesRequest
+ */
+export type BatchCreateMemoriesRequest = Message<"mnemo.v1.BatchCreateMemoriesRequest"> & {
+  /**
+   * `users/{user}`.
+   *
+   * @generated from field: string parent = 1;
+   */
+  parent: string;
+
+  /**
+   * The entries to save, in order: 1 to 1,000. Each one's `parent` is empty
+   * or equal to `parent`; each may carry a `memory_id`; its `request_id`
+   * must be empty (the batch's `request_id` covers every entry).
+   *
+   * @generated from field: repeated mnemo.v1.CreateMemoryRequest requests = 2;
+   */
+  requests: CreateMemoryRequest[];
+
+  /**
+   * Makes the call idempotent: a retry returns the first call's response
+   * and saves nothing.
+   *
+   * @generated from field: string request_id = 3;
+   */
+  requestId: string;
+};
+
+/**
+ * Describes the message mnemo.v1.BatchCreateMemoriesRequest.
+ * Use `create(BatchCreateMemoriesRequestSchema)` to create a new message.
+ */
+export const BatchCreateMemoriesRequestSchema: GenMessage<BatchCreateMemoriesRequest> = /*@__PURE__*/
+  messageDesc(file_mnemo_v1_memories, 5);
+
+/**
+ * Response of BatchCreateMemories.
+ *
+ * @generated from message mnemo.v1.BatchCreateMemoriesResponse
+ */
+export type BatchCreateMemoriesResponse = Message<"mnemo.v1.BatchCreateMemoriesResponse"> & {
+  /**
+   * The saved entries, in the order of the requests. An entry that a later
+   * keyed entry of the same batch superseded has `archive_time` set.
+   *
+   * @generated from field: repeated mnemo.v1.Memory memories = 1;
+   */
+  memories: Memory[];
+
+  /**
+   * The entries this batch archived (stored ones, and entries of the batch
+   * that a later entry superseded), in the order of the requests that
+   * archived them.
+   *
+   * @generated from field: repeated string archived = 2;
+   */
+  archived: string[];
+
+  /**
+   * The cursor of the last change this write appended to the user's change
+   * feed (SyncService), so a client can tell when its own write has come
+   * back through WatchChanges; a retried request returns the first call's
+   * cursor; 0 when the write changed nothing.
+   *
+   * @generated from field: int64 change_cursor = 15;
+   */
+  changeCursor: bigint;
+};
+
+/**
+ * Describes the message mnemo.v1.BatchCreateMemoriesResponse.
+ * Use `create(BatchCreateMemoriesResponseSchema)` to create a new message.
+ */
+export const BatchCreateMemoriesResponseSchema: GenMessage<BatchCreateMemoriesResponse> = /*@__PURE__*/
+  messageDesc(file_mnemo_v1_memories, 6);
+
+/**
  * Request for GetMemory.
  *
  * @generated from message mnemo.v1.GetMemoryRequest
@@ -285,7 +364,7 @@ export type GetMemoryRequest = Message<"mnemo.v1.GetMemoryRequest"> & {
  * Use `create(GetMemoryRequestSchema)` to create a new message.
  */
 export const GetMemoryRequestSchema: GenMessage<GetMemoryRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 5);
+  messageDesc(file_mnemo_v1_memories, 7);
 
 /**
  * Response of GetMemory.
@@ -306,7 +385,7 @@ export type GetMemoryResponse = Message<"mnemo.v1.GetMemoryResponse"> & {
  * Use `create(GetMemoryResponseSchema)` to create a new message.
  */
 export const GetMemoryResponseSchema: GenMessage<GetMemoryResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 6);
+  messageDesc(file_mnemo_v1_memories, 8);
 
 /**
  * Request for ListMemories.
@@ -369,7 +448,7 @@ export type ListMemoriesRequest = Message<"mnemo.v1.ListMemoriesRequest"> & {
  * Use `create(ListMemoriesRequestSchema)` to create a new message.
  */
 export const ListMemoriesRequestSchema: GenMessage<ListMemoriesRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 7);
+  messageDesc(file_mnemo_v1_memories, 9);
 
 /**
  * Response of ListMemories.
@@ -397,7 +476,7 @@ export type ListMemoriesResponse = Message<"mnemo.v1.ListMemoriesResponse"> & {
  * Use `create(ListMemoriesResponseSchema)` to create a new message.
  */
 export const ListMemoriesResponseSchema: GenMessage<ListMemoriesResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 8);
+  messageDesc(file_mnemo_v1_memories, 10);
 
 /**
  * Request for UpdateMemory.
@@ -425,7 +504,7 @@ export type UpdateMemoryRequest = Message<"mnemo.v1.UpdateMemoryRequest"> & {
  * Use `create(UpdateMemoryRequestSchema)` to create a new message.
  */
 export const UpdateMemoryRequestSchema: GenMessage<UpdateMemoryRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 9);
+  messageDesc(file_mnemo_v1_memories, 11);
 
 /**
  * Response of UpdateMemory.
@@ -456,7 +535,7 @@ export type UpdateMemoryResponse = Message<"mnemo.v1.UpdateMemoryResponse"> & {
  * Use `create(UpdateMemoryResponseSchema)` to create a new message.
  */
 export const UpdateMemoryResponseSchema: GenMessage<UpdateMemoryResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 10);
+  messageDesc(file_mnemo_v1_memories, 12);
 
 /**
  * Request for DeleteMemory.
@@ -484,7 +563,7 @@ export type DeleteMemoryRequest = Message<"mnemo.v1.DeleteMemoryRequest"> & {
  * Use `create(DeleteMemoryRequestSchema)` to create a new message.
  */
 export const DeleteMemoryRequestSchema: GenMessage<DeleteMemoryRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 11);
+  messageDesc(file_mnemo_v1_memories, 13);
 
 /**
  * Response of DeleteMemory.
@@ -515,7 +594,7 @@ export type DeleteMemoryResponse = Message<"mnemo.v1.DeleteMemoryResponse"> & {
  * Use `create(DeleteMemoryResponseSchema)` to create a new message.
  */
 export const DeleteMemoryResponseSchema: GenMessage<DeleteMemoryResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 12);
+  messageDesc(file_mnemo_v1_memories, 14);
 
 /**
  * Request for ListMemoryVersions.
@@ -550,7 +629,7 @@ export type ListMemoryVersionsRequest = Message<"mnemo.v1.ListMemoryVersionsRequ
  * Use `create(ListMemoryVersionsRequestSchema)` to create a new message.
  */
 export const ListMemoryVersionsRequestSchema: GenMessage<ListMemoryVersionsRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 13);
+  messageDesc(file_mnemo_v1_memories, 15);
 
 /**
  * Response of ListMemoryVersions.
@@ -578,7 +657,7 @@ export type ListMemoryVersionsResponse = Message<"mnemo.v1.ListMemoryVersionsRes
  * Use `create(ListMemoryVersionsResponseSchema)` to create a new message.
  */
 export const ListMemoryVersionsResponseSchema: GenMessage<ListMemoryVersionsResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 14);
+  messageDesc(file_mnemo_v1_memories, 16);
 
 /**
  * Request for RecallMemories.
@@ -648,7 +727,7 @@ export type RecallMemoriesRequest = Message<"mnemo.v1.RecallMemoriesRequest"> & 
  * Use `create(RecallMemoriesRequestSchema)` to create a new message.
  */
 export const RecallMemoriesRequestSchema: GenMessage<RecallMemoriesRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 15);
+  messageDesc(file_mnemo_v1_memories, 17);
 
 /**
  * One streamed recall result.
@@ -690,7 +769,7 @@ export type RecallMemoriesResponse = Message<"mnemo.v1.RecallMemoriesResponse"> 
  * Use `create(RecallMemoriesResponseSchema)` to create a new message.
  */
 export const RecallMemoriesResponseSchema: GenMessage<RecallMemoriesResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 16);
+  messageDesc(file_mnemo_v1_memories, 18);
 
 /**
  * Request for BuildContext.
@@ -753,7 +832,7 @@ export type BuildContextRequest = Message<"mnemo.v1.BuildContextRequest"> & {
  * Use `create(BuildContextRequestSchema)` to create a new message.
  */
 export const BuildContextRequestSchema: GenMessage<BuildContextRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 17);
+  messageDesc(file_mnemo_v1_memories, 19);
 
 /**
  * Response of BuildContext.
@@ -788,7 +867,7 @@ export type BuildContextResponse = Message<"mnemo.v1.BuildContextResponse"> & {
  * Use `create(BuildContextResponseSchema)` to create a new message.
  */
 export const BuildContextResponseSchema: GenMessage<BuildContextResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 18);
+  messageDesc(file_mnemo_v1_memories, 20);
 
 /**
  * A fact an extractor proposes to remember.
@@ -865,7 +944,7 @@ export type MemoryCandidate = Message<"mnemo.v1.MemoryCandidate"> & {
  * Use `create(MemoryCandidateSchema)` to create a new message.
  */
 export const MemoryCandidateSchema: GenMessage<MemoryCandidate> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 19);
+  messageDesc(file_mnemo_v1_memories, 21);
 
 /**
  * Request for ExtractMemories.
@@ -928,7 +1007,7 @@ export type ExtractMemoriesRequest = Message<"mnemo.v1.ExtractMemoriesRequest"> 
  * Use `create(ExtractMemoriesRequestSchema)` to create a new message.
  */
 export const ExtractMemoriesRequestSchema: GenMessage<ExtractMemoriesRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 20);
+  messageDesc(file_mnemo_v1_memories, 22);
 
 /**
  * Response of ExtractMemories.
@@ -966,7 +1045,7 @@ export type ExtractMemoriesResponse = Message<"mnemo.v1.ExtractMemoriesResponse"
  * Use `create(ExtractMemoriesResponseSchema)` to create a new message.
  */
 export const ExtractMemoriesResponseSchema: GenMessage<ExtractMemoriesResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 21);
+  messageDesc(file_mnemo_v1_memories, 23);
 
 /**
  * Request for ProposeMemoryCandidates.
@@ -1002,7 +1081,7 @@ export type ProposeMemoryCandidatesRequest = Message<"mnemo.v1.ProposeMemoryCand
  * Use `create(ProposeMemoryCandidatesRequestSchema)` to create a new message.
  */
 export const ProposeMemoryCandidatesRequestSchema: GenMessage<ProposeMemoryCandidatesRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 22);
+  messageDesc(file_mnemo_v1_memories, 24);
 
 /**
  * Response of ProposeMemoryCandidates.
@@ -1033,7 +1112,7 @@ export type ProposeMemoryCandidatesResponse = Message<"mnemo.v1.ProposeMemoryCan
  * Use `create(ProposeMemoryCandidatesResponseSchema)` to create a new message.
  */
 export const ProposeMemoryCandidatesResponseSchema: GenMessage<ProposeMemoryCandidatesResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 23);
+  messageDesc(file_mnemo_v1_memories, 25);
 
 /**
  * Request for ListMemoryCandidates.
@@ -1075,7 +1154,7 @@ export type ListMemoryCandidatesRequest = Message<"mnemo.v1.ListMemoryCandidates
  * Use `create(ListMemoryCandidatesRequestSchema)` to create a new message.
  */
 export const ListMemoryCandidatesRequestSchema: GenMessage<ListMemoryCandidatesRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 24);
+  messageDesc(file_mnemo_v1_memories, 26);
 
 /**
  * Response of ListMemoryCandidates.
@@ -1103,7 +1182,7 @@ export type ListMemoryCandidatesResponse = Message<"mnemo.v1.ListMemoryCandidate
  * Use `create(ListMemoryCandidatesResponseSchema)` to create a new message.
  */
 export const ListMemoryCandidatesResponseSchema: GenMessage<ListMemoryCandidatesResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 25);
+  messageDesc(file_mnemo_v1_memories, 27);
 
 /**
  * Request for ApproveMemoryCandidate.
@@ -1124,7 +1203,7 @@ export type ApproveMemoryCandidateRequest = Message<"mnemo.v1.ApproveMemoryCandi
  * Use `create(ApproveMemoryCandidateRequestSchema)` to create a new message.
  */
 export const ApproveMemoryCandidateRequestSchema: GenMessage<ApproveMemoryCandidateRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 26);
+  messageDesc(file_mnemo_v1_memories, 28);
 
 /**
  * Response of ApproveMemoryCandidate.
@@ -1162,7 +1241,7 @@ export type ApproveMemoryCandidateResponse = Message<"mnemo.v1.ApproveMemoryCand
  * Use `create(ApproveMemoryCandidateResponseSchema)` to create a new message.
  */
 export const ApproveMemoryCandidateResponseSchema: GenMessage<ApproveMemoryCandidateResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 27);
+  messageDesc(file_mnemo_v1_memories, 29);
 
 /**
  * Request for RejectMemoryCandidate.
@@ -1183,7 +1262,7 @@ export type RejectMemoryCandidateRequest = Message<"mnemo.v1.RejectMemoryCandida
  * Use `create(RejectMemoryCandidateRequestSchema)` to create a new message.
  */
 export const RejectMemoryCandidateRequestSchema: GenMessage<RejectMemoryCandidateRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 28);
+  messageDesc(file_mnemo_v1_memories, 30);
 
 /**
  * Response of RejectMemoryCandidate.
@@ -1214,7 +1293,7 @@ export type RejectMemoryCandidateResponse = Message<"mnemo.v1.RejectMemoryCandid
  * Use `create(RejectMemoryCandidateResponseSchema)` to create a new message.
  */
 export const RejectMemoryCandidateResponseSchema: GenMessage<RejectMemoryCandidateResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_memories, 29);
+  messageDesc(file_mnemo_v1_memories, 31);
 
 /**
  * Where an entry applies.
@@ -1456,6 +1535,29 @@ export const MemoryService: GenService<{
     methodKind: "unary";
     input: typeof CreateMemoryRequestSchema;
     output: typeof CreateMemoryResponseSchema;
+  },
+  /**
+   * Saves many new entries at once (AIP-233), all or nothing: the same as
+   * one CreateMemory per entry in order (the same validation, gates and
+   * keyed supersede: a keyed entry supersedes an earlier entry of the batch
+   * with the same (scope, conversation, key) as well as a stored one), in
+   * one transaction. When any entry is refused, nothing is saved and the
+   * error names the entry (`requests[i].memory.text`, `requests[i].memory_id`).
+   * 1 to 1,000 entries, and the request must fit the server's
+   * `--max-request-bytes` (4 MiB by default).
+   *
+   * Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD, FIELD_TOO_LARGE,
+   * EMBEDDING_DIMENSION_MISMATCH), ALREADY_EXISTS (a client-chosen id taken,
+   * or twice in the batch), FAILED_PRECONDITION (MEMORY_CONSENT_WITHDRAWN,
+   * MEMORY_DISABLED, TEMPORARY_CONVERSATION, REQUEST_ID_REUSED). Idempotent
+   * when `request_id` is set.
+   *
+   * @generated from rpc mnemo.v1.MemoryService.BatchCreateMemories
+   */
+  batchCreateMemories: {
+    methodKind: "unary";
+    input: typeof BatchCreateMemoriesRequestSchema;
+    output: typeof BatchCreateMemoriesResponseSchema;
   },
   /**
    * Returns one entry, archived or not.
