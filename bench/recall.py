@@ -45,7 +45,6 @@ import json
 import os
 import platform
 import shlex
-import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -213,7 +212,9 @@ def _c1(server: Server, cells: dict[str, Cell], queries: list[Query], warmup: in
 # ---------------------------------------------------------------- c16
 
 
-async def _c16_mode(channel: grpc.aio.Channel, mode: str, queries: list[Query], seconds: float) -> float:
+async def _c16_mode(
+    channel: grpc.aio.Channel, mode: str, queries: list[Query], seconds: float
+) -> float:
     memories = mm_grpc.MemoryServiceStub(channel)
     health = health_pb2_grpc.HealthStub(channel)
     completed = 0
@@ -239,7 +240,9 @@ async def _c16_mode(channel: grpc.aio.Channel, mode: str, queries: list[Query], 
     return completed / (time.perf_counter() - started)
 
 
-async def _c16(server: Server, cells: dict[str, Cell], queries: list[Query], seconds: float) -> None:
+async def _c16(
+    server: Server, cells: dict[str, Cell], queries: list[Query], seconds: float
+) -> None:
     async with grpc.aio.insecure_channel(server.target) as channel:
         for mode in MODES:
             await _c16_mode(channel, mode, queries, min(1.0, seconds))  # warm-up
@@ -318,7 +321,9 @@ def main() -> None:
                     first_ms = _c1(server, cells, queries, args.warmup)
                     asyncio.run(_c16(server, cells, queries, args.seconds))
                     server.check()
-                report = SizeReport(backend, size, load_s, load_cpu_s, first_ms, list(cells.values()))
+                report = SizeReport(
+                    backend, size, load_s, load_cpu_s, first_ms, list(cells.values())
+                )
                 reports.append(report)
                 print(_markdown([report], ""), flush=True)
     command = "python bench/recall.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
