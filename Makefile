@@ -158,7 +158,7 @@ bench-report: $(STAMP) ## Re-render docs/benchmarks.md from docs/benchmarks.json
 bench-profile: $(STAMP) $(BENCH_STAMP) ## py-spy profile of the server under one op: ARGS="append --store postgres --seconds 10"
 	$(PY) -m bench.profile $(ARGS)
 
-bench-recall: $(STAMP) ## RecallMemories p50/p99 over 1k/10k/100k memories per store: bench/recall.py; flags via ARGS="..."
+bench-recall: $(STAMP) ## Recall and BuildContext (lexical, semantic) over 1k/10k/100k memories per store at c1 and c16 beside the empty RPC, first semantic load, bulk-load rate: bench/recall.py; flags via ARGS="..."
 	$(PY) bench/recall.py $(ARGS)
 
 bench-bulk: $(STAMP) ## BatchCreateMemories entries/s, 100k memories per store, and mnemo import --memories: bench/bulk_load.py; flags via ARGS="..."

@@ -74,17 +74,17 @@ SCORE_DIGITS = 12
 SIMILARITY_DIGITS = 9
 """Cosines equal after rounding to this many digits share a semantic rank."""
 
-CANDIDATE_LIMIT = 200
+CANDIDATE_LIMIT = 100
 """Semantic candidates: the entries nearest to the query vector."""
 
-FULL_BUDGET = 500
+FULL_BUDGET = 200
 """Full terms: rarest first, while the entries containing them add up to at
 most this many."""
 
 SAMPLED_TERMS = 4
 """Common terms (after the full ones) whose newest entries are candidates."""
 
-SAMPLE_SIZE = 200
+SAMPLE_SIZE = 100
 """The newest visible entries containing a sampled term that are candidates."""
 
 DEFAULT_MIN_SIMILARITY = 0.0
