@@ -13,8 +13,11 @@ a few thousand words), each with a 64-dimension vector. The requests are
 built before the clock starts; the load rate is entries per second with the
 server's CPU seconds per 1,000 entries.
 
-Then the server is restarted over the same database (a cold process: no
-cached vectors), and:
+On PostgreSQL the load is followed by ``ANALYZE`` (what autovacuum does
+within a minute or so of a bulk load, and what docs/operations.md asks for
+after one; ``--no-analyze`` measures the plans of a table without
+statistics instead). Then the server is restarted over the same database (a
+cold process: no cached vectors), and:
 
 - the **first semantic call**, which loads the user's vectors into the
   server's cache, is timed on its own;
@@ -140,6 +143,14 @@ def _load(server: Server, requests: list[mm.BatchCreateMemoriesRequest]) -> tupl
             if len(reply.memories) != len(request.requests):
                 raise RuntimeError("a batch saved fewer entries than it sent")
         return time.perf_counter() - started, cpu_seconds(server.pid) - cpu
+
+
+def _analyze(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as conn:
+        conn.autocommit = True
+        conn.execute("ANALYZE")
 
 
 Query = tuple[str, list[float]]
@@ -296,6 +307,9 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1000, help="entries per BatchCreateMemories")
     parser.add_argument("--markdown", type=Path, help="also write the tables to this file")
     parser.add_argument("--json", type=Path, help="also write every figure to this file")
+    parser.add_argument(
+        "--no-analyze", action="store_true", help="PostgreSQL: no ANALYZE after the load"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     backends = args.backends.split(",")
@@ -310,6 +324,8 @@ def main() -> None:
                 with serve(url) as server:
                     load_s, load_cpu_s = _load(server, batches)
                 del batches
+                if backend == "postgres" and not args.no_analyze:
+                    _analyze(url)
                 print(f"{backend} {size:,}: loaded in {load_s:.1f} s", flush=True)
                 corpus = Corpus(seed=size + 1)
                 queries = [
