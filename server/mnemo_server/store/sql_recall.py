@@ -116,7 +116,8 @@ _DIMENSIONS = Statement(
 _VECTORS = Statement(
     select(memories.c.memory_id, memories.c.conversation_id, memory_embeddings.c.vector)
     .select_from(_JOINED)
-    .where(*_LIVE_VECTORS)
+    .where(*_LIVE_VECTORS),
+    binary=True,
 )
 
 

@@ -79,10 +79,15 @@ def driver_connection(conn: Connection | Tx) -> Any:
 
 
 class Statement:
-    """One statement, compiled on first use for each dialect (thread-safe)."""
+    """One statement, compiled on first use for each dialect (thread-safe).
 
-    def __init__(self, statement: Executable) -> None:
+    ``binary``: on PostgreSQL, results come in the binary format (for long
+    ``bytea`` results: the text format sends them as hex, which psycopg then
+    decodes; 100,000 vectors of 64 values: 380 -> 250 ms)."""
+
+    def __init__(self, statement: Executable, *, binary: bool = False) -> None:
         self._statement = statement
+        self._binary = binary
         self._compiled: dict[str, _Compiled] = {}
         self._lock = threading.Lock()
 
@@ -101,8 +106,11 @@ class Statement:
         return self._for(dialect).sql
 
     def _run(self, conn: Connection | Tx, params: Mapping[str, Any]) -> tuple[Any, _Compiled]:
-        compiled = self._for(dialect_of(conn))
+        dialect = dialect_of(conn)
+        compiled = self._for(dialect)
         values = {**compiled.defaults, **params} if compiled.defaults else params
+        if self._binary and dialect == "postgresql":
+            return driver_connection(conn).execute(compiled.sql, values, binary=True), compiled
         return driver_connection(conn).execute(compiled.sql, values), compiled
 
     def execute(self, conn: Connection | Tx, **params: Any) -> int:
