@@ -42,6 +42,7 @@ WRITE_RESPONSES = {
     "RecordFailedRun",
     "ReplaceHistoryPrefix",
     "CreateMemory",
+    "BatchCreateMemories",
     "UpdateMemory",
     "DeleteMemory",
     "ExtractMemories",
@@ -171,6 +172,18 @@ def test_every_write_answers_the_cursor_of_its_last_change(
         "CreateMemory",
         lambda: memories.CreateMemory(
             mm.CreateMemoryRequest(parent=ALICE, memory=mm.Memory(text="likes tea"))
+        ),
+    )
+    check(
+        "BatchCreateMemories",
+        lambda: memories.BatchCreateMemories(
+            mm.BatchCreateMemoriesRequest(
+                parent=ALICE,
+                requests=[
+                    mm.CreateMemoryRequest(parent=ALICE, memory=mm.Memory(text=text))
+                    for text in ("likes jazz", "walks at noon")
+                ],
+            )
         ),
     )
     check(
