@@ -68,7 +68,7 @@ from sqlalchemy.types import TypeEngine
 from mnemo_server.domain.ranking import SAMPLE_SIZE, Candidate, LexicalPlan, TermStats
 from mnemo_server.domain.text_search import stems
 from mnemo_server.store.schema import memories
-from mnemo_server.store.statements import Statement, dialect_of
+from mnemo_server.store.statements import Statement, dialect_of, list_parameter
 from mnemo_server.store.tx import Tx
 
 KEY_CHARS = 16
@@ -217,10 +217,9 @@ _TERM_STATS = {
 
 def term_stats(conn: Connection, user_id: str, terms: Sequence[str]) -> TermStats:
     """The user's entry count and the document frequencies of ``terms``."""
-    wanted = [ENTRIES_TERM, *terms]
     dialect = dialect_of(conn)
-    parameter: Any = json.dumps(wanted, ensure_ascii=False) if dialect == "sqlite" else wanted
-    found = dict(_TERM_STATS[dialect].tuples(conn, user_id=user_id, terms=parameter))
+    wanted = list_parameter(dialect, [ENTRIES_TERM, *terms])
+    found = dict(_TERM_STATS[dialect].tuples(conn, user_id=user_id, terms=wanted))
     entries = int(found.pop(ENTRIES_TERM, 0))
     return TermStats(entries, {t: int(n) for t, n in found.items()})
 
@@ -384,7 +383,7 @@ def candidates_by_id(
     if not memory_ids:
         return []
     dialect = dialect_of(conn)
-    ids: Any = json.dumps(list(memory_ids)) if dialect == "sqlite" else list(memory_ids)
+    ids = list_parameter(dialect, memory_ids)
     found = _BY_ID[dialect].tuples(conn, user_id=user_id, ids=ids)
     return _candidates(found, _lookup(user_id, conversations, terms))
 

@@ -13,7 +13,6 @@ entry's conversation.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 
 import numpy as np
@@ -35,7 +34,7 @@ from mnemo_server.domain.text_search import query_terms
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
 from mnemo_server.store.schema import ID, memories, memory_embeddings, memory_user_state
-from mnemo_server.store.statements import Statement, dialect_of
+from mnemo_server.store.statements import Statement, dialect_of, list_parameter
 from mnemo_server.store.vector_cache import UserVectors, VectorCache
 
 
@@ -93,7 +92,7 @@ def entries(conn: Connection, user_id: str, memory_ids: Sequence[str]) -> dict[s
     if not memory_ids:
         return {}
     dialect = dialect_of(conn)
-    ids: object = json.dumps(list(memory_ids)) if dialect == "sqlite" else list(memory_ids)
+    ids = list_parameter(dialect, memory_ids)
     found = _entries_statement(dialect).all(conn, user_id=user_id, ids=ids)
     return {row.memory_id: rows.memory(row) for row in found}
 

@@ -23,6 +23,7 @@ Driver errors are the driver's own (``sqlite3.Error``, ``psycopg.Error``);
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import namedtuple
 from collections.abc import Mapping, Sequence
@@ -76,6 +77,15 @@ def driver_connection(conn: Connection | Tx) -> Any:
     if isinstance(conn, Tx):
         return conn.raw
     return conn.connection.dbapi_connection
+
+
+def list_parameter(dialect: str, values: Sequence[Any]) -> Any:
+    """``values`` as one statement parameter: a JSON array on SQLite (read
+    with ``json_each``), a list on PostgreSQL (an array: ``unnest`` or
+    ``= ANY``)."""
+    if dialect == "sqlite":
+        return json.dumps(list(values), ensure_ascii=False)
+    return list(values)
 
 
 class Statement:
