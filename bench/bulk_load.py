@@ -170,6 +170,8 @@ def _profiled(pid: int, output: Path | None, gil: bool, py_spy: str) -> Iterator
     if output is None:
         yield
         return
+    if not Path(py_spy).exists():
+        raise SystemExit(f"{py_spy} not found: `make bench-venv` installs it (.venv-bench)")
     command = [py_spy, "record", "--pid", str(pid), "--format", "raw", "--rate", "200"]
     command += ["--output", str(output), *(["--gil"] if gil else [])]
     spy = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
