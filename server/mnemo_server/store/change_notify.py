@@ -260,19 +260,33 @@ class SqliteChangeNotifier:
 
 class _DataVersion:
     """``PRAGMA data_version`` on a connection of its own: it changes when
-    any other connection, of any process, commits to the file."""
+    any other connection, of any process, commits to the file.
+
+    ``read`` and ``close`` run in worker threads, and a cancelled poll does
+    not stop a ``read`` already running there, so the ``close`` of its
+    ``finally`` can arrive while that read is still inside SQLite; closing a
+    connection another thread is using crashes the process, hence the lock.
+    A ``read`` after ``close`` raises ``sqlite3.ProgrammingError``.
+    """
 
     def __init__(self, path: str) -> None:
         self._path = path
+        self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._closed = False
 
     def read(self) -> int:
-        if self._conn is None:
-            self._conn = sqlite3.connect(self._path, check_same_thread=False, timeout=1.0)
-        row = self._conn.execute("PRAGMA data_version").fetchone()
-        return int(row[0])
+        with self._lock:
+            if self._closed:
+                raise sqlite3.ProgrammingError("the data_version probe is closed")
+            if self._conn is None:
+                self._conn = sqlite3.connect(self._path, check_same_thread=False, timeout=1.0)
+            row = self._conn.execute("PRAGMA data_version").fetchone()
+            return int(row[0])
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        with self._lock:
+            self._closed = True
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
