@@ -18,9 +18,11 @@ C2 = "users/u1/conversations/c2"
 
 
 def create(stub: Stub, text: str, *, parent: str = USER, **fields: Any) -> pb.Memory:
-    """Save one entry; ``memory_id`` and ``request_id`` go on the request, the
-    rest on the memory."""
-    options = {k: fields.pop(k) for k in ("memory_id", "request_id") if k in fields}
+    """Save one entry; ``memory_id``, ``request_id`` and ``origin_conversation``
+    go on the request, the rest on the memory."""
+    options = {
+        k: fields.pop(k) for k in ("memory_id", "request_id", "origin_conversation") if k in fields
+    }
     request = pb.CreateMemoryRequest(
         parent=parent, memory=pb.Memory(text=text, **fields), **options
     )

@@ -4,7 +4,7 @@ them, inject is empty in them, and after their expire time they are gone
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import grpc
@@ -130,6 +130,72 @@ def test_nothing_is_remembered_from_a_temporary_conversation(short_lived: Stubs)
     assert context(T1) == ""
     assert "Oslo" in context("")
     assert "Oslo" in context(f"{USER}/conversations/c1")
+
+
+def _refused_as_temporary(call: Callable[[], object]) -> None:
+    refused = failure(call)
+    assert refused is not None
+    assert (refused.code, refused.reason, refused.metadata["conversation"]) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "TEMPORARY_CONVERSATION",
+        T1,
+    )
+
+
+def test_every_write_from_a_temporary_conversation_is_refused_whatever_its_scope(
+    never_purged: Stubs,
+) -> None:
+    memories = never_purged.memories
+    _temporary_with_content(never_purged)
+    ordinary = never_purged.conversations.CreateConversation(
+        cv.CreateConversationRequest(parent=USER, conversation_id="c1")
+    ).conversation.name
+    kept = create(memories, "Lives in Oslo", key="home")
+
+    _refused_as_temporary(lambda: create(memories, "Works at night", origin_conversation=T1))
+    _refused_as_temporary(
+        lambda: memories.BatchCreateMemories(
+            pb.BatchCreateMemoriesRequest(
+                parent=USER,
+                requests=[
+                    pb.CreateMemoryRequest(memory=pb.Memory(text="First")),
+                    pb.CreateMemoryRequest(memory=pb.Memory(text="Second"), origin_conversation=T1),
+                ],
+            )
+        )
+    )
+    _refused_as_temporary(
+        lambda: memories.UpdateMemory(
+            pb.UpdateMemoryRequest(
+                memory=pb.Memory(name=kept.name, text="Lives in Bergen"), origin_conversation=T1
+            )
+        )
+    )
+    _refused_as_temporary(
+        lambda: memories.DeleteMemory(
+            pb.DeleteMemoryRequest(name=kept.name, origin_conversation=T1)
+        )
+    )
+    listed = memories.ListMemories(pb.ListMemoriesRequest(parent=USER)).memories
+    assert [(m.name, m.text) for m in listed] == [(kept.name, "Lives in Oslo")]
+
+    # From an ordinary conversation, and from none, the same writes succeed.
+    create(memories, "Works at night", origin_conversation=ordinary)
+    memories.UpdateMemory(
+        pb.UpdateMemoryRequest(
+            memory=pb.Memory(name=kept.name, text="Lives in Bergen"), origin_conversation=ordinary
+        )
+    )
+    memories.DeleteMemory(pb.DeleteMemoryRequest(name=kept.name, origin_conversation=ordinary))
+
+
+def test_an_origin_conversation_must_be_one_of_the_user(never_purged: Stubs) -> None:
+    memories = never_purged.memories
+    for origin in ("users/u2/conversations/c1", "conversations/c1", "users/u1/conversations/"):
+        refused = failure(lambda o=origin: create(memories, "x", origin_conversation=o))  # type: ignore[misc]
+        assert refused is not None
+        assert (refused.code, refused.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_NAME")
+        assert refused.fields == ("origin_conversation",)
 
 
 def test_an_expired_temporary_conversation_is_purged(short_lived: Stubs, database_url: str) -> None:

@@ -1,9 +1,12 @@
 """DeleteUserData through a real server: every row of the user leaves every
 table (enumerated from the schema and from the live database, so a table
 added later is covered) but the change feed's ERASE change (no state) and
-cursor counter, other users keep theirs, the receipt counts what was erased
-(the changes too), a second erasure erases nothing, and on SQLite no byte of
-the erased content remains in the database file or its WAL."""
+cursor counter and the consent decision and memory switch (with their user
+row), other users keep theirs, the receipt counts what was erased (the
+changes too) and what was kept, a withdrawn consent or a switch turned off
+still refuses writes after the erasure, a second erasure erases nothing and
+appends no change, and on SQLite no byte of the erased content remains in
+the database file or its WAL."""
 
 from __future__ import annotations
 
@@ -14,13 +17,14 @@ import pytest
 from sqlalchemy import Connection, column, func, select, table, text
 
 from mnemo.v1 import governance_pb2 as gv
-from mnemo.v1 import governance_pb2_grpc
+from mnemo.v1 import governance_pb2_grpc, memories_pb2_grpc, sync_pb2, sync_pb2_grpc
+from mnemo.v1 import memories_pb2 as mm
 from mnemo_server.domain.text_search import query_terms
 from mnemo_server.store.engines import normalize_url
 from mnemo_server.store.memory_text_index import visibility_key
-from mnemo_server.store.schema import change_cursors, changes
+from mnemo_server.store.schema import change_cursors, changes, user_settings, users
 from tests.api.user_data import erase, export, populate
-from tests.support.rpc_errors import rpc_failure
+from tests.support.rpc_errors import ErrorDetails, rpc_failure
 from tests.support.user_rows import connected, user_digest, user_tables
 
 ALICE, BOB = "alice", "bob"
@@ -35,10 +39,14 @@ NO_USER_ID = {
 fine. Any other such table fails the test: it could hold a user's data that
 the erasure does not reach."""
 
-AFTER_ERASURE = {changes.name: 1, change_cursors.name: 1}
+RETAINED = {user_settings.name: 1, users.name: 1}
+"""What an erasure keeps of a user who set consent or the memory switch: the
+decision and the user row it belongs to (``store.sql_user_erase``)."""
+
+AFTER_ERASURE = {changes.name: 1, change_cursors.name: 1, **RETAINED}
 """What an erasure leaves of the user: its ERASE change (operation and the
 user's name, no state) and the cursor counter, so the user's cursors keep
-growing and devices learn of the erasure (``store.sql_user_erase``)."""
+growing and devices learn of the erasure, and the retained decision."""
 
 
 def _user_counts(conn: Connection, user_id: str) -> dict[str, int]:
@@ -96,11 +104,17 @@ def test_erasure_leaves_no_row_of_the_user_and_keeps_the_others(
 
     receipt = erase(channel, ALICE)
 
-    expected = dict(before)
+    expected = dict(before) | dict.fromkeys(RETAINED, 0)
     del expected[change_cursors.name]  # the counter stays
     if backend == "sqlite":
         expected["memories_fts"] = 4  # Alice's live (unarchived) entries
     assert dict(receipt.deleted_rows) == expected
+    assert dict(receipt.retained_rows) == RETAINED
+    assert (receipt.consent.state, receipt.consent.policy_version) == (
+        gv.CONSENT_STATE_GRANTED,
+        "v2",
+    )
+    assert receipt.memory_settings.enabled
     assert receipt.HasField("delete_time")
     with connected(database_url) as conn:
         remaining_rows = _user_counts(conn, ALICE)
@@ -122,18 +136,88 @@ def test_erasure_leaves_no_row_of_the_user_and_keeps_the_others(
             assert _fts_matches(conn, ALICE, ALICE_MARK) == []
             assert _fts_matches(conn, BOB, BOB_MARK)
     assert user_digest(database_url, BOB) == bob_before
-    assert export(channel, ALICE) == []
+    assert [r.WhichOneof("record") for r in export(channel, ALICE)] == [
+        "consent",
+        "memory_settings",
+    ]
     assert export(channel, BOB)
 
 
-def test_erasure_is_idempotent(channel: grpc.Channel, backend: str) -> None:
+def _changes(channel: grpc.Channel, user: str) -> sync_pb2.ListChangesResponse:
+    stub = sync_pb2_grpc.SyncServiceStub(channel)
+    return stub.ListChanges(sync_pb2.ListChangesRequest(parent=f"users/{user}", page_size=100))
+
+
+def test_erasure_is_idempotent_and_a_repeat_appends_no_change(
+    channel: grpc.Channel, backend: str
+) -> None:
     populate(channel, ALICE, ALICE_MARK)
     first = erase(channel, ALICE)
+    after_first = _changes(channel, ALICE)
     second = erase(channel, ALICE)
     never = erase(channel, "never-seen")
     assert set(second.deleted_rows) == set(first.deleted_rows) == set(never.deleted_rows)
     assert set(second.deleted_rows.values()) == {0} == set(never.deleted_rows.values())
     assert second.delete_time.ToDatetime() >= first.delete_time.ToDatetime()
+    # One rule: an ERASE change (and a cursor) exactly when rows were deleted.
+    assert first.change_cursor > 0
+    assert (second.change_cursor, never.change_cursor) == (0, 0)
+    assert [c.operation for c in after_first.changes] == [sync_pb2.CHANGE_OPERATION_ERASE]
+    assert after_first.changes[0].cursor == first.change_cursor
+    assert _changes(channel, ALICE) == after_first  # the first ERASE change stays
+    assert _changes(channel, "never-seen").changes == []
+    assert dict(second.retained_rows) == RETAINED
+    assert dict(never.retained_rows) == {}
+
+
+def _save(channel: grpc.Channel, user: str) -> ErrorDetails:
+    """A save that must be refused."""
+    stub = memories_pb2_grpc.MemoryServiceStub(channel)
+    request = mm.CreateMemoryRequest(parent=f"users/{user}", memory=mm.Memory(text="saved after"))
+    return rpc_failure(stub.CreateMemory, request)
+
+
+@pytest.mark.parametrize(
+    ("close", "reason"),
+    [("withdraw", "MEMORY_CONSENT_WITHDRAWN"), ("switch_off", "MEMORY_DISABLED")],
+)
+def test_a_closed_gate_survives_the_erasure(channel: grpc.Channel, close: str, reason: str) -> None:
+    populate(channel, ALICE, ALICE_MARK)
+    governance = governance_pb2_grpc.GovernanceServiceStub(channel)
+    if close == "withdraw":
+        governance.SetConsent(
+            gv.SetConsentRequest(
+                consent=gv.Consent(
+                    name=f"users/{ALICE}/consent",
+                    state=gv.CONSENT_STATE_WITHDRAWN,
+                    policy_version="v3",
+                )
+            )
+        )
+    else:
+        governance.UpdateMemorySettings(
+            gv.UpdateMemorySettingsRequest(
+                memory_settings=gv.MemorySettings(
+                    name=f"users/{ALICE}/memorySettings", enabled=False
+                )
+            )
+        )
+
+    receipt = erase(channel, ALICE)
+
+    assert dict(receipt.retained_rows) == RETAINED
+    if close == "withdraw":
+        assert receipt.consent.state == gv.CONSENT_STATE_WITHDRAWN
+        assert receipt.consent.policy_version == "v3"
+    else:
+        assert not receipt.memory_settings.enabled
+    failure = _save(channel, ALICE)
+    assert (failure.code, failure.reason) == (grpc.StatusCode.FAILED_PRECONDITION, reason)
+    stored = governance.GetConsent(gv.GetConsentRequest(name=f"users/{ALICE}/consent"))
+    assert stored.consent == receipt.consent
+    # Erasing again changes nothing and the gate stays closed.
+    assert erase(channel, ALICE).change_cursor == 0
+    assert _save(channel, ALICE).reason == reason
 
 
 def test_erasure_validates_the_parent(channel: grpc.Channel) -> None:

@@ -67,6 +67,11 @@ def _api_views(channel: grpc.Channel, user: str) -> list[Message]:
     return views
 
 
+def _decision(records: list[gv.ExportRecord]) -> list[gv.ExportRecord]:
+    """The consent and settings records of an export: what an erasure keeps."""
+    return [r for r in records if r.WhichOneof("record") in ("consent", "memory_settings")]
+
+
 def test_export_erase_import_export_gives_the_same_records(channel: grpc.Channel) -> None:
     populate(channel, ALICE, "Zqxjvalice")
     populate(channel, BOB, "Wvkqbob")
@@ -79,7 +84,9 @@ def test_export_erase_import_export_gives_the_same_records(channel: grpc.Channel
     response = load(channel, ALICE, first)
     second = export(channel, ALICE)
 
-    assert dict(response.loaded) == kinds
+    # The consent decision and the switch survived the erasure: they stand,
+    # the export's records of them are not applied (and are equal anyway).
+    assert dict(response.loaded) == kinds | {"consent": 0, "memory_settings": 0}
     assert serialized(second) == serialized(first)
     assert _api_views(channel, ALICE) == before
     memories = memories_pb2_grpc.MemoryServiceStub(channel)
@@ -177,7 +184,7 @@ def test_invalid_records_are_refused_by_their_place_and_nothing_is_loaded(
     populate(channel, ALICE, "Zqxjvalice")
     records = export(channel, ALICE)
     erase(channel, ALICE)
-    erased = user_digest(database_url, ALICE)  # only the change feed's ERASE change and counter
+    erased = user_digest(database_url, ALICE)  # the ERASE change and counter, the decision
     index = {
         kind: i for i, kind in reversed(list(enumerate(r.WhichOneof("record") for r in records)))
     }
@@ -210,7 +217,7 @@ def test_invalid_records_are_refused_by_their_place_and_nothing_is_loaded(
         f"records[{last}].parent",
         f"records[{last}].memory.name",  # the same entry twice
     } <= fields, fields
-    assert export(channel, ALICE) == []
+    assert export(channel, ALICE) == _decision(records)  # kept by the erasure, nothing more
     assert user_digest(database_url, ALICE) == erased
 
 
@@ -228,7 +235,7 @@ def test_records_that_do_not_fit_together_are_refused(channel: grpc.Channel) -> 
     problems = {field.split(".", 1)[1]: problem for field, problem in failure.violations}
     assert "message.name" in problems and "names conversation" in problems["message.name"]
     assert "compaction_checkpoint.conversation" in problems
-    assert export(channel, ALICE) == []
+    assert export(channel, ALICE) == _decision(records)  # kept by the erasure, nothing more
 
 
 def test_an_import_needs_a_parent_and_the_same_one_throughout(channel: grpc.Channel) -> None:

@@ -327,7 +327,7 @@ async def create_memories(
     drafts: Sequence[tuple[str, MemoryDraft]],
     *,
     idempotency: Idempotency | None = None,
-    origin_conversation_id: str = "",
+    origin_conversation_ids: tuple[str, ...] = (),
     caller: Caller | None = None,
 ) -> tuple[SavedMemory, ...]:
     return await run(
@@ -336,7 +336,7 @@ async def create_memories(
             caller=caller,
             user_id=user_id,
             drafts=tuple(drafts),
-            origin_conversation_id=origin_conversation_id,
+            origin_conversation_ids=origin_conversation_ids,
             idempotency=idempotency,
         ),
     )

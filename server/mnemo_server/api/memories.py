@@ -109,6 +109,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         user_id = parse.user_of(v, request.parent, "parent", scope)
         draft = parse.draft_of(v, request.memory, "memory", user_id, scope)
         memory_id = parse.new_memory_id(v, request.memory_id)
+        origin = parse.origin_of(
+            v, request.origin_conversation, "origin_conversation", user_id, scope
+        )
         v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
         written = await self._memories.create(
@@ -116,6 +119,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
                 caller=caller_of(scope),
                 user_id=user_id,
                 drafts=((memory_id or new_id(), draft),),
+                origin_conversation_ids=(origin,),
                 idempotency=idempotency_of(request, "CreateMemory"),
             )
         )
@@ -133,6 +137,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         v = Validator()
         user_id = parse.user_of(v, request.parent, "parent", scope)
         drafts = parse.batch_drafts_of(v, request, user_id, scope)
+        origins = parse.batch_origins_of(v, request, user_id, scope)
         v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
         written = await self._memories.create(
@@ -140,6 +145,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
                 caller=caller_of(scope),
                 user_id=user_id,
                 drafts=tuple((memory_id or new_id(), draft) for memory_id, draft in drafts),
+                origin_conversation_ids=origins,
                 idempotency=idempotency_of(request, "BatchCreateMemories"),
                 fields=BATCH_FIELDS,
             )
@@ -183,6 +189,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         v = Validator()
         user_id, memory_id = parse.memory_of(v, request.memory.name, "memory.name", scope)
         change = parse.change_of(v, request.memory, request.update_mask)
+        origin = parse.origin_of(
+            v, request.origin_conversation, "origin_conversation", user_id, scope
+        )
         v.raise_if_invalid()
         written = await self._memories.update(
             UpdateMemory(
@@ -191,6 +200,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
                 memory_id=memory_id,
                 change=change,
                 expected_etag=expected_etag(request.memory.etag),
+                origin_conversation_id=origin,
             )
         )
         return pb.UpdateMemoryResponse(
@@ -201,13 +211,19 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         self, request: pb.DeleteMemoryRequest, context: Context
     ) -> pb.DeleteMemoryResponse:
         scope = current_scope()
-        user_id, memory_id = parse.parse_memory(request.name, "name", scope)
+        v = Validator()
+        user_id, memory_id = parse.memory_of(v, request.name, "name", scope)
+        origin = parse.origin_of(
+            v, request.origin_conversation, "origin_conversation", user_id, scope
+        )
+        v.raise_if_invalid()
         written = await self._writes(
             DeleteMemory(
                 caller=caller_of(scope),
                 user_id=user_id,
                 memory_id=memory_id,
                 expected_etag=expected_etag(request.etag),
+                origin_conversation_id=origin,
             )
         )
         return pb.DeleteMemoryResponse(

@@ -121,6 +121,13 @@ def conversation_of(
     return key.conversation_id
 
 
+def origin_of(v: Validator, value: str, field: str, user_id: str, call: CallScope | None) -> str:
+    """The conversation id a write says it comes from (``origin_conversation``,
+    a conversation of ``user_id``); ``""`` for none or an invalid name
+    (reported on ``v``)."""
+    return conversation_of(v, value, field, user_id, call) or ""
+
+
 def new_memory_id(v: Validator, value: str, field: str = "memory_id") -> str:
     """A client-chosen id (AIP-133) or ``""`` (the server generates one)."""
     if value and not names.is_valid_id(value):
@@ -240,6 +247,16 @@ def batch_drafts_of(
         draft = draft_of(v, entry.memory, f"{field}.memory", user_id, call)
         drafts.append((new_memory_id(v, entry.memory_id, f"{field}.memory_id"), draft))
     return drafts
+
+
+def batch_origins_of(
+    v: Validator, request: pb.BatchCreateMemoriesRequest, user_id: str, call: CallScope | None
+) -> tuple[str, ...]:
+    """The ``origin_conversation`` of each entry of a batch (``origin_of``)."""
+    return tuple(
+        origin_of(v, entry.origin_conversation, f"requests[{i}].origin_conversation", user_id, call)
+        for i, entry in enumerate(request.requests[:MAX_BATCH_CREATE])
+    )
 
 
 def change_of(v: Validator, memory: pb.Memory, mask: field_mask_pb2.FieldMask) -> MemoryChange:

@@ -23,7 +23,7 @@ from typing import Any
 import grpc
 
 from mnemo.v1 import governance_pb2 as pb
-from mnemo_server.api import convert, names
+from mnemo_server.api import convert, convert_governance, names
 from mnemo_server.api.convert_user_data import record_of
 from mnemo_server.api.user_data_import import ImportCollector
 from mnemo_server.auth.caller import caller_of, current_scope
@@ -59,9 +59,8 @@ class UserDataHandlers:
         written = await self._rights.import_(
             ImportUserData(caller=caller_of(scope), user_id=collector.user_id, data=data)
         )
-        return pb.ImportUserDataResponse(
-            loaded=dict(collector.kinds), change_cursor=written.change_cursor
-        )
+        loaded = dict(collector.kinds) | dict.fromkeys(written.value, 0)
+        return pb.ImportUserDataResponse(loaded=loaded, change_cursor=written.change_cursor)
 
     async def delete_user_data(
         self, request: pb.DeleteUserDataRequest, context: Context
@@ -70,8 +69,12 @@ class UserDataHandlers:
         user_id = names.parse_user(request.parent, "parent", scope)
         written = await self._rights.erase(DeleteUserData(caller=caller_of(scope), user_id=user_id))
         receipt = written.value
+        erased = receipt.erased
         return pb.DeleteUserDataResponse(
-            deleted_rows=dict(receipt.deleted_rows),
+            deleted_rows=dict(erased.deleted_rows),
+            retained_rows=dict(erased.retained_rows),
+            consent=convert_governance.consent_to_proto(erased.consent),
+            memory_settings=convert_governance.settings_to_proto(erased.settings),
             delete_time=convert.timestamp(receipt.delete_time),
             change_cursor=written.change_cursor,
         )

@@ -28,12 +28,31 @@ from mnemo_server.domain.models import (
 
 
 @dataclass(frozen=True)
-class ErasureReceipt:
-    """What ``DeleteUserData`` erased: rows per table (every table that holds
-    user data, zeros included; on SQLite also ``memories_fts``, the full-text
-    index rows) and when the erasure committed."""
+class Erased:
+    """What an erasure's transaction did: rows deleted per table (every table
+    that holds user data, zeros included; on SQLite also ``memories_fts``,
+    the full-text index rows), rows kept on purpose per table (the consent
+    decision and memory switch, ``user_settings``, and their ``users`` row;
+    empty when the user never set either), and the consent and settings in
+    force, which an erasure never changes."""
 
     deleted_rows: Mapping[str, int]
+    retained_rows: Mapping[str, int]
+    consent: Consent
+    settings: MemorySettings
+
+    @property
+    def changed_anything(self) -> bool:
+        """Whether any row was deleted (else the erasure appends no change)."""
+        return any(self.deleted_rows.values())
+
+
+@dataclass(frozen=True)
+class ErasureReceipt:
+    """What ``DeleteUserData`` erased and kept (``erased``) and when the
+    erasure committed."""
+
+    erased: Erased
     delete_time: datetime
 
 

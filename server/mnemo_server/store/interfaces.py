@@ -194,7 +194,7 @@ class UserDataStore(Protocol):
         returns zeros: never ``NotFound``."""
         ...
 
-    async def import_user(self, command: ImportUserData) -> Written[None]:
+    async def import_user(self, command: ImportUserData) -> Written[tuple[str, ...]]:
         """Load the data (validated) into the user in one write transaction,
         keeping ids, positions, times and etags; the user is created in the
         caller's tenant. Raises ``FailedPrecondition(reason=

@@ -328,14 +328,18 @@ def strip_states(
     )
 
 
-def erase(tx: Tx, user_id: str) -> int:
-    """Delete every change of the user and append one ERASE change; returns
-    how many changes other than earlier ERASE ones were deleted."""
-    deleted = tx.conn.execute(
-        delete(changes).where(changes.c.user_id == user_id).returning(changes.c.operation)
-    ).scalars()
-    count = sum(1 for operation in deleted if operation != ChangeOperation.ERASE.value)
-    append(tx, user_id, [NewChange(ChangeOperation.ERASE, user_name(user_id))])
+def erase(tx: Tx, user_id: str, *, erased_rows: bool) -> int:
+    """Delete every change of the user but the ERASE ones (they hold only the
+    user's name) and, when that or the rest of the erasure (``erased_rows``)
+    deleted anything, append one ERASE change; how many changes were deleted."""
+    result = tx.conn.execute(
+        delete(changes).where(
+            changes.c.user_id == user_id, changes.c.operation != ChangeOperation.ERASE.value
+        )
+    )
+    count = int(result.rowcount)
+    if count or erased_rows:
+        append(tx, user_id, [NewChange(ChangeOperation.ERASE, user_name(user_id))])
     return count
 
 

@@ -73,6 +73,7 @@ __all__ = [
     "gate_inputs",
     "gated_read",
     "get_consent",
+    "get_decision",
     "get_settings",
     "lock_for_memory",
     "open_memory_write",
@@ -263,6 +264,13 @@ def get_consent(conn: Connection, user_id: str) -> Consent:
 def get_settings(conn: Connection, user_id: str) -> MemorySettings:
     """The stored settings; enabled for a user who never set them."""
     return _settings_of(user_id, _settings(conn, user_id))
+
+
+def get_decision(conn: Connection, user_id: str) -> tuple[Consent, MemorySettings] | None:
+    """The stored consent and settings, or ``None`` if the user never set
+    either (no ``user_settings`` row)."""
+    row = _settings(conn, user_id)
+    return None if row is None else (_consent(user_id, row), _settings_of(user_id, row))
 
 
 def _write_settings(tx: Tx, user_id: str, found: Any | None, **values: Any) -> Row[Any]:

@@ -310,7 +310,7 @@ _INSERT_ONE = Statement(insert_row(memories).returning(memories.c.id))
 def create(tx: Tx, command: CreateMemories) -> tuple[SavedMemory, ...]:
     """Save the drafts (``domain.commands.memories.CreateMemories``)."""
     user_id, drafts = command.user_id, command.drafts
-    named = [command.origin_conversation_id, *(draft.conversation_id for _, draft in drafts)]
+    named = [*command.origin_conversation_ids, *(draft.conversation_id for _, draft in drafts)]
     tenant_id = open_memory_write(tx, command.caller, user_id, named)
     feed: list[NewChange] = []
     saved = insert_entries(tx, user_id, drafts, fields=command.fields, feed=feed)

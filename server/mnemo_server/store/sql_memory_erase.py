@@ -77,7 +77,7 @@ def erase(tx: Tx, command: DeleteMemory) -> MemoryTombstone:
     """Delete the entry: see the module doc. Deleting a deleted entry returns
     its tombstone. Raises ``NotFound``, ETAG_MISMATCH."""
     user_id, memory_id, expected_etag = command.user_id, command.memory_id, command.expected_etag
-    tenant_id = open_memory_write(tx, command.caller, user_id)
+    tenant_id = open_memory_write(tx, command.caller, user_id, [command.origin_conversation_id])
     conn = tx.conn
     row = find_row(conn, user_id, memory_id)
     if row is None:

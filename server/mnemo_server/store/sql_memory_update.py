@@ -36,7 +36,7 @@ def update_entry(tx: Tx, command: UpdateMemory) -> Memory:
     ``memory.embedding.values``)."""
     user_id, memory_id, change = command.user_id, command.memory_id, command.change
     expected_etag = command.expected_etag
-    tenant_id = open_memory_write(tx, command.caller, user_id)
+    tenant_id = open_memory_write(tx, command.caller, user_id, [command.origin_conversation_id])
     conn = tx.conn
     row = existing_row(conn, user_id, memory_id)
     if expected_etag is not None and expected_etag != row.etag:

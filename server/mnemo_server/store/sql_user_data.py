@@ -41,14 +41,14 @@ class SqlUserData:
         """After the erasure commits, the SQLite WAL is checkpointed and
         truncated (``sql_user_erase.checkpoint_wal``) and the user's vectors
         leave this process's cache."""
-        deleted, cursor = await self._db.write(
+        erased, cursor = await self._db.write(
             units.run(command, window_micros=_WINDOW_MICROS), alone=True
         )
         delete_time = to_datetime(now_micros())
         if self._vectors is not None:
             self._vectors.forget_user(command.user_id)
         await self._db.read(sql_user_erase.checkpoint_wal, alone=True)
-        return Written(ErasureReceipt(deleted, delete_time), cursor)
+        return Written(ErasureReceipt(erased, delete_time), cursor)
 
     async def export_page(
         self, user_id: str, section: ExportSection, *, limit: int, after: Keyset | None
@@ -57,8 +57,8 @@ class SqlUserData:
             lambda conn: sql_user_export.page(conn, user_id, section, limit, after)
         )
 
-    async def import_user(self, command: ImportUserData) -> Written[None]:
-        _, cursor = await self._db.write(
+    async def import_user(self, command: ImportUserData) -> Written[tuple[str, ...]]:
+        skipped, cursor = await self._db.write(
             units.run(command, window_micros=_WINDOW_MICROS), alone=True
         )
-        return Written(None, cursor)
+        return Written(skipped, cursor)

@@ -4,10 +4,17 @@ in one write transaction.
 Which tables: every table of ``schema.metadata`` with a ``user_id`` column
 (``user_tables``), children before parents, the ``users`` row last; a table
 added to the schema later is covered without touching this module. The
-change feed is the exception (``FEED_TABLES``): the user's changes are
-deleted and one ERASE change is appended (``sql_changes.erase``; the receipt
-counts the changes deleted), and the user's cursor counter stays, so that
-the user's cursors keep growing and a device learns of the erasure. Besides
+change feed is the exception (``FEED_TABLES``): the user's changes other
+than earlier ERASE ones are deleted, the user's cursor counter stays, so
+that the user's cursors keep growing and a device learns of the erasure,
+and one ERASE change is appended when the erasure deleted anything
+(``sql_changes.erase``; the receipt counts the changes deleted). An erasure
+that finds nothing to delete changes nothing: no change, cursor 0.
+
+The consent decision and the memory switch survive (``RETAINED_TABLES``):
+a user who ever set either keeps the ``user_settings`` row and the
+``users`` row it belongs to, so a withdrawn consent or a switch turned off
+still refuses the next write; the receipt lists them as retained. Besides
 the tables, the SQLite full-text index ``memories_fts`` (not in the
 metadata) holds the user's live entries: they are unindexed first, and
 ``memory_text_index.forget_deleted`` then rewrites the index so that no
@@ -42,8 +49,10 @@ import logging
 from sqlalchemy import Connection, Table, delete, select
 
 from mnemo_server.domain.commands.governance import DeleteUserData
+from mnemo_server.domain.governance import Consent, MemorySettings
+from mnemo_server.domain.user_data import Erased
 from mnemo_server.store import memory_text_index as fts
-from mnemo_server.store import sql_changes
+from mnemo_server.store import sql_changes, sql_governance
 from mnemo_server.store.dialect import insert_ignoring_conflicts
 from mnemo_server.store.schema import (
     change_cursors,
@@ -52,6 +61,7 @@ from mnemo_server.store.schema import (
     memories,
     memory_user_state,
     metadata,
+    user_settings,
     users,
 )
 from mnemo_server.store.tx import Tx
@@ -66,6 +76,9 @@ FTS_INDEX = "memories_fts"
 FEED_TABLES = (changes, change_cursors)
 """The change feed's tables: they outlive an erasure (see the module doc)."""
 
+RETAINED_TABLES = (user_settings, users)
+"""Kept for a user who ever set consent or the memory switch (see the module doc)."""
+
 
 def user_tables() -> list[Table]:
     """Every table holding user data (a ``user_id`` column) but the change
@@ -79,10 +92,12 @@ def user_tables() -> list[Table]:
 
 
 @unit(DeleteUserData)
-def erase_user(tx: Tx, command: DeleteUserData) -> dict[str, int]:
-    """Delete the user's rows; the count per table (see the module doc)."""
+def erase_user(tx: Tx, command: DeleteUserData) -> Erased:
+    """Delete the user's rows but the retained ones (see the module doc)."""
     user_id, conn = command.user_id, tx.conn
     created = _lock_user_row(conn, user_id)
+    decision = sql_governance.get_decision(conn, user_id)
+    kept = () if decision is None else RETAINED_TABLES
     deleted: dict[str, int] = {}
     if conn.dialect.name == "sqlite":
         live = conn.execute(
@@ -93,13 +108,17 @@ def erase_user(tx: Tx, command: DeleteUserData) -> dict[str, int]:
         fts.drop_documents(conn, [(row.id, row.search_document) for row in live])
         deleted[FTS_INDEX] = len(live)
     for table in user_tables():
+        if table in kept:
+            deleted[table.name] = 0
+            continue
         result = conn.execute(delete(table).where(table.c.user_id == user_id))
         deleted[table.name] = int(result.rowcount)
-    fts.forget_deleted(conn)
-    deleted[changes.name] = sql_changes.erase(tx, user_id)
     if created:
         deleted[users.name] -= 1
-    return deleted
+    fts.forget_deleted(conn)
+    deleted[changes.name] = sql_changes.erase(tx, user_id, erased_rows=any(deleted.values()))
+    consent, settings = decision or (Consent(user_id), MemorySettings(user_id))
+    return Erased(deleted, {table.name: 1 for table in kept}, consent, settings)
 
 
 def _lock_user_row(conn: Connection, user_id: str) -> bool:

@@ -10,7 +10,9 @@ conversation's row (it has no fields of its own), the user's row (in the
 caller's tenant; imported events take that tenant too), a candidate's
 resolve time (not part of the API: the import time) and the user's vectors
 version (``memory_user_state``, a fresh value, see ``sql_memories.lock_user``).
-Not imported because not exported: idempotency records (a retry of a request
+Not applied: the consent and settings records when the user kept their own
+through an erasure (``sql_user_erase.RETAINED_TABLES``): the decision the
+user made last stands. Not imported because not exported: idempotency records (a retry of a request
 made before the export is a new request). The change feed gets one change per
 imported resource (consent, settings, conversations, working memories,
 messages, failed runs, entries, tombstones, candidates), in that order.
@@ -45,7 +47,7 @@ from mnemo_server.domain.memory_models import (
 from mnemo_server.domain.models import Conversation, ConversationKey, NewMessage, StoredMessage
 from mnemo_server.domain.names import user_name
 from mnemo_server.domain.user_data import CompactionCheckpoint, UserData
-from mnemo_server.store import convert, sql_changes
+from mnemo_server.store import convert, sql_changes, sql_governance
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store import memory_text_index as fts
 from mnemo_server.store.schema import (
@@ -66,7 +68,7 @@ from mnemo_server.store.schema import (
 )
 from mnemo_server.store.sql_candidates import candidate_values
 from mnemo_server.store.sql_memories import vector_row
-from mnemo_server.store.sql_user_erase import user_tables
+from mnemo_server.store.sql_user_erase import RETAINED_TABLES, user_tables
 from mnemo_server.store.sql_users import ensure_user
 from mnemo_server.store.tx import Tx
 from mnemo_server.store.units import unit
@@ -96,9 +98,13 @@ def _stored(items: Iterable[StoredMessage]) -> str:
     return codec.dumps(tuple(NewMessage(m.message_json, m.role, m.text) for m in items))
 
 
+_DECISION_KINDS = ("consent", "memory_settings")
+"""The records of a decision an erasure keeps (``sql_user_erase.RETAINED_TABLES``)."""
+
+
 def _check_empty(conn: Connection, user_id: str) -> None:
     for table in user_tables():
-        if table is users:
+        if table in RETAINED_TABLES:
             continue
         found = conn.execute(
             select(literal(1)).select_from(table).where(table.c.user_id == user_id).limit(1)
@@ -464,8 +470,10 @@ def _changes(user_id: str, data: UserData) -> list[NewChange]:
 
 
 @unit(ImportUserData)
-def import_user(tx: Tx, command: ImportUserData) -> None:
-    """Load the data into a user without data (see the module doc). Raises
+def import_user(tx: Tx, command: ImportUserData) -> tuple[str, ...]:
+    """Load the data into a user without data (see the module doc); the
+    record kinds not applied because the user's own survived an erasure
+    (``consent``, ``memory_settings``). Raises
     ``FailedPrecondition(IMPORT_TARGET_NOT_EMPTY)``, ``NotFound`` (a user of
     another tenant)."""
     user_id, data, conn = command.user_id, command.data, tx.conn
@@ -473,9 +481,14 @@ def import_user(tx: Tx, command: ImportUserData) -> None:
     ensure_user(tx, command.caller, user_id, now)
     conn.execute(select(users.c.user_id).where(users.c.user_id == user_id).with_for_update())
     _check_empty(conn, user_id)
+    skipped: tuple[str, ...] = ()
+    if sql_governance.get_decision(conn, user_id) is not None:
+        skipped = tuple(kind for kind in _DECISION_KINDS if getattr(data, kind) is not None)
+        data = dataclasses.replace(data, consent=None, memory_settings=None)
     data = _with_etags(data, now)
     pks = _load_conversations(conn, user_id, data, now)
     _load_histories(conn, user_id, data, pks, now)
     _load_memories(conn, user_id, data, now)
     _load_governance(conn, user_id, data)
     sql_changes.append(tx, user_id, _changes(user_id, data))
+    return skipped

@@ -205,8 +205,15 @@ class DeleteUserDataRequest(_message.Message):
     def __init__(self, parent: _Optional[str] = ...) -> None: ...
 
 class DeleteUserDataResponse(_message.Message):
-    __slots__ = ("deleted_rows", "delete_time", "change_cursor")
+    __slots__ = ("deleted_rows", "delete_time", "retained_rows", "consent", "memory_settings", "change_cursor")
     class DeletedRowsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    class RetainedRowsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
         VALUE_FIELD_NUMBER: _ClassVar[int]
@@ -215,11 +222,17 @@ class DeleteUserDataResponse(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
     DELETED_ROWS_FIELD_NUMBER: _ClassVar[int]
     DELETE_TIME_FIELD_NUMBER: _ClassVar[int]
+    RETAINED_ROWS_FIELD_NUMBER: _ClassVar[int]
+    CONSENT_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_SETTINGS_FIELD_NUMBER: _ClassVar[int]
     CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     deleted_rows: _containers.ScalarMap[str, int]
     delete_time: _timestamp_pb2.Timestamp
+    retained_rows: _containers.ScalarMap[str, int]
+    consent: Consent
+    memory_settings: MemorySettings
     change_cursor: int
-    def __init__(self, deleted_rows: _Optional[_Mapping[str, int]] = ..., delete_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
+    def __init__(self, deleted_rows: _Optional[_Mapping[str, int]] = ..., delete_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retained_rows: _Optional[_Mapping[str, int]] = ..., consent: _Optional[_Union[Consent, _Mapping]] = ..., memory_settings: _Optional[_Union[MemorySettings, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("name", "type", "attributes", "create_time", "tenant")

@@ -140,7 +140,8 @@ class GovernanceServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ImportUserData(self, request_iterator, context):
-        """Loads an export into a user who has no data.
+        """Loads an export into a user who has no data (a consent decision and
+        memory switch kept through an erasure aside: they stay in force).
 
         Errors: INVALID_ARGUMENT, FAILED_PRECONDITION (IMPORT_TARGET_NOT_EMPTY).
         """
@@ -150,7 +151,10 @@ class GovernanceServiceServicer:
 
     def DeleteUserData(self, request, context):
         """Erases every row that belongs to the user, in every table, and returns a
-        receipt with counts per table.
+        receipt with counts per table. The consent decision and the memory
+        switch survive (`retained_rows`): an erasure never turns collection back
+        on. An erasure that finds nothing to delete changes nothing (no change
+        appended, `change_cursor` 0).
 
         Errors: INVALID_ARGUMENT (INVALID_NAME). Idempotent.
         """

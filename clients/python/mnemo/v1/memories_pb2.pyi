@@ -125,16 +125,18 @@ class MemoryTombstone(_message.Message):
     def __init__(self, name: _Optional[str] = ..., key: _Optional[str] = ..., delete_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class CreateMemoryRequest(_message.Message):
-    __slots__ = ("parent", "memory", "memory_id", "request_id")
+    __slots__ = ("parent", "memory", "memory_id", "request_id", "origin_conversation")
     PARENT_FIELD_NUMBER: _ClassVar[int]
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     MEMORY_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_CONVERSATION_FIELD_NUMBER: _ClassVar[int]
     parent: str
     memory: Memory
     memory_id: str
     request_id: str
-    def __init__(self, parent: _Optional[str] = ..., memory: _Optional[_Union[Memory, _Mapping]] = ..., memory_id: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
+    origin_conversation: str
+    def __init__(self, parent: _Optional[str] = ..., memory: _Optional[_Union[Memory, _Mapping]] = ..., memory_id: _Optional[str] = ..., request_id: _Optional[str] = ..., origin_conversation: _Optional[str] = ...) -> None: ...
 
 class CreateMemoryResponse(_message.Message):
     __slots__ = ("memory", "archived", "change_cursor")
@@ -205,12 +207,14 @@ class ListMemoriesResponse(_message.Message):
     def __init__(self, memories: _Optional[_Iterable[_Union[Memory, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class UpdateMemoryRequest(_message.Message):
-    __slots__ = ("memory", "update_mask")
+    __slots__ = ("memory", "update_mask", "origin_conversation")
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_CONVERSATION_FIELD_NUMBER: _ClassVar[int]
     memory: Memory
     update_mask: _field_mask_pb2.FieldMask
-    def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
+    origin_conversation: str
+    def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., origin_conversation: _Optional[str] = ...) -> None: ...
 
 class UpdateMemoryResponse(_message.Message):
     __slots__ = ("memory", "change_cursor")
@@ -221,12 +225,14 @@ class UpdateMemoryResponse(_message.Message):
     def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class DeleteMemoryRequest(_message.Message):
-    __slots__ = ("name", "etag")
+    __slots__ = ("name", "etag", "origin_conversation")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ETAG_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_CONVERSATION_FIELD_NUMBER: _ClassVar[int]
     name: str
     etag: str
-    def __init__(self, name: _Optional[str] = ..., etag: _Optional[str] = ...) -> None: ...
+    origin_conversation: str
+    def __init__(self, name: _Optional[str] = ..., etag: _Optional[str] = ..., origin_conversation: _Optional[str] = ...) -> None: ...
 
 class DeleteMemoryResponse(_message.Message):
     __slots__ = ("tombstone", "change_cursor")

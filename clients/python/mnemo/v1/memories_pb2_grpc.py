@@ -183,7 +183,8 @@ class MemoryServiceServicer:
         ListMemoryVersions.
 
         Errors: INVALID_ARGUMENT, NOT_FOUND, ABORTED (ETAG_MISMATCH),
-        FAILED_PRECONDITION (MEMORY_CONSENT_WITHDRAWN, MEMORY_DISABLED).
+        FAILED_PRECONDITION (MEMORY_CONSENT_WITHDRAWN, MEMORY_DISABLED,
+        TEMPORARY_CONVERSATION).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -195,7 +196,7 @@ class MemoryServiceServicer:
 
         Errors: INVALID_ARGUMENT (INVALID_NAME), NOT_FOUND, ABORTED
         (ETAG_MISMATCH), FAILED_PRECONDITION (MEMORY_CONSENT_WITHDRAWN,
-        MEMORY_DISABLED). Idempotent.
+        MEMORY_DISABLED, TEMPORARY_CONVERSATION). Idempotent.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from mnemo_server.domain.commands import Command
 from mnemo_server.domain.governance import ConsentChange, ConsentState, MemorySettings
-from mnemo_server.domain.user_data import UserData
+from mnemo_server.domain.user_data import Erased, UserData
 
 __all__ = ["DeleteUserData", "ImportUserData", "SetConsent", "UpdateMemorySettings"]
 
@@ -31,9 +30,12 @@ class UpdateMemorySettings(Command[MemorySettings]):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ImportUserData(Command[None]):
-    """Load ``data`` into a user who has none, in one transaction of its
-    own. Raises ``IMPORT_TARGET_NOT_EMPTY``, ``NotFound``."""
+class ImportUserData(Command[tuple[str, ...]]):
+    """Load ``data`` into a user who has none (a consent decision and memory
+    switch that survived an erasure aside: they stay, and the data's
+    records of them are not applied), in one transaction of its own; the
+    record kinds not applied. Raises ``IMPORT_TARGET_NOT_EMPTY``,
+    ``NotFound``."""
 
     data: UserData
 
@@ -43,9 +45,10 @@ class ImportUserData(Command[None]):
 
 
 @dataclass(frozen=True, kw_only=True)
-class DeleteUserData(Command[Mapping[str, int]]):
-    """Erase every row of the user, in one transaction of its own; the rows
-    deleted per table. Idempotent (zeros the second time)."""
+class DeleteUserData(Command[Erased]):
+    """Erase every row of the user but the consent decision and memory
+    switch, in one transaction of its own (``domain.user_data.Erased``).
+    Idempotent (zeros the second time, and no change appended)."""
 
     @property
     def alone(self) -> bool:

@@ -71,15 +71,16 @@ class CreateMemories(Idempotent[tuple[SavedMemory, ...]]):
     ``BatchCreateMemories``, what an extraction found for ``ExtractMemories``.
     The result is what saving them one at a time would give: a keyed save
     archives the live entry of its (scope, conversation, key), an earlier
-    draft of the same command included. ``origin_conversation_id``: the
-    conversation the save comes from (its gates apply); ``fields``: where
+    draft of the same command included. ``origin_conversation_ids``: the
+    conversations the save comes from (a temporary one refuses it, whatever
+    the drafts' scope); ``fields``: where
     the request holds the drafts (for field violations). Raises
     ``AlreadyExists`` (an id taken, also by a deleted entry, or twice in
     ``drafts``), ``EMBEDDING_DIMENSION_MISMATCH``, the memory gate's
     ``FailedPrecondition``, ``REQUEST_ID_REUSED``."""
 
     drafts: tuple[tuple[str, MemoryDraft], ...]
-    origin_conversation_id: str = ""
+    origin_conversation_ids: tuple[str, ...] = ()
     fields: DraftFields = DraftFields()
 
     @property
@@ -103,22 +104,26 @@ class CreateMemories(Idempotent[tuple[SavedMemory, ...]]):
 @dataclass(frozen=True, kw_only=True)
 class UpdateMemory(Command[Memory]):
     """Apply ``change`` to the entry; the previous version stays in its
-    history. Raises ``NotFound``, ``ETAG_MISMATCH``,
+    history. ``origin_conversation_id``: the conversation the update comes
+    from (a temporary one refuses it). Raises ``NotFound``, ``ETAG_MISMATCH``,
     ``EMBEDDING_DIMENSION_MISMATCH``, the memory gate's ``FailedPrecondition``."""
 
     memory_id: str
     change: MemoryChange
     expected_etag: str | None = None
+    origin_conversation_id: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
 class DeleteMemory(Command[MemoryTombstone]):
     """Erase the entry's text everywhere, leaving a tombstone (returned again
-    on a repeat). Raises ``NotFound``, ``ETAG_MISMATCH``, the memory gate's
-    ``FailedPrecondition``."""
+    on a repeat). ``origin_conversation_id``: the conversation the delete
+    comes from (a temporary one refuses it). Raises ``NotFound``,
+    ``ETAG_MISMATCH``, the memory gate's ``FailedPrecondition``."""
 
     memory_id: str
     expected_etag: str | None = None
+    origin_conversation_id: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -122,7 +122,7 @@ class Extraction:
                 user_id=command.user_id,
                 drafts=tuple((new_id(), d) for d in drafts),
                 idempotency=command.idempotency,
-                origin_conversation_id=conversation_id,
+                origin_conversation_ids=(conversation_id,),
                 fields=DraftFields(client_ids=False),
             )
         )

@@ -50,7 +50,7 @@ class UserDataRights:
                     break
                 after = page.next_after
 
-    async def import_(self, command: ImportUserData) -> Written[None]:
+    async def import_(self, command: ImportUserData) -> Written[tuple[str, ...]]:
         """Load the data into a user without data. Raises
         ``FailedPrecondition(IMPORT_TARGET_NOT_EMPTY)``, ``NotFound``."""
         return await self._store.import_user(command)
