@@ -14,6 +14,7 @@ import pytest
 
 from mnemo.v1 import conversations_pb2 as cv
 from mnemo.v1 import conversations_pb2_grpc
+from mnemo.v1 import governance_pb2 as gv
 from mnemo.v1 import memories_pb2 as pb
 from tests.api.governance import (
     GRANTED,
@@ -125,6 +126,42 @@ CALLS = (
                     ),
                 ],
             )
+        ),
+        temporary=True,
+    ),
+    Gated(
+        "CreateMemory(identity, from temporary)",
+        lambda s, e: create(s, "Works at night", origin_conversation=TEMPORARY),
+        temporary=True,
+    ),
+    Gated(
+        "BatchCreateMemories(entry from temporary)",
+        lambda s, e: s.BatchCreateMemories(
+            pb.BatchCreateMemoriesRequest(
+                parent=USER,
+                requests=[
+                    pb.CreateMemoryRequest(memory=pb.Memory(text="Has a dog")),
+                    pb.CreateMemoryRequest(
+                        memory=pb.Memory(text="Works at night"), origin_conversation=TEMPORARY
+                    ),
+                ],
+            )
+        ),
+        temporary=True,
+    ),
+    Gated(
+        "UpdateMemory(from temporary)",
+        lambda s, e: s.UpdateMemory(
+            pb.UpdateMemoryRequest(
+                memory=pb.Memory(name=e.memory, text="Drinks tea"), origin_conversation=TEMPORARY
+            )
+        ),
+        temporary=True,
+    ),
+    Gated(
+        "DeleteMemory(from temporary)",
+        lambda s, e: s.DeleteMemory(
+            pb.DeleteMemoryRequest(name=e.memory, origin_conversation=TEMPORARY)
         ),
         temporary=True,
     ),
@@ -370,3 +407,54 @@ def test_withdrawal_cancels_pending_candidates_and_keeps_entries(
     )
     assert approve is not None and approve.reason == "CANDIDATE_RESOLVED"
     create(memories, "Works in Bergen")
+
+
+# What each read returns once consent is withdrawn: the user's own reads are
+# the right of access (the entries stay until erasure); what feeds the model
+# returns nothing. One case per read RPC of MemoryService, plus the export.
+READS_UNDER_WITHDRAWAL: dict[str, Callable[[Stub, Governance, Existing], list[str]]] = {
+    "GetMemory": lambda s, g, e: [s.GetMemory(pb.GetMemoryRequest(name=e.memory)).memory.name],
+    "ListMemories": lambda s, g, e: [
+        m.name for m in s.ListMemories(pb.ListMemoriesRequest(parent=USER)).memories
+    ],
+    "ListMemoryVersions": lambda s, g, e: [
+        m.name for m in s.ListMemoryVersions(pb.ListMemoryVersionsRequest(name=e.memory)).versions
+    ],
+    "ListMemoryCandidates": lambda s, g, e: [
+        c.name
+        for c in s.ListMemoryCandidates(
+            pb.ListMemoryCandidatesRequest(parent=USER, include_resolved=True)
+        ).candidates
+    ],
+    "ExportUserData": lambda s, g, e: [
+        r.record.memory.name
+        for r in g.ExportUserData(gv.ExportUserDataRequest(parent=USER))
+        if r.record.HasField("memory")
+    ],
+    "RecallMemories": lambda s, g, e: _recalled(s),
+    "BuildContext": lambda s, g, e: _injected(s),
+}
+EXPECTED_UNDER_WITHDRAWAL = {
+    "GetMemory": "memory",
+    "ListMemories": "memory",
+    "ListMemoryVersions": "memory",
+    "ListMemoryCandidates": "candidate",
+    "ExportUserData": "memory",
+    "RecallMemories": "",
+    "BuildContext": "",
+}
+
+
+@pytest.mark.parametrize("read", sorted(READS_UNDER_WITHDRAWAL))
+def test_each_read_under_withdrawn_consent(
+    read: str,
+    memories: Stub,
+    conversations: conversations_pb2_grpc.ConversationServiceStub,
+    governance: Governance,
+) -> None:
+    existing = _existing(memories, conversations)
+    call = READS_UNDER_WITHDRAWAL[read]
+    assert call(memories, governance, existing)  # before: every read finds something
+    set_consent(governance, USER, WITHDRAWN)
+    expected = {"memory": [existing.memory], "candidate": [existing.candidate], "": []}
+    assert call(memories, governance, existing) == expected[EXPECTED_UNDER_WITHDRAWAL[read]]
