@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,7 @@ from mnemo.adapters.gecx import (
     ServerMemoryAdapter,
     create_server_memory_adapter,
 )
+from mnemo.adapters.gecx_hybrid import create_hybrid_memory_adapter
 from mnemo.client import (
     AsyncMnemoClient,
     FailedPreconditionError,
@@ -107,6 +109,37 @@ def test_governance_refusals_are_raised_with_their_reason(
         adapter.save("")
     mnemo.set_consent(user, "granted")
     assert [e.id for e in adapter.list()] == [kept.id]
+
+
+def test_writes_made_in_a_temporary_conversation_are_refused_whatever_their_scope(
+    adapter: ServerMemoryAdapter, mnemo: MnemoClient, user: str, tmp_path: Path
+) -> None:
+    mnemo.create_conversation(user, "secret", temporary=True)
+    mnemo.create_conversation(user, "open")
+    kept = adapter.save("Allergic to nuts.")
+
+    refusals = (
+        lambda: adapter.save("Works nights.", origin_conversation_id="secret"),
+        lambda: adapter.update(kept.id, text="Allergic to cats.", origin_conversation_id="secret"),
+        lambda: adapter.delete(kept.id, origin_conversation_id="secret"),
+    )
+    for write in refusals:
+        with pytest.raises(FailedPreconditionError) as raised:
+            write()
+        assert raised.value.reason == "TEMPORARY_CONVERSATION"
+    assert [(e.id, e.text) for e in adapter.list()] == [(kept.id, "Allergic to nuts.")]
+
+    # The hybrid adapter rolls its optimistic copy back.
+    hybrid = create_hybrid_memory_adapter(remote=adapter, cache=tmp_path / "cache.db")
+    with pytest.raises(FailedPreconditionError):
+        hybrid.save("Works nights.", origin_conversation_id="secret")
+    assert [e.text for e in hybrid.cache.entries(user)] == []
+
+    # In an ordinary conversation the same writes go through.
+    saved = hybrid.save("Works nights.", origin_conversation_id="open")
+    adapter.update(kept.id, text="Allergic to cats.", origin_conversation_id="open")
+    adapter.delete(saved.id, origin_conversation_id="open")
+    assert [e.text for e in adapter.list()] == ["Allergic to cats."]
 
 
 async def test_the_asyncio_adapter_does_the_same(mnemo_target: str, user: str) -> None:

@@ -158,13 +158,17 @@ class ServerSteps:
         pinned: bool = False,
         memory_id: str = "",
         request_id: str = "",
+        origin_conversation_id: str = "",
     ) -> Steps[MemoryEntry]:
         """Save a new entry; a ``key`` archives the live entry of the same (scope, key).
 
         ``scope`` defaults to ``"conversation"`` with a ``conversation_id``,
         else ``"identity"``. ``memory_id`` names the entry (``new_memory_id()``;
         the server picks one when empty); ``request_id`` (a fresh one when
-        empty) makes sending it again harmless.
+        empty) makes sending it again harmless. ``origin_conversation_id``:
+        the conversation (session) the save is made in, ``conversation_id``
+        by default; the server refuses a save from a temporary conversation
+        (``TEMPORARY_CONVERSATION``) whatever its scope.
         """
         rid = request_id or str(uuid.uuid4())
         response = yield from retrying(
@@ -178,6 +182,7 @@ class ServerSteps:
                 metadata=metadata,
                 pinned=pinned,
                 memory_id=memory_id,
+                origin_conversation=origin_conversation_id or conversation_id or None,
                 request_id=rid,
             ),
             self.retry,
@@ -200,19 +205,34 @@ class ServerSteps:
         metadata: Mapping[str, str] | None = None,
         pinned: bool | None = None,
         etag: str = "",
+        origin_conversation_id: str = "",
     ) -> Steps[MemoryEntry]:
         """Change an entry's text, metadata or pinned flag (what is given); with
-        an ``etag``, only if it is still current."""
+        an ``etag``, only if it is still current. ``origin_conversation_id``:
+        as for ``save``."""
         memory = yield lambda c: c.update_memory(
-            self.user, memory_id, text=text, metadata=metadata, pinned=pinned, etag=etag
+            self.user,
+            memory_id,
+            text=text,
+            metadata=metadata,
+            pinned=pinned,
+            etag=etag,
+            origin_conversation=origin_conversation_id or None,
         )
         return entry_from_proto(memory)
 
-    def delete(self, memory_id: str, *, etag: str = "") -> Steps[None]:
-        """Delete an entry for good (its text leaves the server); no error if it is gone."""
+    def delete(
+        self, memory_id: str, *, etag: str = "", origin_conversation_id: str = ""
+    ) -> Steps[None]:
+        """Delete an entry for good (its text leaves the server); no error if it
+        is gone. ``origin_conversation_id``: as for ``save``."""
+        origin = origin_conversation_id or None
         try:
             yield from retrying(
-                lambda c: c.delete_memory(self.user, memory_id, etag=etag), self.retry
+                lambda c: c.delete_memory(
+                    self.user, memory_id, etag=etag, origin_conversation=origin
+                ),
+                self.retry,
             )
         except NotFoundError:
             return

@@ -161,10 +161,14 @@ class HybridSteps:
         source: Source = "tool_call",
         metadata: Mapping[str, str] | None = None,
         pinned: bool = False,
+        origin_conversation_id: str = "",
     ) -> Steps[MemoryEntry]:
-        """Save a new entry, optimistically (see the module for a failing server)."""
+        """Save a new entry, optimistically (see the module for a failing
+        server). ``origin_conversation_id``: the conversation the save is made
+        in (``conversation_id`` by default): a save from a temporary one is
+        refused by the server and rolled back here."""
         chosen: Scope = scope or ("conversation" if conversation_id else "identity")
-        payload: dict[str, Any] = {
+        entry: dict[str, Any] = {
             "text": text,
             "key": key,
             "scope": chosen,
@@ -173,8 +177,9 @@ class HybridSteps:
             "metadata": dict(metadata or {}),
             "pinned": pinned,
         }
+        payload = {**entry, "origin_conversation_id": origin_conversation_id or conversation_id}
         memory_id, request_id, now = new_memory_id(), str(uuid.uuid4()), _now()
-        optimistic = MemoryEntry(id=memory_id, created_at=now, updated_at=now, **payload)
+        optimistic = MemoryEntry(id=memory_id, created_at=now, updated_at=now, **entry)
         with self.cache.transaction():
             superseded = self._archive_locally(optimistic, now)
             self.cache.put(self.user, optimistic)
@@ -189,8 +194,8 @@ class HybridSteps:
                 return optimistic
             with self.cache.transaction():
                 self.cache.remove(self.user, memory_id)
-                for entry in superseded:
-                    self.cache.put(self.user, entry)
+                for earlier in superseded:
+                    self.cache.put(self.user, earlier)
             raise
         self.cache.put(self.user, saved)
         return saved
@@ -217,8 +222,10 @@ class HybridSteps:
         text: str | None = None,
         metadata: Mapping[str, str] | None = None,
         pinned: bool | None = None,
+        origin_conversation_id: str = "",
     ) -> Steps[MemoryEntry]:
-        """Change an entry (what is given), optimistically (see the module)."""
+        """Change an entry (what is given), optimistically (see the module);
+        ``origin_conversation_id``: as for ``save``."""
         before = self.cache.get(self.user, memory_id)
         optimistic = None
         if before is not None:
@@ -233,13 +240,21 @@ class HybridSteps:
         try:
             yield from self.push_pending()
             updated = yield from self.remote.update(
-                memory_id, text=text, metadata=metadata, pinned=pinned
+                memory_id,
+                text=text,
+                metadata=metadata,
+                pinned=pinned,
+                origin_conversation_id=origin_conversation_id,
             )
         except MnemoError as error:
             if optimistic is not None and before is not None and self._keeps(error):
                 new_metadata = None if metadata is None else dict(metadata)
                 change = {"text": text, "metadata": new_metadata, "pinned": pinned}
-                payload = {**change, "etag": before.etag}
+                payload = {
+                    **change,
+                    "etag": before.etag,
+                    "origin_conversation_id": origin_conversation_id,
+                }
                 self.cache.add_pending(self.user, memory_id, "update", payload, "")
                 return optimistic
             if before is not None:
@@ -248,17 +263,19 @@ class HybridSteps:
         self.cache.put(self.user, updated)
         return updated
 
-    def delete(self, memory_id: str) -> Steps[None]:
-        """Delete an entry, optimistically (see the module)."""
+    def delete(self, memory_id: str, *, origin_conversation_id: str = "") -> Steps[None]:
+        """Delete an entry, optimistically (see the module);
+        ``origin_conversation_id``: as for ``save``."""
         before = self.cache.get(self.user, memory_id)
         self.cache.remove(self.user, memory_id)
         try:
             yield from self.push_pending()
-            yield from self.remote.delete(memory_id)
+            yield from self.remote.delete(memory_id, origin_conversation_id=origin_conversation_id)
         except MnemoError as error:
             if self._keeps(error):
                 etag = before.etag if before is not None else ""
-                self.cache.add_pending(self.user, memory_id, "delete", {"etag": etag}, "")
+                payload = {"etag": etag, "origin_conversation_id": origin_conversation_id}
+                self.cache.add_pending(self.user, memory_id, "delete", payload, "")
                 return
             if before is not None:
                 self.cache.put(self.user, before)
@@ -450,7 +467,7 @@ class HybridSteps:
             new_etags[write.id] = (etag, updated.etag)
             self.cache.put(self.user, updated)
         else:
-            yield from self.remote.delete(write.id, etag=etag)
+            yield from self.remote.delete(write.id, etag=etag, **payload)
             self.cache.remove(self.user, write.id)
 
 

@@ -125,6 +125,7 @@ def create_memory(
     pinned: bool = False,
     embedding: EmbeddingLike | None = None,
     memory_id: str = "",
+    origin_conversation: str | None = None,
     request_id: str | None = None,
     timeout: float | None = None,
 ) -> UnaryCall[mm.CreateMemoryRequest, mm.CreateMemoryResponse]:
@@ -136,7 +137,10 @@ def create_memory(
     ``conversation`` is given, else ``"identity"``. ``embedding`` is a vector
     of ``text`` (an ``Embedding`` or ``(model, values)``); without one a
     server with an embedder computes it. ``memory_id`` names the entry (for an
-    offline device); the server picks one when empty. A fresh ``request_id``
+    offline device); the server picks one when empty. ``origin_conversation``
+    (an id or a name) is the conversation the save comes from, when it comes
+    from one: the server refuses a save from a temporary conversation
+    (``TEMPORARY_CONVERSATION``) whatever its scope. A fresh ``request_id``
     is generated unless given, so a retried call saves once; pass ``""`` to
     send none.
 
@@ -162,6 +166,7 @@ def create_memory(
         ),
         memory_id=memory_id,
         request_id=request_id_or_new(request_id),
+        origin_conversation=optional_conversation(user, origin_conversation),
     )
     return UnaryCall(rpc("CreateMemory"), request, lambda response: response, timeout)
 
@@ -251,11 +256,13 @@ def update_memory(
     pinned: bool | None = None,
     embedding: EmbeddingLike | None = None,
     etag: str = "",
+    origin_conversation: str | None = None,
     timeout: float | None = None,
 ) -> UnaryCall[mm.UpdateMemoryRequest, mm.Memory]:
     """Change an entry's text, metadata, pinned flag or vector (only what is
     given); the previous version stays in ``list_memory_versions``. With an
-    ``etag``, only if it is still current. Returns the updated entry.
+    ``etag``, only if it is still current. ``origin_conversation``: as for
+    ``create_memory``. Returns the updated entry.
 
     Raises:
         InvalidArgumentError: a malformed id, nothing to change, a value over
@@ -277,23 +284,34 @@ def update_memory(
         update_mask=field_mask_pb2.FieldMask(
             paths=[path for path, value in given.items() if value is not None]
         ),
+        origin_conversation=optional_conversation(user, origin_conversation),
     )
     return UnaryCall(rpc("UpdateMemory"), request, _memory, timeout)
 
 
 def delete_memory(
-    user: str, memory: str, *, etag: str = "", timeout: float | None = None
+    user: str,
+    memory: str,
+    *,
+    etag: str = "",
+    origin_conversation: str | None = None,
+    timeout: float | None = None,
 ) -> UnaryCall[mm.DeleteMemoryRequest, mm.MemoryTombstone]:
     """Delete an entry for privacy: its text and every earlier version leave
     the server. Returns the tombstone (name, key, time) that remains for sync;
-    deleting again returns it again.
+    deleting again returns it again. ``origin_conversation``: as for
+    ``create_memory``.
 
     Raises:
         InvalidArgumentError: a malformed id (``INVALID_NAME``).
         NotFoundError: no such entry.
         EtagMismatchError: ``etag`` is no longer current (``ABORTED``).
     """
-    request = mm.DeleteMemoryRequest(name=memory_name(user, memory), etag=etag)
+    request = mm.DeleteMemoryRequest(
+        name=memory_name(user, memory),
+        etag=etag,
+        origin_conversation=optional_conversation(user, origin_conversation),
+    )
     return UnaryCall(rpc("DeleteMemory"), request, _tombstone, timeout)
 
 

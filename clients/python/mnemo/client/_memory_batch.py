@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mnemo.client._calls import UnaryCall
-from mnemo.client._memories import memory_message, rpc
+from mnemo.client._memories import memory_message, optional_conversation, rpc
 from mnemo.client._names import user_name
 from mnemo.client._request_ids import request_id_or_new
 from mnemo.v1 import memories_pb2 as mm
@@ -19,8 +19,9 @@ MAX_BATCH_ENTRIES = 1000
 
 #: An entry of a batch: a ``CreateMemoryRequest`` (for its ``memory_id``) or
 #: a ``Memory`` message as is, or a mapping with ``text`` and optionally
-#: ``memory_id`` and ``create_memory``'s ``key``, ``scope``, ``conversation``,
-#: ``source``, ``metadata``, ``pinned``, ``embedding``.
+#: ``memory_id``, ``origin_conversation`` and ``create_memory``'s ``key``,
+#: ``scope``, ``conversation``, ``source``, ``metadata``, ``pinned``,
+#: ``embedding``.
 MemoryLike = mm.CreateMemoryRequest | mm.Memory | Mapping[str, Any]
 
 
@@ -32,8 +33,11 @@ def entry_request(user: str, entry: MemoryLike) -> mm.CreateMemoryRequest:
         return mm.CreateMemoryRequest(memory=entry)
     fields = dict(entry)
     memory_id = fields.pop("memory_id", "")
+    origin = optional_conversation(user, fields.pop("origin_conversation", None))
     return mm.CreateMemoryRequest(
-        memory=memory_message(user, fields.pop("text"), **fields), memory_id=memory_id
+        memory=memory_message(user, fields.pop("text"), **fields),
+        memory_id=memory_id,
+        origin_conversation=origin,
     )
 
 
