@@ -94,6 +94,26 @@ describe("gecx-chat server memory adapter", () => {
     assert.deepEqual(await remote.recall({ query: "withdrawal" }), []);
   });
 
+  test("writes made in a temporary conversation are refused whatever their scope", async () => {
+    const remote = createMnemoServerMemoryAdapter(live.mnemo, { userId: "x-temporary" });
+    await live.mnemo.conversations.createConversation({
+      parent: "users/x-temporary",
+      conversationId: "secret",
+      conversation: { temporary: true },
+    });
+    const kept = await remote.save({ text: "Allergic to nuts." });
+    const temporary = (e: unknown) => e instanceof MnemoError && e.reason === "TEMPORARY_CONVERSATION";
+    await assert.rejects(remote.save({ text: "Works nights.", originConversationId: "secret" }), temporary);
+    await assert.rejects(remote.update(kept.id, { text: "x", originConversationId: "secret" }), temporary);
+    await assert.rejects(remote.delete(kept.id, { originConversationId: "secret" }), temporary);
+    assert.deepEqual((await remote.list()).map((e) => e.text), ["Allergic to nuts."]);
+    // From an ordinary conversation the same writes go through.
+    await remote.update(kept.id, { text: "Allergic to cats.", originConversationId: "open" });
+    const saved = await remote.save({ text: "Works nights.", originConversationId: "open" });
+    await remote.delete(saved.id, { originConversationId: "open" });
+    assert.deepEqual((await remote.list()).map((e) => e.text), ["Allergic to cats."]);
+  });
+
   test("reads never reject: an unreachable server reads as nothing, and the error is reported", async () => {
     const down = createMnemoClient({ baseUrl: "http://127.0.0.1:1", ...FAIL_FAST });
     const errors: string[] = [];

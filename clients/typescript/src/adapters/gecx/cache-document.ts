@@ -4,13 +4,13 @@
  * `setItem`, atomic on every platform's key-value store.
  */
 
-import type { MemoryEntry, SaveMemoryInput, UpdateMemoryInput } from "./types.js";
+import type { DeleteMemoryOptions, MemoryEntry, SaveMemoryInput, UpdateMemoryInput } from "./types.js";
 
 /** A write kept while the server was unreachable (`onRemoteFailure: 'keep'`), replayed in order. */
 export type PendingWrite =
   | { kind: "save"; id: string; input: SaveMemoryInput; requestId: string }
   | { kind: "update"; id: string; patch: UpdateMemoryInput }
-  | { kind: "delete"; id: string };
+  | { kind: "delete"; id: string; options?: DeleteMemoryOptions };
 
 export interface CacheDocument {
   version: 1;

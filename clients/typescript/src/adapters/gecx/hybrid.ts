@@ -34,6 +34,7 @@ import { applyOwnWrite, ChangeFeed, isResumable, putEntry, removeEntry, type Fee
 import type { LocalMemoryAdapter } from "./local.js";
 import type { MnemoServerMemoryAdapter } from "./server.js";
 import type {
+  DeleteMemoryOptions,
   ListMemoryOptions,
   MemoryAdapter,
   MemoryEntry,
@@ -135,14 +136,14 @@ export class MnemoHybridMemoryAdapter implements MemoryAdapter {
     }
   }
 
-  async delete(id: string): Promise<void> {
+  async delete(id: string, options: DeleteMemoryOptions = {}): Promise<void> {
     const before = await this.cache.get(id);
     await this.cache.delete(id);
     try {
-      const written = await this.remote.remove(id);
+      const written = await this.remote.remove(id, options);
       await this.cache.transact((document) => applyOwnWrite(document, id, written.changeCursor, undefined));
     } catch (error) {
-      const write: PendingWrite = { kind: "delete", id };
+      const write: PendingWrite = { kind: "delete", id, options };
       if (await this.kept(write, error)) return;
       await this.rolledBack(write, error, (document) => {
         if (before !== undefined) putEntry(document, before);
@@ -316,7 +317,7 @@ export class MnemoHybridMemoryAdapter implements MemoryAdapter {
         return;
       }
       case "delete": {
-        const written = await this.remote.remove(write.id);
+        const written = await this.remote.remove(write.id, write.options);
         await this.cache.transact((d) => applyOwnWrite(d, write.id, written.changeCursor, undefined));
         return;
       }

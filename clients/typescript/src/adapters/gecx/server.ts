@@ -22,6 +22,7 @@ import type {
   MemoryEntry,
   RecallMemoryQuery,
   RecalledMemory,
+  DeleteMemoryOptions,
   SaveMemoryInput,
   UpdateMemoryInput,
 } from "./types.js";
@@ -73,6 +74,7 @@ export class MnemoServerMemoryAdapter implements MemoryAdapter {
       memory: toMemoryInit(this.userId, input),
       memoryId: input.id ?? "",
       requestId,
+      originConversation: this.origin(input.originConversationId ?? input.conversationId),
     });
     return {
       value: toEntry(required(response.memory)),
@@ -99,18 +101,22 @@ export class MnemoServerMemoryAdapter implements MemoryAdapter {
         pinned: patch.pinned ?? false,
       },
       updateMask: { paths },
+      originConversation: this.origin(patch.originConversationId),
     });
     return { value: toEntry(required(response.memory)), changeCursor: response.changeCursor };
   }
 
-  async delete(id: string): Promise<void> {
-    await this.remove(id);
+  async delete(id: string, options: DeleteMemoryOptions = {}): Promise<void> {
+    await this.remove(id, options);
   }
 
   /** DeleteMemory; an entry already gone counts as deleted (cursor 0). */
-  async remove(id: string): Promise<ServerWrite<void>> {
+  async remove(id: string, options: DeleteMemoryOptions = {}): Promise<ServerWrite<void>> {
     try {
-      const response = await this.client.memories.deleteMemory({ name: this.memoryName(id) });
+      const response = await this.client.memories.deleteMemory({
+        name: this.memoryName(id),
+        originConversation: this.origin(options.originConversationId),
+      });
       return { value: undefined, changeCursor: response.changeCursor };
     } catch (error) {
       if (hasCode(error, Code.NotFound)) return { value: undefined, changeCursor: 0n };
@@ -178,6 +184,11 @@ export class MnemoServerMemoryAdapter implements MemoryAdapter {
 
   private memoryName(id: string): string {
     return `${userName(this.userId)}/memories/${id}`;
+  }
+
+  /** `origin_conversation`: the named conversation of this user, "" for none. */
+  private origin(conversationId: string | undefined): string {
+    return conversationId ? conversationName(this.userId, conversationId) : "";
   }
 }
 

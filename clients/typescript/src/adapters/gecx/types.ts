@@ -40,6 +40,11 @@ export type SaveMemoryInput = {
   pinned?: boolean | undefined;
   /** A client-chosen id (an offline device names the entry first); generated when absent. */
   id?: string | undefined;
+  /**
+   * The conversation (session) the save is made in; `conversationId` by default. The server
+   * refuses a save from a temporary conversation (TEMPORARY_CONVERSATION) whatever its scope.
+   */
+  originConversationId?: string | undefined;
 };
 
 /** `memory.update(id, patch)`: the fields to change. */
@@ -47,6 +52,14 @@ export type UpdateMemoryInput = {
   text?: string | undefined;
   metadata?: Record<string, string> | undefined;
   pinned?: boolean | undefined;
+  /** The conversation the update is made in (a temporary one refuses it), as for a save. */
+  originConversationId?: string | undefined;
+};
+
+/** `memory.delete(id, options)`: where the delete comes from. */
+export type DeleteMemoryOptions = {
+  /** The conversation the delete is made in (a temporary one refuses it), as for a save. */
+  originConversationId?: string | undefined;
 };
 
 /** Which entries `list` returns: by default the newest unarchived entry per key, newest first. */
@@ -82,7 +95,7 @@ export type RecalledMemory = {
 export interface MemoryAdapter {
   save(input: SaveMemoryInput): Promise<MemoryEntry>;
   update(id: string, patch: UpdateMemoryInput): Promise<MemoryEntry>;
-  delete(id: string): Promise<void>;
+  delete(id: string, options?: DeleteMemoryOptions): Promise<void>;
   list(options?: ListMemoryOptions): Promise<MemoryEntry[]>;
   recall(query: RecallMemoryQuery): Promise<RecalledMemory[]>;
 }
