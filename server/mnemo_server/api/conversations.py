@@ -12,7 +12,7 @@ from mnemo.v1 import conversations_pb2 as pb
 from mnemo.v1 import conversations_pb2_grpc as pb_grpc
 from mnemo_server.api import convert, names, pagination
 from mnemo_server.api.idempotency import idempotency_of
-from mnemo_server.api.validation import MAX_ID_CHARS, MAX_TEXT_BYTES, Validator
+from mnemo_server.api.validation import MAX_ID_CHARS, MAX_POSITION, MAX_TEXT_BYTES, Validator
 from mnemo_server.auth.caller import CallScope, caller_of, current_scope
 from mnemo_server.config import Settings
 from mnemo_server.domain.commands.conversations import (
@@ -44,7 +44,7 @@ def _message_position_keyset(keyset: Keyset | None) -> int | None:
     """The position a ListMessages token resumes after."""
     if keyset is None:
         return None
-    if len(keyset) != 1 or not isinstance(keyset[0], int) or keyset[0] < 0:
+    if len(keyset) != 1 or not isinstance(keyset[0], int) or not 0 <= keyset[0] < MAX_POSITION:
         raise pagination.invalid_page_token()
     return keyset[0]
 
@@ -202,7 +202,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         v.identifier(request.request_id, "request_id")
         expected = request.expected_position if request.HasField("expected_position") else None
         if expected is not None:
-            v.non_negative(expected, "expected_position")
+            v.position(expected, "expected_position")
         metadata = self._metadata(v, request, "metadata")
         v.raise_if_invalid()
         written = await self._writes(
@@ -231,7 +231,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         v = Validator()
         key = _conversation_key(v, request.parent, "parent", current_scope())
         limit, after = _paging(v, request, pagination.MESSAGES, "ListMessages")
-        v.non_negative(request.start_position, "start_position")
+        v.position(request.start_position, "start_position")
         resume = v.attempt(lambda: _message_position_keyset(after), None)
         v.raise_if_invalid()
         start = request.start_position if resume is None else resume + 1
@@ -247,7 +247,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     ) -> AsyncIterator[pb.StreamMessagesResponse]:
         v = Validator()
         key = _conversation_key(v, request.parent, "parent", current_scope())
-        v.non_negative(request.start_position, "start_position")
+        v.position(request.start_position, "start_position")
         batch_size = v.attempt(
             lambda: pagination.page_size(
                 request.batch_size, pagination.STREAM_BATCH, field="batch_size"
@@ -342,8 +342,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         v.required(request.revision, "revision")
         if request.revision:
             v.attempt(lambda: decode_revision(request.revision, field="revision"), (0, 0))
-        if request.message_count < 1:
-            v.invalid("message_count", f"must be at least 1 (got {request.message_count})")
+        v.position(request.message_count, "message_count", minimum=1)
         replacement = self._messages(v, request.replacement, "replacement")
         v.identifier(request.run_id, "run_id")
         v.identifier(request.request_id, "request_id")

@@ -43,6 +43,14 @@ _MIN_SECONDS = -62_135_596_800
 _MAX_SECONDS = 253_402_300_799
 
 
+MAX_POSITION = 2**31 - 1
+"""The largest message position and message count the API takes: positions
+and counts are INTEGER columns, 32-bit on PostgreSQL (SQLite would hold
+more), so every request field that reaches one (``start_position``,
+``expected_position``, ``message_count``) is bounded here, at the edge, and
+both stores answer alike."""
+
+
 def too_large(field: str, limit: int, unit: str, actual: int) -> InvalidArgument:
     """``FIELD_TOO_LARGE`` for ``field``."""
     return InvalidArgument(
@@ -150,6 +158,11 @@ class Validator:
     def non_negative(self, value: int, field: str) -> None:
         if value < 0:
             self.invalid(field, f"must not be negative (got {value})")
+
+    def position(self, value: int, field: str, *, minimum: int = 0) -> None:
+        """A message position or count: ``minimum`` to ``MAX_POSITION``."""
+        if not minimum <= value <= MAX_POSITION:
+            self.invalid(field, f"must be between {minimum} and {MAX_POSITION} (got {value})")
 
     def timestamp(self, value: timestamp_pb2.Timestamp, field: str) -> None:
         if not _MIN_SECONDS <= value.seconds <= _MAX_SECONDS or not 0 <= value.nanos < 10**9:
