@@ -69,10 +69,15 @@ class Settings:
     allow_unauthenticated_non_loopback: bool = False
     jwt_hs256_secret_file: Path | None = None
     jwt_public_key_file: Path | None = None
+    jwt_jwks_file: Path | None = None
+    # How often at most the JWKS file is looked at for new keys (auth.keys).
+    jwt_jwks_refresh_seconds: float = 10.0
     jwt_audience: str = ""
     jwt_issuer: str = ""
     jwt_tenant_claim: str = "tenant"
     jwt_admin_role: str = "mnemo:admin"
+    # Clock skew tolerated when checking exp, nbf and iat.
+    jwt_leeway_seconds: float = 30.0
     tls_cert_file: Path | None = None
     tls_key_file: Path | None = None
     tls_client_ca_file: Path | None = None
@@ -337,6 +342,20 @@ OPTIONS: tuple[Option, ...] = (
         "PEM public key verifying RS256 (RSA key) or ES256 (P-256 key) tokens",
         "FILE",
     ),
+    Option(
+        "jwt_jwks_file",
+        Path,
+        "JWKS (RFC 7517) of RSA, P-256 or oct keys, chosen by each token's kid; re-read when "
+        "it changes",
+        "FILE",
+    ),
+    Option(
+        "jwt_jwks_refresh_seconds",
+        _positive_float,
+        "how often at most the JWKS file is checked for changes; a token with an unknown kid "
+        "also checks it, at most once a second (default 10)",
+        "SECONDS",
+    ),
     Option("jwt_audience", _non_empty, "the aud a token must carry (required with jwt)", "AUD"),
     Option("jwt_issuer", str, "the iss a token must carry (default: not checked)", "ISS"),
     Option("jwt_tenant_claim", _non_empty, "claim naming the tenant (default tenant)", "CLAIM"),
@@ -346,6 +365,12 @@ OPTIONS: tuple[Option, ...] = (
         "role (in a roles list or a space-separated scope claim) that may act for any user "
         "of its tenant (default mnemo:admin)",
         "ROLE",
+    ),
+    Option(
+        "jwt_leeway_seconds",
+        _non_negative_float,
+        "clock skew tolerated when checking a token's exp, nbf and iat (default 30)",
+        "SECONDS",
     ),
     Option("tls_cert_file", Path, "PEM certificate chain: serve TLS", "FILE"),
     Option("tls_key_file", Path, "PEM private key of --tls-cert-file", "FILE"),
@@ -520,6 +545,7 @@ def _check_no_auth(settings: Settings) -> None:
         for flag, value in (
             ("--jwt-hs256-secret-file", settings.jwt_hs256_secret_file),
             ("--jwt-public-key-file", settings.jwt_public_key_file),
+            ("--jwt-jwks-file", settings.jwt_jwks_file),
             ("--jwt-audience", settings.jwt_audience),
             ("--jwt-issuer", settings.jwt_issuer),
         )
@@ -543,10 +569,11 @@ def _check_no_auth(settings: Settings) -> None:
 
 
 def _check_jwt(settings: Settings) -> None:
-    keys = (settings.jwt_hs256_secret_file, settings.jwt_public_key_file)
+    keys = (settings.jwt_hs256_secret_file, settings.jwt_public_key_file, settings.jwt_jwks_file)
     if sum(key is not None for key in keys) != 1:
         raise ConfigError(
-            "--auth jwt needs exactly one of --jwt-hs256-secret-file and --jwt-public-key-file"
+            "--auth jwt needs exactly one of --jwt-hs256-secret-file, --jwt-public-key-file "
+            "and --jwt-jwks-file"
         )
     if not settings.jwt_audience:
         raise ConfigError("--auth jwt needs --jwt-audience (the aud every token must carry)")

@@ -7,6 +7,7 @@ UNAUTHENTICATED, metadata ``problem``); health and reflection need no token.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +21,10 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import memories_pb2_grpc, sync_pb2, sync_pb2_grpc, working_memory_pb2_grpc
 from mnemo.v1 import working_memory_pb2 as wm
+from tests.api.governance import eventually, failure
 from tests.support.rpc_errors import ErrorDetails, rpc_failure
 from tests.support.server import running_server
-from tests.support.tokens import SigningKeys, bearer, claims, hs256_with, unsigned
+from tests.support.tokens import JwksKeys, SigningKeys, bearer, claims, hs256_with, unsigned
 from tests.support.user_rows import tenant_of
 
 Metadata = tuple[tuple[str, str], ...]
@@ -193,6 +195,45 @@ def test_health_and_reflection_need_no_token(hs256: AuthServer) -> None:
     request = reflection_pb2.ServerReflectionRequest(list_services="")
     (listed,) = list(reflection.ServerReflectionInfo(iter([request]), timeout=10))
     assert "mnemo.v1.MemoryService" in {s.name for s in listed.list_services_response.service}
+
+
+# ------------------------------------------------------------------ key rotation
+
+
+@pytest.mark.parametrize(
+    "backend", [pytest.param("sqlite", marks=pytest.mark.sqlite)], indirect=True
+)  # the store plays no part
+def test_jwks_keys_rotate_without_a_restart(
+    database_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A new key is accepted once the file holds it, the key it replaced is
+    refused (problem ``key``), and a file that turns bad keeps the keys."""
+    old, new = SigningKeys.rs256(), SigningKeys.es256()
+    settings = JwksKeys({"old": old}).server_settings(tmp_path, jwt_jwks_refresh_seconds=0.2)
+    name = "users/alice/memoryState"
+    by_old = bearer(old.sign(claims("alice"), kid="old"))
+    by_new = bearer(new.sign(claims("alice"), kid="new"))
+    with (
+        running_server(database_url, **settings) as target,
+        grpc.insecure_channel(target) as channel,
+        caplog.at_level(logging.WARNING, logger="mnemo_server.auth.keys"),
+    ):
+        server = AuthServer(channel, new, database_url)
+
+        def accepts_new() -> bool | None:
+            return True if failure(lambda: server.state(name, by_new)) is None else None
+
+        server.remember(name, "signed by the old key", by_old)
+        _assert_unauthenticated(server.refused(by_new), "key", "not published yet")
+
+        JwksKeys({"new": new}).write(settings["jwt_jwks_file"])
+        eventually(accepts_new, "the new key")
+        _assert_unauthenticated(server.refused(by_old), "key", "rotated out")
+
+        settings["jwt_jwks_file"].write_text('{"keys": [')
+        eventually(lambda: accepts_new() and ("not reloaded" in caplog.text or None), "the warning")
+        assert [e.ask for e in server.state(name, by_new).recent] == ["signed by the old key"]
+        _assert_unauthenticated(server.refused(by_old), "key", "still rotated out")
 
 
 # ------------------------------------------------------------------ tenants

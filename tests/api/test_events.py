@@ -238,6 +238,72 @@ def test_tenant_events_need_an_admin_of_that_tenant(
         assert failure.code is grpc.StatusCode.NOT_FOUND
 
 
+def test_events_of_a_principal_acting_for_a_user_name_it_as_actor(
+    jwt_target: tuple[str, SigningKeys],
+) -> None:
+    """Writes and recalls by an admin credential for alice carry ``actor``
+    (its ``sub``); alice's own calls, and the admin's for itself, do not."""
+    target, keys = jwt_target
+    alice = bearer(keys.token("alice", tenant="t1"))
+    service = bearer(keys.token("svc-ingest", tenant="t1", admin=True))
+    with grpc.insecure_channel(target) as channel:
+        memories: Stub = memories_pb2_grpc.MemoryServiceStub(channel)
+        governance = gv_stub(channel)
+        working_memory = working_memory_pb2_grpc.WorkingMemoryServiceStub(channel)
+        own = memories.CreateMemory(
+            pb.CreateMemoryRequest(parent="users/alice", memory=pb.Memory(text="Tea")),
+            metadata=alice,
+        ).memory
+        list(
+            memories.RecallMemories(
+                pb.RecallMemoriesRequest(parent="users/alice", query="Tea"), metadata=alice
+            )
+        )
+        for_her = memories.CreateMemory(
+            pb.CreateMemoryRequest(parent="users/alice", memory=pb.Memory(text="Bikes")),
+            metadata=service,
+        ).memory
+        memories.UpdateMemory(
+            pb.UpdateMemoryRequest(memory=pb.Memory(name=for_her.name, text="Fast bikes")),
+            metadata=service,
+        )
+        list(
+            memories.RecallMemories(
+                pb.RecallMemoriesRequest(parent="users/alice", query="Tea"), metadata=service
+            )
+        )
+        memories.DeleteMemory(pb.DeleteMemoryRequest(name=own.name), metadata=service)
+        state = "users/alice/memoryState"
+        working_memory.RememberExchange(
+            wm.RememberExchangeRequest(name=state, exchange=wm.Exchange(ask="Hi?")),
+            metadata=alice,
+        )
+        working_memory.ClearMemoryState(wm.ClearMemoryStateRequest(name=state), metadata=service)
+        consent = gv.Consent(name="users/alice/consent", state=WITHDRAWN, policy_version="p2")
+        governance.SetConsent(gv.SetConsentRequest(consent=consent), metadata=service)
+        memories.CreateMemory(
+            pb.CreateMemoryRequest(parent="users/svc-ingest", memory=pb.Memory(text="Mine")),
+            metadata=service,
+        )
+
+        events = all_events(governance, "users/alice", metadata=alice)
+        (of_itself,) = all_events(governance, "users/svc-ingest", metadata=service)
+    # Sorted: a recall's event rides the next batch of writes, so its place may vary.
+    assert sorted((e.type, e.attributes.get("actor", "")) for e in events) == sorted(
+        [
+            (SAVED, ""),
+            (RECALLED, ""),
+            (SAVED, "svc-ingest"),
+            (SAVED, "svc-ingest"),
+            (RECALLED, "svc-ingest"),
+            (DELETED, "svc-ingest"),
+            (CLEARED, "svc-ingest"),
+            (CONSENT, "svc-ingest"),
+        ]
+    )
+    assert "actor" not in of_itself.attributes
+
+
 def gv_stub(channel: grpc.Channel) -> Governance:
     return governance_pb2_grpc.GovernanceServiceStub(channel)
 

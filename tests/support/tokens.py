@@ -4,6 +4,10 @@
     settings = keys.server_settings(tmp_path)   # --auth jwt with the verifying key
     metadata = bearer(keys.token("alice", tenant="t1"))
 
+    jwks = JwksKeys.of(SigningKeys.rs256(), SigningKeys.es256())   # kids k0, k1
+    jwks.write(path)                     # a JWKS file of their verifying keys
+    jwks.token("k1", "alice")            # signed by k1, kid header k1
+
 ``forged`` builds tokens PyJWT refuses to make: ``alg: none`` and an HS256
 token "signed" with the public key's PEM (algorithm confusion).
 """
@@ -95,12 +99,58 @@ class SigningKeys:
             **overrides,
         }
 
+    def jwk(self, kid: str) -> dict[str, Any]:
+        """The verifying key as a JWK (RFC 7517) named ``kid``."""
+        if self.is_secret:
+            return {"kty": "oct", "kid": kid, "k": _b64(self.verifying_pem)}
+        public = self.signing_key.public_key()
+        algorithm = (
+            jwt.algorithms.RSAAlgorithm if self.algorithm == "RS256" else jwt.algorithms.ECAlgorithm
+        )
+        jwk: dict[str, Any] = algorithm.to_jwk(public, as_dict=True)
+        return {**jwk, "kid": kid, "use": "sig", "alg": self.algorithm}
+
     def sign(self, payload: dict[str, Any], **headers: Any) -> str:
         return jwt.encode(payload, self.signing_key, algorithm=self.algorithm, headers=headers)
 
     def token(self, sub: str, **kwargs: Any) -> str:
         """A valid token for ``sub`` (see ``claims`` for the options)."""
         return self.sign(claims(sub, **kwargs))
+
+
+@dataclass(frozen=True)
+class JwksKeys:
+    """Signing keys by kid, and the JWKS file of their verifying keys."""
+
+    keys: dict[str, SigningKeys]
+
+    @classmethod
+    def of(cls, *keys: SigningKeys) -> JwksKeys:
+        """``keys`` as kids ``k0``, ``k1``, ..."""
+        return cls({f"k{i}": key for i, key in enumerate(keys)})
+
+    def document(self) -> dict[str, Any]:
+        return {"keys": [key.jwk(kid) for kid, key in self.keys.items()]}
+
+    def write(self, path: Path) -> Path:
+        """Replace ``path`` with the JWKS (a rename, as a deployment would)."""
+        staged = path.with_name(path.name + ".new")
+        staged.write_text(json.dumps(self.document()))
+        staged.replace(path)
+        return path
+
+    def server_settings(self, directory: Path, **overrides: Any) -> dict[str, Any]:
+        """``Settings`` overrides of a server verifying with this JWKS file."""
+        return {
+            "auth": "jwt",
+            "jwt_jwks_file": self.write(directory / "jwks.json"),
+            "jwt_audience": AUDIENCE,
+            **overrides,
+        }
+
+    def token(self, kid: str, sub: str, **kwargs: Any) -> str:
+        """A valid token for ``sub`` signed by key ``kid`` (named in its header)."""
+        return self.keys[kid].sign(claims(sub, **kwargs), kid=kid)
 
 
 def _public_pem(key: rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey) -> bytes:

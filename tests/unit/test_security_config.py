@@ -70,6 +70,16 @@ def test_jwt_settings(tmp_path: Path) -> None:
         "mnemo",
     )
     assert (settings.jwt_tenant_claim, settings.jwt_admin_role) == ("tenant", "mnemo:admin")
+    assert (settings.jwt_leeway_seconds, settings.jwt_jwks_refresh_seconds) == (30.0, 10.0)
+    jwks = _settings(
+        ["--auth", "jwt", "--jwt-jwks-file", "keys.json", "--jwt-audience", "mnemo"],
+        {"MNEMO_JWT_LEEWAY_SECONDS": "5", "MNEMO_JWT_JWKS_REFRESH_SECONDS": "60"},
+    )
+    assert (jwks.jwt_jwks_file, jwks.jwt_leeway_seconds, jwks.jwt_jwks_refresh_seconds) == (
+        Path("keys.json"),
+        5.0,
+        60.0,
+    )
 
 
 @pytest.mark.parametrize(
@@ -81,7 +91,15 @@ def test_jwt_settings(tmp_path: Path) -> None:
             + ["--jwt-public-key-file", "p"],
             "exactly one of",
         ),
+        (
+            ["--auth", "jwt", "--jwt-audience", "a", "--jwt-jwks-file", "j"]
+            + ["--jwt-public-key-file", "p"],
+            "exactly one of",
+        ),
         (["--auth", "jwt", "--jwt-hs256-secret-file", "s"], "needs --jwt-audience"),
+        (["--jwt-jwks-file", "j"], "--jwt-jwks-file given but --auth is none"),
+        (["--jwt-leeway-seconds", "-1"], "must not be negative"),
+        (["--jwt-jwks-refresh-seconds", "0"], "must be more than 0"),
         (["--auth", "basic"], "--auth"),
         (["--jwt-audience", "a"], "given but --auth is none"),
         (["--tls-cert-file", "c"], "go together"),

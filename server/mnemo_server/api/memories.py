@@ -255,7 +255,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         user_id = parse.user_of(v, request.parent, "parent", scope)
         query = parse.recall_query_of(v, request, user_id, scope)
         v.raise_if_invalid()
-        for hit in await self._recall.recall(user_id, query):
+        for hit in await self._recall.recall(caller_of(scope), user_id, query):
             yield convert.hit_to_proto(hit)
 
     async def BuildContext(
@@ -267,7 +267,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         query, max_entries, max_bytes = parse.context_query_of(v, request, user_id, scope)
         v.raise_if_invalid()
         built = await self._recall.build_context(
-            user_id, query, max_entries=max_entries, max_bytes=max_bytes
+            caller_of(scope), user_id, query, max_entries=max_entries, max_bytes=max_bytes
         )
         return convert.context_to_proto(user_id, built)
 

@@ -1,11 +1,13 @@
 """Bearer tokens (JWT) -> ``Caller``, with PyJWT.
 
-The algorithm is decided by the configured key, never by the token: HS256 for
-a shared secret, RS256 for an RSA public key, ES256 for a P-256 public key.
-Only that algorithm is accepted, so ``alg: none`` and algorithm confusion
-(an HS256 token "signed" with the RSA public key) are refused. ``exp``,
-``aud`` and ``sub`` are required; ``exp``, ``nbf`` and ``iat`` are checked
-with a small leeway for clock skew; ``iss`` is checked when configured.
+The algorithm is decided by the configured key, never by the token
+(``auth.keys``): HS256 for a shared secret, RS256 for an RSA public key,
+ES256 for a P-256 public key; with a JWKS file, the key the token's ``kid``
+header names decides. Only that algorithm is accepted, so ``alg: none`` and
+algorithm confusion (an HS256 token "signed" with the RSA public key) are
+refused. ``exp``, ``aud`` and ``sub`` are required; ``exp``, ``nbf`` and
+``iat`` are checked with a small leeway for clock skew
+(``--jwt-leeway-seconds``); ``iss`` is checked when configured.
 
 Claims: ``sub`` is the user id (an id like every other: 1-128 characters of
 ``A-Za-z0-9._~:-``); the tenant claim (``tenant`` by default) is optional;
@@ -14,105 +16,76 @@ the admin role is looked for in a ``roles`` list and in a space-separated
 
 ``TokenVerifier.verify`` raises ``Unauthenticated`` (reason
 ``UNAUTHENTICATED``, metadata ``problem``: ``expired``, ``audience``,
-``issuer``, ``signature``, ``algorithm``, ``claims`` or ``malformed``);
-``load_verifier`` raises ``AuthConfigError`` (a ``ValueError``) for a key file
-that cannot be used.
+``issuer``, ``signature``, ``algorithm``, ``claims``, ``key`` (with a JWKS
+file: no ``kid`` header, or a ``kid`` the file does not hold) or
+``malformed``); ``load_verifier`` raises ``AuthConfigError`` (a
+``ValueError``) for a key file that cannot be used.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import jwt
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from mnemo_server.api.names import is_valid_id
 from mnemo_server.auth.caller import Caller
+from mnemo_server.auth.keys import (
+    AuthConfigError,
+    JwksFile,
+    KeySource,
+    VerifyingKey,
+    public_key_file_key,
+    secret_file_key,
+)
 from mnemo_server.config import Settings
 from mnemo_server.domain.errors import Unauthenticated
 
-LEEWAY = timedelta(seconds=30)
-MIN_SECRET_BYTES = 32
-"""HS256 keys shorter than the hash (256 bits) are refused (RFC 7518 3.2)."""
-MIN_RSA_BITS = 2048
+__all__ = ["MAX_TOKEN_CHARS", "AuthConfigError", "JwtPolicy", "TokenVerifier", "load_verifier"]
+
 MAX_TOKEN_CHARS = 8_192
-
-
-class AuthConfigError(ValueError):
-    """A JWT key file is missing, unreadable or of an unusable kind."""
+KID_CACHE_SIZE = 64
+"""Header segments whose ``kid`` is remembered (an issuer's tokens share a few)."""
 
 
 @dataclass(frozen=True)
 class JwtPolicy:
     """What a token must be to be accepted, and how its claims are read."""
 
-    algorithm: str
-    key: Any
     audience: str
     issuer: str = ""
     tenant_claim: str = "tenant"
     admin_role: str = "mnemo:admin"
+    leeway_seconds: float = 30.0
 
 
-def _read(path: Path, what: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as error:
-        raise AuthConfigError(f"cannot read the {what} {path}: {error.strerror}") from None
-
-
-def read_secret(path: Path) -> bytes:
-    """The HS256 secret in ``path`` (surrounding whitespace, such as a final
-    newline, is not part of it)."""
-    secret = _read(path, "JWT secret file").strip()
-    if len(secret) < MIN_SECRET_BYTES:
-        raise AuthConfigError(
-            f"the JWT secret in {path} is {len(secret)} bytes; HS256 needs at least "
-            f"{MIN_SECRET_BYTES} (for example: openssl rand -base64 48 > {path.name})"
-        )
-    return secret
-
-
-def public_key_and_algorithm(path: Path) -> tuple[Any, str]:
-    """The PEM public key in ``path`` and the algorithm it verifies."""
-    data = _read(path, "JWT public key file")
-    try:
-        key = load_pem_public_key(data)
-    except ValueError:
-        raise AuthConfigError(f"{path} is not a PEM public key") from None
-    if isinstance(key, rsa.RSAPublicKey):
-        if key.key_size < MIN_RSA_BITS:
-            raise AuthConfigError(f"the RSA key in {path} has {key.key_size} bits; use 2048+")
-        return key, "RS256"
-    if isinstance(key, ec.EllipticCurvePublicKey) and isinstance(key.curve, ec.SECP256R1):
-        return key, "ES256"
-    raise AuthConfigError(f"{path} holds neither an RSA nor a P-256 (ES256) public key")
+def key_source(settings: Settings) -> KeySource:
+    """The keys of ``settings``' one key file. Raises ``AuthConfigError``."""
+    if settings.jwt_hs256_secret_file is not None:
+        return secret_file_key(settings.jwt_hs256_secret_file)
+    if settings.jwt_public_key_file is not None:
+        return public_key_file_key(settings.jwt_public_key_file)
+    if settings.jwt_jwks_file is not None:
+        return JwksFile(settings.jwt_jwks_file, settings.jwt_jwks_refresh_seconds)
+    raise AuthConfigError(
+        "--auth jwt needs --jwt-hs256-secret-file, --jwt-public-key-file or --jwt-jwks-file"
+    )
 
 
 def load_verifier(settings: Settings) -> TokenVerifier:
     """The verifier ``--auth jwt`` asks for (``config.check_security`` has
     checked that exactly one key file and an audience are given)."""
-    if settings.jwt_hs256_secret_file is not None:
-        key: Any = read_secret(settings.jwt_hs256_secret_file)
-        algorithm = "HS256"
-    elif settings.jwt_public_key_file is not None:
-        key, algorithm = public_key_and_algorithm(settings.jwt_public_key_file)
-    else:
-        raise AuthConfigError("--auth jwt needs --jwt-hs256-secret-file or --jwt-public-key-file")
     return TokenVerifier(
         JwtPolicy(
-            algorithm=algorithm,
-            key=key,
             audience=settings.jwt_audience,
             issuer=settings.jwt_issuer,
             tenant_claim=settings.jwt_tenant_claim,
             admin_role=settings.jwt_admin_role,
-        )
+            leeway_seconds=settings.jwt_leeway_seconds,
+        ),
+        key_source(settings),
     )
 
 
@@ -146,12 +119,14 @@ def _problem_of(error: jwt.PyJWTError) -> Unauthenticated:
 
 
 class TokenVerifier:
-    """Verifies bearer tokens against one ``JwtPolicy``."""
+    """Verifies bearer tokens against one ``JwtPolicy`` with the keys of a ``KeySource``."""
 
-    def __init__(self, policy: JwtPolicy) -> None:
+    def __init__(self, policy: JwtPolicy, keys: KeySource) -> None:
         self.policy = policy
+        self.keys = keys
         required = ["exp", "aud", "sub"] + (["iss"] if policy.issuer else [])
         self._options: Any = {"require": required}
+        self._kids: dict[str, str] = {}
 
     def verify(self, token: str) -> Caller:
         """The caller ``token`` authenticates. Raises ``Unauthenticated``."""
@@ -159,18 +134,51 @@ class TokenVerifier:
             raise _refused("malformed", f"it is longer than {MAX_TOKEN_CHARS} characters")
         policy = self.policy
         try:
+            found = self._key_for(token)
             claims = jwt.decode(
                 token,
-                policy.key,
-                algorithms=[policy.algorithm],
+                found.key,
+                algorithms=[found.algorithm],
                 audience=policy.audience,
                 issuer=policy.issuer or None,
-                leeway=LEEWAY,
+                leeway=policy.leeway_seconds,
                 options=self._options,
             )
         except jwt.PyJWTError as error:
             raise _problem_of(error) from None
         return self.caller_of(claims)
+
+    def _key_for(self, token: str) -> VerifyingKey:
+        """The key ``token`` names. Raises ``Unauthenticated`` (``key``) or a
+        ``PyJWTError`` (a header that is not one)."""
+        keys = self.keys
+        if not keys.selects_by_kid:
+            found = keys.find("")
+        else:
+            found = keys.find(self._kid_of(token))
+        if found is None:
+            raise _refused(
+                "key",
+                "its kid names no key this server holds (a key rotated out, or not published "
+                "to the server yet)",
+            )
+        return found
+
+    def _kid_of(self, token: str) -> str:
+        """The ``kid`` of ``token``'s header, remembered by header segment (the
+        same bytes always name the same kid; ``decode`` checks the header fully
+        anyway), which saves decoding the token twice."""
+        segment = token.partition(".")[0]
+        kid = self._kids.get(segment)
+        if kid is not None:
+            return kid
+        kid = jwt.get_unverified_header(token).get("kid")
+        if not isinstance(kid, str) or not kid:
+            raise _refused("key", "it has no kid header naming the key that signed it")
+        if len(self._kids) >= KID_CACHE_SIZE:
+            self._kids.clear()
+        self._kids[segment] = kid
+        return kid
 
     def caller_of(self, claims: Mapping[str, Any]) -> Caller:
         """The ``Caller`` of verified ``claims``. Raises ``Unauthenticated``

@@ -5,15 +5,35 @@ the operation's own transaction (``store.sql_events.record``).
 Attribute values are strings; resource names say what an event is about
 (``memory``, ``candidate``, ``name`` of the cleared working memory or
 conversation).
+
+Every event of a call made by one principal for another user (a credential
+with the admin role, such as a service, acting for a user of its tenant)
+also names the acting principal: attribute ``actor``, the ``sub`` of its
+token (``attributed``, applied where events are recorded:
+``store.sql_events.record``). A user's calls for themself, and calls under
+``--auth none`` (no principal), carry no ``actor``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from mnemo_server.domain.governance import ConsentState, EventType, NewEvent
+from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.memory_models import Memory
 from mnemo_server.domain.names import memory_name
+
+ACTOR = "actor"
+"""The attribute naming the principal that acted for the event's user."""
+
+
+def attributed(new: Sequence[NewEvent], caller: Caller | None, user_id: str) -> Sequence[NewEvent]:
+    """``new`` with ``actor`` = ``caller``'s user id when ``caller`` acts for
+    another user than itself; ``new`` unchanged otherwise."""
+    if caller is None or caller.user_id == user_id:
+        return new
+    return [replace(e, attributes={**e.attributes, ACTOR: caller.user_id}) for e in new]
 
 
 def saved(memories: Iterable[Memory], **extra: str) -> list[NewEvent]:

@@ -34,6 +34,7 @@ from mnemo_server.domain.governance import (
     MemorySettings,
     NewEvent,
 )
+from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.memory_models import (
     Embedding,
     Memory,
@@ -229,10 +230,13 @@ class GovernanceStore(CommandStore, Protocol):
         """The strongest gate closed for ``access`` (read-only transaction)."""
         ...
 
-    def record_events_later(self, user_id: str, events: Sequence[NewEvent]) -> None:
-        """Record events with the next batch of writes (within a second; at
-        shutdown at the latest), not waiting for it: what a read records
-        (nothing for a user who does not exist; a failure is logged)."""
+    def record_events_later(
+        self, caller: Caller | None, user_id: str, events: Sequence[NewEvent]
+    ) -> None:
+        """Record events of ``caller``'s call with the next batch of writes
+        (within a second; at shutdown at the latest), not waiting for it: what
+        a read records (nothing for a user who does not exist; a failure is
+        logged)."""
         ...
 
     async def flush_events(self) -> None:

@@ -110,7 +110,9 @@ def propose(tx: Tx, command: ProposeCandidates) -> tuple[MemoryCandidate, ...]:
         insert(memory_candidates).returning(*memory_candidates.c, sort_by_parameter_order=True),
         [candidate_values(user_id, c, now) for c in candidates],
     ).all()
-    sql_events.record(tx, user_id, events.proposed(len(stored)), now, tenant_id=tenant_id)
+    sql_events.record(
+        tx, command.caller, user_id, events.proposed(len(stored)), now, tenant_id=tenant_id
+    )
     proposed = tuple(rows.candidate(row) for row in stored)
     sql_changes.append(tx, user_id, [sql_changes.candidate_upserted(c) for c in proposed])
     return proposed
@@ -187,7 +189,7 @@ def approve(tx: Tx, command: ApproveCandidate) -> tuple[Memory, MemoryCandidate]
     name = rows.candidate_name(user_id, candidate_id)
     happened = events.saved([saved_memory.memory])
     happened += events.resolved("approved", name, rows.memory_name(user_id, memory_id))
-    sql_events.record(tx, user_id, happened, tenant_id=tenant_id)
+    sql_events.record(tx, command.caller, user_id, happened, tenant_id=tenant_id)
     feed.append(sql_changes.candidate_upserted(approved))
     sql_changes.append(tx, user_id, feed)
     return saved_memory.memory, approved
@@ -206,7 +208,9 @@ def reject(tx: Tx, command: RejectCandidate) -> MemoryCandidate:
     if candidate.state is not CandidateState.PENDING:
         raise rows.candidate_resolved(user_id, candidate_id, candidate.state.value)
     name = rows.candidate_name(user_id, candidate_id)
-    sql_events.record(tx, user_id, events.resolved("rejected", name), tenant_id=tenant_id)
+    sql_events.record(
+        tx, command.caller, user_id, events.resolved("rejected", name), tenant_id=tenant_id
+    )
     rejected = _resolve(conn, user_id, candidate_id, CandidateState.REJECTED)
     sql_changes.append(tx, user_id, [sql_changes.candidate_upserted(rejected)])
     return rejected

@@ -12,7 +12,9 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Row, Select, bindparam, select, tuple_
 
+from mnemo_server.domain.events import attributed
 from mnemo_server.domain.governance import Event, EventScope, EventType, NewEvent
+from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.store import memory_convert as rows
 from mnemo_server.store.convert import now_micros, to_datetime
@@ -31,17 +33,21 @@ _INSERT = Statement(insert_row(events))
 
 def record(
     tx: Tx,
+    caller: Caller | None,
     user_id: str,
     new: Sequence[NewEvent],
     now: int | None = None,
     *,
     tenant_id: str | None = None,
 ) -> None:
-    """Record ``new`` for ``user_id`` with the user's tenant (``tenant_id``
-    when the write knows it already; nothing for a user that does not
-    exist). One or two statements however many events."""
+    """Record ``new``, made by ``caller``'s call, for ``user_id`` with the
+    user's tenant (``tenant_id`` when the write knows it already; nothing for
+    a user that does not exist). A caller acting for another user is named
+    as ``actor`` (``domain.events.attributed``). One or two statements
+    however many events."""
     if not new:
         return
+    new = attributed(new, caller, user_id)
     if tenant_id is None:
         tenant_id = _TENANT.scalar(tx, user_id=user_id)
         if tenant_id is None:

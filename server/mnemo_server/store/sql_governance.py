@@ -333,7 +333,9 @@ def set_consent(tx: Tx, command: SetConsent) -> ConsentChange:
         consent_updated_at=now,
     )
     cancelled = _cancel_pending(tx, user_id, now) if state is ConsentState.WITHDRAWN else []
-    sql_events.record(tx, user_id, events.consent_changed(state, policy_version, len(cancelled)))
+    sql_events.record(
+        tx, command.caller, user_id, events.consent_changed(state, policy_version, len(cancelled))
+    )
     consent = _consent(user_id, row)
     feed = [sql_changes.consent_upserted(consent)]
     feed += [sql_changes.candidate_upserted(c) for c in cancelled]

@@ -22,6 +22,7 @@ from mnemo_server.domain.governance import (
     NewEvent,
     closed_gate,
 )
+from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.store import sql_events, sql_governance, sql_temporary
 from mnemo_server.store.convert import now_micros
@@ -53,8 +54,10 @@ class SqlGovernanceStore:
         )
         return closed_gate(inputs, access)
 
-    def record_events_later(self, user_id: str, events: Sequence[NewEvent]) -> None:
-        self._db.defer(lambda tx: sql_events.record(tx, user_id, events))
+    def record_events_later(
+        self, caller: Caller | None, user_id: str, events: Sequence[NewEvent]
+    ) -> None:
+        self._db.defer(lambda tx: sql_events.record(tx, caller, user_id, events))
 
     async def flush_events(self) -> None:
         await self._db.flush()

@@ -210,7 +210,7 @@ def clear(tx: Tx, command: ClearMessages) -> Conversation:
         )
     changed = _CLEAR.one(tx, pk=row.id, now=convert.now_micros(), etag=convert.new_etag())
     name = convert.conversation_name(user_id, conversation_id)
-    sql_events.record(tx, user_id, events.cleared("history", name))
+    sql_events.record(tx, command.caller, user_id, events.cleared("history", name))
     # What was cleared leaves the feed too: the messages' changes lose their text.
     sql_changes.strip_states(tx.conn, user_id, prefixes=[f"{name}/messages/"])
     cleared = convert.conversation(changed)

@@ -314,6 +314,8 @@ def create(tx: Tx, command: CreateMemories) -> tuple[SavedMemory, ...]:
     tenant_id = open_memory_write(tx, command.caller, user_id, named)
     feed: list[NewChange] = []
     saved = insert_entries(tx, user_id, drafts, fields=command.fields, feed=feed)
-    sql_events.record(tx, user_id, events.saved(s.memory for s in saved), tenant_id=tenant_id)
+    sql_events.record(
+        tx, command.caller, user_id, events.saved(s.memory for s in saved), tenant_id=tenant_id
+    )
     sql_changes.append(tx, user_id, feed)
     return saved

@@ -124,7 +124,12 @@ def erase(tx: Tx, command: DeleteMemory) -> MemoryTombstone:
         vectors_changed(conn, user_id)
     fts.forget_deleted(conn)
     sql_events.record(
-        tx, user_id, events.deleted(user_id, memory_id, row.key), now, tenant_id=tenant_id
+        tx,
+        command.caller,
+        user_id,
+        events.deleted(user_id, memory_id, row.key),
+        now,
+        tenant_id=tenant_id,
     )
     tombstone = MemoryTombstone(
         user_id=user_id, memory_id=memory_id, key=row.key, delete_time=to_datetime(now)

@@ -77,7 +77,9 @@ def update_entry(tx: Tx, command: UpdateMemory) -> Memory:
         _replace_vector(conn, user_id, row.id, change.embedding)
     changed = entry(conn, user_id, memories.c.id == row.id)
     assert changed is not None, "an entry just updated exists"
-    sql_events.record(tx, user_id, events.saved([changed], updated="true"), tenant_id=tenant_id)
+    sql_events.record(
+        tx, command.caller, user_id, events.saved([changed], updated="true"), tenant_id=tenant_id
+    )
     sql_changes.append(tx, user_id, [sql_changes.memory_upserted(changed)])
     return changed
 

@@ -172,5 +172,5 @@ def clear(tx: Tx, command: ClearMemoryState) -> MemoryState:
     name = memory_state_name(key)
     sql_changes.strip_states(tx.conn, key.user_id, [name])
     cleared = _write(tx, command.caller, key, "", lambda _old: (), command.expected_etag)
-    sql_events.record(tx, key.user_id, events.cleared("working_memory", name))
+    sql_events.record(tx, command.caller, key.user_id, events.cleared("working_memory", name))
     return cleared

@@ -35,6 +35,7 @@ from dataclasses import replace
 from mnemo_server.domain import events, inject
 from mnemo_server.domain.embedding import embedder_unavailable
 from mnemo_server.domain.governance import Access, NewEvent
+from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.memory_models import (
     MAX_RECALL_RESULTS,
     Embedding,
@@ -69,9 +70,12 @@ class Recall:
         (vector,) = await self._embedding.embed([query.text])
         return vector
 
-    async def recall(self, user_id: str, query: RecallQuery) -> list[RecallHit]:
-        """The hits for ``query``, best first (``domain.ranking``); none
-        while consent is withdrawn or memory is off.
+    async def recall(
+        self, caller: Caller | None, user_id: str, query: RecallQuery
+    ) -> list[RecallHit]:
+        """The hits for ``query`` in ``user_id``'s entries, best first
+        (``domain.ranking``); none while consent is withdrawn or memory is
+        off. ``caller`` is who asks (named by the event when it is another).
 
         A query with a ``query_embedding`` and no text is semantic whatever
         its ``semantic`` flag says (there is nothing else to match). Raises
@@ -83,7 +87,7 @@ class Recall:
         hits = await self._ranked(user_id, query, Access.RECALL, ())
         if hits is None:
             return []
-        self._record(user_id, events.recalled(len(hits), "recall", query.semantic))
+        self._record(caller, user_id, events.recalled(len(hits), "recall", query.semantic))
         return hits
 
     async def _ranked(
@@ -106,7 +110,13 @@ class Recall:
         return list(found.hits)
 
     async def build_context(
-        self, user_id: str, query: RecallQuery, *, max_entries: int, max_bytes: int
+        self,
+        caller: Caller | None,
+        user_id: str,
+        query: RecallQuery,
+        *,
+        max_entries: int,
+        max_bytes: int,
     ) -> InjectContext:
         """The top entries for ``query`` under ``max_bytes`` bytes of text, as
         one system message (``domain.inject``). Deterministic: the same entries
@@ -121,12 +131,12 @@ class Recall:
             return inject.build_context([], max_entries=max_entries, max_bytes=max_bytes)
         built = inject.build_context(hits, max_entries=max_entries, max_bytes=max_bytes)
         count = len(built.memory_ids)
-        self._record(user_id, events.recalled(count, "inject", query.semantic))
+        self._record(caller, user_id, events.recalled(count, "inject", query.semantic))
         return built
 
-    def _record(self, user_id: str, happened: list[NewEvent]) -> None:
+    def _record(self, caller: Caller | None, user_id: str, happened: list[NewEvent]) -> None:
         try:
-            self._governance.record_events_later(user_id, happened)
+            self._governance.record_events_later(caller, user_id, happened)
         except Exception:  # analytics must never fail a recall
             log.warning("could not record memory_recalled for %s", user_id, exc_info=True)
 
