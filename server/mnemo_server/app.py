@@ -101,15 +101,19 @@ def admission_of(settings: Settings, users: SqlStore) -> Admission:
 
 
 async def prepare_schema(settings: Settings) -> None:
-    """Migrate the database when configured to (the SQLite default), else check it.
+    """Examine the database, then migrate it when configured to (the SQLite
+    default) or check it (``migrate.prepare``).
 
-    Raises ``migrate.SchemaOutdated`` naming the command that fixes the schema.
+    Raises ``migrate.SchemaOutdated`` naming the command that fixes the schema
+    (``migrate.NotMnemoDatabase`` for another application's database, never
+    migrated here) or ``preflight.DatabaseUnusable`` (a file that is not a
+    database or is damaged).
     """
-    url = settings.effective_database_url
-    if settings.effective_migrate_on_start:
-        await asyncio.to_thread(migrate.upgrade, url)
-    else:
-        await asyncio.to_thread(migrate.check_schema, url)
+    await asyncio.to_thread(
+        migrate.prepare,
+        settings.effective_database_url,
+        upgrade_schema=settings.effective_migrate_on_start,
+    )
 
 
 def watch_settings(settings: Settings) -> ChangeWatchSettings:
@@ -165,9 +169,10 @@ class MnemoServer:
         """Prepare the schema, open the database, bind and start serving.
 
         Returns the bound port. Raises ``migrate.SchemaOutdated`` (refusing a
-        stale schema), ``ValueError`` (an unusable database URL,
-        ``EmbedderConfigError`` for an embedder that cannot be loaded, or an
-        unusable JWT key or TLS file) or ``RuntimeError`` (the address cannot
+        stale schema or another application's database),
+        ``preflight.DatabaseUnusable`` (a damaged file or not a database),
+        ``ValueError`` (an unusable database URL, ``EmbedderConfigError`` for
+        an embedder that cannot be loaded, or an unusable JWT key or TLS file) or ``RuntimeError`` (the address cannot
         be bound).
         """
         settings = self.settings

@@ -42,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="upgrade the database schema to this version's",
         description="Upgrade the database schema (Alembic) to the newest revision this "
         "server knows. Needed once per upgrade for PostgreSQL; the SQLite default migrates "
-        "itself at start.",
+        "itself at start. Unlike serve, it also adds Mnemo's tables to a database that "
+        "holds another application's tables.",
     )
     add_arguments(migrate, only=("database_url", "data_dir"))
     commands.add_parser("version", help="print the version")
@@ -76,15 +77,29 @@ def _migrate(settings: Settings) -> int:
     from mnemo_server.lifecycle import EXIT_FAILURE, database_problem
     from mnemo_server.store import migrate
     from mnemo_server.store.engines import describe_url
+    from mnemo_server.store.preflight import DatabaseUnusable
 
     url = settings.effective_database_url
     try:
-        migrate.upgrade(url)
+        # Explicit: a database holding another application's tables gets
+        # Mnemo's beside them (``serve`` refuses such a database).
+        found = migrate.prepare(url, upgrade_schema=True, adopt_foreign=True)
     except ValueError as error:
         print(f"mnemo: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except migrate.SchemaOutdated as error:
+        print(f"mnemo: {error.message}", file=sys.stderr)
+        return EXIT_USAGE
+    except DatabaseUnusable as error:
+        print(f"mnemo: {error.message}", file=sys.stderr)
+        return EXIT_FAILURE
     except SQLAlchemyError as error:
         print(f"mnemo: {database_problem(url, error)}", file=sys.stderr)
         return EXIT_FAILURE
+    if found.foreign:
+        print(
+            f"mnemo: added Mnemo's tables to {describe_url(url)} beside its "
+            f"{len(found.tables)} other tables"
+        )
     print(f"mnemo: {describe_url(url)} is at revision {migrate.head_revision()}")
     return 0

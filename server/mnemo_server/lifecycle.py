@@ -3,9 +3,10 @@
 At start, exactly one log line: address, store (never a password), runner and
 version. On SIGTERM or SIGINT: health turns NOT_SERVING for every service, new
 calls are refused, in-flight calls get ``grace_period_seconds`` to finish, the
-database is closed and the process exits 0. A stale PostgreSQL schema makes
-``serve`` refuse to start with exit code 2 and the command that fixes it; an
-unreachable database exits 1.
+database is closed and the process exits 0. A stale PostgreSQL schema, or a
+database of another application, makes ``serve`` refuse to start with exit
+code 2 and the command that fixes it; an unreachable database, a file that is
+not a database or a damaged one exits 1, with one line saying which and why.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from mnemo_server.app import MnemoServer
 from mnemo_server.config import Settings
 from mnemo_server.store.engines import describe_url
 from mnemo_server.store.migrate import SchemaOutdated
+from mnemo_server.store.preflight import DatabaseUnusable
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -76,6 +78,9 @@ async def _serve_until(stop: asyncio.Event, server: MnemoServer) -> int:
     except SchemaOutdated as error:
         log.error("refusing to serve: %s", error.message)
         return EXIT_USAGE
+    except DatabaseUnusable as error:
+        log.error("refusing to serve: %s", error.message)
+        return EXIT_FAILURE
     except (ValueError, RuntimeError) as error:
         log.error("cannot start: %s", error)
         return EXIT_USAGE

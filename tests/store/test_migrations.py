@@ -1,6 +1,8 @@
 """Migrations: an empty database migrates to head, the migrated schema is the
 one ``schema.py`` describes, a stale schema is refused with the command that
-fixes it, and data survives an upgrade; on every backend."""
+fixes it, another application's database and a newer schema are never
+migrated behind the operator's back, and data survives an upgrade; on every
+backend."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 from sqlalchemy.engine import make_url
 
+from mnemo_server import cli
 from mnemo_server.domain.models import ConversationKey
 from mnemo_server.store import migrate
 from mnemo_server.store.database import open_database
@@ -108,3 +111,58 @@ async def test_data_survives_an_upgrade(database_url: str) -> None:
         assert page.items == appended.messages
     finally:
         await db.close()
+
+
+def _execute(url: str, *statements: str) -> None:
+    engine = migration_engine(url)
+    try:
+        with engine.begin() as conn:
+            for statement in statements:
+                conn.exec_driver_sql(statement)
+    finally:
+        engine.dispose()
+
+
+def test_an_empty_database_or_file_is_migrated_at_start(
+    backend: str, empty_database_url: str
+) -> None:
+    if backend == "sqlite":  # an existing file of 0 bytes is an empty database too
+        Path(make_url(empty_database_url).database or "").touch()
+    found = migrate.prepare(empty_database_url, upgrade_schema=True)
+    assert found.tables == () and found.revisions == ()
+    assert migrate.current_revision(empty_database_url) == migrate.head_revision()
+
+
+def test_another_applications_database_is_refused_unless_migrated_explicitly(
+    empty_database_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = empty_database_url
+    _execute(url, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+    _execute(url, "INSERT INTO notes (id, body) VALUES (1, 'not Mnemo data')")
+    for upgrade_schema in (True, False):  # serve with and without --migrate-on-start
+        with pytest.raises(migrate.NotMnemoDatabase) as caught:
+            migrate.prepare(url, upgrade_schema=upgrade_schema)
+        assert "is not a Mnemo database: it holds 1 tables (notes)" in caught.value.message
+        assert "mnemo migrate --database-url" in caught.value.message
+    with pytest.raises(migrate.NotMnemoDatabase):
+        migrate.check_schema(url)
+    assert tables(url) == {"notes"}
+
+    # The operator's explicit `mnemo migrate` adds Mnemo's tables beside them.
+    assert cli.main(["migrate", "--database-url", url], env={}) == 0
+    assert "added Mnemo's tables to " in capsys.readouterr().out
+    assert set(metadata.tables) | {"notes"} <= tables(url)
+    migrate.check_schema(url)
+    assert migrate.prepare(url, upgrade_schema=True).revisions == (migrate.head_revision(),)
+
+
+def test_a_database_from_a_newer_server_is_not_migrated(
+    database_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _execute(database_url, "UPDATE alembic_version SET version_num = '9999_future'")
+    with pytest.raises(migrate.SchemaOutdated) as caught:
+        migrate.prepare(database_url, upgrade_schema=True)
+    assert "revision 9999_future, which this server does not know" in caught.value.message
+    assert cli.main(["migrate", "--database-url", database_url], env={}) == 2
+    assert "9999_future" in capsys.readouterr().err
+    assert migrate.current_revision(database_url) == "9999_future"

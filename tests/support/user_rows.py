@@ -8,7 +8,7 @@ user: equal digests before and after mean nothing of that user changed.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 
 from sqlalchemy import Connection, Table, create_engine, select
@@ -32,11 +32,16 @@ def connected(database_url: str) -> Iterator[Connection]:
         engine.dispose()
 
 
-def user_digest(database_url: str, user_id: str) -> dict[str, tuple[int, str]]:
-    """Per table: the number of the user's rows and a SHA-256 of their contents."""
+def user_digest(
+    database_url: str, user_id: str, tables: Collection[str] | None = None
+) -> dict[str, tuple[int, str]]:
+    """Per table (of ``tables`` only, if given): the number of the user's rows
+    and a SHA-256 of their contents."""
     result: dict[str, tuple[int, str]] = {}
     with connected(database_url) as conn:
         for table in user_tables():
+            if tables is not None and table.name not in tables:
+                continue
             rows = conn.execute(select(table).where(table.c.user_id == user_id)).all()
             lines = sorted(repr(tuple(row)) for row in rows)
             digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()

@@ -1,5 +1,5 @@
-"""Which database errors are worth another attempt, and which mean the
-database cannot be reached.
+"""Which database errors are worth another attempt, which mean the
+database cannot be reached, and which that it has no space left.
 
 Units of work run statements both through SQLAlchemy (which wraps driver
 errors in ``sqlalchemy.exc.DBAPIError``) and on the driver connection
@@ -15,7 +15,9 @@ from dataclasses import dataclass
 import psycopg
 from sqlalchemy import exc
 
-__all__ = ["Failure", "RetryTransaction", "classify"]
+from mnemo_server.domain.errors import ResourceExhausted
+
+__all__ = ["Failure", "RetryTransaction", "classify", "storage_full"]
 
 # serialization_failure, deadlock_detected, and foreign_key_violation: the
 # user a write inserts rows for was erased (DeleteUserData) by a transaction
@@ -26,7 +28,11 @@ _PG_RETRYABLE = {"40001", "40P01", "23503"}
 # connection exceptions, insufficient resources, operator intervention.
 _PG_UNAVAILABLE_CLASSES = ("08", "53", "57")
 _SQLITE_BUSY = ("database is locked", "database table is locked", "database is busy")
-_SQLITE_UNAVAILABLE = ("unable to open database", "disk i/o error", "database or disk is full")
+_SQLITE_UNAVAILABLE = ("unable to open database", "disk i/o error")
+_SQLITE_FULL = "database or disk is full"
+# What a caller of a write refused for want of space is told to wait: an
+# operator has to free the space first.
+STORAGE_FULL_RETRY_SECONDS = 60.0
 
 
 class RetryTransaction(Exception):
@@ -42,6 +48,9 @@ class Failure:
     reason: str
     unavailable: bool
     error: BaseException
+    # No space left (SQLITE_FULL): the write cannot succeed until space is
+    # freed; the connection is given up like an unavailable one.
+    storage_full: bool = False
 
 
 def classify(error: BaseException) -> Failure | None:
@@ -68,9 +77,23 @@ def classify(error: BaseException) -> Failure | None:
         message = str(driver).lower()
         if any(text in message for text in _SQLITE_BUSY):
             return Failure(message, False, error)
+        code = getattr(driver, "sqlite_errorcode", 0) & 0xFF
+        if code == sqlite3.SQLITE_FULL or _SQLITE_FULL in message:
+            return Failure(f"SQLite storage full: {message}", True, error, storage_full=True)
         if invalidated or any(text in message for text in _SQLITE_UNAVAILABLE):
             return Failure(f"SQLite unavailable: {message}", True, error)
         return None
     if invalidated:
         return Failure(str(error), True, error)
     return None
+
+
+def storage_full(store: str) -> ResourceExhausted:
+    """What the caller of a write gets when ``store`` has no space left
+    (``RESOURCE_EXHAUSTED``, reason ``STORAGE_FULL``): nothing of the write
+    was stored."""
+    return ResourceExhausted(
+        f"the database has no space left ({store}): nothing was written; retry once space is freed",
+        reason="STORAGE_FULL",
+        retry_after_seconds=STORAGE_FULL_RETRY_SECONDS,
+    )

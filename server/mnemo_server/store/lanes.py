@@ -51,7 +51,7 @@ from sqlalchemy import Connection, Engine
 
 from mnemo_server.domain.errors import Aborted, MnemoError, Unavailable
 from mnemo_server.store.engines import WRITE_OPTION, read_options
-from mnemo_server.store.failures import Failure, classify
+from mnemo_server.store.failures import Failure, classify, storage_full
 from mnemo_server.store.tx import Replay, Tx
 
 __all__ = [
@@ -312,9 +312,13 @@ class _Lane(threading.Thread):
     def _run_batch(self, batch: list[Op[Any]]) -> None:
         raise NotImplementedError
 
-    def _unavailable(self, error: BaseException) -> Unavailable:
-        log.warning("database %s unavailable: %s", self._describe, error)
+    def _unavailable(self, error: BaseException) -> MnemoError:
         self._drop_connection()
+        failure = classify(error)
+        if failure is not None and failure.storage_full:
+            log.error("database %s is full: %s", self._describe, error)
+            return storage_full(self._describe)
+        log.warning("database %s unavailable: %s", self._describe, error)
         return Unavailable(f"the database is unavailable ({self._describe}); retry later")
 
     def _retry_or_fail(self, op: Op[Any], reason: str) -> Outcome | None:
