@@ -139,7 +139,9 @@ class PermissionDeniedError(MnemoError):
 
 
 class ResourceExhaustedError(MnemoError):
-    """RESOURCE_EXHAUSTED: rate limited or too large; see ``retry_after``."""
+    """RESOURCE_EXHAUSTED: rate limited (``RATE_LIMITED``), too large
+    (``FIELD_TOO_LARGE``) or the server's disk is full (``STORAGE_FULL``);
+    see ``retry_after``."""
 
     status_code = grpc.StatusCode.RESOURCE_EXHAUSTED
 

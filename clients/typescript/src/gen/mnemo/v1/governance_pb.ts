@@ -687,7 +687,9 @@ export type Event = Message<"mnemo.v1.Event"> & {
   type: EventType;
 
   /**
-   * Event attributes (count, mode, semantic, memory, ...).
+   * Event attributes (count, mode, semantic, memory, ...). `actor` names the
+   * principal (the token's subject) when a call made for this user came from
+   * another principal, such as an admin or service credential acting for it.
    *
    * @generated from field: map<string, string> attributes = 3;
    */
