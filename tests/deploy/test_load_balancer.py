@@ -1,0 +1,174 @@
+"""Three ``mnemo serve`` processes on one PostgreSQL database behind a real
+gRPC load balancer (nginx, ``tests.support.grpc_balancer``, the configuration
+of ``docs/operations.md``): calls spread over all three, a watch on one
+process sees the writes made through the others, and a process killed under
+load loses no acknowledged write (the client retries ``UNAVAILABLE`` with the
+same request id; nginx passes calls that cannot reach a process on to the
+next one)."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass
+
+import grpc
+import pytest
+
+from mnemo.client import MnemoClient
+from mnemo.client.errors import MnemoError
+from mnemo.v1 import memories_pb2 as mm
+from mnemo.v1 import memories_pb2_grpc
+from tests.api.changes import PARENT, Watch, cursors
+from tests.support.databases import PostgresDatabases
+from tests.support.grpc_balancer import UPSTREAM_HEADER, GrpcBalancer, grpc_balancer
+from tests.support.subprocess_server import SubprocessServer
+
+pytestmark = pytest.mark.postgres
+
+PROCESSES = 3
+# Heartbeats far apart: a change must reach a watch by its notice (LISTEN/NOTIFY
+# from whichever process wrote it), not by the re-read at each heartbeat.
+SLOW_HEARTBEAT = ("--watch-heartbeat-seconds", "600")
+WRITERS = 4
+PAUSING_WRITERS = 2
+WRITES_PER_WRITER = 24
+WAIT_S = 30.0
+LOADED_USER = "loaded"
+
+
+@dataclass
+class Deployment:
+    servers: list[SubprocessServer]
+    balancer: GrpcBalancer
+
+
+@pytest.fixture(scope="module")
+def deployment(
+    postgres_databases: PostgresDatabases, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Deployment]:
+    """The three processes and nginx, shared by the tests of this module (each
+    test its own user); the kill test comes last."""
+    tmp_path = tmp_path_factory.mktemp("deployment")
+    url = postgres_databases.fresh()
+    servers = [
+        SubprocessServer(url, tmp_path / f"server-{n}", SLOW_HEARTBEAT) for n in range(PROCESSES)
+    ]
+    try:
+        with ExitStack() as stack:
+            for server in servers:
+                server.log_dir.mkdir()
+                stack.callback(server.close)
+            with ThreadPoolExecutor(PROCESSES) as pool:
+                list(pool.map(SubprocessServer.start, servers))
+            balancer = stack.enter_context(
+                grpc_balancer([server.target for server in servers], tmp_path / "nginx")
+            )
+            yield Deployment(servers, balancer)
+            logs = "".join(server.log_text() for server in servers)
+            assert "Traceback" not in logs
+    finally:
+        postgres_databases.drop(url)
+
+
+def _create(stub: memories_pb2_grpc.MemoryServiceStub, n: int) -> tuple[int, str]:
+    """One CreateMemory through the balancer: its change cursor and the
+    upstream nginx says served it."""
+    response, call = stub.CreateMemory.with_call(
+        mm.CreateMemoryRequest(
+            parent=PARENT, memory=mm.Memory(text=f"spread {n}"), request_id=f"spread-{n}"
+        ),
+        timeout=WAIT_S,
+    )
+    served_by = dict(call.initial_metadata())[UPSTREAM_HEADER]
+    return response.change_cursor, served_by
+
+
+def test_calls_spread_over_every_process_and_a_watch_sees_the_others_writes(
+    deployment: Deployment,
+) -> None:
+    targets = {server.target for server in deployment.servers}
+    watched = deployment.servers[0]
+    direct = Watch(watched.target)
+    through_balancer = Watch(deployment.balancer.target)
+    try:
+        assert direct.changes_until_heartbeat() == through_balancer.changes_until_heartbeat() == []
+        with grpc.insecure_channel(deployment.balancer.target) as channel:
+            stub = memories_pb2_grpc.MemoryServiceStub(channel)
+            written = [_create(stub, n) for n in range(2 * PROCESSES)]
+        served_by = Counter(upstream for _, upstream in written)
+        # Round robin: every process served two of the writes.
+        assert served_by == dict.fromkeys(targets, 2)
+        # The watch on the first process sees the writes the other two served
+        # too, and so does the one nginx placed on any of them.
+        expected = [cursor for cursor, _ in written]
+        for watch in (direct, through_balancer):
+            assert cursors(watch.changes_until(expected[-1])) == expected
+    finally:
+        direct.close()
+        through_balancer.close()
+
+
+@dataclass
+class Load:
+    """Writers through the balancer, some of which pause halfway until the
+    kill is done: their second halves run wholly after it, the others' run
+    through it."""
+
+    target: str
+    paused: threading.Barrier
+    killed: threading.Event
+
+
+@dataclass
+class WriterResult:
+    acknowledged: list[str]
+    failures: list[str]
+
+
+def _writer(load: Load, writer: int) -> WriterResult:
+    result = WriterResult([], [])
+    with MnemoClient(load.target, timeout=WAIT_S) as client:
+        for n in range(WRITES_PER_WRITER):
+            if writer < PAUSING_WRITERS and n == WRITES_PER_WRITER // 2:
+                load.paused.wait(WAIT_S)
+                assert load.killed.wait(WAIT_S)
+            text = f"load {writer} {n}"
+            try:
+                client.create_memory(LOADED_USER, text, request_id=f"load-{writer}-{n}")
+            except MnemoError as error:
+                result.failures.append(f"{text}: {error}")
+            else:
+                result.acknowledged.append(text)
+    return result
+
+
+def test_a_process_killed_under_load_loses_no_acknowledged_write(deployment: Deployment) -> None:
+    victim = deployment.servers[1]
+    load = Load(
+        deployment.balancer.target, threading.Barrier(PAUSING_WRITERS + 1), threading.Event()
+    )
+    with ThreadPoolExecutor(WRITERS) as pool:
+        futures = [pool.submit(_writer, load, writer) for writer in range(WRITERS)]
+        load.paused.wait(WAIT_S)
+        # SIGKILL while the other writers' calls run, some of them on the victim.
+        victim.kill()
+        load.killed.set()
+        results = [future.result() for future in futures]
+
+    assert [failure for result in results for failure in result.failures] == []
+    sent = [text for result in results for text in result.acknowledged]
+    assert len(sent) == WRITERS * WRITES_PER_WRITER
+    with MnemoClient(deployment.balancer.target, timeout=WAIT_S) as client:
+        stored = Counter(memory.text for memory in client.list_memories(LOADED_USER))
+    # Every acknowledged write exactly once, and nothing else.
+    assert stored == Counter(sent)
+    deployment.balancer.stop()  # flushes the access log
+    served = Counter(
+        row[0] for row in deployment.balancer.access_lines() if row[3].endswith("/CreateMemory")
+    )
+    # The victim had its share of the load before the kill.
+    assert served[victim.target] > 0
