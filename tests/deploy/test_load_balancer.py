@@ -22,7 +22,7 @@ from mnemo.client import MnemoClient
 from mnemo.client.errors import MnemoError
 from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import memories_pb2_grpc
-from tests.api.changes import PARENT, Watch, cursors
+from tests.api.changes import PARENT, USER, Watch, cursors
 from tests.support.databases import PostgresDatabases
 from tests.support.grpc_balancer import UPSTREAM_HEADER, GrpcBalancer, grpc_balancer
 from tests.support.subprocess_server import SubprocessServer
@@ -83,8 +83,14 @@ def _create(stub: memories_pb2_grpc.MemoryServiceStub, n: int) -> tuple[int, str
         ),
         timeout=WAIT_S,
     )
-    served_by = dict(call.initial_metadata())[UPSTREAM_HEADER]
-    return response.change_cursor, served_by
+    return response.change_cursor, _served_by(call)
+
+
+def _served_by(call: grpc.Call) -> str:
+    """The process that served ``call``, by nginx's header (the last one it
+    tried, when a process it tried first refused the connection)."""
+    tried = str(dict(call.initial_metadata())[UPSTREAM_HEADER])
+    return tried.split(", ")[-1]
 
 
 def test_calls_spread_over_every_process_and_a_watch_sees_the_others_writes(
@@ -166,9 +172,46 @@ def test_a_process_killed_under_load_loses_no_acknowledged_write(deployment: Dep
         stored = Counter(memory.text for memory in client.list_memories(LOADED_USER))
     # Every acknowledged write exactly once, and nothing else.
     assert stored == Counter(sent)
-    deployment.balancer.stop()  # flushes the access log
+    # (One nginx worker writes a call's line before it reads the next call,
+    # so every CreateMemory is in the log once ListMemories has answered.)
     served = Counter(
         row[0] for row in deployment.balancer.access_lines() if row[3].endswith("/CreateMemory")
     )
     # The victim had its share of the load before the kill.
     assert served[victim.target] > 0
+
+
+def test_a_drained_process_ends_its_watches_with_ok_while_calls_go_on(
+    deployment: Deployment,
+) -> None:
+    """SIGTERM (a drain, after the kill above): the process's watches end
+    with OK (their clients resume elsewhere), the others' stay open, and
+    calls through the balancer go on without an error."""
+    drained, survivor = deployment.servers[2], deployment.servers[0]
+    with MnemoClient(deployment.balancer.target, timeout=WAIT_S) as client:
+        latest = client.list_changes(USER).latest_cursor
+    watches = [Watch(deployment.balancer.target, after_cursor=latest) for _ in range(4)]
+    try:
+        placed = [_served_by(w.call) for w in watches]
+        on_drained = [w for w, at in zip(watches, placed, strict=True) if at == drained.target]
+        elsewhere = [w for w, at in zip(watches, placed, strict=True) if at == survivor.target]
+        assert on_drained and elsewhere and len(on_drained) + len(elsewhere) == len(watches)
+        for watch in watches:
+            assert watch.changes_until_heartbeat() == []
+        load = Load(deployment.balancer.target, threading.Barrier(1), threading.Event())
+        load.killed.set()
+        with ThreadPoolExecutor(1) as pool:
+            during = pool.submit(_writer, load, WRITERS)
+            drained.terminate()
+            for watch in on_drained:
+                assert watch.next() is None  # the end of the stream with OK
+            assert drained.wait() == 0
+            result = during.result()
+        assert result.failures == []
+        with MnemoClient(deployment.balancer.target, timeout=WAIT_S) as client:
+            after = client.create_memory(USER, "after the drain")
+        for watch in elsewhere:
+            assert watch.changes_until(after.change_cursor)[-1].cursor == after.change_cursor
+    finally:
+        for watch in watches:
+            watch.close()
