@@ -29,12 +29,40 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["GrpcBalancer", "grpc_balancer", "nginx_config"]
+__all__ = [
+    "TEST_ONLY_DIRECTIVES",
+    "UPSTREAM_HEADER",
+    "GrpcBalancer",
+    "grpc_balancer",
+    "nginx_config",
+]
 
 START_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 20.0
 UPSTREAM_HEADER = "x-mnemo-upstream"
 _POLL_S = 0.05
+
+TEST_ONLY_DIRECTIVES = (
+    "worker_processes",
+    "user",
+    "pid",
+    "error_log",
+    "events",
+    "worker_connections",
+    "http",
+    "client_body_temp_path",
+    "proxy_temp_path",
+    "fastcgi_temp_path",
+    "uwsgi_temp_path",
+    "scgi_temp_path",
+    "log_format",
+    "access_log",
+    f"add_header {UPSTREAM_HEADER}",
+    "listen",
+    "server 127.0.0.1:",
+)
+"""What ``nginx_config`` adds to the documented configuration (paths, the
+log, the header, the addresses)."""
 
 
 def nginx_config(listen_port: int, upstreams: Sequence[str], prefix: Path) -> str:
@@ -80,6 +108,7 @@ http {{
         location / {{
             grpc_pass grpc://mnemo;
             grpc_socket_keepalive on;
+            grpc_connect_timeout 2s;
             # Between two reads from the upstream: above --watch-heartbeat-seconds,
             # so that an idle watch (a heartbeat every 15 s) stays open.
             grpc_read_timeout 5m;
