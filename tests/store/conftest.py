@@ -1,5 +1,7 @@
 """Fixtures of the storage conformance suite: the store under test, through
-its Protocols, on a fresh database of each backend."""
+its Protocols, on a fresh database of each backend; and, on PostgreSQL, the
+sharding audit of every statement the store runs (``docs/operations.md``,
+"Sharding by user")."""
 
 from __future__ import annotations
 
