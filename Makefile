@@ -176,7 +176,11 @@ bench-watch: $(STAMP) ## Watch propagation p50/p99, same and other server proces
 test: $(STAMP) gen-check buf-lint lint test-python test-typescript test-browser ## All checks and tests (what CI runs): gen-check, buf-lint, lint, test-python, test-typescript, test-browser
 	@echo "make test: all checks and test suites passed"
 
-test-python: $(STAMP) ## Python tests: pytest over tests/, against SQLite and a throwaway PostgreSQL
+NGINX := /usr/sbin/nginx
+
+test-python: $(STAMP) ## Python tests: pytest over tests/, against SQLite and a throwaway PostgreSQL (installs Debian's nginx if missing, for tests/deploy)
+	@command -v nginx >/dev/null || test -x $(NGINX) || { echo "==> apt-get install nginx"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null; }
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-unit: $(STAMP) ## pytest tests/unit

@@ -38,7 +38,9 @@ MEMORY_COLUMNS: tuple[ColumnElement[Any], ...] = (
 ``FROM`` ``MEMORY_FROM``)."""
 
 MEMORY_FROM: FromClause = memories.outerjoin(
-    memory_embeddings, memory_embeddings.c.memory_pk == memories.c.id
+    memory_embeddings,
+    (memory_embeddings.c.memory_pk == memories.c.id)
+    & (memory_embeddings.c.user_id == memories.c.user_id),
 )
 
 

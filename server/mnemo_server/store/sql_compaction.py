@@ -96,7 +96,12 @@ def replace_prefix(tx: Tx, command: ReplaceHistoryPrefix) -> HistorySnapshot:
         created_at=now,
     )
     changed = _ADVANCE.one(
-        tx, pk=row.id, now=now, etag=convert.new_etag(), checkpoint_seq=row.checkpoint_seq + 1
+        tx,
+        pk=row.id,
+        user_id=user_id,
+        now=now,
+        etag=convert.new_etag(),
+        checkpoint_seq=row.checkpoint_seq + 1,
     )
     conversation = convert.conversation(changed)
     sql_changes.append(tx, user_id, [sql_changes.conversation_upserted(conversation)])

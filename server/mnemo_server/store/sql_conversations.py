@@ -63,11 +63,11 @@ _INSERT = {
 
 
 def touch_with(**changes: Any) -> Statement:
-    """``UPDATE`` of one conversation (by ``pk``) with ``changes``, a new
-    etag and update time, returning the row."""
+    """``UPDATE`` of one conversation (by ``pk`` and ``user_id``) with
+    ``changes``, a new etag and update time, returning the row."""
     return Statement(
         update(conversations)
-        .where(_c.id == bindparam("pk"))
+        .where(_c.id == bindparam("pk"), _c.user_id == bindparam("user_id"))
         .values(updated_at=bindparam("now"), etag=bindparam("etag"), **changes)
         .returning(*conversations.c)
     )
@@ -204,7 +204,7 @@ def created_changes(row: ConversationRow, created: bool) -> list[NewChange]:
 
 def touch(tx: Tx, row: ConversationRow, now: int) -> ConversationRow:
     """Give the conversation a new etag and update time; the row after."""
-    return TOUCH.one(tx, pk=row.id, now=now, etag=convert.new_etag())
+    return TOUCH.one(tx, pk=row.id, user_id=row.user_id, now=now, etag=convert.new_etag())
 
 
 # ------------------------------------------------------------- units of work
@@ -244,6 +244,7 @@ def update_metadata(tx: Tx, command: UpdateConversation) -> Conversation:
     changed = _TOUCH_METADATA.one(
         tx,
         pk=row.id,
+        user_id=row.user_id,
         now=convert.now_micros(),
         etag=convert.new_etag(),
         metadata_json=convert.metadata_json(command.metadata),

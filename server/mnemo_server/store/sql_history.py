@@ -47,7 +47,7 @@ _ADVANCE = Statement(
 )
 _ADVANCE_CREATED = Statement(
     update(conversations)
-    .where(conversations.c.id == bindparam("pk"))
+    .where(conversations.c.id == bindparam("pk"), conversations.c.user_id == bindparam("user_id"))
     .values(
         message_count=conversations.c.message_count + bindparam("count"),
         updated_at=bindparam("now"),
@@ -74,7 +74,9 @@ def append(tx: Tx, command: AppendMessages) -> AppendResult:
         created, _ = rows.create_for_write(
             tx, command.caller, user_id, conversation_id, metadata=command.create_metadata, now=now
         )
-        row = _ADVANCE_CREATED.one(tx, pk=created.id, now=now, count=count, etag=etag)
+        row = _ADVANCE_CREATED.one(
+            tx, pk=created.id, user_id=user_id, now=now, count=count, etag=etag
+        )
     start = row.message_count - count
     expected = command.expected_position
     if expected is not None and expected != start:
@@ -184,7 +186,7 @@ def canonical_from(
 
 _CLEAR = Statement(
     update(conversations)
-    .where(conversations.c.id == bindparam("pk"))
+    .where(conversations.c.id == bindparam("pk"), conversations.c.user_id == bindparam("user_id"))
     .values(
         message_count=0,
         generation=conversations.c.generation + 1,
@@ -208,7 +210,9 @@ def clear(tx: Tx, command: ClearMessages) -> Conversation:
         tx.conn.execute(
             delete(table).where(table.c.conversation_pk == row.id, table.c.user_id == user_id)
         )
-    changed = _CLEAR.one(tx, pk=row.id, now=convert.now_micros(), etag=convert.new_etag())
+    changed = _CLEAR.one(
+        tx, pk=row.id, user_id=user_id, now=convert.now_micros(), etag=convert.new_etag()
+    )
     name = convert.conversation_name(user_id, conversation_id)
     sql_events.record(tx, command.caller, user_id, events.cleared("history", name))
     # What was cleared leaves the feed too: the messages' changes lose their text.

@@ -89,19 +89,27 @@ def erase(tx: Tx, command: DeleteMemory) -> MemoryTombstone:
         raise etag_mismatch(rows.memory_name(user_id, memory_id))
     texts = {row.text}
     texts.update(
-        conn.execute(select(memory_versions.c.text).where(memory_versions.c.memory_pk == row.id))
+        conn.execute(
+            select(memory_versions.c.text).where(
+                memory_versions.c.memory_pk == row.id, memory_versions.c.user_id == user_id
+            )
+        )
         .scalars()
         .all()
     )
     if row.archived_at is None:
         fts.unindex(tx, user_id, [(row.id, row.search_document)])
-    conn.execute(delete(memory_versions).where(memory_versions.c.memory_pk == row.id))
+    conn.execute(
+        delete(memory_versions).where(
+            memory_versions.c.memory_pk == row.id, memory_versions.c.user_id == user_id
+        )
+    )
     had_vector = conn.execute(
         delete(memory_embeddings)
-        .where(memory_embeddings.c.memory_pk == row.id)
+        .where(memory_embeddings.c.memory_pk == row.id, memory_embeddings.c.user_id == user_id)
         .returning(memory_embeddings.c.memory_pk)
     ).first()
-    conn.execute(delete(memories).where(memories.c.id == row.id))
+    conn.execute(delete(memories).where(memories.c.id == row.id, memories.c.user_id == user_id))
     blanked = conn.execute(
         update(memory_candidates)
         .where(

@@ -72,7 +72,11 @@ def update_entry(tx: Tx, command: UpdateMemory) -> Memory:
         values["metadata_json"] = rows.metadata_text(change.metadata)
     if change.pinned is not None:
         values["pinned"] = change.pinned
-    conn.execute(update(memories).where(memories.c.id == row.id).values(**values))
+    conn.execute(
+        update(memories)
+        .where(memories.c.id == row.id, memories.c.user_id == user_id)
+        .values(**values)
+    )
     if change.embedding is not None:
         _replace_vector(conn, user_id, row.id, change.embedding)
     changed = entry(conn, user_id, memories.c.id == row.id)
@@ -85,7 +89,11 @@ def update_entry(tx: Tx, command: UpdateMemory) -> Memory:
 
 
 def _replace_vector(conn: Connection, user_id: str, pk: int, embedding: Embedding) -> None:
-    conn.execute(memory_embeddings.delete().where(memory_embeddings.c.memory_pk == pk))
+    conn.execute(
+        memory_embeddings.delete().where(
+            memory_embeddings.c.memory_pk == pk, memory_embeddings.c.user_id == user_id
+        )
+    )
     conn.execute(
         insert(memory_embeddings).values(
             memory_pk=pk,

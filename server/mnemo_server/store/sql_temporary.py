@@ -42,10 +42,16 @@ def _delete(tx: Tx, rows: list[tuple[int, str, str]]) -> int:
     for _, user_id, conversation_id in rows:
         _forget_results(conn, user_id, conversation_id)
         sql_changes.forget_conversation(conn, user_id, conversation_id)
-    if rows:
-        conn.execute(delete(conversations).where(conversations.c.id.in_([r[0] for r in rows])))
+    users = sorted({user_id for _, user_id, _ in rows})
+    for user_id in users:  # one user's rows per statement (one shard when sharded)
+        pks = [pk for pk, u, _ in rows if u == user_id]
+        conn.execute(
+            delete(conversations).where(
+                conversations.c.user_id == user_id, conversations.c.id.in_(pks)
+            )
+        )
     # One append per user, users in order: two purges lock the counters alike.
-    for user_id in sorted({user_id for _, user_id, _ in rows}):
+    for user_id in users:
         gone = sorted(c for _, u, c in rows if u == user_id)
         sql_changes.append(
             tx, user_id, [sql_changes.conversation_deleted(user_id, c) for c in gone]

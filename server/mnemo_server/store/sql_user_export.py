@@ -144,6 +144,7 @@ def _checkpoints(conn: Connection, user_id: str, limit: int, after: Keyset | Non
     joined = conversations.outerjoin(
         checkpoints,
         (checkpoints.c.conversation_pk == conversations.c.id)
+        & (checkpoints.c.user_id == conversations.c.user_id)
         & (checkpoints.c.generation == conversations.c.generation),
     )
     statement = (
