@@ -290,7 +290,7 @@ async def test_erasure_keeps_the_counter_and_leaves_only_its_change(
 
     receipt = await erase_user(user_data, ALICE)
 
-    assert receipt.deleted_rows["changes"] == 3
+    assert receipt.erased.deleted_rows["changes"] == 3
     found = await _all(sql_store)
     assert [(c.cursor, c.operation, c.resource_name, c.state) for c in found] == [
         (4, ChangeOperation.ERASE, U, None)
@@ -299,13 +299,18 @@ async def test_erasure_keeps_the_counter_and_leaves_only_its_change(
     page = await sql_store.changes_after(ALICE, 1, limit=10)
     assert [c.cursor for c in page.changes] == [4]
     assert (page.latest_cursor, page.oldest_cursor) == (4, 4)
-    # The cursors keep growing; a second erasure counts no data change.
+    # The cursors keep growing; a second erasure deletes the new change but
+    # keeps the earlier ERASE change (it holds only the user's name).
     await save_state(sql_store, DEFAULT, "again")
     assert [c.cursor for c in await _all(sql_store)] == [4, 5]
     again = await erase_user(user_data, ALICE)
-    assert again.deleted_rows["changes"] == 1
-    assert [c.cursor for c in await _all(sql_store)] == [6]
-    # Only the ERASE change and the counter remain; an import is still allowed.
+    assert again.erased.deleted_rows["changes"] == 1
+    assert [c.cursor for c in await _all(sql_store)] == [4, 6]
+    # An erasure that finds nothing to delete appends nothing.
+    nothing = await erase_user(user_data, ALICE)
+    assert not nothing.erased.changed_anything
+    assert [c.cursor for c in await _all(sql_store)] == [4, 6]
+    # Only the ERASE changes and the counter remain; an import is still allowed.
     await import_user(user_data, ALICE, UserData())
     assert [c.cursor for c in await _all(sql_store, BOB)] == [1]
 
