@@ -432,6 +432,40 @@ async def test_an_unopenable_sqlite_file_is_unavailable(tmp_path: Path) -> None:
         await db.close()
 
 
+async def test_a_connection_broken_inside_a_write_is_unavailable_and_the_next_write_reconnects(
+    database: Database,
+) -> None:
+    """SQLAlchemy's own error for a connection invalidated in the middle of a
+    transaction (``PendingRollbackError``), as a unit of work meets it, is
+    UNAVAILABLE (not an unexpected error, INTERNAL), alone and in a shared
+    batch; the lane reconnects for the next write."""
+
+    def broken(tx: Tx) -> None:
+        add_user("lost")(tx)
+        tx.conn.invalidate()
+        add_user("lost-too")(tx)  # raises PendingRollbackError
+
+    with pytest.raises(Unavailable):
+        await database.write(broken)
+    outcomes = await held_batch(database, add_user("u1"), broken)
+    assert [type(outcome) for outcome in outcomes] == [Unavailable, Unavailable]
+    await database.write(add_user("u2"))
+    assert await database.read(user_ids) == ["u2"]
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+async def test_a_closed_driver_connection_inside_a_write_is_unavailable(database: Database) -> None:
+    def closed(tx: Tx) -> None:
+        cursor = tx.raw.cursor()
+        cursor.close()
+        cursor.execute("SELECT 1")  # psycopg.InterfaceError: the cursor is closed
+
+    with pytest.raises(Unavailable):
+        await database.write(closed)
+    await database.write(add_user("u1"))
+    assert await database.read(user_ids) == ["u1"]
+
+
 @pytest.fixture
 def unused_port() -> int:
     with socket.socket() as sock:

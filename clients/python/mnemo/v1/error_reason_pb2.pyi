@@ -35,6 +35,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_UNAVAILABLE: _ClassVar[ErrorReason]
     ERROR_REASON_NOT_IMPLEMENTED: _ClassVar[ErrorReason]
     ERROR_REASON_INTERNAL: _ClassVar[ErrorReason]
+    ERROR_REASON_CURSOR_AHEAD: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 ERROR_REASON_INVALID_FIELD: ErrorReason
 ERROR_REASON_INVALID_NAME: ErrorReason
@@ -64,3 +65,4 @@ ERROR_REASON_CONCURRENT_MODIFICATION: ErrorReason
 ERROR_REASON_UNAVAILABLE: ErrorReason
 ERROR_REASON_NOT_IMPLEMENTED: ErrorReason
 ERROR_REASON_INTERNAL: ErrorReason
+ERROR_REASON_CURSOR_AHEAD: ErrorReason
