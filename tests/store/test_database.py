@@ -8,6 +8,7 @@ import asyncio
 import socket
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -454,7 +455,7 @@ async def test_a_connection_broken_inside_a_write_is_unavailable_and_the_next_wr
 
 
 @pytest.mark.parametrize("backend", ["postgres"], indirect=True)
-async def test_a_closed_driver_connection_inside_a_write_is_unavailable(database: Database) -> None:
+async def test_a_closed_driver_cursor_inside_a_write_is_unavailable(database: Database) -> None:
     def closed(tx: Tx) -> None:
         cursor = tx.raw.cursor()
         cursor.close()
@@ -464,6 +465,24 @@ async def test_a_closed_driver_connection_inside_a_write_is_unavailable(database
         await database.write(closed)
     await database.write(add_user("u1"))
     assert await database.read(user_ids) == ["u1"]
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+async def test_a_session_ended_by_the_server_inside_a_read_is_unavailable(
+    database: Database,
+) -> None:
+    def idle_too_long(conn: Connection) -> None:
+        # On the driver connection, as store.statements runs reads: SQLAlchemy
+        # would recognize the disconnect by itself.
+        raw = conn.connection.dbapi_connection
+        assert raw is not None
+        raw.execute("SET LOCAL idle_in_transaction_session_timeout = '50ms'")
+        time.sleep(0.5)  # the server ends the session: SQLSTATE 25P03 on the next statement
+        raw.execute("SELECT 1")
+
+    with pytest.raises(Unavailable):
+        await database.read(idle_too_long)
+    assert await database.read(user_ids) == []
 
 
 @pytest.fixture

@@ -32,8 +32,12 @@ __all__ = ["Failure", "RetryTransaction", "classify"]
 # the user anew.
 _PG_RETRYABLE = {"40001", "40P01", "23503"}
 # PostgreSQL SQLSTATE classes meaning "the server cannot serve now":
-# connection exceptions, insufficient resources, operator intervention.
+# connection exceptions, insufficient resources, operator intervention
+# (among them admin_shutdown, a terminated backend, and idle_session_timeout).
 _PG_UNAVAILABLE_CLASSES = ("08", "53", "57")
+# idle_in_transaction_session_timeout: the server ended the session (a class
+# of its own, 25, "invalid transaction state", is otherwise a bug).
+_PG_UNAVAILABLE = {"25P03"}
 _SQLITE_BUSY = ("database is locked", "database table is locked", "database is busy")
 _SQLITE_UNAVAILABLE = ("unable to open database", "disk i/o error", "database or disk is full")
 
@@ -73,6 +77,7 @@ def classify(error: BaseException) -> Failure | None:
         if (
             invalidated
             or sqlstate.startswith(_PG_UNAVAILABLE_CLASSES)
+            or sqlstate in _PG_UNAVAILABLE
             or (isinstance(driver, psycopg.OperationalError) and not sqlstate)
         ):
             return Failure(f"PostgreSQL unavailable: {driver}", True, error)
