@@ -1,6 +1,7 @@
 """A throwaway PostgreSQL for tests in other languages (the TypeScript
 follower's tests): ``python -m tests.support.postgres_service`` starts one
-(``tests.support.pgcluster``), creates and migrates a database, and prints
+(``tests.support.pgcluster``; the server of ``$MNEMO_TEST_POSTGRES_URL`` if
+set), creates and migrates a database of its own, and prints
 one line of JSON: ``{"url": "postgresql+psycopg://..."}`` (the server's
 ``--database-url``). Then it reads commands, one a line, from stdin:
 
@@ -8,21 +9,28 @@ one line of JSON: ``{"url": "postgresql+psycopg://..."}`` (the server's
   that database (a server's lanes and its LISTEN connection); answers
   ``{"killed": N}``.
 
-At the end of stdin (the test closed it, or died) it stops and deletes the
-cluster and exits.
+At the end of stdin (the test closed it, or died) it drops the database,
+stops and deletes the cluster and exits.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import psycopg
 
 from mnemo_server.store import migrate
-from tests.support.pgcluster import ThrowawayPostgres, create_database, database_url, libpq_url
+from tests.support.pgcluster import (
+    ThrowawayPostgres,
+    create_database,
+    database_url,
+    drop_database,
+    libpq_url,
+)
 
-DATABASE = "mnemo_follow"
+DATABASE = f"mnemo_follow_{os.getpid()}"
 _KILL = (
     "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
     "WHERE datname = current_database() AND pid <> pg_backend_pid() "
@@ -35,19 +43,22 @@ def _answer(value: dict[str, object]) -> None:
 
 
 def main() -> int:
-    with ThrowawayPostgres() as cluster:
+    with ThrowawayPostgres() as cluster:  # or $MNEMO_TEST_POSTGRES_URL's server
         create_database(cluster.url, DATABASE)
-        url = database_url(cluster.url, DATABASE)
-        migrate.upgrade(url)
-        _answer({"url": url})
-        for line in sys.stdin:
-            command = line.strip()
-            if command == "kill-backends":
-                with psycopg.connect(libpq_url(url), autocommit=True) as conn:
-                    row = conn.execute(_KILL).fetchone()
-                _answer({"killed": int(row[0]) if row else 0})
-            elif command:
-                _answer({"error": f"unknown command {command!r}"})
+        try:
+            url = database_url(cluster.url, DATABASE)
+            migrate.upgrade(url)
+            _answer({"url": url})
+            for line in sys.stdin:
+                command = line.strip()
+                if command == "kill-backends":
+                    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+                        row = conn.execute(_KILL).fetchone()
+                    _answer({"killed": int(row[0]) if row else 0})
+                elif command:
+                    _answer({"error": f"unknown command {command!r}"})
+        finally:
+            drop_database(cluster.url, DATABASE)
     return 0
 
 
