@@ -183,8 +183,6 @@ class PgChangeNotifier:
         self._conninfo = make_conninfo(conninfo, **extra)
         self._task: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
-        #: How many times the LISTEN connection was (re)established.
-        self.connections = 0
 
     async def start(self) -> None:
         """Listen in a task; returns once listening (or after a first failure,
@@ -208,7 +206,6 @@ class PgChangeNotifier:
                 ) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     self._listening.set()
-                    self.connections += 1
                     delay = _RECONNECT_MIN_S
                     # Notices sent while not listening are lost: read again.
                     self.wakeups.wake_all()

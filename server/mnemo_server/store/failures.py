@@ -9,8 +9,8 @@ both forms are recognized here.
 A connection that broke in the middle of a transaction can also surface as
 SQLAlchemy's own complaint about that connection's state rather than as a
 driver error (``PendingRollbackError``: "Can't reconnect until invalid
-transaction is rolled back"; ``ResourceClosedError``), or as psycopg's
-``InterfaceError`` on a closed connection. None of them says anything about
+transaction is rolled back"), or as psycopg's ``InterfaceError`` on a closed
+connection or cursor. None of them says anything about
 the write, only that this connection is done: they count as "unavailable"
 (the lane drops the connection, the caller gets ``UNAVAILABLE`` and retries
 with its request id), never as an unexpected error (``INTERNAL``).
@@ -64,7 +64,7 @@ def classify(error: BaseException) -> Failure | None:
         return Failure("retry requested", False, error)
     if isinstance(error, exc.TimeoutError):
         return Failure("no pooled connection came free", True, error)
-    if isinstance(error, exc.PendingRollbackError | exc.ResourceClosedError):
+    if isinstance(error, exc.PendingRollbackError):
         return Failure(f"the connection broke in a transaction: {error}", True, error)
     invalidated = isinstance(error, exc.DBAPIError) and error.connection_invalidated
     driver = error.orig if isinstance(error, exc.DBAPIError) else error
