@@ -1,6 +1,8 @@
 """The change feed through the Python clients: list_changes, watch_changes and
 the resuming followers, against real servers (a server restart, a consumer
-too slow for the server, an expired cursor)."""
+too slow for the server, an expired cursor, a cursor of another database, a
+proxy in front of the server failing a watch with INTERNAL). A watch whose
+PostgreSQL backend is killed: tests/concurrency/test_postgres_faults.py."""
 
 from __future__ import annotations
 
@@ -9,8 +11,12 @@ import queue
 import threading
 import time
 from collections.abc import Iterator
+from concurrent import futures
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+import grpc
 import pytest
 
 from mnemo.client import (
@@ -20,6 +26,7 @@ from mnemo.client import (
     ChangeFollower,
     Heartbeat,
     MnemoClient,
+    MnemoError,
     OutOfRangeError,
 )
 from tests.support.change_feed import prune_all_changes
@@ -75,6 +82,25 @@ class Following:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(WAIT_S)
+
+
+def _follow_through_a_resync(
+    client: MnemoClient, follower: ChangeFollower, resyncs: list[Any]
+) -> tuple[list[int], int]:
+    """Iterate ``follower`` until its handler appended to ``resyncs``, then
+    append one change: the cursors received up to it, and its cursor."""
+    following = Following(follower)
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while not resyncs:
+            assert time.monotonic() < deadline, f"no resync ({following.error!r})"
+            time.sleep(0.05)
+        newer = _append(client, "u1", "after the resync")
+        received = following.until(newer)
+    finally:
+        following.stop()
+    assert following.error is None
+    return received, newer
 
 
 @pytest.fixture
@@ -168,14 +194,7 @@ def test_the_follower_resyncs_on_an_expired_cursor(expired_feed: tuple[MnemoClie
     follower = ChangeFollower(
         client, "u1", after_cursor=1, on_expired=lambda: resyncs.append(follower.cursor)
     )
-    following = Following(follower)
-    try:
-        while not resyncs:
-            time.sleep(0.05)
-        newer = _append(client, "u1", "e")
-        received = following.until(newer)
-    finally:
-        following.stop()
+    received, newer = _follow_through_a_resync(client, follower, resyncs)
     assert resyncs == [1]
     # After the resync, only what came after the latest cursor at that time.
     assert received == list(range(latest + 1, newer + 1))
@@ -210,3 +229,122 @@ async def test_the_async_follower_sends_backlog_heartbeat_then_live(sqlite_url: 
                         break
             assert received == list(range(1, live + 1))
             assert follower.cursor == live
+
+
+def test_the_follower_resyncs_on_a_cursor_of_another_database(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    with running_server(f"sqlite:///{tmp_path / 'other.db'}") as other, MnemoClient(other) as far:
+        far.create_conversation("u1", "chat")
+        foreign = _append(far, "u1", "a", "b", "c")
+    with (
+        running_server(sqlite_url, watch_heartbeat_seconds=0.2) as target,
+        MnemoClient(target) as client,
+    ):
+        client.create_conversation("u1", "chat")
+        latest = _append(client, "u1", "x")
+        assert latest < foreign
+        reasons: list[tuple[str, str]] = []
+        follower = ChangeFollower(
+            client,
+            "u1",
+            after_cursor=foreign,
+            on_resync=lambda error: reasons.append((error.reason, error.metadata["latest_cursor"])),
+        )
+        received, newer = _follow_through_a_resync(client, follower, reasons)
+    assert reasons == [("CURSOR_AHEAD", str(latest))]
+    assert received == list(range(latest + 1, newer + 1))
+
+
+def test_without_a_resync_handler_a_cursor_ahead_is_raised(sqlite_url: str) -> None:
+    with running_server(sqlite_url) as target, MnemoClient(target) as client:
+        with pytest.raises(OutOfRangeError) as raised:
+            next(iter(ChangeFollower(client, "u1", after_cursor=3)))
+    assert (raised.value.reason, raised.value.metadata["latest_cursor"]) == ("CURSOR_AHEAD", "0")
+
+
+_SYNC = "mnemo.v1.SyncService"
+
+
+@contextmanager
+def faulty_proxy(upstream: str, fail_after: int) -> Iterator[str]:
+    """A gRPC proxy for SyncService in front of ``upstream`` whose first
+    WatchChanges relays ``fail_after`` messages, then ends with a bare
+    ``INTERNAL`` (no Mnemo details, as a proxy or load balancer would);
+    later calls are relayed untouched. Yields its target."""
+    channel = grpc.insecure_channel(upstream)
+    watches = 0
+    lock = threading.Lock()
+
+    def watch(request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
+        nonlocal watches
+        with lock:
+            watches += 1
+            first = watches == 1
+        call = channel.unary_stream(f"/{_SYNC}/WatchChanges")(
+            request, timeout=context.time_remaining()
+        )
+        context.add_callback(call.cancel)
+        for sent, message in enumerate(call):
+            if first and sent == fail_after:
+                call.cancel()
+                context.abort(grpc.StatusCode.INTERNAL, "upstream connect error")
+            yield message
+
+    def list_changes(request: bytes, context: grpc.ServicerContext) -> bytes:
+        response: bytes = channel.unary_unary(f"/{_SYNC}/ListChanges")(request)
+        return response
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    server.add_generic_rpc_handlers(
+        (
+            grpc.method_handlers_generic_handler(
+                _SYNC,
+                {
+                    "WatchChanges": grpc.unary_stream_rpc_method_handler(watch),
+                    "ListChanges": grpc.unary_unary_rpc_method_handler(list_changes),
+                },
+            ),
+        )
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.stop(None).wait(5)
+        channel.close()
+
+
+def test_the_follower_resumes_after_an_internal_error_from_a_proxy(sqlite_url: str) -> None:
+    with running_server(sqlite_url, watch_heartbeat_seconds=0.2) as target:
+        with MnemoClient(target) as writer:
+            writer.create_conversation("u1", "chat")
+            latest = _append(writer, "u1", "a", "b", "c")
+        errors: list[MnemoError] = []
+        with faulty_proxy(target, fail_after=2) as proxy, MnemoClient(proxy) as client:
+            following = Following(
+                ChangeFollower(client, "u1", on_error=errors.append, max_backoff=0.5)
+            )
+            try:
+                received = following.until(latest)
+            finally:
+                following.stop()
+    assert following.error is None
+    assert [(e.code, e.reason) for e in errors] == [(grpc.StatusCode.INTERNAL, "")]
+    assert received == list(range(1, latest + 1))  # no gap, no duplicate across the fault
+
+
+async def test_the_async_follower_resyncs_on_a_cursor_ahead(sqlite_url: str) -> None:
+    with running_server(sqlite_url) as target:
+        async with AsyncMnemoClient(target) as client:
+            reasons: list[str] = []
+
+            async def resync(error: OutOfRangeError) -> None:
+                reasons.append(error.reason)
+
+            follower = AsyncChangeFollower(client, "u1", after_cursor=7, on_resync=resync)
+            async for event in follower:
+                assert isinstance(event, Heartbeat)  # caught up with the (empty) feed
+                break
+    assert (reasons, follower.cursor) == (["CURSOR_AHEAD"], 0)

@@ -442,7 +442,10 @@ async def test_pruning_expires_older_cursors_and_keeps_the_counter(
         await sql_store.changes_after(ALICE, 1, limit=10)
     assert expired.value.reason == "CURSOR_EXPIRED"
     assert expired.value.metadata["oldest_cursor"] == "3"
-    assert (await sql_store.changes_after(ALICE, 9, limit=10)).changes == ()
+    assert (await sql_store.changes_after(ALICE, 4, limit=10)).changes == ()
+    with pytest.raises(OutOfRange) as ahead:  # not a cursor of this database
+        await sql_store.changes_after(ALICE, 9, limit=10)
+    assert (ahead.value.reason, ahead.value.metadata["latest_cursor"]) == ("CURSOR_AHEAD", "4")
 
     # Everything pruned: the counter stays, the next change is 5.
     assert await sql_store.prune_changes(older_than_micros=now_micros() + 1, limit=100) == 3

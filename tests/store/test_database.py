@@ -8,6 +8,7 @@ import asyncio
 import socket
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -430,6 +431,58 @@ async def test_an_unopenable_sqlite_file_is_unavailable(tmp_path: Path) -> None:
             await db.read(user_ids)
     finally:
         await db.close()
+
+
+async def test_a_connection_broken_inside_a_write_is_unavailable_and_the_next_write_reconnects(
+    database: Database,
+) -> None:
+    """SQLAlchemy's own error for a connection invalidated in the middle of a
+    transaction (``PendingRollbackError``), as a unit of work meets it, is
+    UNAVAILABLE (not an unexpected error, INTERNAL), alone and in a shared
+    batch; the lane reconnects for the next write."""
+
+    def broken(tx: Tx) -> None:
+        add_user("lost")(tx)
+        tx.conn.invalidate()
+        add_user("lost-too")(tx)  # raises PendingRollbackError
+
+    with pytest.raises(Unavailable):
+        await database.write(broken)
+    outcomes = await held_batch(database, add_user("u1"), broken)
+    assert [type(outcome) for outcome in outcomes] == [Unavailable, Unavailable]
+    await database.write(add_user("u2"))
+    assert await database.read(user_ids) == ["u2"]
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+async def test_a_closed_driver_cursor_inside_a_write_is_unavailable(database: Database) -> None:
+    def closed(tx: Tx) -> None:
+        cursor = tx.raw.cursor()
+        cursor.close()
+        cursor.execute("SELECT 1")  # psycopg.InterfaceError: the cursor is closed
+
+    with pytest.raises(Unavailable):
+        await database.write(closed)
+    await database.write(add_user("u1"))
+    assert await database.read(user_ids) == ["u1"]
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+async def test_a_session_ended_by_the_server_inside_a_read_is_unavailable(
+    database: Database,
+) -> None:
+    def idle_too_long(conn: Connection) -> None:
+        # On the driver connection, as store.statements runs reads: SQLAlchemy
+        # would recognize the disconnect by itself.
+        raw = conn.connection.dbapi_connection
+        assert raw is not None
+        raw.execute("SET LOCAL idle_in_transaction_session_timeout = '50ms'")
+        time.sleep(0.5)  # the server ends the session: SQLSTATE 25P03 on the next statement
+        raw.execute("SELECT 1")
+
+    with pytest.raises(Unavailable):
+        await database.read(idle_too_long)
+    assert await database.read(user_ids) == []
 
 
 @pytest.fixture

@@ -196,6 +196,7 @@ class ThrowawayPostgres:
         self._dir: Path | None = None
         self._owner_pid: int | None = None
         self._run_as: pwd.struct_passwd | None = None
+        self._start_options = ""
         self.port: int | None = None
         self.version: str | None = None
         self.external = False
@@ -242,6 +243,42 @@ class ThrowawayPostgres:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
+    def shut_down(self, mode: str = "fast") -> None:
+        """Stop the running server with ``pg_ctl stop -m mode`` (``smart``,
+        ``fast``: end the sessions, checkpoint; ``immediate``: like a crash,
+        the next start recovers from WAL) and keep the cluster, so that
+        ``start_again`` brings it back. Only for a cluster this process made."""
+        data = self._own_data_dir()
+        bindir = self._bindir or find_bindir()
+        self._run_checked(
+            [str(bindir / "pg_ctl"), "stop", "-D", str(data), "-m", mode, "-w"]
+            + ["-t", str(_STOP_TIMEOUT_S)],
+            timeout=_STOP_TIMEOUT_S + 10,
+        )
+
+    def start_again(self) -> None:
+        """Start the cluster stopped by ``shut_down`` on the same port and settings."""
+        data = self._own_data_dir()
+        bindir = self._bindir or find_bindir()
+        assert self._dir is not None
+        self._run_checked(
+            [
+                str(bindir / "pg_ctl"),
+                "start",
+                "-D",
+                str(data),
+                "-l",
+                str(self._dir / "postgres.log"),
+            ]
+            + ["-w", "-t", str(_START_TIMEOUT_S), "-o", self._start_options],
+            timeout=_START_TIMEOUT_S + 10,
+        )
+
+    def restart(self, mode: str = "fast") -> None:
+        """``shut_down(mode)`` then ``start_again()``."""
+        self.shut_down(mode)
+        self.start_again()
+
     def __enter__(self) -> Self:
         return self.start()
 
@@ -254,6 +291,13 @@ class ThrowawayPostgres:
         self.stop()
 
     # -- internals
+
+    def _own_data_dir(self) -> Path:
+        if self._dir is None or self.external or self._owner_pid != os.getpid():
+            raise PostgresUnavailable(
+                "only a cluster this process started can be stopped and started"
+            )
+        return self._dir / "data"
 
     def _server_version(self) -> str:
         with psycopg.connect(libpq_url(self.url), connect_timeout=10) as conn:
@@ -377,6 +421,7 @@ class ThrowawayPostgres:
             )
             if returncode == 0:
                 self.port = port
+                self._start_options = " ".join(options)
                 self._url = f"postgresql+psycopg://{DB_USER}@127.0.0.1:{port}/postgres"
                 return
             server_log = log.read_text(errors="replace") if log.exists() else ""

@@ -66,7 +66,12 @@ def _error(code: grpc.StatusCode, reason: str = "") -> MnemoError:
         (grpc.StatusCode.CANCELLED, "", "backoff"),
         (grpc.StatusCode.DEADLINE_EXCEEDED, "", "backoff"),
         (grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED", "backoff"),
-        (grpc.StatusCode.OUT_OF_RANGE, "CURSOR_EXPIRED", "expired"),
+        (grpc.StatusCode.INTERNAL, "", "backoff"),  # a proxy's
+        (grpc.StatusCode.INTERNAL, "INTERNAL", "backoff"),
+        (grpc.StatusCode.UNKNOWN, "", "backoff"),
+        (grpc.StatusCode.ABORTED, "CONCURRENT_MODIFICATION", "backoff"),
+        (grpc.StatusCode.OUT_OF_RANGE, "CURSOR_EXPIRED", "resync"),
+        (grpc.StatusCode.OUT_OF_RANGE, "CURSOR_AHEAD", "resync"),
     ],
 )
 def test_what_a_follower_does_after_an_error(code: grpc.StatusCode, reason: str, step: str) -> None:
@@ -76,8 +81,9 @@ def test_what_a_follower_does_after_an_error(code: grpc.StatusCode, reason: str,
 @pytest.mark.parametrize(
     ("code", "reason"),
     [
-        (grpc.StatusCode.ABORTED, "CONCURRENT_MODIFICATION"),
+        (grpc.StatusCode.ABORTED, "ETAG_MISMATCH"),
         (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_NAME"),
+        (grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED"),
         (grpc.StatusCode.NOT_FOUND, "NOT_FOUND"),
         (grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED"),
     ],

@@ -4,6 +4,15 @@ export { create, toJson, fromJson, type MessageInitShape } from "@bufbuild/proto
 export { timestampDate, timestampFromDate, timestampNow } from "@bufbuild/protobuf/wkt";
 export { clientsOver, interceptorsFor, type MnemoClient } from "./client.js";
 export {
+  ChangeFollower,
+  RESYNC_REASONS,
+  followBackoffMs,
+  nextStep,
+  type ChangeFollowerOptions,
+  type FollowEvent,
+  type FollowStep,
+} from "./follow.js";
+export {
   ERROR_DOMAIN,
   MnemoError,
   codeName,

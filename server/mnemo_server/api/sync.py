@@ -7,6 +7,13 @@ transport: every message must be taken by the consumer within
 ``send_timeout_seconds``, or the watch ends with ``ABORTED``
 (``WATCH_LAGGING``, metadata ``resume_cursor``) instead of queueing without
 bound for a consumer that does not read.
+
+A store that cannot be reached (PostgreSQL restarting, a killed backend)
+raises ``Unavailable`` from the watch's read, which ends the call with
+``UNAVAILABLE``, never ``INTERNAL`` (``store.failures`` decides what counts
+as unreachable; ``errors`` maps it): the client watches again from its last
+cursor after a backoff. A cursor beyond the user's latest is ``OUT_OF_RANGE``
+``CURSOR_AHEAD``, raised by the first read before anything is sent.
 """
 
 from __future__ import annotations

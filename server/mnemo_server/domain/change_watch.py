@@ -125,7 +125,8 @@ class ChangeFeed:
 
     async def list_changes(self, user_id: str, after_cursor: int, *, limit: int) -> ChangePage:
         """Up to ``limit`` changes after ``after_cursor``; raises ``OutOfRange``
-        (``CURSOR_EXPIRED``) for a cursor older than the retained history."""
+        (``CURSOR_EXPIRED``) for a cursor older than the retained history and
+        (``CURSOR_AHEAD``) for one beyond the user's latest cursor."""
         return await self._store.changes_after(user_id, after_cursor, limit=limit)
 
     async def watch(self, user_id: str, after_cursor: int) -> AsyncIterator[Change | Heartbeat]:
@@ -133,9 +134,12 @@ class ChangeFeed:
         until the server shuts down (the iteration ends) or the caller stops.
 
         Raises ``ResourceExhausted`` (``RATE_LIMITED``) when ``max_watchers``
-        watches run already, and ``OutOfRange`` (``CURSOR_EXPIRED``) when the
+        watches run already, ``OutOfRange`` (``CURSOR_EXPIRED``) when the
         cursor is (or, for a watch that fell behind the retention, becomes)
-        older than the retained history.
+        older than the retained history, ``OutOfRange`` (``CURSOR_AHEAD``)
+        when it is beyond the user's latest cursor (raised by the first
+        read, before anything is yielded), and ``Unavailable`` when the store
+        cannot be reached (the caller resumes from its last cursor).
         """
         if self._watches >= self._settings.max_watchers:
             raise ResourceExhausted(

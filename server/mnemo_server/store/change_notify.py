@@ -17,8 +17,12 @@ The read side is one ``ChangeNotifier`` per server (``start()``/``stop()``),
 waking a ``domain.change_watch.Wakeups``:
 
 - PostgreSQL (``PgChangeNotifier``): one ``LISTEN mnemo_changes`` connection
-  (psycopg async) per process. If it drops, it reconnects with backoff and
-  then wakes every watch, since notices sent meanwhile were lost.
+  (psycopg async) per process. If it drops (a PostgreSQL restart, its
+  backend terminated, any error at all), it reconnects with backoff (0.1 s
+  doubling to 5 s) for as long as the server runs, and then wakes every
+  watch, since notices sent meanwhile were lost. TCP keepalives and a
+  connect timeout (unless the URL sets its own) make a silently dead
+  connection fail instead of hanging.
 - SQLite (``SqliteChangeNotifier``): the in-process wake above, plus one
   poll per process every ``poll_seconds`` of ``PRAGMA data_version`` (a
   counter SQLite bumps when another connection commits); when it moved, one
@@ -42,6 +46,7 @@ from collections.abc import Collection, Mapping
 from typing import Protocol
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from sqlalchemy.engine import URL, make_url
 
 from mnemo_server.domain.change_watch import Wakeups
@@ -52,6 +57,15 @@ log = logging.getLogger(__name__)
 CHANNEL = "mnemo_changes"
 _RECONNECT_MIN_S = 0.1
 _RECONNECT_MAX_S = 5.0
+# libpq settings of the LISTEN connection, where the URL does not set them:
+# a connection that idles forever must notice a peer that vanished.
+_LISTEN_CONNINFO = {
+    "connect_timeout": "10",
+    "keepalives": "1",
+    "keepalives_idle": "30",
+    "keepalives_interval": "10",
+    "keepalives_count": "3",
+}
 
 
 def notify_change(tx: Tx, user_id: str) -> None:
@@ -163,7 +177,10 @@ class PgChangeNotifier:
 
     def __init__(self, url: URL, wakeups: Wakeups) -> None:
         self.wakeups = wakeups
-        self._conninfo = libpq_conninfo(url)
+        conninfo = libpq_conninfo(url)
+        given = conninfo_to_dict(conninfo)
+        extra = {key: value for key, value in _LISTEN_CONNINFO.items() if key not in given}
+        self._conninfo = make_conninfo(conninfo, **extra)
         self._task: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
 
@@ -198,6 +215,8 @@ class PgChangeNotifier:
                             self.wakeups.wake(parsed[0])
             except psycopg.Error as error:
                 log.warning("change notifications interrupted (%s); reconnecting", error)
+            except Exception:  # anything else must not end the listening for good
+                log.exception("change notifications failed unexpectedly; reconnecting")
             self._listening.set()
             await asyncio.sleep(delay)
             delay = min(delay * 2, _RECONNECT_MAX_S)

@@ -155,7 +155,14 @@ class Database:
         have effects outside the transaction. ``weight`` (bytes, roughly) and
         ``alone`` (a batch of its own) bound what shares its transaction.
         Raises ``Aborted`` after the last retry, ``Unavailable`` when the
-        database cannot be reached, and whatever domain error ``fn`` raises.
+        database cannot be reached (also when the connection broke during
+        the commit, whose outcome is then unknown: a retry with the same
+        request id tells), and whatever domain error ``fn`` raises.
+
+        Cancelled (the call's deadline passed): a write no lane has taken yet
+        is dropped and never runs; one that is running is not interrupted:
+        its transaction commits or rolls back as a whole, and the
+        cancellation goes on once it has (``tests/api/test_deadlines.py``).
         """
         return await self._submit(self._writes, fn, weight, alone)
 

@@ -5,6 +5,15 @@ Units of work run statements both through SQLAlchemy (which wraps driver
 errors in ``sqlalchemy.exc.DBAPIError``) and on the driver connection
 directly (``store.statements``, which raises the driver's own errors), so
 both forms are recognized here.
+
+A connection that broke in the middle of a transaction can also surface as
+SQLAlchemy's own complaint about that connection's state rather than as a
+driver error (``PendingRollbackError``: "Can't reconnect until invalid
+transaction is rolled back"), or as psycopg's ``InterfaceError`` on a closed
+connection or cursor. None of them says anything about
+the write, only that this connection is done: they count as "unavailable"
+(the lane drops the connection, the caller gets ``UNAVAILABLE`` and retries
+with its request id), never as an unexpected error (``INTERNAL``).
 """
 
 from __future__ import annotations
@@ -25,8 +34,12 @@ __all__ = ["Failure", "RetryTransaction", "classify", "storage_full"]
 # the user anew.
 _PG_RETRYABLE = {"40001", "40P01", "23503"}
 # PostgreSQL SQLSTATE classes meaning "the server cannot serve now":
-# connection exceptions, insufficient resources, operator intervention.
+# connection exceptions, insufficient resources, operator intervention
+# (among them admin_shutdown, a terminated backend, and idle_session_timeout).
 _PG_UNAVAILABLE_CLASSES = ("08", "53", "57")
+# idle_in_transaction_session_timeout: the server ended the session (a class
+# of its own, 25, "invalid transaction state", is otherwise a bug).
+_PG_UNAVAILABLE = {"25P03"}
 _SQLITE_BUSY = ("database is locked", "database table is locked", "database is busy")
 _SQLITE_UNAVAILABLE = ("unable to open database", "disk i/o error")
 _SQLITE_FULL = "database or disk is full"
@@ -60,8 +73,12 @@ def classify(error: BaseException) -> Failure | None:
         return Failure("retry requested", False, error)
     if isinstance(error, exc.TimeoutError):
         return Failure("no pooled connection came free", True, error)
+    if isinstance(error, exc.PendingRollbackError):
+        return Failure(f"the connection broke in a transaction: {error}", True, error)
     invalidated = isinstance(error, exc.DBAPIError) and error.connection_invalidated
     driver = error.orig if isinstance(error, exc.DBAPIError) else error
+    if isinstance(driver, psycopg.InterfaceError):
+        return Failure(f"PostgreSQL connection unusable: {driver}", True, error)
     if isinstance(driver, psycopg.Error):
         sqlstate = str(driver.sqlstate or "")
         if sqlstate in _PG_RETRYABLE:
@@ -69,6 +86,7 @@ def classify(error: BaseException) -> Failure | None:
         if (
             invalidated
             or sqlstate.startswith(_PG_UNAVAILABLE_CLASSES)
+            or sqlstate in _PG_UNAVAILABLE
             or (isinstance(driver, psycopg.OperationalError) and not sqlstate)
         ):
             return Failure(f"PostgreSQL unavailable: {driver}", True, error)

@@ -278,7 +278,10 @@ class ChangeStore(Protocol):
         when ``0 < after_cursor < oldest_cursor - 1`` (changes after it were
         pruned). A cursor from before an erasure is not expired: the page
         starts at the erasure's change. ``after_cursor`` 0 means from the
-        oldest retained; one beyond ``latest_cursor`` returns no changes.
+        oldest retained. Raises ``OutOfRange(reason="CURSOR_AHEAD",
+        metadata={"latest_cursor": ...})`` when ``after_cursor >
+        latest_cursor`` (a cursor of another database); one equal to it
+        returns no changes.
         """
         ...
 

@@ -24,6 +24,14 @@ as the user's oldest, which a reader from before it gets first. So a cursor
 is expired when ``0 < after < oldest - 1`` and the oldest retained change is
 not an ERASE change.
 
+Ahead (``changes_after`` too): since the counter never goes back, no cursor
+this database issued is beyond the user's latest one; ``after > latest``
+means the cursor came from another database (a restore from an older
+backup, a client pointed elsewhere) and is refused with
+``OutOfRange(CURSOR_AHEAD)`` rather than answered with an empty page, which
+would leave that client waiting for changes it never gets. ``after ==
+latest`` (caught up; 0 for a user without changes) is fine.
+
 The state is stored as ``domain.codec`` JSON with its type name; vectors are
 left out (no API message carries them, and they are large).
 """
@@ -365,11 +373,19 @@ def _change(row: Any) -> Change:
 def changes_after(conn: Connection, user_id: str, after_cursor: int, limit: int) -> ChangePage:
     """``ChangeStore.changes_after`` (run it in one read transaction: the
     bounds and the page are of one snapshot). Raises
-    ``OutOfRange(CURSOR_EXPIRED)``."""
+    ``OutOfRange(CURSOR_EXPIRED)`` and ``OutOfRange(CURSOR_AHEAD)``."""
     latest = conn.execute(
         select(change_cursors.c.last_cursor).where(change_cursors.c.user_id == user_id)
     ).scalar_one_or_none()
     latest = 0 if latest is None else int(latest)
+    if after_cursor > latest:
+        raise OutOfRange(
+            f"cursor {after_cursor} is beyond the latest change of {user_name(user_id)} "
+            f"({latest}): it was not issued by this database; list the resources again "
+            f"and follow the changes from cursor {latest}",
+            reason="CURSOR_AHEAD",
+            metadata={"latest_cursor": str(latest)},
+        )
     oldest_row = conn.execute(
         select(changes.c.cursor, changes.c.operation)
         .where(changes.c.user_id == user_id)

@@ -34,8 +34,11 @@ def list_changes(
     Raises:
         InvalidArgumentError: a malformed user id or a negative cursor or size.
         OutOfRangeError: ``CURSOR_EXPIRED``: changes after the cursor are no
-            longer retained (``metadata["oldest_cursor"]``); list the
-            resources again, then follow the feed from ``latest_cursor``.
+            longer retained (``metadata["oldest_cursor"]``); ``CURSOR_AHEAD``:
+            the cursor is beyond the user's latest (``metadata["latest_cursor"]``),
+            so it came from another database. Either way list the resources
+            again, then follow the feed from ``metadata["latest_cursor"]``.
+        UnavailableError: the server or its database cannot serve now; retry.
     """
     request = sy.ListChangesRequest(
         parent=user_name(user), after_cursor=after_cursor, page_size=page_size
@@ -56,7 +59,11 @@ def watch_changes(
 
     Raises:
         InvalidArgumentError: a malformed user id or a negative cursor.
-        OutOfRangeError: ``CURSOR_EXPIRED``, as for ``list_changes``.
+        OutOfRangeError: ``CURSOR_EXPIRED`` or ``CURSOR_AHEAD``, as for
+            ``list_changes``, before anything is yielded.
+        UnavailableError: the server or its database cannot serve now (also
+            in the middle of the stream, e.g. PostgreSQL restarting); watch
+            again from the last cursor received, after a backoff.
         AbortedError: ``WATCH_LAGGING``: the iteration did not take messages
             fast enough; watch again from the last cursor received.
         ResourceExhaustedError: the server runs as many watches as it allows.

@@ -59,7 +59,11 @@ class SyncServiceServicer:
         """Returns a page of changes after a cursor, oldest first.
 
         Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), OUT_OF_RANGE
-        (CURSOR_EXPIRED). Read-only.
+        (CURSOR_EXPIRED: older than the retained history; CURSOR_AHEAD: beyond the
+        user's latest cursor, so not issued by this database; both carry
+        `latest_cursor` in the ErrorInfo metadata: resynchronise from a full list,
+        then follow from it), UNAVAILABLE (the store cannot be reached: retry).
+        Read-only.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -70,8 +74,12 @@ class SyncServiceServicer:
         while idle; no gap and no duplicate across reconnects that resume from the
         last cursor received.
 
-        Errors: INVALID_ARGUMENT (INVALID_NAME), OUT_OF_RANGE (CURSOR_EXPIRED),
-        ABORTED (WATCH_LAGGING: resume from the last cursor). Read-only.
+        Errors: INVALID_ARGUMENT (INVALID_NAME), OUT_OF_RANGE (CURSOR_EXPIRED,
+        CURSOR_AHEAD, as for ListChanges, before anything is sent), ABORTED
+        (WATCH_LAGGING: resume from the last cursor), UNAVAILABLE (the store
+        cannot be reached, e.g. PostgreSQL restarting: resume from the last cursor
+        after a backoff). A stream never ends with INTERNAL for a transient store
+        fault. Read-only.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

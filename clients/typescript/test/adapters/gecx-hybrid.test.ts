@@ -209,6 +209,21 @@ describe("gecx-chat hybrid adapter", () => {
   });
 });
 
+describe("gecx-chat hybrid adapter with a cache of another database", () => {
+  test("a cursor beyond the server's latest (CURSOR_AHEAD) resyncs the cache from a full list", async () => {
+    const { adapter, cache, events } = thisDevice("h-ahead");
+    const elsewhere = createMnemoServerMemoryAdapter(live.mnemo, { userId: "h-ahead" });
+    const here = await elsewhere.save({ text: "On this server." });
+    await cache.transact((document) => {
+      document.cursor = "9000"; // synced with another deployment
+    });
+    await adapter.sync();
+    assert.ok(events.some((e) => e.type === "resynced"));
+    assert.deepEqual((await cache.read()).entries.map((e) => e.id), [here.id]);
+    assert.ok(BigInt((await cache.read()).cursor) < 9000n);
+  });
+});
+
 describe("gecx-chat hybrid adapter with a short change retention", () => {
   const short = withOwnServer({
     args: ["--change-retention-seconds", "1", "--purge-interval-seconds", "0.2"],

@@ -54,6 +54,8 @@ export interface ServerOptions {
   env?: Readonly<Record<string, string>>;
   /** Also serve gRPC-Web and Connect on a second port (`--web-listen`); see webBaseUrl. */
   web?: boolean;
+  /** The `--database-url` (default: a SQLite file in the temp dir), e.g. from support/postgres.ts. */
+  databaseUrl?: string;
 }
 
 export class MnemoTestServer {
@@ -72,7 +74,7 @@ export class MnemoTestServer {
 
   constructor(options: ServerOptions = {}, dir = mkdtempSync(join(tmpdir(), "mnemo-ts-"))) {
     this.dir = dir;
-    this.databaseUrl = `sqlite:///${join(dir, "mnemo.db")}`;
+    this.databaseUrl = options.databaseUrl ?? `sqlite:///${join(dir, "mnemo.db")}`;
     this.args = options.args ?? [];
     this.env = options.env ?? {};
     this.web = options.web ?? false;

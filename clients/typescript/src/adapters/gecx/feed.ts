@@ -1,8 +1,9 @@
 /**
  * Server-wins reconciliation of a local memory cache through Mnemo's change
  * feed (SyncService): catch up with ListChanges, follow WatchChanges, start
- * again from a full list when the cursor expired, drop everything on an
- * erasure.
+ * again from a full list when the cursor expired (CURSOR_EXPIRED) or came
+ * from another database (CURSOR_AHEAD: beyond the user's latest cursor, e.g.
+ * after a restore), drop everything on an erasure.
  *
  * Ordering: the feed delivers a user's changes in cursor order, and the
  * adapter's own write responses carry the cursor of the change they made; the
@@ -14,6 +15,7 @@
 import { Code } from "@connectrpc/connect";
 import { ChangeOperation, type Change } from "../../gen/mnemo/v1/sync_pb.js";
 import { hasCode, hasReason } from "../failures.js";
+import { RESYNC_REASONS } from "../../follow.js";
 import { lastSegment, userName } from "../ids.js";
 import type { CacheDocument } from "./cache-document.js";
 import { toEntry } from "./convert.js";
@@ -108,7 +110,7 @@ export class ChangeFeed {
 
   /**
    * Applies every change after the cache's cursor (ListChanges, page by page).
-   * An expired cursor starts again from a full list. Rejects with the
+   * An expired cursor, or one of another database, starts again from a full list. Rejects with the
    * MnemoError of an unreachable server or of a server without SyncService
    * (UNIMPLEMENTED); what was applied before stays applied.
    */
@@ -124,7 +126,7 @@ export class ChangeFeed {
           pageSize: PAGE_SIZE,
         });
       } catch (error) {
-        if (!hasReason(error, "CURSOR_EXPIRED") || resynced) throw error;
+        if (!needsResync(error) || resynced) throw error;
         await this.resyncFromList();
         resynced = true;
         continue;
@@ -184,11 +186,12 @@ export class ChangeFeed {
   }
 }
 
+/** Whether a ListChanges or WatchChanges error means "start again from a full list". */
+export function needsResync(error: unknown): boolean {
+  return hasCode(error, Code.OutOfRange) && RESYNC_REASONS.some((reason) => hasReason(error, reason));
+}
+
 /** Whether a follow error means "reconnect at once" rather than "back off". */
 export function isResumable(error: unknown): boolean {
-  return (
-    hasReason(error, "WATCH_LAGGING") ||
-    hasReason(error, "CURSOR_EXPIRED") ||
-    hasCode(error, Code.DeadlineExceeded)
-  );
+  return hasReason(error, "WATCH_LAGGING") || needsResync(error) || hasCode(error, Code.DeadlineExceeded);
 }

@@ -164,7 +164,8 @@ export type ListChangesRequest = Message<"mnemo.v1.ListChangesRequest"> & {
   parent: string;
 
   /**
-   * Changes after this cursor; 0 means from the oldest retained.
+   * Changes after this cursor; 0 means from the oldest retained. At most the
+   * user's latest cursor (else OUT_OF_RANGE CURSOR_AHEAD).
    *
    * @generated from field: int64 after_cursor = 2;
    */
@@ -242,7 +243,8 @@ export type WatchChangesRequest = Message<"mnemo.v1.WatchChangesRequest"> & {
   parent: string;
 
   /**
-   * Changes after this cursor; 0 means from the oldest retained.
+   * Changes after this cursor; 0 means from the oldest retained. At most the
+   * user's latest cursor (else OUT_OF_RANGE CURSOR_AHEAD).
    *
    * @generated from field: int64 after_cursor = 2;
    */
@@ -376,7 +378,11 @@ export const SyncService: GenService<{
    * Returns a page of changes after a cursor, oldest first.
    *
    * Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), OUT_OF_RANGE
-   * (CURSOR_EXPIRED). Read-only.
+   * (CURSOR_EXPIRED: older than the retained history; CURSOR_AHEAD: beyond the
+   * user's latest cursor, so not issued by this database; both carry
+   * `latest_cursor` in the ErrorInfo metadata: resynchronise from a full list,
+   * then follow from it), UNAVAILABLE (the store cannot be reached: retry).
+   * Read-only.
    *
    * @generated from rpc mnemo.v1.SyncService.ListChanges
    */
@@ -390,8 +396,12 @@ export const SyncService: GenService<{
    * while idle; no gap and no duplicate across reconnects that resume from the
    * last cursor received.
    *
-   * Errors: INVALID_ARGUMENT (INVALID_NAME), OUT_OF_RANGE (CURSOR_EXPIRED),
-   * ABORTED (WATCH_LAGGING: resume from the last cursor). Read-only.
+   * Errors: INVALID_ARGUMENT (INVALID_NAME), OUT_OF_RANGE (CURSOR_EXPIRED,
+   * CURSOR_AHEAD, as for ListChanges, before anything is sent), ABORTED
+   * (WATCH_LAGGING: resume from the last cursor), UNAVAILABLE (the store
+   * cannot be reached, e.g. PostgreSQL restarting: resume from the last cursor
+   * after a backoff). A stream never ends with INTERNAL for a transient store
+   * fault. Read-only.
    *
    * @generated from rpc mnemo.v1.SyncService.WatchChanges
    */
