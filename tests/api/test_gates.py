@@ -55,6 +55,13 @@ def _candidate(**memory: Any) -> pb.MemoryCandidate:
     return pb.MemoryCandidate(memory=pb.Memory(**memory), conversation=conversation)
 
 
+def _batch_with(stub: Stub, second: pb.CreateMemoryRequest) -> Any:
+    """A batch of an ordinary entry and ``second``."""
+    first = pb.CreateMemoryRequest(memory=pb.Memory(text="Has a dog"))
+    request = pb.BatchCreateMemoriesRequest(parent=USER, requests=[first, second])
+    return stub.BatchCreateMemories(request)
+
+
 CALLS = (
     Gated("CreateMemory", lambda s, e: create(s, "Lives in Oslo", key="home")),
     Gated(
@@ -112,20 +119,15 @@ CALLS = (
     ),
     Gated(
         "BatchCreateMemories(temporary entry)",
-        lambda s, e: s.BatchCreateMemories(
-            pb.BatchCreateMemoriesRequest(
-                parent=USER,
-                requests=[
-                    pb.CreateMemoryRequest(memory=pb.Memory(text="Has a dog")),
-                    pb.CreateMemoryRequest(
-                        memory=pb.Memory(
-                            text="Wants short answers",
-                            conversation=TEMPORARY,
-                            scope=pb.MEMORY_SCOPE_CONVERSATION,
-                        )
-                    ),
-                ],
-            )
+        lambda s, e: _batch_with(
+            s,
+            pb.CreateMemoryRequest(
+                memory=pb.Memory(
+                    text="Wants short answers",
+                    conversation=TEMPORARY,
+                    scope=pb.MEMORY_SCOPE_CONVERSATION,
+                )
+            ),
         ),
         temporary=True,
     ),
@@ -136,16 +138,11 @@ CALLS = (
     ),
     Gated(
         "BatchCreateMemories(entry from temporary)",
-        lambda s, e: s.BatchCreateMemories(
-            pb.BatchCreateMemoriesRequest(
-                parent=USER,
-                requests=[
-                    pb.CreateMemoryRequest(memory=pb.Memory(text="Has a dog")),
-                    pb.CreateMemoryRequest(
-                        memory=pb.Memory(text="Works at night"), origin_conversation=TEMPORARY
-                    ),
-                ],
-            )
+        lambda s, e: _batch_with(
+            s,
+            pb.CreateMemoryRequest(
+                memory=pb.Memory(text="Works at night"), origin_conversation=TEMPORARY
+            ),
         ),
         temporary=True,
     ),
