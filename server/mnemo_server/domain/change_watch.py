@@ -41,6 +41,8 @@ class ChangeWatchSettings:
     # (api.sync: then ABORTED WATCH_LAGGING).
     send_timeout_seconds: float = 10.0
     max_watchers: int = 1000
+    # One user's share, so that one user cannot take every watch of the process.
+    max_watchers_per_user: int = 100
     batch: int = 100
 
 
@@ -118,6 +120,7 @@ class ChangeFeed:
         self._wakeups = wakeups
         self._settings = settings
         self._watches = 0
+        self._per_user: dict[str, int] = {}
 
     @property
     def settings(self) -> ChangeWatchSettings:
@@ -133,7 +136,7 @@ class ChangeFeed:
         until the server shuts down (the iteration ends) or the caller stops.
 
         Raises ``ResourceExhausted`` (``RATE_LIMITED``) when ``max_watchers``
-        watches run already, and ``OutOfRange`` (``CURSOR_EXPIRED``) when the
+        watches run already, or ``max_watchers_per_user`` of this user's, and ``OutOfRange`` (``CURSOR_EXPIRED``) when the
         cursor is (or, for a watch that fell behind the retention, becomes)
         older than the retained history.
         """
@@ -144,13 +147,28 @@ class ChangeFeed:
                 reason="RATE_LIMITED",
                 retry_after_seconds=1.0,
             )
+        held = self._per_user.get(user_id, 0)
+        if held >= self._settings.max_watchers_per_user:
+            raise ResourceExhausted(
+                f"this user already runs {held} change watches on this server "
+                f"(at most {self._settings.max_watchers_per_user}); close one, retry later "
+                "or use ListChanges",
+                reason="RATE_LIMITED",
+                retry_after_seconds=1.0,
+            )
         self._watches += 1
+        self._per_user[user_id] = held + 1
         try:
             with self._wakeups.subscribe(user_id) as woken:
                 async for item in self._follow(user_id, after_cursor, woken):
                     yield item
         finally:
             self._watches -= 1
+            left = self._per_user[user_id] - 1
+            if left:
+                self._per_user[user_id] = left
+            else:
+                del self._per_user[user_id]
 
     async def _follow(
         self, user_id: str, cursor: int, woken: asyncio.Event
