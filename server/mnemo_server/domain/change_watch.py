@@ -14,6 +14,12 @@ woken reads again after ``heartbeat_seconds`` anyway (the slow safety
 re-read) and, finding nothing, yields a ``Heartbeat``. The first heartbeat is
 yielded as soon as the backlog is sent (the watch is live from then on).
 
+Watches of one user at the same cursor share one store read: a user's
+hundred watches woken by one commit read the store once, not a hundred times
+(``ChangeFeed._read``). A watch joins a read in flight only if no wake-up of
+that user came between the read's start and its own (``Wakeups.generation``),
+so a commit a shared read may have missed has woken it again.
+
 ``Wakeups.close()`` (server shutdown) ends every watch: its iteration simply
 stops, so the RPC ends with OK and the client resumes from its last cursor.
 """
@@ -63,6 +69,8 @@ class Wakeups:
 
     def __init__(self) -> None:
         self._flags: dict[str, set[asyncio.Event]] = {}
+        self._wakes: dict[str, int] = {}
+        self._wake_alls = 0
         self._closed = False
 
     @property
@@ -94,14 +102,24 @@ class Wakeups:
                 flags.discard(flag)
                 if not flags:
                     del self._flags[user_id]
+                    self._wakes.pop(user_id, None)
+
+    def generation(self, user_id: str) -> tuple[int, int]:
+        """Changes with every wake-up that reaches ``user_id``'s watches."""
+        return self._wake_alls, self._wakes.get(user_id, 0)
 
     def wake(self, user_id: str) -> None:
         """A change of ``user_id`` may have committed: its watches read again."""
-        for flag in self._flags.get(user_id, ()):
+        flags = self._flags.get(user_id)
+        if not flags:
+            return
+        self._wakes[user_id] = self._wakes.get(user_id, 0) + 1
+        for flag in flags:
             flag.set()
 
     def wake_all(self) -> None:
         """Every watch reads again (after a notifier may have missed wake-ups)."""
+        self._wake_alls += 1
         for flags in self._flags.values():
             for flag in flags:
                 flag.set()
@@ -121,6 +139,8 @@ class ChangeFeed:
         self._settings = settings
         self._watches = 0
         self._per_user: dict[str, int] = {}
+        # Reads in flight, by user, cursor and wake-up generation (``_read``).
+        self._reads: dict[tuple[str, int, tuple[int, int]], asyncio.Future[ChangePage]] = {}
 
     @property
     def settings(self) -> ChangeWatchSettings:
@@ -179,7 +199,7 @@ class ChangeFeed:
         while not self._wakeups.closed:
             # Cleared before the read: a wake-up during the read is not lost.
             woken.clear()
-            page = await self._store.changes_after(user_id, cursor, limit=settings.batch)
+            page = await self._read(user_id, cursor)
             for change in page.changes:
                 yield change
                 cursor = change.cursor
@@ -196,3 +216,23 @@ class ChangeFeed:
             remaining = settings.heartbeat_seconds - (time.monotonic() - quiet_since)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(woken.wait(), max(remaining, 0.0))
+
+    async def _read(self, user_id: str, cursor: int) -> ChangePage:
+        """``changes_after(user_id, cursor)``, shared with the watches that ask
+        the same since the same wake-up (see the module docstring). The read
+        is shielded: a watch that stops does not cancel it for the others."""
+        key = (user_id, cursor, self._wakeups.generation(user_id))
+        shared = self._reads.get(key)
+        if shared is None:
+            shared = asyncio.ensure_future(
+                self._store.changes_after(user_id, cursor, limit=self._settings.batch)
+            )
+            self._reads[key] = shared
+            shared.add_done_callback(lambda done: self._read_done(key, done))
+        return await asyncio.shield(shared)
+
+    def _read_done(self, key: tuple[str, int, tuple[int, int]], done: asyncio.Future[ChangePage]) -> None:
+        if self._reads.get(key) is done:
+            del self._reads[key]
+        if not done.cancelled():
+            done.exception()  # retrieved here too: every waiter may have gone
