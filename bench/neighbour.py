@@ -40,6 +40,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -172,7 +173,9 @@ async def hold_watches(
 # ---------------------------------------------------------------- the quiet user
 
 
-async def quiet_calls(client: AsyncMnemoClient, calls: int, rate: float, offset: int) -> list[float]:
+async def quiet_calls(
+    client: AsyncMnemoClient, calls: int, rate: float, offset: int
+) -> list[float]:
     """Q's ``calls`` calls paced at ``rate``: their latencies in ms (a failure raises)."""
     latencies: list[float] = []
 
@@ -219,7 +222,7 @@ class Neighbour:
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         if not line:
-            raise RuntimeError(f"neighbour {self.process.args} ended ({self.process.wait()})")
+            raise RuntimeError(f"neighbour {self.process.args!r} ended ({self.process.wait()})")
         result: dict[str, int] = json.loads(line)
         return result
 
@@ -261,6 +264,7 @@ def _profile(
 
 def _phase(latencies: list[float], cpu: float, requests: int, seconds: float) -> dict[str, Any]:
     return {
+        "slowest_ms": [round(v, 1) for v in sorted(latencies)[-8:]],
         "server_cpu_share": round(cpu / seconds, 3),
         "calls": len(latencies),
         "p50_ms": round(statistics.median(latencies), 2),
@@ -288,7 +292,61 @@ def _measure_quiet(
     return latencies, cpu_seconds(server.pid) - cpu, time.monotonic() - start
 
 
+@dataclass
+class Noisy:
+    """Q's figures while the neighbours ran, and what they did meanwhile."""
+
+    latencies: list[float]
+    cpu: float
+    seconds: float
+    flood: dict[str, int]
+    watch: dict[str, int]
+    watch_counts: dict[str, int]
+
+
+def _beside_neighbours(
+    server: Server, neighbours_on: Server, token: Callable[[str], str], args: argparse.Namespace,
+    offset: int, profile: bool,
+) -> Noisy:  # fmt: skip
+    """Q's calls on ``server`` while A floods and B holds its watches on ``neighbours_on``."""
+    quiet_rate = args.rate / 2
+    flooder = Neighbour(
+        ["--role", "flood", "--target", neighbours_on.target, "--token", token("noisy-a"),
+         "--rate", f"{args.rate * args.flood_factor:g}"]
+    )  # fmt: skip
+    try:
+        holder = Neighbour(
+            ["--role", "watch", "--target", neighbours_on.target, "--token", token("noisy-b"),
+             "--watches", str(args.watches), "--rate", f"{args.rate:g}",
+             "--b-write-rate", f"{args.b_write_rate:g}"]
+        )  # fmt: skip
+        try:
+            a0, b0 = flooder.mark(), holder.mark()
+            spy = _profile(server, args, 1.5 * args.calls / quiet_rate) if profile else None
+            latencies, cpu, seconds = _measure_quiet(
+                server, token("quiet-q"), args.calls, quiet_rate, offset
+            )
+            a1, b1 = flooder.mark(), holder.mark()
+            if spy is not None:
+                spy.wait()
+        finally:
+            holder.stop()
+    finally:
+        flooder.stop()
+    return Noisy(
+        latencies,
+        cpu,
+        seconds,
+        {k: a1[k] - a0.get(k, 0) for k in a1},
+        {k: b1[k] - b0.get(k, 0) for k in b1},
+        b1,
+    )
+
+
 def measure_store(databases: Databases, store: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Q alone (quiet); beside A and B on Q's server (noisy); beside A and B
+    on another server process of the same store (control: the same load on
+    the machine, nothing shared in the server)."""
     keys = SigningKeys.hs256()
     env = {
         "MNEMO_AUTH": "jwt",
@@ -300,61 +358,52 @@ def measure_store(databases: Databases, store: str, args: argparse.Namespace) ->
     def token(user: str) -> str:
         return keys.token(user, expires_in=TOKEN_SECONDS)
 
-    quiet_rate = args.rate / 2
-    with serve(databases.fresh(store), extra_env=env) as server:
+    with (
+        serve(databases.fresh(store), extra_env=env) as server,
+        serve(databases.fresh(store), extra_env=env) as other,
+    ):
         quiet, quiet_cpu, quiet_seconds = _measure_quiet(
-            server, token("quiet-q"), args.calls, quiet_rate, WARMUP_CALLS
+            server, token("quiet-q"), args.calls, args.rate / 2, WARMUP_CALLS
         )
-        flooder = Neighbour(
-            ["--role", "flood", "--target", server.target, "--token", token("noisy-a"),
-             "--rate", f"{args.rate * args.flood_factor:g}"]
-        )  # fmt: skip
-        try:
-            holder = Neighbour(
-                ["--role", "watch", "--target", server.target, "--token", token("noisy-b"),
-                 "--watches", str(args.watches), "--rate", f"{args.rate:g}",
-                 "--b-write-rate", f"{args.b_write_rate:g}"]
-            )  # fmt: skip
-            try:
-                a0, b0 = flooder.mark(), holder.mark()
-                spy = _profile(server, args, 1.5 * args.calls / quiet_rate)
-                noisy, noisy_cpu, seconds = _measure_quiet(
-                    server, token("quiet-q"), args.calls, quiet_rate, 10 * args.calls
-                )
-                a1, b1 = flooder.mark(), holder.mark()
-                if spy is not None:
-                    spy.wait()
-            finally:
-                holder.stop()
-        finally:
-            flooder.stop()
+        noisy = _beside_neighbours(server, server, token, args, 10 * args.calls, True)
+        control = _beside_neighbours(server, other, token, args, 20 * args.calls, False)
         server.check()
-    a_calls = sum(a1.values()) - sum(a0.values())
-    b_calls = _requests(b0, b1, "append")
-    refused = a1.get("RESOURCE_EXHAUSTED", 0) - a0.get("RESOURCE_EXHAUSTED", 0)
+        other.check()
+    a_calls = sum(noisy.flood.values())
+    b_calls = _requests({}, noisy.watch, "append")
     q = _phase(quiet, quiet_cpu, len(quiet) + WARMUP_CALLS, quiet_seconds)
-    n = _phase(noisy, noisy_cpu, len(noisy) + WARMUP_CALLS + a_calls + b_calls, seconds)
+    n = _phase(
+        noisy.latencies,
+        noisy.cpu,
+        len(noisy.latencies) + WARMUP_CALLS + a_calls + b_calls,
+        noisy.seconds,
+    )
+    c = _phase(
+        control.latencies, control.cpu, len(control.latencies) + WARMUP_CALLS, control.seconds
+    )
     return {
         "store": store,
         "rate_limit_per_second": args.rate,
         "quiet": q,
         "noisy": n,
+        "control": c,
         "p50_ratio": round(n["p50_ms"] / q["p50_ms"], 2),
         "p99_ratio": round(n["p99_ms"] / q["p99_ms"], 2),
+        "p99_ratio_to_control": round(n["p99_ms"] / c["p99_ms"], 2),
         "target_p99_ratio": 2.0,
         "flood": {
-            "attempted_per_second": round(a_calls / seconds, 1),
-            "refused_share": round(refused / max(1, a_calls), 3),
-            "codes": {k: a1.get(k, 0) - a0.get(k, 0) for k in a1},
+            "attempted_per_second": round(a_calls / noisy.seconds, 1),
+            "refused_share": round(noisy.flood.get("RESOURCE_EXHAUSTED", 0) / max(1, a_calls), 3),
+            "codes": noisy.flood,
         },
         "watches": {
-            "held": b1.get("live", 0),
-            "one_more_refused": b1.get("watch capped", 0) == 1,
-            "codes": b1,
-            "appends_per_second": round(b_calls / seconds, 2),
-            "changes_received": b1.get("changes_received", 0) - b0.get("changes_received", 0),
+            "held": noisy.watch_counts.get("live", 0),
+            "one_more_refused": noisy.watch_counts.get("watch capped", 0) == 1,
+            "codes": noisy.watch_counts,
+            "appends_per_second": round(b_calls / noisy.seconds, 2),
+            "changes_received": noisy.watch.get("changes_received", 0),
         },
-        "noisy_seconds": round(seconds, 1),
+        "noisy_seconds": round(noisy.seconds, 1),
     }
 
 
@@ -366,9 +415,12 @@ def rows(results: list[dict[str, Any]]) -> list[str]:
             continue
         q, n = r["quiet"], r["noisy"]
         verdict = "met" if r["p99_ratio"] <= r["target_p99_ratio"] else "**not met**"
+        c = r["control"]
         out.append(
             f"| {r['store']} | {q['p50_ms']:.1f} / {q['p99_ms']:.1f} | {n['p50_ms']:.1f} / "
-            f"{n['p99_ms']:.1f} | {r['p50_ratio']:.2f} | {r['p99_ratio']:.2f} ({verdict}) "
+            f"{n['p99_ms']:.1f} | {c['p50_ms']:.1f} / {c['p99_ms']:.1f} "
+            f"| {r['p50_ratio']:.2f} | {r['p99_ratio']:.2f} ({verdict}) "
+            f"| {r['p99_ratio_to_control']:.2f} "
             f"| {q['server_cpu_ms_per_request']:.2f} / {n['server_cpu_ms_per_request']:.2f} "
             f"| {q['server_cpu_share']:.0%} / {n['server_cpu_share']:.0%} "
             f"| {r['flood']['attempted_per_second']:.0f}/s, {r['flood']['refused_share']:.0%} refused "
@@ -380,10 +432,11 @@ def rows(results: list[dict[str, Any]]) -> list[str]:
 
 
 HEADER = (
-    "| store | Q quiet p50 / p99 ms | Q noisy p50 / p99 ms | p50 ratio | p99 ratio (target <= 2) "
+    "| store | Q quiet p50 / p99 ms | Q noisy p50 / p99 ms | Q control p50 / p99 ms "
+    "| p50 noisy / quiet | p99 noisy / quiet (target <= 2) | p99 noisy / control "
     "| server CPU ms per request quiet / noisy | server CPU (of one core) quiet / noisy "
     "| A's flood | B's watches |\n"
-    "|---|---|---|---|---|---|---|---|---|"
+    "|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -407,7 +460,9 @@ def main() -> None:
     parser.add_argument("--watches", type=int, default=WATCHES_PER_USER)
     parser.add_argument("--b-write-rate", type=float, default=1.0)
     parser.add_argument("--json", type=Path, help="write the figures to this file")
-    parser.add_argument("--profile", help="py-spy the server over the noisy phase into FILE.PID.txt")
+    parser.add_argument(
+        "--profile", help="py-spy the server over the noisy phase into FILE.PID.txt"
+    )
     parser.add_argument("--py-spy", default=str(ROOT / ".venv-bench" / "bin" / "py-spy"))
     parser.add_argument("--record", action="store_true", help="into docs/benchmarks.json + .md")
     parser.add_argument("--command", default="", help="the command to show in the report")

@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -263,7 +264,7 @@ class Load:
             await asyncio.sleep(self.erase_seconds)
             user = self.users[k % len(self.users)]
             k += 1
-            await self.timed("DeleteUserData", lambda: client.delete_user_data(user))
+            await self.timed("DeleteUserData", functools.partial(client.delete_user_data, user))
 
     def take_window(self) -> Window:
         window, self.window = self.window, Window()
@@ -437,7 +438,11 @@ def report(results: dict[str, Any]) -> str:
         f"{results['started']}, {results['context']}; {len(samples)} samples every "
         f"{results['sample_seconds']:g} s, warm-up {results['warmup_seconds']:g} s excluded "
         f"from the trends. **{'passed' if results['passed'] else 'FAILED'}**"
-        + (f": unexpected errors {results['unexpected_errors']}" if results["unexpected_errors"] else ""),
+        + (
+            f": unexpected errors {results['unexpected_errors']}"
+            if results["unexpected_errors"]
+            else ""
+        ),
         "",
         "| metric | first third (median) | last third (median) | limit | Theil-Sen slope / h | verdict |",
         "|---|---|---|---|---|---|",
@@ -459,7 +464,9 @@ def report(results: dict[str, Any]) -> str:
     for s in samples[::step] + ([samples[-1]] if (len(samples) - 1) % step else []):
         calls = sum(r["calls"] for r in s["rpcs"].values())
         cells = [
-            f"{s['rpcs'][r]['p50_ms']:.1f} / {s['rpcs'][r]['p99_ms']:.1f}" if r in s["rpcs"] else "-"
+            f"{s['rpcs'][r]['p50_ms']:.1f} / {s['rpcs'][r]['p99_ms']:.1f}"
+            if r in s["rpcs"]
+            else "-"
             for r in rpcs
         ]
         lines.append(
@@ -523,7 +530,10 @@ def main() -> int:
         "passed": all(r["ok"] for r in rows) and not errors and bool(samples),
         "samples": samples,
     }
-    out = args.json or ROOT / "bench" / "results" / f"soak-{store}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out = (
+        args.json
+        or ROOT / "bench" / "results" / f"soak-{store}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1) + "\n")
     text = report(results)

@@ -21,9 +21,8 @@ import grpc
 import pytest
 
 from mnemo.v1 import memories_pb2 as mm
-from mnemo.v1 import memories_pb2_grpc
+from mnemo.v1 import memories_pb2_grpc, working_memory_pb2_grpc
 from mnemo.v1 import working_memory_pb2 as wm
-from mnemo.v1 import working_memory_pb2_grpc
 from tests.api.changes import Watch
 from tests.support.rpc_errors import error_details
 from tests.support.server import running_server

@@ -231,7 +231,9 @@ class ChangeFeed:
             shared.add_done_callback(lambda done: self._read_done(key, done))
         return await asyncio.shield(shared)
 
-    def _read_done(self, key: tuple[str, int, tuple[int, int]], done: asyncio.Future[ChangePage]) -> None:
+    def _read_done(
+        self, key: tuple[str, int, tuple[int, int]], done: asyncio.Future[ChangePage]
+    ) -> None:
         if self._reads.get(key) is done:
             del self._reads[key]
         if not done.cancelled():
