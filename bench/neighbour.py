@@ -299,16 +299,17 @@ class Noisy:
     latencies: list[float]
     cpu: float
     seconds: float
-    flood: dict[str, int]
-    watch: dict[str, int]
+    flood: Counter[str]
+    watch: Counter[str]
     watch_counts: dict[str, int]
 
 
 def _beside_neighbours(
     server: Server, neighbours_on: Server, token: Callable[[str], str], args: argparse.Namespace,
-    offset: int, profile: bool,
+    offset: int, profile: bool, before: Noisy | None,
 ) -> Noisy:  # fmt: skip
-    """Q's calls on ``server`` while A floods and B holds its watches on ``neighbours_on``."""
+    """Q's calls on ``server`` while A floods and B holds its watches on
+    ``neighbours_on``; added to ``before`` (the earlier rounds) if given."""
     quiet_rate = args.rate / 2
     flooder = Neighbour(
         ["--role", "flood", "--target", neighbours_on.target, "--token", token("noisy-a"),
@@ -333,13 +334,23 @@ def _beside_neighbours(
             holder.stop()
     finally:
         flooder.stop()
-    return Noisy(
+    now = Noisy(
         latencies,
         cpu,
         seconds,
-        {k: a1[k] - a0.get(k, 0) for k in a1},
-        {k: b1[k] - b0.get(k, 0) for k in b1},
+        Counter({k: a1[k] - a0.get(k, 0) for k in a1}),
+        Counter({k: b1[k] - b0.get(k, 0) for k in b1}),
         b1,
+    )
+    if before is None:
+        return now
+    return Noisy(
+        before.latencies + now.latencies,
+        before.cpu + now.cpu,
+        before.seconds + now.seconds,
+        before.flood + now.flood,
+        before.watch + now.watch,
+        now.watch_counts,
     )
 
 
@@ -362,24 +373,38 @@ def measure_store(databases: Databases, store: str, args: argparse.Namespace) ->
         serve(databases.fresh(store), extra_env=env) as server,
         serve(databases.fresh(store), extra_env=env) as other,
     ):
-        quiet, quiet_cpu, quiet_seconds = _measure_quiet(
-            server, token("quiet-q"), args.calls, args.rate / 2, WARMUP_CALLS
-        )
-        noisy = _beside_neighbours(server, server, token, args, 10 * args.calls, True)
-        control = _beside_neighbours(server, other, token, args, 20 * args.calls, False)
+        quiet: list[float] = []
+        quiet_cpu = quiet_seconds = 0.0
+        noisy = control = None
+        for k in range(args.rounds):  # interleaved: a drift of the machine's load hits all three
+            latencies, cpu, seconds = _measure_quiet(
+                server, token("quiet-q"), args.calls, args.rate / 2, (30 * k + 1) * args.calls
+            )
+            quiet += latencies
+            quiet_cpu += cpu
+            quiet_seconds += seconds
+            offset = (30 * k + 10) * args.calls
+            noisy = _beside_neighbours(server, server, token, args, offset, k == 0, noisy)
+            offset = (30 * k + 20) * args.calls
+            control = _beside_neighbours(server, other, token, args, offset, False, control)
         server.check()
         other.check()
+    assert noisy is not None and control is not None
     a_calls = sum(noisy.flood.values())
     b_calls = _requests({}, noisy.watch, "append")
-    q = _phase(quiet, quiet_cpu, len(quiet) + WARMUP_CALLS, quiet_seconds)
+    rounds = args.rounds
+    q = _phase(quiet, quiet_cpu, len(quiet) + rounds * WARMUP_CALLS, quiet_seconds)
     n = _phase(
         noisy.latencies,
         noisy.cpu,
-        len(noisy.latencies) + WARMUP_CALLS + a_calls + b_calls,
+        len(noisy.latencies) + rounds * WARMUP_CALLS + a_calls + b_calls,
         noisy.seconds,
     )
     c = _phase(
-        control.latencies, control.cpu, len(control.latencies) + WARMUP_CALLS, control.seconds
+        control.latencies,
+        control.cpu,
+        len(control.latencies) + rounds * WARMUP_CALLS,
+        control.seconds,
     )
     return {
         "store": store,
@@ -394,7 +419,7 @@ def measure_store(databases: Databases, store: str, args: argparse.Namespace) ->
         "flood": {
             "attempted_per_second": round(a_calls / noisy.seconds, 1),
             "refused_share": round(noisy.flood.get("RESOURCE_EXHAUSTED", 0) / max(1, a_calls), 3),
-            "codes": noisy.flood,
+            "codes": dict(noisy.flood),
         },
         "watches": {
             "held": noisy.watch_counts.get("live", 0),
@@ -404,6 +429,7 @@ def measure_store(databases: Databases, store: str, args: argparse.Namespace) ->
             "changes_received": noisy.watch.get("changes_received", 0),
         },
         "noisy_seconds": round(noisy.seconds, 1),
+        "rounds": rounds,
     }
 
 
@@ -455,6 +481,9 @@ def main() -> None:
     )
     parser.add_argument("--stores", default="sqlite,postgres")
     parser.add_argument("--calls", type=int, default=400, help="Q's measured calls per phase")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="rounds of quiet, noisy, control (pooled)"
+    )
     parser.add_argument("--rate", type=float, default=20.0, help="the per-user limit, calls/s")
     parser.add_argument("--flood-factor", type=float, default=10.0)
     parser.add_argument("--watches", type=int, default=WATCHES_PER_USER)
