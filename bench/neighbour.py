@@ -54,6 +54,8 @@ from mnemo.client import AsyncMnemoClient  # noqa: E402
 from mnemo.client.errors import MnemoError  # noqa: E402
 from tests.support.tokens import AUDIENCE, SigningKeys  # noqa: E402
 
+Sample = tuple[str, float]  # an RPC and its latency in ms
+QUIET_RPCS = ("CreateMemory", "RecallMemories", "GetMemoryState")  # Q's calls, in turn
 WATCHES_PER_USER = 100  # the server's default --watch-max-watchers-per-user
 WARMUP_CALLS = 30
 TOKEN_SECONDS = 3600
@@ -175,9 +177,10 @@ async def hold_watches(
 
 async def quiet_calls(
     client: AsyncMnemoClient, calls: int, rate: float, offset: int
-) -> list[float]:
-    """Q's ``calls`` calls paced at ``rate``: their latencies in ms (a failure raises)."""
-    latencies: list[float] = []
+) -> list[Sample]:
+    """Q's ``calls`` calls paced at ``rate``: each one's RPC and latency in ms
+    (a failure raises)."""
+    latencies: list[Sample] = []
 
     async def recall() -> None:
         async for _ in client.recall_memories("quiet-q", "quiet note about trains", max_results=10):
@@ -192,7 +195,7 @@ async def quiet_calls(
             await recall()
         else:
             await client.get_memory_state("quiet-q", "chat")
-        latencies.append((time.perf_counter() - start) * 1000)
+        latencies.append((QUIET_RPCS[kind], (time.perf_counter() - start) * 1000))
         if len(latencies) >= calls:
             raise _Done
 
@@ -262,9 +265,17 @@ def _profile(
     )  # fmt: skip
 
 
-def _phase(latencies: list[float], cpu: float, requests: int, seconds: float) -> dict[str, Any]:
+def _phase(samples: list[Sample], cpu: float, requests: int, seconds: float) -> dict[str, Any]:
+    latencies = [ms for _, ms in samples]
+    by_rpc: dict[str, list[float]] = {}
+    for rpc, ms in samples:
+        by_rpc.setdefault(rpc, []).append(ms)
     return {
         "slowest_ms": [round(v, 1) for v in sorted(latencies)[-8:]],
+        "by_rpc": {
+            rpc: {"p50_ms": round(statistics.median(v), 2), "p99_ms": round(percentile(v, 0.99), 2)}
+            for rpc, v in sorted(by_rpc.items())
+        },
         "server_cpu_share": round(cpu / seconds, 3),
         "calls": len(latencies),
         "p50_ms": round(statistics.median(latencies), 2),
@@ -277,12 +288,12 @@ def _phase(latencies: list[float], cpu: float, requests: int, seconds: float) ->
 
 def _measure_quiet(
     server: Server, token: str, calls: int, rate: float, offset: int
-) -> tuple[list[float], float, float]:
+) -> tuple[list[Sample], float, float]:
     """Q's warm-up calls, then its measured ones: their latencies, and the
     server's CPU seconds over both (the span the neighbours' counts cover), and
     that span's seconds."""
 
-    async def run() -> list[float]:
+    async def run() -> list[Sample]:
         async with _client(server.target, token) as client:
             await quiet_calls(client, WARMUP_CALLS, rate, offset - WARMUP_CALLS)
             return await quiet_calls(client, calls, rate, offset)
@@ -296,7 +307,7 @@ def _measure_quiet(
 class Noisy:
     """Q's figures while the neighbours ran, and what they did meanwhile."""
 
-    latencies: list[float]
+    latencies: list[Sample]
     cpu: float
     seconds: float
     flood: Counter[str]
@@ -373,7 +384,7 @@ def measure_store(databases: Databases, store: str, args: argparse.Namespace) ->
         serve(databases.fresh(store), extra_env=env) as server,
         serve(databases.fresh(store), extra_env=env) as other,
     ):
-        quiet: list[float] = []
+        quiet: list[Sample] = []
         quiet_cpu = quiet_seconds = 0.0
         noisy = control = None
         for k in range(args.rounds):  # interleaved: a drift of the machine's load hits all three
