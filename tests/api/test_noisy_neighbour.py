@@ -22,8 +22,8 @@ import pytest
 
 from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import memories_pb2_grpc, working_memory_pb2_grpc
-from mnemo.v1 import working_memory_pb2 as wm
 from tests.api.changes import Watch
+from tests.support.bearer_calls import get_states
 from tests.support.rpc_errors import error_details
 from tests.support.server import running_server
 from tests.support.statement_log import StatementLog
@@ -46,23 +46,6 @@ def _create(stub: memories_pb2_grpc.MemoryServiceStub, user: str, token: str, n:
     except grpc.RpcError as error:
         return error
     return grpc.StatusCode.OK
-
-
-def _reads(
-    stub: working_memory_pb2_grpc.WorkingMemoryServiceStub, user: str, token: str
-) -> list[object]:
-    results: list[object] = []
-    for _ in range(BURST):
-        try:
-            stub.GetMemoryState(
-                wm.GetMemoryStateRequest(name=f"users/{user}/memoryState"),
-                metadata=bearer(token),
-                timeout=10,
-            )
-            results.append(grpc.StatusCode.OK)
-        except grpc.RpcError as error:
-            results.append(error)
-    return results
 
 
 @pytest.fixture
@@ -91,7 +74,10 @@ def test_a_flood_is_refused_without_database_work_while_another_user_is_served(
         ] * BURST
         # What bob's reads cost alone, measured on carol (same calls, same shape).
         with log.counting() as alone:
-            assert _reads(states, "carol", keys.token("carol")) == [grpc.StatusCode.OK] * BURST
+            assert (
+                get_states(states, "carol", keys.token("carol"), BURST)
+                == [grpc.StatusCode.OK] * BURST
+            )
 
         flooded: list[object] = []
         with log.counting() as during:
@@ -101,7 +87,7 @@ def test_a_flood_is_refused_without_database_work_while_another_user_is_served(
                 )
             )
             flooder.start()
-            served = _reads(states, "bob", keys.token("bob"))
+            served = get_states(states, "bob", keys.token("bob"), BURST)
             flooder.join(60)
         with log.counting() as flood_alone:
             refused_again = _create(memories, "alice", alice, BURST + FLOOD)
