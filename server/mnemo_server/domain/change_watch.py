@@ -14,11 +14,20 @@ woken reads again after ``heartbeat_seconds`` anyway (the slow safety
 re-read) and, finding nothing, yields a ``Heartbeat``. The first heartbeat is
 yielded as soon as the backlog is sent (the watch is live from then on).
 
-Watches of one user at the same cursor share one store read: a user's
-hundred watches woken by one commit read the store once, not a hundred times
-(``ChangeFeed._read``). A watch joins a read in flight only if no wake-up of
-that user came between the read's start and its own (``Wakeups.generation``),
-so a commit a shared read may have missed has woken it again.
+One user's many watches, woken by one commit, must not stall everyone else's
+calls (a noisy neighbour, ``make bench-neighbour``):
+
+- watches of one user woken at the same cursor share one store read
+  (``ChangeFeed._read``): a hundred watches read the store once, not a
+  hundred times. A woken watch reuses a read (in flight or done) only if it
+  started after the same wake-up as its own (``Wakeups.generation``), so a
+  commit the read may have missed has woken it again; a first read and the
+  heartbeat's safety re-read are never shared.
+- at most ``deliveries_per_user`` watches of one user read and send at once
+  (a permit held from the read until the page is sent), so the event loop
+  takes the others' calls between them instead of after a hundred sends. A
+  consumer that does not read holds its permit until ``WATCH_LAGGING`` ends
+  it; only the same user's other watches wait meanwhile.
 
 ``Wakeups.close()`` (server shutdown) ends every watch: its iteration simply
 stops, so the RPC ends with OK and the client resumes from its last cursor.
@@ -49,6 +58,8 @@ class ChangeWatchSettings:
     max_watchers: int = 1000
     # One user's share, so that one user cannot take every watch of the process.
     max_watchers_per_user: int = 100
+    # Watches of one user that read and send at once (the others wait their turn).
+    deliveries_per_user: int = 8
     batch: int = 100
 
 
@@ -139,8 +150,9 @@ class ChangeFeed:
         self._settings = settings
         self._watches = 0
         self._per_user: dict[str, int] = {}
-        # Reads in flight, by user, cursor and wake-up generation (``_read``).
-        self._reads: dict[tuple[str, int, tuple[int, int]], asyncio.Future[ChangePage]] = {}
+        self._permits: dict[str, asyncio.Semaphore] = {}
+        # Per user: the last woken read, by cursor and wake-up generation (``_read``).
+        self._shared: dict[str, tuple[tuple[int, tuple[int, int]], asyncio.Future[ChangePage]]] = {}
 
     @property
     def settings(self) -> ChangeWatchSettings:
@@ -178,9 +190,12 @@ class ChangeFeed:
             )
         self._watches += 1
         self._per_user[user_id] = held + 1
+        permits = self._permits.setdefault(
+            user_id, asyncio.Semaphore(self._settings.deliveries_per_user)
+        )
         try:
             with self._wakeups.subscribe(user_id) as woken:
-                async for item in self._follow(user_id, after_cursor, woken):
+                async for item in self._follow(user_id, after_cursor, woken, permits):
                     yield item
         finally:
             self._watches -= 1
@@ -189,20 +204,24 @@ class ChangeFeed:
                 self._per_user[user_id] = left
             else:
                 del self._per_user[user_id]
+                del self._permits[user_id]
+                self._shared.pop(user_id, None)
 
     async def _follow(
-        self, user_id: str, cursor: int, woken: asyncio.Event
+        self, user_id: str, cursor: int, woken: asyncio.Event, permits: asyncio.Semaphore
     ) -> AsyncIterator[Change | Heartbeat]:
         settings = self._settings
         caught_up = False
         quiet_since = time.monotonic()
         while not self._wakeups.closed:
-            # Cleared before the read: a wake-up during the read is not lost.
-            woken.clear()
-            page = await self._read(user_id, cursor)
-            for change in page.changes:
-                yield change
-                cursor = change.cursor
+            async with permits:
+                # Cleared before the read: a wake-up during the read is not lost.
+                was_woken = woken.is_set() and caught_up
+                woken.clear()
+                page = await self._read(user_id, cursor, was_woken)
+                for change in page.changes:
+                    yield change
+                    cursor = change.cursor
             if len(page.changes) >= settings.batch:
                 continue
             now = time.monotonic()
@@ -217,24 +236,27 @@ class ChangeFeed:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(woken.wait(), max(remaining, 0.0))
 
-    async def _read(self, user_id: str, cursor: int) -> ChangePage:
-        """``changes_after(user_id, cursor)``, shared with the watches that ask
-        the same since the same wake-up (see the module docstring). The read
-        is shielded: a watch that stops does not cancel it for the others."""
-        key = (user_id, cursor, self._wakeups.generation(user_id))
-        shared = self._reads.get(key)
-        if shared is None:
+    async def _read(self, user_id: str, cursor: int, woken: bool) -> ChangePage:
+        """``changes_after(user_id, cursor)``; for a ``woken`` watch, shared
+        with the other woken watches of the user at that cursor since the same
+        wake-up (see the module docstring). A shared read is shielded: a
+        watch that stops does not cancel it for the others."""
+        if not woken:
+            return await self._store.changes_after(user_id, cursor, limit=self._settings.batch)
+        key = (cursor, self._wakeups.generation(user_id))
+        last = self._shared.get(user_id)
+        if last is not None and last[0] == key:
+            shared = last[1]
+        else:
             shared = asyncio.ensure_future(
                 self._store.changes_after(user_id, cursor, limit=self._settings.batch)
             )
-            self._reads[key] = shared
-            shared.add_done_callback(lambda done: self._read_done(key, done))
+            shared.add_done_callback(_retrieve)
+            self._shared[user_id] = (key, shared)
         return await asyncio.shield(shared)
 
-    def _read_done(
-        self, key: tuple[str, int, tuple[int, int]], done: asyncio.Future[ChangePage]
-    ) -> None:
-        if self._reads.get(key) is done:
-            del self._reads[key]
-        if not done.cancelled():
-            done.exception()  # retrieved here too: every waiter may have gone
+
+def _retrieve(done: asyncio.Future[ChangePage]) -> None:
+    """Retrieve a shared read's exception: every waiter may have gone."""
+    if not done.cancelled():
+        done.exception()
