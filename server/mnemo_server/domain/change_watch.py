@@ -14,20 +14,13 @@ woken reads again after ``heartbeat_seconds`` anyway (the slow safety
 re-read) and, finding nothing, yields a ``Heartbeat``. The first heartbeat is
 yielded as soon as the backlog is sent (the watch is live from then on).
 
-One user's many watches, woken by one commit, must not stall everyone else's
-calls (a noisy neighbour, ``make bench-neighbour``):
-
-- watches of one user woken at the same cursor share one store read
-  (``ChangeFeed._read``): a hundred watches read the store once, not a
-  hundred times. A woken watch reuses a read (in flight or done) only if it
-  started after the same wake-up as its own (``Wakeups.generation``), so a
-  commit the read may have missed has woken it again; a first read and the
-  heartbeat's safety re-read are never shared.
-- at most ``deliveries_per_user`` watches of one user read and send at once
-  (a permit held from the read until the page is sent), so the event loop
-  takes the others' calls between them instead of after a hundred sends. A
-  consumer that does not read holds its permit until ``WATCH_LAGGING`` ends
-  it; only the same user's other watches wait meanwhile.
+Watches of one user woken at the same cursor share one store read
+(``ChangeFeed._read``): a hundred watches woken by one commit read the store
+once, not a hundred times (a noisy neighbour, ``make bench-neighbour``). A
+woken watch reuses a read (in flight or done) only if it started after the
+same wake-up as its own (``Wakeups.generation``), so a commit the read may
+have missed has woken it again; a first read and the heartbeat's safety
+re-read are never shared.
 
 ``Wakeups.close()`` (server shutdown) ends every watch: its iteration simply
 stops, so the RPC ends with OK and the client resumes from its last cursor.
@@ -58,8 +51,6 @@ class ChangeWatchSettings:
     max_watchers: int = 1000
     # One user's share, so that one user cannot take every watch of the process.
     max_watchers_per_user: int = 100
-    # Watches of one user that read and send at once (the others wait their turn).
-    deliveries_per_user: int = 8
     batch: int = 100
 
 
@@ -150,7 +141,6 @@ class ChangeFeed:
         self._settings = settings
         self._watches = 0
         self._per_user: dict[str, int] = {}
-        self._permits: dict[str, asyncio.Semaphore] = {}
         # Per user: the last woken read, by cursor and wake-up generation (``_read``).
         self._shared: dict[str, tuple[tuple[int, tuple[int, int]], asyncio.Future[ChangePage]]] = {}
 
@@ -190,12 +180,9 @@ class ChangeFeed:
             )
         self._watches += 1
         self._per_user[user_id] = held + 1
-        permits = self._permits.setdefault(
-            user_id, asyncio.Semaphore(self._settings.deliveries_per_user)
-        )
         try:
             with self._wakeups.subscribe(user_id) as woken:
-                async for item in self._follow(user_id, after_cursor, woken, permits):
+                async for item in self._follow(user_id, after_cursor, woken):
                     yield item
         finally:
             self._watches -= 1
@@ -204,24 +191,22 @@ class ChangeFeed:
                 self._per_user[user_id] = left
             else:
                 del self._per_user[user_id]
-                del self._permits[user_id]
                 self._shared.pop(user_id, None)
 
     async def _follow(
-        self, user_id: str, cursor: int, woken: asyncio.Event, permits: asyncio.Semaphore
+        self, user_id: str, cursor: int, woken: asyncio.Event
     ) -> AsyncIterator[Change | Heartbeat]:
         settings = self._settings
         caught_up = False
         quiet_since = time.monotonic()
         while not self._wakeups.closed:
-            async with permits:
-                # Cleared before the read: a wake-up during the read is not lost.
-                was_woken = woken.is_set() and caught_up
-                woken.clear()
-                page = await self._read(user_id, cursor, was_woken)
-                for change in page.changes:
-                    yield change
-                    cursor = change.cursor
+            # Cleared before the read: a wake-up during the read is not lost.
+            was_woken = woken.is_set() and caught_up
+            woken.clear()
+            page = await self._read(user_id, cursor, was_woken)
+            for change in page.changes:
+                yield change
+                cursor = change.cursor
             if len(page.changes) >= settings.batch:
                 continue
             now = time.monotonic()
