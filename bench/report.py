@@ -361,7 +361,8 @@ def _neighbour(results: dict[str, Any]) -> str:
     )
     return (
         "## Noisy neighbour\n\n`bench/neighbour.py`: per store one server with `--auth jwt` and a "
-        f"per-user rate limit of {rate:g}/s. A quiet user Q makes {calls} calls "
+        f"per-user rate limit of {rate:g}/s. A quiet user Q makes {calls} calls per phase "
+        f"(over {first.get('rounds', 1)} interleaved rounds) "
         "(`CreateMemory`, `RecallMemories`, `GetMemoryState` in turn) paced at half its limit: "
         "alone (*quiet*); while user A floods `CreateMemory` at 10x its limit (most refused with "
         "`RESOURCE_EXHAUSTED`) and user B holds the most watches one user may hold "
