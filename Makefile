@@ -35,7 +35,7 @@ MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
 	test-unit test-store test-api test-typescript lint-typescript test-browser bench bench-venv \
-	bench-report bench-profile bench-recall bench-bulk bench-watch relevance constraints clean
+	bench-report bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
 	@echo "Usage: make TARGET [ARGS=...] [PYTEST_ARGS=...]"
@@ -169,6 +169,12 @@ relevance: $(STAMP) ## Recall relevance (recall@5, nDCG@10 per tag, forbidden hi
 
 bench-watch: $(STAMP) ## Watch propagation p50/p99, same and other server process, per store: bench/watch.py; flags via ARGS="..."
 	$(PY) bench/watch.py $(ARGS)
+
+bench-neighbour: $(STAMP) ## Noisy neighbour: a quiet user's p50/p99 alone, beside a 10x flood + a user at its most watches, per store; --record into docs/benchmarks.md: bench/neighbour.py; ARGS="..."
+	$(PY) bench/neighbour.py --command 'make bench-neighbour$(if $(ARGS), ARGS="$(ARGS)")' $(ARGS)
+
+soak: $(STAMP) ## Mixed load for 20 min (not in make test): RSS, fds, DB connections, p50/p99 per RPC over time, fails on an upward trend: bench/soak.py; ARGS="--minutes 2 --store postgresql"
+	$(PY) bench/soak.py --command 'make soak$(if $(ARGS), ARGS="$(ARGS)")' $(ARGS)
 
 # ----------------------------------------------------------------------- tests
 

@@ -11,6 +11,8 @@ Workloads (each cell is bounded in time and repeated ``--repeat`` times):
 - ``scale``: one server process versus two on the same store;
 - ``rss``: server RSS idle and after 100,000 memories;
 - ``watch``: watch propagation, same and other server process;
+- ``neighbour``: a quiet user's latency beside a flooding user and a user at its
+  most watches (``bench.neighbour``);
 - ``peers``: the in-process peers (``bench/peers``), same data, same machine.
 
 Every store cell runs beside the empty unary RPC of the same server, in the
@@ -29,7 +31,7 @@ STORE_WORKLOADS: dict[str, tuple[str, ...]] = {
     "history": ("stream-history",),
     "memories": ("list-memories", "recall", "build-context"),
 }
-OTHER_WORKLOADS = ("scale", "rss", "watch", "peers")
+OTHER_WORKLOADS = ("scale", "rss", "watch", "neighbour", "peers")
 ALL_WORKLOADS = (*STORE_WORKLOADS, *OTHER_WORKLOADS)
 # Operations that read the imported data users.
 DATA_OPS = frozenset(
@@ -54,6 +56,7 @@ class Plan:
     rss_memories: int
     rss_stores: tuple[str, ...]
     watch_samples: int
+    neighbour_calls: int
     data_users: int
 
     @property
@@ -122,6 +125,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rss-stores", default="sqlite", help="stores of the RSS workload (default sqlite)"
     )
     parser.add_argument("--watch-samples", type=int, default=60)
+    parser.add_argument(
+        "--neighbour-calls", type=int, default=200, help="the quiet user's calls per phase"
+    )
     parser.add_argument("--data-users", type=int, default=16)
 
 
@@ -146,5 +152,6 @@ def from_arguments(args: argparse.Namespace) -> Plan:
         rss_memories=args.rss_memories,
         rss_stores=tuple(s for s in str(args.rss_stores).split(",") if s),
         watch_samples=args.watch_samples,
+        neighbour_calls=args.neighbour_calls,
         data_users=args.data_users,
     )

@@ -341,6 +341,44 @@ def _watch(results: dict[str, Any]) -> str:
     )
 
 
+def _neighbour(results: dict[str, Any]) -> str:
+    entry = results.get("neighbour")
+    if not entry:
+        return ""
+    from bench.neighbour import HEADER, rows
+
+    separate = entry.get("command") != results.get("command")
+    if entry.get("error"):
+        return f"## Noisy neighbour\n\nfailed: {entry['error'][-300:]}"
+    first: dict[str, Any] = next((r for r in entry["results"] if "error" not in r), {})
+    calls = first.get("quiet", {}).get("calls", "N")
+    rate = first.get("rate_limit_per_second", "R")
+    origin = (
+        f" Measured by its own run: `{entry['command']}`, started {entry['started']} "
+        f"(load average after {' / '.join(str(x) for x in entry['load_average_after'])})."
+        if separate
+        else ""
+    )
+    return (
+        "## Noisy neighbour\n\n`bench/neighbour.py`: per store one server with `--auth jwt` and a "
+        f"per-user rate limit of {rate:g}/s. A quiet user Q makes {calls} calls per phase "
+        f"(over {first.get('rounds', 1)} interleaved rounds) "
+        "(`CreateMemory`, `RecallMemories`, `GetMemoryState` in turn) paced at half its limit: "
+        "alone (*quiet*); while user A floods `CreateMemory` at 10x its limit (most refused with "
+        "`RESOURCE_EXHAUSTED`) and user B holds the most watches one user may hold "
+        "(`--watch-max-watchers-per-user`, 100; one more is refused) and appends one message a "
+        "second, each waking all 100 (*noisy*); and with A and B on another server process of the "
+        "same store (*control*: the same load on the machine, nothing shared in the server). "
+        "Server CPU per request = the server's CPU over the phase ÷ every request it received "
+        "(A's refusals included). Target: Q's p99 noisy / quiet <= 2."
+        + origin
+        + "\n\n"
+        + HEADER
+        + "\n"
+        + "\n".join(rows(entry["results"]))
+    )
+
+
 def _peers(results: dict[str, Any]) -> str:
     peers = results.get("peers")
     if not peers:
@@ -495,9 +533,12 @@ make bench-report                             # re-render this page from benchma
 ```
 
 Workloads for `--only`: `limit`, `writes`, `reads`, `history`, `memories`, `scale`, `rss`, `watch`,
-`peers`. A subset run writes this page and the JSON too (with the subset's command above): restore
+`neighbour`, `peers`. A subset run writes this page and the JSON too (with the subset's command above): restore
 them from git if the run was only for a look. `make bench-recall` (recall at 1k / 10k / 100k
-memories) and `make bench-watch` (watch propagation alone, 200 writes) stay separate."""
+memories) and `make bench-watch` (watch propagation alone, 200 writes) stay separate;
+`make bench-neighbour ARGS="--record"` measures the noisy neighbour alone (400 calls per phase
+instead of 200) and puts it into this page and the JSON. `make soak` (20 minutes) is recorded in
+[soak.md](soak.md)."""
 
 
 def render(results: dict[str, Any]) -> str:
@@ -508,6 +549,7 @@ def render(results: dict[str, Any]) -> str:
         _scale(results),
         _rss(results),
         _watch(results),
+        _neighbour(results),
         _peers(results),
         _notes(results),
         _operations(),

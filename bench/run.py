@@ -24,6 +24,7 @@ import json
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 import uuid
@@ -71,6 +72,35 @@ def _watch(databases: Databases, store: str, samples: int) -> dict[str, Any]:
         return {"store": store, "error": done.stderr.strip()[-1500:]}
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
+
+
+def _neighbour(p: plan.Plan, command: str) -> dict[str, Any]:
+    """``bench.neighbour`` in a process of its own (it starts its own servers)."""
+    with tempfile.TemporaryDirectory(prefix="mnemo-bench-neighbour-") as tmp:
+        out = Path(tmp) / "neighbour.json"
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bench.neighbour",
+                "--stores",
+                ",".join(p.stores),
+                "--calls",
+                str(p.neighbour_calls),
+                "--json",
+                str(out),
+                "--command",
+                command,
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if not out.exists():
+            return {"command": command, "error": done.stderr.strip()[-1500:], "results": []}
+        result: dict[str, Any] = json.loads(out.read_text())
+        return result
 
 
 def _failure(what: str) -> dict[str, str]:
@@ -162,6 +192,10 @@ def measure(p: plan.Plan, command: str) -> dict[str, Any]:
                 _say(f"{store}: watch propagation")
                 results["watch"].append(_watch(databases, store, p.watch_samples))
                 mark = lap("watch", mark)
+        if "neighbour" in p.workloads:
+            _say("noisy neighbour")
+            results["neighbour"] = _neighbour(p, command)
+            mark = lap("neighbour", mark)
         if "peers" in p.workloads:
             _say("peers")
             try:

@@ -122,6 +122,7 @@ def watch_settings(settings: Settings) -> ChangeWatchSettings:
         heartbeat_seconds=settings.watch_heartbeat_seconds,
         send_timeout_seconds=settings.watch_send_timeout_seconds,
         max_watchers=settings.watch_max_watchers,
+        max_watchers_per_user=settings.watch_max_watchers_per_user,
     )
 
 

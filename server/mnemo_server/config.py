@@ -92,6 +92,7 @@ class Settings:
     watch_heartbeat_seconds: float = 15.0
     watch_send_timeout_seconds: float = 10.0
     watch_max_watchers: int = 1000
+    watch_max_watchers_per_user: int = 100
     watch_poll_seconds: float = 0.15
     # gRPC-Web and Connect port for browsers (mnemo_server/web); empty: off.
     web_listen: str = ""
@@ -415,6 +416,12 @@ OPTIONS: tuple[Option, ...] = (
         "watch_max_watchers",
         _positive_int,
         "most change watches one server process runs at once (default 1000)",
+        "N",
+    ),
+    Option(
+        "watch_max_watchers_per_user",
+        _positive_int,
+        "most change watches one server process runs at once for one user (default 100)",
         "N",
     ),
     Option(

@@ -23,10 +23,12 @@ class Watch:
     """A WatchChanges call read by a thread into a queue; ``None`` ends it,
     or the ``grpc.RpcError`` that ended it."""
 
-    def __init__(self, target: str, after_cursor: int = 0, metadata: object = None) -> None:
+    def __init__(
+        self, target: str, after_cursor: int = 0, metadata: object = None, user: str = USER
+    ) -> None:
         self._channel = grpc.insecure_channel(target)
         stub = sync_pb2_grpc.SyncServiceStub(self._channel)
-        request = sy.WatchChangesRequest(parent=PARENT, after_cursor=after_cursor)
+        request = sy.WatchChangesRequest(parent=f"users/{user}", after_cursor=after_cursor)
         self.call = stub.WatchChanges(request, timeout=120, metadata=metadata)
         self.items: queue.Queue[Event | grpc.RpcError | None] = queue.Queue()
         self.held: list[Event] = []  # looked at, not yet taken

@@ -15,11 +15,11 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 
-from mnemo.v1 import working_memory_pb2 as wm
 from mnemo.v1 import working_memory_pb2_grpc
+from tests.support.bearer_calls import get_states
 from tests.support.rpc_errors import DETAILS_KEY, error_details
 from tests.support.server import running_server
-from tests.support.tokens import SigningKeys, bearer
+from tests.support.tokens import SigningKeys
 
 BURST = 5
 FLOOD = 40
@@ -43,23 +43,6 @@ def _retry_delay_seconds(error: grpc.RpcError) -> float:
     raise AssertionError("no RetryInfo in the status details")
 
 
-def _calls(
-    stub: working_memory_pb2_grpc.WorkingMemoryServiceStub, user: str, token: str, count: int
-) -> list[grpc.StatusCode | grpc.RpcError]:
-    results: list[grpc.StatusCode | grpc.RpcError] = []
-    for _ in range(count):
-        try:
-            stub.GetMemoryState(
-                wm.GetMemoryStateRequest(name=f"users/{user}/memoryState"),
-                metadata=bearer(token),
-                timeout=10,
-            )
-            results.append(grpc.StatusCode.OK)
-        except grpc.RpcError as error:
-            results.append(error)
-    return results
-
-
 def test_a_flooding_user_is_limited_while_another_user_is_served(
     limited: tuple[grpc.Channel, SigningKeys],
 ) -> None:
@@ -67,10 +50,10 @@ def test_a_flooding_user_is_limited_while_another_user_is_served(
     stub = working_memory_pb2_grpc.WorkingMemoryServiceStub(channel)
     flooded: list[grpc.StatusCode | grpc.RpcError] = []
     flooder = threading.Thread(
-        target=lambda: flooded.extend(_calls(stub, "alice", keys.token("alice"), FLOOD))
+        target=lambda: flooded.extend(get_states(stub, "alice", keys.token("alice"), FLOOD))
     )
     flooder.start()
-    served = _calls(stub, "bob", keys.token("bob"), BURST)
+    served = get_states(stub, "bob", keys.token("bob"), BURST)
     flooder.join(60)
 
     assert served == [grpc.StatusCode.OK] * BURST
@@ -86,7 +69,7 @@ def test_a_flooding_user_is_limited_while_another_user_is_served(
         )
         assert 0 < _retry_delay_seconds(refusal) <= 100
     # Still refused: the limit is per user, not per connection or per call.
-    again = _calls(stub, "alice", keys.token("alice"), 1)
+    again = get_states(stub, "alice", keys.token("alice"), 1)
     assert isinstance(again[0], grpc.RpcError)
     assert again[0].code() is grpc.StatusCode.RESOURCE_EXHAUSTED
 
@@ -99,7 +82,7 @@ def test_without_authentication_the_limit_is_per_client_address(
         grpc.insecure_channel(target) as channel,
     ):
         stub = working_memory_pb2_grpc.WorkingMemoryServiceStub(channel)
-        results = _calls(stub, "alice", "unused", 2) + _calls(stub, "bob", "unused", 1)
+        results = get_states(stub, "alice", "unused", 2) + get_states(stub, "bob", "unused", 1)
     assert results[:2] == [grpc.StatusCode.OK] * 2
     assert isinstance(results[2], grpc.RpcError)
     assert results[2].code() is grpc.StatusCode.RESOURCE_EXHAUSTED

@@ -14,6 +14,14 @@ woken reads again after ``heartbeat_seconds`` anyway (the slow safety
 re-read) and, finding nothing, yields a ``Heartbeat``. The first heartbeat is
 yielded as soon as the backlog is sent (the watch is live from then on).
 
+Watches of one user woken at the same cursor share one store read
+(``ChangeFeed._read``): a hundred watches woken by one commit read the store
+once, not a hundred times (a noisy neighbour, ``make bench-neighbour``). A
+woken watch reuses a read (in flight or done) only if it started after the
+same wake-up as its own (``Wakeups.generation``), so a commit the read may
+have missed has woken it again; a first read and the heartbeat's safety
+re-read are never shared.
+
 ``Wakeups.close()`` (server shutdown) ends every watch: its iteration simply
 stops, so the RPC ends with OK and the client resumes from its last cursor.
 """
@@ -41,6 +49,8 @@ class ChangeWatchSettings:
     # (api.sync: then ABORTED WATCH_LAGGING).
     send_timeout_seconds: float = 10.0
     max_watchers: int = 1000
+    # One user's share, so that one user cannot take every watch of the process.
+    max_watchers_per_user: int = 100
     batch: int = 100
 
 
@@ -61,6 +71,8 @@ class Wakeups:
 
     def __init__(self) -> None:
         self._flags: dict[str, set[asyncio.Event]] = {}
+        self._wakes: dict[str, int] = {}
+        self._wake_alls = 0
         self._closed = False
 
     @property
@@ -92,14 +104,24 @@ class Wakeups:
                 flags.discard(flag)
                 if not flags:
                     del self._flags[user_id]
+                    self._wakes.pop(user_id, None)
+
+    def generation(self, user_id: str) -> tuple[int, int]:
+        """Changes with every wake-up that reaches ``user_id``'s watches."""
+        return self._wake_alls, self._wakes.get(user_id, 0)
 
     def wake(self, user_id: str) -> None:
         """A change of ``user_id`` may have committed: its watches read again."""
-        for flag in self._flags.get(user_id, ()):
+        flags = self._flags.get(user_id)
+        if not flags:
+            return
+        self._wakes[user_id] = self._wakes.get(user_id, 0) + 1
+        for flag in flags:
             flag.set()
 
     def wake_all(self) -> None:
         """Every watch reads again (after a notifier may have missed wake-ups)."""
+        self._wake_alls += 1
         for flags in self._flags.values():
             for flag in flags:
                 flag.set()
@@ -118,6 +140,9 @@ class ChangeFeed:
         self._wakeups = wakeups
         self._settings = settings
         self._watches = 0
+        self._per_user: dict[str, int] = {}
+        # Per user: the last woken read, by cursor and wake-up generation (``_read``).
+        self._shared: dict[str, tuple[tuple[int, tuple[int, int]], asyncio.Future[ChangePage]]] = {}
 
     @property
     def settings(self) -> ChangeWatchSettings:
@@ -134,7 +159,8 @@ class ChangeFeed:
         until the server shuts down (the iteration ends) or the caller stops.
 
         Raises ``ResourceExhausted`` (``RATE_LIMITED``) when ``max_watchers``
-        watches run already, ``OutOfRange`` (``CURSOR_EXPIRED``) when the
+        watches run already, or ``max_watchers_per_user`` of this user's,
+        ``OutOfRange`` (``CURSOR_EXPIRED``) when the
         cursor is (or, for a watch that fell behind the retention, becomes)
         older than the retained history, ``OutOfRange`` (``CURSOR_AHEAD``)
         when it is beyond the user's latest cursor (raised by the first
@@ -148,13 +174,29 @@ class ChangeFeed:
                 reason="RATE_LIMITED",
                 retry_after_seconds=1.0,
             )
+        held = self._per_user.get(user_id, 0)
+        if held >= self._settings.max_watchers_per_user:
+            raise ResourceExhausted(
+                f"this user already runs {held} change watches on this server "
+                f"(at most {self._settings.max_watchers_per_user}); close one, retry later "
+                "or use ListChanges",
+                reason="RATE_LIMITED",
+                retry_after_seconds=1.0,
+            )
         self._watches += 1
+        self._per_user[user_id] = held + 1
         try:
             with self._wakeups.subscribe(user_id) as woken:
                 async for item in self._follow(user_id, after_cursor, woken):
                     yield item
         finally:
             self._watches -= 1
+            left = self._per_user[user_id] - 1
+            if left:
+                self._per_user[user_id] = left
+            else:
+                del self._per_user[user_id]
+                self._shared.pop(user_id, None)
 
     async def _follow(
         self, user_id: str, cursor: int, woken: asyncio.Event
@@ -164,8 +206,9 @@ class ChangeFeed:
         quiet_since = time.monotonic()
         while not self._wakeups.closed:
             # Cleared before the read: a wake-up during the read is not lost.
+            was_woken = woken.is_set() and caught_up
             woken.clear()
-            page = await self._store.changes_after(user_id, cursor, limit=settings.batch)
+            page = await self._read(user_id, cursor, was_woken)
             for change in page.changes:
                 yield change
                 cursor = change.cursor
@@ -182,3 +225,28 @@ class ChangeFeed:
             remaining = settings.heartbeat_seconds - (time.monotonic() - quiet_since)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(woken.wait(), max(remaining, 0.0))
+
+    async def _read(self, user_id: str, cursor: int, woken: bool) -> ChangePage:
+        """``changes_after(user_id, cursor)``; for a ``woken`` watch, shared
+        with the other woken watches of the user at that cursor since the same
+        wake-up (see the module docstring). A shared read is shielded: a
+        watch that stops does not cancel it for the others."""
+        if not woken:
+            return await self._store.changes_after(user_id, cursor, limit=self._settings.batch)
+        key = (cursor, self._wakeups.generation(user_id))
+        last = self._shared.get(user_id)
+        if last is not None and last[0] == key:
+            shared = last[1]
+        else:
+            shared = asyncio.ensure_future(
+                self._store.changes_after(user_id, cursor, limit=self._settings.batch)
+            )
+            shared.add_done_callback(_retrieve)
+            self._shared[user_id] = (key, shared)
+        return await asyncio.shield(shared)
+
+
+def _retrieve(done: asyncio.Future[ChangePage]) -> None:
+    """Retrieve a shared read's exception: every waiter may have gone."""
+    if not done.cancelled():
+        done.exception()
