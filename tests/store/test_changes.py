@@ -299,18 +299,18 @@ async def test_erasure_keeps_the_counter_and_leaves_only_its_change(
     page = await sql_store.changes_after(ALICE, 1, limit=10)
     assert [c.cursor for c in page.changes] == [4]
     assert (page.latest_cursor, page.oldest_cursor) == (4, 4)
-    # The cursors keep growing; a second erasure deletes the new change but
-    # keeps the earlier ERASE change (it holds only the user's name).
+    # An erasure that finds nothing to delete appends nothing.
+    nothing = await erase_user(user_data, ALICE)
+    assert (nothing.erased.changed_anything, nothing.erased.deleted_rows["changes"]) == (False, 0)
+    assert [c.cursor for c in await _all(sql_store)] == [4]
+    # The cursors keep growing; a second erasure that deletes something
+    # replaces the earlier ERASE change: a user keeps one.
     await save_state(sql_store, DEFAULT, "again")
     assert [c.cursor for c in await _all(sql_store)] == [4, 5]
     again = await erase_user(user_data, ALICE)
-    assert again.erased.deleted_rows["changes"] == 1
-    assert [c.cursor for c in await _all(sql_store)] == [4, 6]
-    # An erasure that finds nothing to delete appends nothing.
-    nothing = await erase_user(user_data, ALICE)
-    assert not nothing.erased.changed_anything
-    assert [c.cursor for c in await _all(sql_store)] == [4, 6]
-    # Only the ERASE changes and the counter remain; an import is still allowed.
+    assert again.erased.deleted_rows["changes"] == 2
+    assert [c.cursor for c in await _all(sql_store)] == [6]
+    # Only the ERASE change and the counter remain; an import is still allowed.
     await import_user(user_data, ALICE, UserData())
     assert [c.cursor for c in await _all(sql_store, BOB)] == [1]
 

@@ -337,17 +337,21 @@ def strip_states(
 
 
 def erase(tx: Tx, user_id: str, *, erased_rows: bool) -> int:
-    """Delete every change of the user but the ERASE ones (they hold only the
-    user's name) and, when that or the rest of the erasure (``erased_rows``)
-    deleted anything, append one ERASE change; how many changes were deleted."""
-    result = tx.conn.execute(
-        delete(changes).where(
-            changes.c.user_id == user_id, changes.c.operation != ChangeOperation.ERASE.value
-        )
-    )
-    count = int(result.rowcount)
-    if count or erased_rows:
-        append(tx, user_id, [NewChange(ChangeOperation.ERASE, user_name(user_id))])
+    """The change feed's part of an erasure: when the rest of it deleted
+    anything (``erased_rows``) or the user has changes other than ERASE ones,
+    delete every change of the user (an earlier ERASE change too: the new one
+    stands for it) and append one ERASE change; otherwise change nothing, so
+    erasing again leaves the feed as it was. How many changes were deleted."""
+    if not erased_rows:
+        other = tx.conn.execute(
+            select(changes.c.cursor)
+            .where(changes.c.user_id == user_id, changes.c.operation != ChangeOperation.ERASE.value)
+            .limit(1)
+        ).first()
+        if other is None:
+            return 0
+    count = int(tx.conn.execute(delete(changes).where(changes.c.user_id == user_id)).rowcount)
+    append(tx, user_id, [NewChange(ChangeOperation.ERASE, user_name(user_id))])
     return count
 
 

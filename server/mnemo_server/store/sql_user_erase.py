@@ -4,12 +4,13 @@ in one write transaction.
 Which tables: every table of ``schema.metadata`` with a ``user_id`` column
 (``user_tables``), children before parents, the ``users`` row last; a table
 added to the schema later is covered without touching this module. The
-change feed is the exception (``FEED_TABLES``): the user's changes other
-than earlier ERASE ones are deleted, the user's cursor counter stays, so
-that the user's cursors keep growing and a device learns of the erasure,
-and one ERASE change is appended when the erasure deleted anything
-(``sql_changes.erase``; the receipt counts the changes deleted). An erasure
-that finds nothing to delete changes nothing: no change, cursor 0.
+change feed is the exception (``FEED_TABLES``): when the erasure deletes
+anything, the user's changes are deleted (an earlier ERASE change too) and
+one ERASE change is appended (``sql_changes.erase``; the receipt counts the
+changes deleted), and the user's cursor counter stays, so that the user's
+cursors keep growing and a device learns of the erasure. An erasure that
+finds nothing to delete changes nothing: no change, cursor 0, the earlier
+ERASE change left in place (a user erased again and again keeps one).
 
 The consent decision and the memory switch survive (``RETAINED_TABLES``):
 a user who ever set either keeps the ``user_settings`` row and the

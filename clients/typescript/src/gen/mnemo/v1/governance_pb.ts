@@ -611,8 +611,8 @@ export const DeleteUserDataRequestSchema: GenMessage<DeleteUserDataRequest> = /*
 export type DeleteUserDataResponse = Message<"mnemo.v1.DeleteUserDataResponse"> & {
   /**
    * Rows erased, per table (every table that holds user data, zeros
-   * included). `changes` counts the changes deleted other than earlier
-   * ERASE changes, which an erasure keeps (they hold only the user's name).
+   * included). `changes` counts the change-feed entries deleted, an earlier
+   * ERASE change included (the new one stands for it).
    *
    * @generated from field: map<string, int64> deleted_rows = 1;
    */
