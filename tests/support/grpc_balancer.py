@@ -29,6 +29,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.support.subprocess_server import end_process
+
 __all__ = [
     "TEST_ONLY_DIRECTIVES",
     "UPSTREAM_HEADER",
@@ -211,15 +213,7 @@ class GrpcBalancer:
     def stop(self) -> None:
         """Graceful stop (SIGQUIT: open calls finish, logs flushed); SIGKILL
         if it hangs."""
-        process = self._process
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGQUIT)
-        try:
-            process.wait(STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(STOP_TIMEOUT_S)
+        end_process(self._process, signal.SIGQUIT, STOP_TIMEOUT_S)
 
     def _log(self) -> str:
         parts = []

@@ -160,15 +160,7 @@ class SubprocessServer:
 
     def close(self) -> None:
         """End the process if it still runs: SIGTERM, then SIGKILL."""
-        process = self._process
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(KILL_TIMEOUT_S)
+        end_process(self._process, signal.SIGTERM, STOP_TIMEOUT_S)
 
     # ---------------------------------------------------------- internals
 
@@ -286,4 +278,19 @@ def _directory(given: Path | None) -> Iterator[Path]:
         yield Path(name)
 
 
-__all__ = ["ServerProcessError", "SubprocessServer", "subprocess_server"]
+def end_process(
+    process: subprocess.Popen[bytes] | None, graceful: signal.Signals, wait_s: float
+) -> None:
+    """Stop ``process`` if it still runs: ``graceful``, then SIGKILL after
+    ``wait_s`` seconds; reaped either way."""
+    if process is None or process.poll() is not None:
+        return
+    process.send_signal(graceful)
+    try:
+        process.wait(wait_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(KILL_TIMEOUT_S)
+
+
+__all__ = ["ServerProcessError", "SubprocessServer", "end_process", "subprocess_server"]
