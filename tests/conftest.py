@@ -21,7 +21,7 @@ from typing import cast
 
 import pytest
 
-from mnemo_server.store.database import Database
+from mnemo_server.store.transactions.database import Database
 from tests.support.databases import PostgresDatabases, SqliteDatabases, opened_database
 from tests.support.pgcluster import ThrowawayPostgres
 

@@ -2,7 +2,7 @@
 
 import sys
 
-from mnemo_server.cli import main
+from mnemo_server.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

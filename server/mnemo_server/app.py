@@ -32,12 +32,12 @@ from mnemo.v1 import (
     working_memory_pb2,
     working_memory_pb2_grpc,
 )
-from mnemo_server.api.conversations import ConversationServicer
-from mnemo_server.api.governance import GovernanceServicer
-from mnemo_server.api.memories import MemoryServicer
-from mnemo_server.api.sync import SyncServicer
-from mnemo_server.api.user_data import UserDataHandlers
-from mnemo_server.api.working_memory import WorkingMemoryServicer
+from mnemo_server.api.conversations.servicer import ConversationServicer
+from mnemo_server.api.governance.servicer import GovernanceServicer
+from mnemo_server.api.memories.servicer import MemoryServicer
+from mnemo_server.api.sync.servicer import SyncServicer
+from mnemo_server.api.user_data.handlers import UserDataHandlers
+from mnemo_server.api.working_memory.servicer import WorkingMemoryServicer
 from mnemo_server.auth.interceptor import Admission, AuthInterceptor
 from mnemo_server.auth.jwt import load_verifier
 from mnemo_server.auth.ratelimit import RateLimiter
@@ -45,23 +45,23 @@ from mnemo_server.auth.tls import server_credentials
 from mnemo_server.config import Settings, is_loopback
 from mnemo_server.domain.change_watch import ChangeFeed, ChangeWatchSettings, Wakeups
 from mnemo_server.domain.embedding import load_embedder
+from mnemo_server.domain.ports import UserStore
 from mnemo_server.domain.usecases.conversations import Conversations
 from mnemo_server.domain.usecases.extraction import Extraction
 from mnemo_server.domain.usecases.governance import Governance
+from mnemo_server.domain.usecases.maintenance import Retention, prune_until_stopped
 from mnemo_server.domain.usecases.memories import Memories
 from mnemo_server.domain.usecases.recall import Recall
 from mnemo_server.domain.usecases.temporary import purge_until_stopped
 from mnemo_server.domain.usecases.user_data import UserDataRights
 from mnemo_server.domain.usecases.working_memory import WorkingMemory
 from mnemo_server.domain.usecases.writes import Writes
-from mnemo_server.errors import ErrorMappingInterceptor
 from mnemo_server.health import SERVING, HealthService, ServingStatus
-from mnemo_server.maintenance import Retention, prune_until_stopped
+from mnemo_server.rpc.errors import ErrorMappingInterceptor
 from mnemo_server.store import migrate
-from mnemo_server.store.change_notify import ChangeNotifier, open_notifier
-from mnemo_server.store.database import BatchLimits, Database, open_database
-from mnemo_server.store.sql import SqlStore
-from mnemo_server.store.sql_user_data import SqlUserData
+from mnemo_server.store.composed import SqlStore
+from mnemo_server.store.feed.notify import ChangeNotifier, open_notifier
+from mnemo_server.store.transactions.database import BatchLimits, Database, open_database
 from mnemo_server.web.server import WebPort
 
 WORKING_MEMORY_SERVICE = working_memory_pb2.DESCRIPTOR.services_by_name[
@@ -82,7 +82,7 @@ class ServerNotStarted(RuntimeError):
     """``stop`` or ``port`` before ``start``."""
 
 
-def admission_of(settings: Settings, users: SqlStore) -> Admission:
+def admission_of(settings: Settings, users: UserStore) -> Admission:
     """Authentication (``--auth``) and rate limits (``--rate-limit-*``) of every call.
 
     Raises ``AuthConfigError`` (a ``ValueError``) for an unusable key file.
@@ -191,7 +191,7 @@ class MnemoServer:
             idempotency_window=timedelta(seconds=settings.idempotency_window_seconds),
         )
         try:
-            admission = admission_of(settings, store)
+            admission = admission_of(settings, store.users)
         except ValueError:
             await self._database.close()
             raise
@@ -207,17 +207,17 @@ class MnemoServer:
         )
         writes = Writes(store)
         working_memory_pb2_grpc.add_WorkingMemoryServiceServicer_to_server(
-            WorkingMemoryServicer(WorkingMemory(store), writes, settings), server
+            WorkingMemoryServicer(WorkingMemory(store.conversations), writes, settings), server
         )
         conversations_pb2_grpc.add_ConversationServiceServicer_to_server(
-            ConversationServicer(Conversations(store), writes, settings), server
+            ConversationServicer(Conversations(store.conversations), writes, settings), server
         )
-        memories = Memories(store, embedder)
+        memories = Memories(store, store.memories, embedder)
         memories_pb2_grpc.add_MemoryServiceServicer_to_server(
             MemoryServicer(
                 memories,
-                Recall(store, memories.embedding, store),
-                Extraction(store, memories.embedding, store),
+                Recall(store.memories, memories.embedding, store.governance),
+                Extraction(store, store.memories, memories.embedding, store.governance),
                 writes,
                 settings,
             ),
@@ -225,18 +225,18 @@ class MnemoServer:
         )
         governance_pb2_grpc.add_GovernanceServiceServicer_to_server(
             GovernanceServicer(
-                Governance(store, self._stopping),
+                Governance(store.governance, self._stopping),
                 writes,
                 settings,
                 UserDataHandlers(
-                    UserDataRights(SqlUserData(self._database, vector_cache=store.vector_cache)),
+                    UserDataRights(store.user_data),
                     settings,
                 ),
             ),
             server,
         )
         sync_pb2_grpc.add_SyncServiceServicer_to_server(
-            SyncServicer(ChangeFeed(store, self._wakeups, watch_settings(settings))), server
+            SyncServicer(ChangeFeed(store.feed, self._wakeups, watch_settings(settings))), server
         )
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         mnemo_services = (
@@ -262,21 +262,25 @@ class MnemoServer:
         self._notifier = open_notifier(
             settings.effective_database_url,
             self._wakeups,
-            store,
+            store.feed,
             poll_seconds=settings.watch_poll_seconds,
         )
         await self._notifier.start()
         await server.start()
         self._server, self._port = server, port
         self._purge = asyncio.create_task(
-            purge_until_stopped(store, settings.purge_interval_seconds, self._stopping),
+            purge_until_stopped(
+                store.conversations, settings.purge_interval_seconds, self._stopping
+            ),
             name="mnemo-purge-temporary",
         )
         retention = Retention(
             settings.idempotency_window_seconds, settings.change_retention_seconds
         )
         self._prune = asyncio.create_task(
-            prune_until_stopped(store, retention, settings.purge_interval_seconds, self._stopping),
+            prune_until_stopped(
+                store, store.feed, retention, settings.purge_interval_seconds, self._stopping
+            ),
             name="mnemo-prune-records-and-changes",
         )
         if web is not None:

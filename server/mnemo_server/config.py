@@ -37,7 +37,7 @@ class Settings:
     data_dir: Path = Path("./data")
     # Empty: SQLite file ``<data_dir>/mnemo.db`` (see ``effective_database_url``).
     database_url: str = ""
-    # Connections, each held by one lane (``store.lanes``): reads, and writes
+    # Connections, each held by one lane (``store.engine.lanes``): reads, and writes
     # (SQLite: exactly one; PostgreSQL: batches of writes run side by side).
     read_connections: int = 2
     write_connections: int = 1

@@ -21,9 +21,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from mnemo_server import __version__
 from mnemo_server.app import MnemoServer
 from mnemo_server.config import Settings
-from mnemo_server.store.engines import describe_url
+from mnemo_server.store.engine.engines import describe_url
+from mnemo_server.store.engine.preflight import DatabaseUnusable
 from mnemo_server.store.migrate import SchemaOutdated
-from mnemo_server.store.preflight import DatabaseUnusable
 
 EXIT_OK = 0
 EXIT_FAILURE = 1

@@ -20,11 +20,11 @@ from sqlalchemy import func, select, update
 
 from mnemo.v1 import conversations_pb2 as cv
 from mnemo.v1 import conversations_pb2_grpc
-from mnemo_server.maintenance import Retention, prune_once
-from mnemo_server.store.convert import now_micros
-from mnemo_server.store.database import open_database
+from mnemo_server.domain.usecases.maintenance import Retention, prune_once
+from mnemo_server.store.composed import SqlStore
+from mnemo_server.store.rows import now_micros
 from mnemo_server.store.schema import change_cursors, changes, idempotency_records
-from mnemo_server.store.sql import SqlStore
+from mnemo_server.store.transactions.database import open_database
 from tests.support.rpc_errors import rpc_failure
 from tests.support.server import running_server
 from tests.support.user_rows import connected
@@ -141,7 +141,8 @@ def test_maintenance_prunes_records_past_the_window_and_old_changes(
     async def prune() -> tuple[int, int]:
         db = open_database(database_url)
         try:
-            pruned = await prune_once(SqlStore(db), retention, batch=2)
+            store = SqlStore(db)
+            pruned = await prune_once(store, store.feed, retention, batch=2)
             return pruned.idempotency_records, pruned.changes
         finally:
             await db.close()

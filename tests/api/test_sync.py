@@ -18,7 +18,7 @@ from mnemo.client import MnemoClient
 from mnemo.v1 import governance_pb2 as gv
 from mnemo.v1 import governance_pb2_grpc, sync_pb2_grpc
 from mnemo.v1 import sync_pb2 as sy
-from mnemo_server.store.database import create_sync_engine
+from mnemo_server.store.transactions.database import create_sync_engine
 from tests.api.changes import PARENT, USER, WAIT_S, Event, Watch, cursors, write
 from tests.support.change_feed import prune_all_changes
 from tests.support.databases import PostgresDatabases

@@ -20,8 +20,8 @@ from mnemo.v1 import governance_pb2 as gv
 from mnemo.v1 import governance_pb2_grpc, memories_pb2_grpc, sync_pb2, sync_pb2_grpc
 from mnemo.v1 import memories_pb2 as mm
 from mnemo_server.domain.text_search import query_terms
-from mnemo_server.store.engines import normalize_url
-from mnemo_server.store.memory_text_index import visibility_key
+from mnemo_server.store.engine.engines import normalize_url
+from mnemo_server.store.memories.text_index import visibility_key
 from mnemo_server.store.schema import change_cursors, changes, user_settings, users
 from tests.api.user_data import erase, export, populate
 from tests.support.rpc_errors import ErrorDetails, rpc_failure
@@ -41,7 +41,7 @@ the erasure does not reach."""
 
 RETAINED = {user_settings.name: 1, users.name: 1}
 """What an erasure keeps of a user who set consent or the memory switch: the
-decision and the user row it belongs to (``store.sql_user_erase``)."""
+decision and the user row it belongs to (``store.user_data.erase``)."""
 
 AFTER_ERASURE = {changes.name: 1, change_cursors.name: 1, **RETAINED}
 """What an erasure leaves of the user: its ERASE change (operation and the
@@ -80,7 +80,7 @@ def _live_tables(conn: Connection) -> dict[str, set[str]]:
 def _fts_matches(conn: Connection, user_id: str, word: str) -> list[int]:
     """SQLite: the rowids of ``memories_fts`` matching ``word``'s term in
     ``user_id``'s identity-scope entries (index tokens carry a visibility
-    key: ``store.memory_text_index``)."""
+    key: ``store.memories.text_index``)."""
     (term,) = query_terms(word)
     token = visibility_key(user_id, "") + term
     return list(

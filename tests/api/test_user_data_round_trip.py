@@ -29,7 +29,7 @@ from mnemo.v1 import (
 from mnemo.v1 import governance_pb2 as gv
 from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import working_memory_pb2 as wm
-from mnemo_server.api.convert_user_data import RECORD_KINDS
+from mnemo_server.api.user_data.convert import RECORD_KINDS
 from mnemo_server.domain.compaction import encode_revision
 from tests.api.user_data import TIMEOUT_S, erase, export, load, populate, serialized
 from tests.support.rpc_errors import rpc_failure

@@ -21,8 +21,8 @@ import pytest
 from sqlalchemy import Connection, create_engine, select, text
 
 from mnemo.v1 import conversations_pb2 as cv
-from mnemo_server.store.database import MAX_ATTEMPTS
 from mnemo_server.store.schema import conversations
+from mnemo_server.store.transactions.database import MAX_ATTEMPTS
 from tests.api.history import Stub, all_messages, append, message
 from tests.support.rpc_errors import error_details
 

@@ -9,9 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from mnemo_server.store.database import Database
-from mnemo_server.store.interfaces import ConversationStore, WorkingMemoryStore
-from mnemo_server.store.sql import SqlStore
+from mnemo_server.store.composed import SqlStore
+from mnemo_server.store.transactions.database import Database
 from tests.support.shard_audit import ShardAudit
 
 
@@ -21,12 +20,14 @@ def sql_store(database: Database) -> SqlStore:
 
 
 @pytest.fixture
-def memory(sql_store: SqlStore) -> WorkingMemoryStore:
+def memory(sql_store: SqlStore) -> SqlStore:
+    """The store, for the working memory tests (reads: ``memory.conversations``)."""
     return sql_store
 
 
 @pytest.fixture
-def history(sql_store: SqlStore) -> ConversationStore:
+def history(sql_store: SqlStore) -> SqlStore:
+    """The store, for the conversation tests (reads: ``history.conversations``)."""
     return sql_store
 
 

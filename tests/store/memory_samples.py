@@ -12,7 +12,7 @@ from mnemo_server.domain.memory_models import (
     MemoryScope,
     SavedMemory,
 )
-from mnemo_server.store.interfaces import MemoryStore
+from mnemo_server.store.composed import SqlStore
 from tests.store.writes import create_memories
 
 BATCH = 500
@@ -40,15 +40,13 @@ def draft(
     )
 
 
-async def save(
-    store: MemoryStore, memory_id: str, item: MemoryDraft, user: str = "alice"
-) -> Memory:
+async def save(store: SqlStore, memory_id: str, item: MemoryDraft, user: str = "alice") -> Memory:
     (saved,) = await create_memories(store, user, [(memory_id, item)])
     return saved.memory
 
 
 async def bulk_create(
-    store: MemoryStore, user: str, items: Sequence[tuple[str, MemoryDraft]]
+    store: SqlStore, user: str, items: Sequence[tuple[str, MemoryDraft]]
 ) -> list[SavedMemory]:
     """``items`` saved in transactions of ``BATCH`` entries."""
     saved: list[SavedMemory] = []
@@ -58,13 +56,13 @@ async def bulk_create(
 
 
 async def all_memories(
-    store: MemoryStore, user: str = "alice", *, include_archived: bool = True
+    store: SqlStore, user: str = "alice", *, include_archived: bool = True
 ) -> list[Memory]:
     """Every entry of ``user``, newest first, through every page."""
     found: list[Memory] = []
     after: tuple[object, ...] | None = None
     while True:
-        page = await store.list_memories(
+        page = await store.memories.list_memories(
             user, MemoryListQuery(limit=7, after=after, include_archived=include_archived)
         )
         found.extend(page.items)

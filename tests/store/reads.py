@@ -7,11 +7,11 @@ from dataclasses import replace
 
 from mnemo_server.domain.governance import Access
 from mnemo_server.domain.memory_models import MAX_RECALL_RESULTS, Embedding, RecallHit, RecallQuery
-from mnemo_server.store.interfaces import MemoryStore
+from mnemo_server.store.composed import SqlStore
 
 
 async def recall(
-    store: MemoryStore,
+    store: SqlStore,
     user_id: str,
     query: RecallQuery,
     embedding: Embedding | None = None,
@@ -19,7 +19,7 @@ async def recall(
     limit: int = MAX_RECALL_RESULTS,
 ) -> list[RecallHit]:
     """The hits (at most ``limit``), the gate open."""
-    found = await store.recall(
+    found = await store.memories.recall(
         user_id,
         replace(query, max_results=limit),
         embedding,
@@ -31,7 +31,7 @@ async def recall(
 
 
 async def recalled_ids(
-    store: MemoryStore,
+    store: SqlStore,
     user_id: str,
     query: RecallQuery,
     embedding: Embedding | None = None,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemo_server.store.change_notify import _DataVersion
+from mnemo_server.store.feed.notify import _DataVersion
 
 
 def test_the_version_moves_when_another_connection_commits(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import func, select
 
 from mnemo.v1 import sync_pb2
-from mnemo_server.api.convert_changes import changes_to_proto
+from mnemo_server.api.sync.convert import changes_to_proto
 from mnemo_server.domain.changes import Change, ChangeOperation
 from mnemo_server.domain.commands import Written
 from mnemo_server.domain.errors import Aborted, OutOfRange
@@ -29,12 +29,12 @@ from mnemo_server.domain.models import (
     RunError,
 )
 from mnemo_server.domain.user_data import ConversationMessage, ConversationState, UserData
-from mnemo_server.store import sql_changes
-from mnemo_server.store.convert import now_micros, to_micros
-from mnemo_server.store.database import Database, RetryTransaction, Tx
+from mnemo_server.store.composed import SqlStore
+from mnemo_server.store.feed import changes as change_log
+from mnemo_server.store.rows import now_micros, to_micros
 from mnemo_server.store.schema import change_cursors, changes
-from mnemo_server.store.sql import SqlStore
-from mnemo_server.store.sql_user_data import SqlUserData
+from mnemo_server.store.transactions.database import Database, RetryTransaction, Tx
+from mnemo_server.store.user_data.store import SqlUserData
 from tests.store.memory_samples import draft, save
 from tests.store.samples import exchange, idem, messages
 from tests.store.writes import (
@@ -67,7 +67,7 @@ U = "users/alice"
 
 
 async def _all(store: SqlStore, user_id: str = ALICE, after: int = 0) -> list[Change]:
-    page = await store.changes_after(user_id, after, limit=1000)
+    page = await store.feed.changes_after(user_id, after, limit=1000)
     return list(page.changes)
 
 
@@ -91,7 +91,7 @@ async def _append(store: SqlStore, conversation_id: str, *texts: str) -> AppendR
 
 
 async def _latest(store: SqlStore, user_id: str = ALICE) -> int:
-    return (await store.latest_cursors([user_id]))[user_id]
+    return (await store.feed.latest_cursors([user_id]))[user_id]
 
 
 async def test_every_mutation_appends_its_changes(sql_store: SqlStore) -> None:
@@ -150,7 +150,7 @@ async def test_every_mutation_appends_its_changes(sql_store: SqlStore) -> None:
         f"{U}/conversations/c2/failedRuns/{run.failed_run_id}",
         run,
     )
-    snapshot = await store.snapshot_history(ALICE, "c2")
+    snapshot = await store.conversations.snapshot_history(ALICE, "c2")
     await replace_history_prefix(
         store,
         ALICE,
@@ -253,12 +253,12 @@ async def test_cursors_are_dense_per_user_and_independent(sql_store: SqlStore) -
     bob = [c.cursor for c in await _all(sql_store, BOB)]
     assert alice == list(range(1, 7))
     assert bob == [1, 2, 3]
-    assert await sql_store.latest_cursors([ALICE, BOB, "nobody"]) == {
+    assert await sql_store.feed.latest_cursors([ALICE, BOB, "nobody"]) == {
         ALICE: 6,
         BOB: 3,
         "nobody": 0,
     }
-    page = await sql_store.changes_after(ALICE, 2, limit=2)
+    page = await sql_store.feed.changes_after(ALICE, 2, limit=2)
     assert [c.cursor for c in page.changes] == [3, 4]
     assert (page.latest_cursor, page.oldest_cursor) == (6, 1)
     times = [c.change_time for c in await _all(sql_store)]
@@ -296,7 +296,7 @@ async def test_erasure_keeps_the_counter_and_leaves_only_its_change(
         (4, ChangeOperation.ERASE, U, None)
     ]
     # A cursor from before the erasure is not expired: it resumes at the erasure.
-    page = await sql_store.changes_after(ALICE, 1, limit=10)
+    page = await sql_store.feed.changes_after(ALICE, 1, limit=10)
     assert [c.cursor for c in page.changes] == [4]
     assert (page.latest_cursor, page.oldest_cursor) == (4, 4)
     # An erasure that finds nothing to delete appends nothing.
@@ -323,10 +323,10 @@ async def test_import_appends_a_change_per_resource(
     await save(sql_store, "m1", draft("fact"))
     originals = await _all(sql_store)
     user_data = SqlUserData(database)
-    conversation = await sql_store.get_conversation(ALICE, "c")
-    listed = await sql_store.list_messages(ALICE, "c", start_position=0, limit=10)
-    state = await sql_store.get_state(DEFAULT)
-    memory = await sql_store.get_memory(ALICE, "m1")
+    conversation = await sql_store.conversations.get_conversation(ALICE, "c")
+    listed = await sql_store.conversations.list_messages(ALICE, "c", start_position=0, limit=10)
+    state = await sql_store.conversations.get_state(DEFAULT)
+    memory = await sql_store.memories.get_memory(ALICE, "m1")
     data = UserData(
         conversations=(conversation,),
         states=(ConversationState("", state),),
@@ -411,7 +411,7 @@ async def test_a_purged_temporary_conversation_leaves_a_stateless_history(
     store = SqlStore(database)
     await create_conversation(store, ALICE, "tmp", temporary=True, lifetime_micros=1)
     await create_conversation(store, ALICE, "keep")
-    assert await store.purge_expired_conversations(limit=10) == 1
+    assert await store.conversations.purge_expired_conversations(limit=10) == 1
     found = await _all(store)
     assert _summary(found) == [
         ("upsert", f"{U}/conversations/tmp", ""),
@@ -428,31 +428,31 @@ async def test_pruning_expires_older_cursors_and_keeps_the_counter(
     await save_state(sql_store, ConversationKey(BOB, ""), "b")
     cutoff = (await _all(sql_store))[2].change_time
     # Alice's cursors 1 and 2 are older than the third change: pruned, in two batches.
-    deleted = await sql_store.prune_changes(older_than_micros=to_micros(cutoff), limit=1)
-    deleted += await sql_store.prune_changes(older_than_micros=to_micros(cutoff), limit=10)
+    deleted = await sql_store.feed.prune_changes(older_than_micros=to_micros(cutoff), limit=1)
+    deleted += await sql_store.feed.prune_changes(older_than_micros=to_micros(cutoff), limit=10)
     assert deleted == 2
-    page = await sql_store.changes_after(ALICE, 0, limit=10)
+    page = await sql_store.feed.changes_after(ALICE, 0, limit=10)
     assert [c.cursor for c in page.changes] == [3, 4]
     assert (page.latest_cursor, page.oldest_cursor) == (4, 3)
-    assert [c.cursor for c in (await sql_store.changes_after(ALICE, 2, limit=10)).changes] == [
+    assert [c.cursor for c in (await sql_store.feed.changes_after(ALICE, 2, limit=10)).changes] == [
         3,
         4,
     ]
     with pytest.raises(OutOfRange) as expired:
-        await sql_store.changes_after(ALICE, 1, limit=10)
+        await sql_store.feed.changes_after(ALICE, 1, limit=10)
     assert expired.value.reason == "CURSOR_EXPIRED"
     assert expired.value.metadata["oldest_cursor"] == "3"
-    assert (await sql_store.changes_after(ALICE, 4, limit=10)).changes == ()
+    assert (await sql_store.feed.changes_after(ALICE, 4, limit=10)).changes == ()
     with pytest.raises(OutOfRange) as ahead:  # not a cursor of this database
-        await sql_store.changes_after(ALICE, 9, limit=10)
+        await sql_store.feed.changes_after(ALICE, 9, limit=10)
     assert (ahead.value.reason, ahead.value.metadata["latest_cursor"]) == ("CURSOR_AHEAD", "4")
 
     # Everything pruned: the counter stays, the next change is 5.
-    assert await sql_store.prune_changes(older_than_micros=now_micros() + 1, limit=100) == 3
-    page = await sql_store.changes_after(ALICE, 4, limit=10)
+    assert await sql_store.feed.prune_changes(older_than_micros=now_micros() + 1, limit=100) == 3
+    page = await sql_store.feed.changes_after(ALICE, 4, limit=10)
     assert (page.changes, page.latest_cursor, page.oldest_cursor) == ((), 4, 5)
     with pytest.raises(OutOfRange):
-        await sql_store.changes_after(ALICE, 3, limit=10)
+        await sql_store.feed.changes_after(ALICE, 3, limit=10)
     await save_state(sql_store, DEFAULT, "later")
     assert [c.cursor for c in await _all(sql_store)] == [5]
     counters = await database.read(
@@ -470,12 +470,12 @@ def _retried_once(first_appends: int, then_appends: int) -> Callable[[Tx], int]:
     for a retry (rolled back, its cursors are taken back), and whose second
     appends ``then_appends``; it answers how many attempts it took."""
     attempts = 0
-    change = sql_changes.upsert(f"{U}/memoryState", MemoryState())
+    change = change_log.upsert(f"{U}/memoryState", MemoryState())
 
     def write(tx: Tx) -> int:
         nonlocal attempts
         attempts += 1
-        sql_changes.append(tx, ALICE, [change] * (first_appends if attempts == 1 else then_appends))
+        change_log.append(tx, ALICE, [change] * (first_appends if attempts == 1 else then_appends))
         if attempts == 1:
             raise RetryTransaction()
         return attempts

@@ -16,8 +16,9 @@ import pytest
 from sqlalchemy import Connection, event, exc, insert, select
 
 from mnemo_server.domain.errors import Aborted, NotFound, Unavailable
-from mnemo_server.store import engines
-from mnemo_server.store.database import (
+from mnemo_server.store.engine import engines
+from mnemo_server.store.schema import users
+from mnemo_server.store.transactions.database import (
     MAX_ATTEMPTS,
     BatchLimits,
     Database,
@@ -27,7 +28,6 @@ from mnemo_server.store.database import (
     describe_url,
     open_database,
 )
-from mnemo_server.store.schema import users
 
 
 def add_user(user_id: str) -> Callable[[Tx], str]:

@@ -12,13 +12,13 @@ import pytest
 
 from mnemo_server.domain.errors import Aborted, FailedPrecondition, NotFound
 from mnemo_server.domain.models import AppendResult, FailedRun, NewMessage, RunError
-from mnemo_server.store.interfaces import ConversationStore
+from mnemo_server.store.composed import SqlStore
 from tests.store.samples import idem, message, messages
 from tests.store.writes import append_messages, clear_messages, record_failed_run
 
 
 async def append(
-    history: ConversationStore,
+    history: SqlStore,
     new: Sequence[NewMessage],
     *,
     conversation_id: str = "c1",
@@ -38,13 +38,15 @@ async def append(
     )
 
 
-async def all_messages(history: ConversationStore, conversation_id: str = "c1") -> list[str]:
-    page = await history.list_messages("alice", conversation_id, start_position=0, limit=10_000)
+async def all_messages(history: SqlStore, conversation_id: str = "c1") -> list[str]:
+    page = await history.conversations.list_messages(
+        "alice", conversation_id, start_position=0, limit=10_000
+    )
     return [m.message_json for m in page.items]
 
 
 async def test_appends_take_dense_positions_and_keep_messages_verbatim(
-    history: ConversationStore,
+    history: SqlStore,
 ) -> None:
     first = await append(history, messages("a", "b"), run_id="run-1", turn=1)
     second = await append(history, messages("c"), run_id="run-2", turn=2)
@@ -54,7 +56,7 @@ async def test_appends_take_dense_positions_and_keep_messages_verbatim(
     assert first.conversation.metadata == {"source": "test"}  # created by the append
     assert second.conversation.etag != first.conversation.etag
 
-    page = await history.list_messages("alice", "c1", start_position=0, limit=10)
+    page = await history.conversations.list_messages("alice", "c1", start_position=0, limit=10)
     assert page.items == first.messages + second.messages
     stored = page.items[2]
     assert (stored.run_id, stored.turn, stored.role, stored.text) == ("run-2", 2, "user", "c")
@@ -63,7 +65,7 @@ async def test_appends_take_dense_positions_and_keep_messages_verbatim(
 
 
 async def test_a_wrong_expected_position_is_aborted_and_writes_nothing(
-    history: ConversationStore,
+    history: SqlStore,
 ) -> None:
     await append(history, messages("a", "b"), expected_position=0)
     with pytest.raises(Aborted) as caught:
@@ -76,18 +78,18 @@ async def test_a_wrong_expected_position_is_aborted_and_writes_nothing(
 
 
 async def test_a_retried_append_returns_the_first_result_and_writes_nothing(
-    history: ConversationStore,
+    history: SqlStore,
 ) -> None:
     first = await append(history, messages("a"), idempotency=idem("req-1"))
     await append(history, messages("b"))
     again = await append(history, messages("a"), idempotency=idem("req-1"))
     assert again == first
     assert len(await all_messages(history)) == 2
-    assert (await history.get_conversation("alice", "c1")).message_count == 2
+    assert (await history.conversations.get_conversation("alice", "c1")).message_count == 2
 
 
 async def test_a_request_id_reused_with_another_request_is_refused(
-    history: ConversationStore,
+    history: SqlStore,
 ) -> None:
     await append(history, messages("a"), idempotency=idem("req-1", "fp-a"))
     with pytest.raises(FailedPrecondition) as caught:
@@ -98,7 +100,7 @@ async def test_a_request_id_reused_with_another_request_is_refused(
     assert len(await all_messages(history)) == 1
 
 
-async def test_a_failed_append_records_no_result(history: ConversationStore) -> None:
+async def test_a_failed_append_records_no_result(history: SqlStore) -> None:
     await append(history, messages("a"))
     with pytest.raises(Aborted):
         await append(history, messages("b"), expected_position=5, idempotency=idem("req-1"))
@@ -109,7 +111,7 @@ async def test_a_failed_append_records_no_result(history: ConversationStore) -> 
 
 @pytest.mark.timeout(180)
 async def test_concurrent_appends_with_retries_leave_dense_positions(
-    history: ConversationStore,
+    history: SqlStore,
 ) -> None:
     writers, per_writer = 8, 50
     rng = random.Random(42)
@@ -124,64 +126,64 @@ async def test_concurrent_appends_with_retries_leave_dense_positions(
 
     await asyncio.gather(*(writer(w) for w in range(writers)))
 
-    page = await history.list_messages("alice", "c1", start_position=0, limit=10_000)
+    page = await history.conversations.list_messages("alice", "c1", start_position=0, limit=10_000)
     assert [m.position for m in page.items] == list(range(writers * per_writer))
     expected = {f"w{w}-{i}" for w in range(writers) for i in range(per_writer)}
     assert sorted(m.text for m in page.items) == sorted(expected)
-    conversation = await history.get_conversation("alice", "c1")
+    conversation = await history.conversations.get_conversation("alice", "c1")
     assert conversation.message_count == writers * per_writer
 
 
 async def test_concurrent_first_appends_create_the_conversation_once(
-    history: ConversationStore,
+    history: SqlStore,
 ) -> None:
     results = await asyncio.gather(
         *(append(history, messages(f"m{n}"), conversation_id="new") for n in range(8))
     )
     positions = sorted(m.position for r in results for m in r.messages)
     assert positions == list(range(8))
-    page = await history.list_conversations("alice", limit=10, after=None)
+    page = await history.conversations.list_conversations("alice", limit=10, after=None)
     assert [c.conversation_id for c in page.items] == ["new"]
 
 
-async def test_list_messages_pages_from_a_start_position(history: ConversationStore) -> None:
+async def test_list_messages_pages_from_a_start_position(history: SqlStore) -> None:
     await append(history, messages(*"abcdefg"))
-    first = await history.list_messages("alice", "c1", start_position=0, limit=3)
+    first = await history.conversations.list_messages("alice", "c1", start_position=0, limit=3)
     assert [m.text for m in first.items] == ["a", "b", "c"]
     assert first.next_after == (2,)
-    second = await history.list_messages("alice", "c1", start_position=3, limit=3)
+    second = await history.conversations.list_messages("alice", "c1", start_position=3, limit=3)
     assert [m.text for m in second.items] == ["d", "e", "f"]
-    last = await history.list_messages("alice", "c1", start_position=6, limit=3)
+    last = await history.conversations.list_messages("alice", "c1", start_position=6, limit=3)
     assert [m.text for m in last.items] == ["g"] and last.next_after is None
-    exact = await history.list_messages("alice", "c1", start_position=4, limit=3)
+    exact = await history.conversations.list_messages("alice", "c1", start_position=4, limit=3)
     assert [m.text for m in exact.items] == ["e", "f", "g"] and exact.next_after is None
-    beyond = await history.list_messages("alice", "c1", start_position=50, limit=3)
+    beyond = await history.conversations.list_messages("alice", "c1", start_position=50, limit=3)
     assert beyond.items == ()
     with pytest.raises(NotFound):
-        await history.list_messages("alice", "nope", start_position=0, limit=3)
+        await history.conversations.list_messages("alice", "nope", start_position=0, limit=3)
 
 
 async def test_clear_restarts_positions_and_changes_the_revision(
-    history: ConversationStore,
+    history: SqlStore,
 ) -> None:
     await append(history, messages("a", "b"))
     await record_failed_run(history, "alice", "c1", run_id="bad", error=RunError("boom"))
-    before = await history.snapshot_history("alice", "c1")
+    before = await history.conversations.snapshot_history("alice", "c1")
     cleared = await clear_messages(history, "alice", "c1")
     assert cleared.message_count == 0
     assert await all_messages(history) == []
-    after = await history.snapshot_history("alice", "c1")
+    after = await history.conversations.snapshot_history("alice", "c1")
     assert after.messages == () and after.revision != before.revision
     again = await append(history, messages("c"), expected_position=0)
     assert [m.position for m in again.messages] == [0]
     # Failed runs are not part of the history: a clear keeps them.
-    runs = await history.list_failed_runs("alice", "c1", limit=10, after=None)
+    runs = await history.conversations.list_failed_runs("alice", "c1", limit=10, after=None)
     assert [r.run_id for r in runs.items] == ["bad"]
     with pytest.raises(NotFound):
         await clear_messages(history, "alice", "nope")
 
 
-async def test_failed_runs_are_kept_apart_from_the_history(history: ConversationStore) -> None:
+async def test_failed_runs_are_kept_apart_from_the_history(history: SqlStore) -> None:
     await append(history, messages("a"))
     error = RunError(message="model timed out", code="TIMEOUT", details_json='{"after_s": 30}')
     failed = await record_failed_run(
@@ -198,28 +200,28 @@ async def test_failed_runs_are_kept_apart_from_the_history(history: Conversation
         m.message_json for m in messages("partial 1", "partial 2")
     ]
     assert await all_messages(history) == [message("a").message_json]
-    assert (await history.get_conversation("alice", "c1")).message_count == 1
-    listed = await history.list_failed_runs("alice", "c1", limit=10, after=None)
+    assert (await history.conversations.get_conversation("alice", "c1")).message_count == 1
+    listed = await history.conversations.list_failed_runs("alice", "c1", limit=10, after=None)
     assert listed.items == (failed,)
 
 
-async def test_failed_runs_list_newest_first_in_pages(history: ConversationStore) -> None:
+async def test_failed_runs_list_newest_first_in_pages(history: SqlStore) -> None:
     for n in range(5):
         await record_failed_run(history, "alice", "c1", run_id=f"run-{n}", error=RunError("x"))
     seen: list[str] = []
     after = None
     while True:
-        page = await history.list_failed_runs("alice", "c1", limit=2, after=after)
+        page = await history.conversations.list_failed_runs("alice", "c1", limit=2, after=after)
         seen += [r.run_id for r in page.items]
         if page.next_after is None:
             break
         after = page.next_after
     assert seen == [f"run-{n}" for n in reversed(range(5))]
     with pytest.raises(NotFound):
-        await history.list_failed_runs("alice", "nope", limit=2, after=None)
+        await history.conversations.list_failed_runs("alice", "nope", limit=2, after=None)
 
 
-async def test_a_retried_failed_run_is_recorded_once(history: ConversationStore) -> None:
+async def test_a_retried_failed_run_is_recorded_once(history: SqlStore) -> None:
     key = idem("fail-1", scope="RecordFailedRun")
 
     def record() -> Awaitable[FailedRun]:
@@ -236,5 +238,5 @@ async def test_a_retried_failed_run_is_recorded_once(history: ConversationStore)
     first = await record()
     again = await record()
     assert again == first
-    listed = await history.list_failed_runs("alice", "c1", limit=10, after=None)
+    listed = await history.conversations.list_failed_runs("alice", "c1", limit=10, after=None)
     assert listed.items == (first,)

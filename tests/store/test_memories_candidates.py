@@ -14,15 +14,14 @@ from mnemo_server.domain.memory_models import (
     MemoryListQuery,
     MemorySource,
 )
-from mnemo_server.store.interfaces import MemoryStore
-from mnemo_server.store.sql import SqlStore
+from mnemo_server.store.composed import SqlStore
 from tests.store.memory_samples import draft, save
 from tests.store.samples import idem
 from tests.store.writes import approve_candidate, propose_candidates, reject_candidate
 
 
 @pytest.fixture
-def store(sql_store: SqlStore) -> MemoryStore:
+def store(sql_store: SqlStore) -> SqlStore:
     return sql_store
 
 
@@ -37,7 +36,7 @@ def candidate(n: int, item: MemoryDraft) -> CandidateDraft:
     )
 
 
-async def test_propose_list_approve_reject(store: MemoryStore) -> None:
+async def test_propose_list_approve_reject(store: SqlStore) -> None:
     proposed = await propose_candidates(
         store,
         "alice",
@@ -57,7 +56,9 @@ async def test_propose_list_approve_reject(store: MemoryStore) -> None:
     )
     assert first.draft.metadata == {"why": "said so"} and first.saved_memory_id == ""
     assert proposed[1].draft.embedding == Embedding("test-model", (0.5, 0.5))
-    pending = await store.list_candidates("alice", include_resolved=False, limit=10, after=None)
+    pending = await store.memories.list_candidates(
+        "alice", include_resolved=False, limit=10, after=None
+    )
     assert {c.candidate_id for c in pending.items} == {"c1", "c2", "c3"}
 
     await save(store, "old", draft("Likes coffee", key="drink"))
@@ -65,11 +66,13 @@ async def test_propose_list_approve_reject(store: MemoryStore) -> None:
     assert (memory.memory_id, memory.text, memory.key) == ("m1", "Likes green tea", "drink")
     assert memory.source is MemorySource.EXTRACTOR and memory.metadata == {"why": "said so"}
     assert (approved.state, approved.saved_memory_id) == (CandidateState.APPROVED, "m1")
-    assert (await store.get_memory("alice", "old")).archived  # the key superseded it
+    assert (await store.memories.get_memory("alice", "old")).archived  # the key superseded it
     again = await approve_candidate(store, "alice", "c1", memory_id="other")
     assert again == (memory, approved)
     await approve_candidate(store, "alice", "c2", memory_id="m2")  # answers without the vector
-    assert (await store.get_memory("alice", "m2")).embedding == Embedding("test-model", (0.5, 0.5))
+    assert (await store.memories.get_memory("alice", "m2")).embedding == Embedding(
+        "test-model", (0.5, 0.5)
+    )
 
     rejected = await reject_candidate(store, "alice", "c3")
     assert rejected.state is CandidateState.REJECTED
@@ -81,18 +84,20 @@ async def test_propose_list_approve_reject(store: MemoryStore) -> None:
         await reject_candidate(store, "alice", "c1")
 
     assert (
-        await store.list_candidates("alice", include_resolved=False, limit=10, after=None)
+        await store.memories.list_candidates("alice", include_resolved=False, limit=10, after=None)
     ).items == ()
-    everything = await store.list_candidates("alice", include_resolved=True, limit=2, after=None)
-    rest = await store.list_candidates(
+    everything = await store.memories.list_candidates(
+        "alice", include_resolved=True, limit=2, after=None
+    )
+    rest = await store.memories.list_candidates(
         "alice", include_resolved=True, limit=2, after=everything.next_after
     )
     assert len(everything.items + rest.items) == 3 and rest.next_after is None
-    live = await store.list_memories("alice", MemoryListQuery(limit=10))
+    live = await store.memories.list_memories("alice", MemoryListQuery(limit=10))
     assert [m.memory_id for m in live.items] == ["m2", "m1"]
 
 
-async def test_candidate_errors_and_idempotent_proposals(store: MemoryStore) -> None:
+async def test_candidate_errors_and_idempotent_proposals(store: SqlStore) -> None:
     key = idem("propose-1", scope="ProposeMemoryCandidates")
     first = await propose_candidates(store, "alice", [candidate(1, draft("a"))], idempotency=key)
     assert (
@@ -114,6 +119,6 @@ async def test_candidate_errors_and_idempotent_proposals(store: MemoryStore) -> 
         await approve_candidate(store, "alice", "c1", memory_id="taken")
     # The failed approval changed nothing.
     (still,) = (
-        await store.list_candidates("alice", include_resolved=False, limit=5, after=None)
+        await store.memories.list_candidates("alice", include_resolved=False, limit=5, after=None)
     ).items
     assert still.state is CandidateState.PENDING

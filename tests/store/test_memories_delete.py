@@ -20,10 +20,9 @@ from mnemo_server.domain.memory_models import (
     MemoryChange,
     RecallQuery,
 )
-from mnemo_server.store.database import Database
-from mnemo_server.store.interfaces import MemoryStore
+from mnemo_server.store.composed import SqlStore
 from mnemo_server.store.schema import metadata
-from mnemo_server.store.sql import SqlStore
+from mnemo_server.store.transactions.database import Database
 from tests.store import reads
 from tests.store.memory_samples import draft, save
 from tests.store.samples import idem
@@ -41,7 +40,7 @@ MARKER = "zorblaxqj"
 
 
 @pytest.fixture
-def store(sql_store: SqlStore) -> MemoryStore:
+def store(sql_store: SqlStore) -> SqlStore:
     return sql_store
 
 
@@ -95,7 +94,7 @@ def _sqlite_file_holds(database_url: str, needle: str) -> bool:
 
 
 async def test_delete_leaves_no_text_anywhere(
-    store: MemoryStore, database: Database, database_url: str
+    store: SqlStore, database: Database, database_url: str
 ) -> None:
     # m1: created idempotently (the result, with its text, is recorded), updated
     # (the first text stays in the versions), then superseded by m3.
@@ -145,9 +144,11 @@ async def test_delete_leaves_no_text_anywhere(
     assert await delete_memory(store, "alice", "m1") == tombstones[0]
     for memory_id in ("m1", "m2"):
         with pytest.raises(NotFound):
-            await store.get_memory("alice", memory_id)
+            await store.memories.get_memory("alice", memory_id)
     # The approved candidate stays approved, blanked; it cannot be approved again.
-    page = await store.list_candidates("alice", include_resolved=True, limit=10, after=None)
+    page = await store.memories.list_candidates(
+        "alice", include_resolved=True, limit=10, after=None
+    )
     (candidate,) = page.items
     assert (candidate.state, candidate.draft.text, candidate.draft.embedding) == (
         CandidateState.APPROVED,
@@ -159,7 +160,7 @@ async def test_delete_leaves_no_text_anywhere(
     assert resolved.value.reason == "CANDIDATE_RESOLVED"
     # What was not deleted is intact: the chain's live entry, the unrelated
     # entry, its recorded result, its place in the index.
-    assert (await store.get_memory("alice", "m3")).text == "The locker is number seven"
+    assert (await store.memories.get_memory("alice", "m3")).text == "The locker is number seven"
     again = await create_memories(
         store, "alice", [("m9", draft("Likes the locker room music"))], idempotency=keep
     )
@@ -168,7 +169,7 @@ async def test_delete_leaves_no_text_anywhere(
     assert found == ["m9", "m3"]
 
 
-async def test_delete_checks_the_etag_and_existence(store: MemoryStore) -> None:
+async def test_delete_checks_the_etag_and_existence(store: SqlStore) -> None:
     saved = await save(store, "m1", draft("fact"))
     with pytest.raises(Aborted) as stale:
         await delete_memory(store, "alice", "m1", expected_etag="stale")

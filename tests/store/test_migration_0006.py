@@ -17,11 +17,11 @@ from mnemo_server.domain.memory_models import Embedding, RecallQuery
 from mnemo_server.domain.text_search import text_terms
 from mnemo_server.domain.vectors import decode_vector, encode_vector
 from mnemo_server.store import migrate
-from mnemo_server.store.database import open_database
-from mnemo_server.store.engines import migration_engine
-from mnemo_server.store.memory_text_index import ENTRIES_TERM, search_document
+from mnemo_server.store.composed import SqlStore
+from mnemo_server.store.engine.engines import migration_engine
+from mnemo_server.store.memories.text_index import ENTRIES_TERM, search_document
 from mnemo_server.store.schema import memories, memory_embeddings, memory_user_state, users
-from mnemo_server.store.sql import SqlStore
+from mnemo_server.store.transactions.database import open_database
 from tests.store import reads
 from tests.store.memory_samples import draft
 from tests.store.writes import create_memories, delete_memory

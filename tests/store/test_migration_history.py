@@ -30,10 +30,10 @@ from sqlalchemy import Connection, MetaData, Table, func, inspect, select, text
 from mnemo_server.domain.user_data import EXPORT_SECTIONS, ExportItem, ExportSection
 from mnemo_server.domain.vectors import decode_vector, encode_vector
 from mnemo_server.store import migrate
-from mnemo_server.store.database import open_database
-from mnemo_server.store.engines import migration_engine
+from mnemo_server.store.engine.engines import migration_engine
 from mnemo_server.store.schema import metadata
-from mnemo_server.store.sql_user_data import SqlUserData
+from mnemo_server.store.transactions.database import open_database
+from mnemo_server.store.user_data.store import SqlUserData
 from tests.api.user_data import populate
 from tests.support.databases import PostgresDatabases
 from tests.support.server import running_server

@@ -14,13 +14,13 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 from sqlalchemy.engine import make_url
 
-from mnemo_server import cli
+from mnemo_server.cli import main as cli
 from mnemo_server.domain.models import ConversationKey
 from mnemo_server.store import migrate
-from mnemo_server.store.database import open_database
-from mnemo_server.store.engines import migration_engine
+from mnemo_server.store.composed import SqlStore
+from mnemo_server.store.engine.engines import migration_engine
 from mnemo_server.store.schema import include_name, metadata
-from mnemo_server.store.sql import SqlStore
+from mnemo_server.store.transactions.database import open_database
 from tests.store.samples import exchange, messages
 from tests.store.writes import append_messages, save_state
 
@@ -105,9 +105,9 @@ async def test_data_survives_an_upgrade(database_url: str) -> None:
     db = open_database(database_url)
     try:
         store = SqlStore(db)
-        assert await store.get_state(ConversationKey("alice", "")) == state
-        assert await store.get_conversation("alice", "c1") == appended.conversation
-        page = await store.list_messages("alice", "c1", start_position=0, limit=10)
+        assert await store.conversations.get_state(ConversationKey("alice", "")) == state
+        assert await store.conversations.get_conversation("alice", "c1") == appended.conversation
+        page = await store.conversations.list_messages("alice", "c1", start_position=0, limit=10)
         assert page.items == appended.messages
     finally:
         await db.close()

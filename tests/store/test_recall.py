@@ -21,9 +21,9 @@ from mnemo_server.domain.memory_models import (
 from mnemo_server.domain.ranking import visible_conversations
 from mnemo_server.domain.text_search import query_terms, text_terms
 from mnemo_server.domain.vectors import cosine_similarity, decode_vector, encode_vector
-from mnemo_server.store import sql_recall
-from mnemo_server.store.database import Database
-from mnemo_server.store.sql import SqlStore
+from mnemo_server.store.composed import SqlStore
+from mnemo_server.store.memories import recall as recall_reads
+from mnemo_server.store.transactions.database import Database
 from tests.store import reads
 from tests.store.memory_samples import draft, save
 from tests.store.writes import create_memories, delete_memory, update_memory
@@ -92,7 +92,7 @@ async def semantic(
     """The store's exact nearest entries and their cosines."""
 
     def read(conn: Connection) -> list[tuple[str, float]]:
-        found = sql_recall.semantic(
+        found = recall_reads.semantic(
             conn, user_id, visible_conversations(query), embedding, limit, store.vector_cache
         )
         return list(found.items())

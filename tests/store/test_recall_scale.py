@@ -14,8 +14,9 @@ from mnemo_server.domain.memory_models import Embedding, MemoryDraft, RecallQuer
 from mnemo_server.domain.ranking import FULL_BUDGET, TermStats, lexical_plan
 from mnemo_server.domain.text_search import STOP_WORDS, query_terms, stem, text_terms
 from mnemo_server.domain.vectors import decode_vector, encode_vector
-from mnemo_server.store import memory_text_index, sql_recall
-from mnemo_server.store.sql import SqlStore
+from mnemo_server.store.composed import SqlStore
+from mnemo_server.store.memories import recall as recall_reads
+from mnemo_server.store.memories import text_index
 from tests.store import reads
 from tests.store.memory_samples import bulk_create, draft
 from tests.support.memory_corpus import Corpus
@@ -65,7 +66,7 @@ async def test_recall_over_10000_memories_finds_the_planted_entries(sql_store: S
     terms = query_terms(query.text)
 
     def stats_of(conn: Connection) -> TermStats:
-        return memory_text_index.term_stats(conn, "alice", terms)
+        return text_index.term_stats(conn, "alice", terms)
 
     stats = await sql_store.database.read(stats_of)
     # The statistics the writes kept are the corpus's own.
@@ -118,7 +119,9 @@ async def test_semantic_search_is_exact_over_100000_vectors(sql_store: SqlStore)
         embedding = Embedding("test-model", tuple(query))
 
         def nearest(conn: Connection, embedding: Embedding = embedding) -> dict[str, float]:
-            return sql_recall.semantic(conn, "alice", ("",), embedding, 20, sql_store.vector_cache)
+            return recall_reads.semantic(
+                conn, "alice", ("",), embedding, 20, sql_store.vector_cache
+            )
 
         found = list((await sql_store.database.read(nearest)).items())
         assert [mid for mid, _ in found] == expected, trial

@@ -14,8 +14,8 @@ from mnemo_server.domain.memory_models import Memory
 from mnemo_server.domain.models import Conversation
 from mnemo_server.domain.usecases.user_data import UserDataRights
 from mnemo_server.domain.user_data import ExportItem, UserData
-from mnemo_server.store.database import Database
-from mnemo_server.store.sql_user_data import SqlUserData
+from mnemo_server.store.transactions.database import Database
+from mnemo_server.store.user_data.store import SqlUserData
 from tests.api.user_data import populate
 from tests.store.writes import import_user
 from tests.support.server import running_server

@@ -13,7 +13,7 @@ from mnemo_server.domain.errors import NotFound
 from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.memory_models import MemoryDraft
 from mnemo_server.domain.models import ConversationKey
-from mnemo_server.store.sql import SqlStore
+from mnemo_server.store.composed import SqlStore
 from tests.store.samples import exchange
 from tests.store.writes import create_conversation, create_memories, save_state
 
@@ -27,12 +27,12 @@ async def test_users_are_created_in_the_callers_tenant(sql_store: SqlStore) -> N
         store, "bob", [("m1", MemoryDraft(text="tea"))], caller=Caller("bob", "t2")
     )
     await create_conversation(store, "carol", "c1")  # --auth none: the default tenant
-    assert await store.tenants_of(["alice", "bob", "carol", "nobody"]) == {
+    assert await store.users.tenants_of(["alice", "bob", "carol", "nobody"]) == {
         "alice": "t1",
         "bob": "t2",
         "carol": "",
     }
-    assert await store.tenants_of([]) == {}
+    assert await store.users.tenants_of([]) == {}
 
 
 async def test_a_write_for_a_user_of_another_tenant_is_not_found(sql_store: SqlStore) -> None:
@@ -46,4 +46,4 @@ async def test_a_write_for_a_user_of_another_tenant_is_not_found(sql_store: SqlS
         await save_state(store, other_conversation, "", [exchange(1)], caller=stranger)
     with pytest.raises(NotFound):
         await create_memories(store, "alice", [("m1", MemoryDraft(text="x"))], caller=stranger)
-    assert await store.tenants_of(["alice"]) == {"alice": "t1"}
+    assert await store.users.tenants_of(["alice"]) == {"alice": "t1"}

@@ -9,9 +9,8 @@ import pytest
 
 from mnemo_server.domain.errors import Aborted, FailedPrecondition
 from mnemo_server.domain.models import ConversationKey, MemoryState, RememberResult
-from mnemo_server.store.database import Database, open_database
-from mnemo_server.store.interfaces import ConversationStore, WorkingMemoryStore
-from mnemo_server.store.sql import SqlStore
+from mnemo_server.store.composed import SqlStore
+from mnemo_server.store.transactions.database import Database, open_database
 from tests.store import writes
 from tests.store.samples import exchange, idem
 from tests.store.writes import clear_state, save_state
@@ -21,7 +20,7 @@ NAMED = ConversationKey("alice", "trip")
 
 
 async def remember(
-    memory: WorkingMemoryStore,
+    memory: SqlStore,
     key: ConversationKey,
     n: int,
     *,
@@ -34,34 +33,34 @@ async def remember(
 
 
 async def test_a_state_never_written_is_empty_with_an_empty_etag(
-    memory: WorkingMemoryStore,
+    memory: SqlStore,
 ) -> None:
-    assert await memory.get_state(DEFAULT) == MemoryState()
-    assert await memory.get_state(NAMED) == MemoryState()
+    assert await memory.conversations.get_state(DEFAULT) == MemoryState()
+    assert await memory.conversations.get_state(NAMED) == MemoryState()
 
 
-async def test_save_then_get_returns_what_was_saved(memory: WorkingMemoryStore) -> None:
+async def test_save_then_get_returns_what_was_saved(memory: SqlStore) -> None:
     saved = await save_state(memory, NAMED, "likes trains", [exchange(1), exchange(2)])
     assert saved.summary == "likes trains"
     assert saved.recent == (exchange(1), exchange(2))
     assert saved.etag != ""
     assert saved.update_time is not None and saved.update_time.tzinfo is not None
-    assert await memory.get_state(NAMED) == saved
+    assert await memory.conversations.get_state(NAMED) == saved
 
 
 async def test_exchange_times_round_trip_exactly_and_come_back_in_utc(
-    memory: WorkingMemoryStore,
+    memory: SqlStore,
 ) -> None:
     original = exchange(7)
     state = await save_state(memory, NAMED, "", [original])
-    (stored,) = (await memory.get_state(NAMED)).recent
+    (stored,) = (await memory.conversations.get_state(NAMED)).recent
     assert stored.at == original.at  # the same instant, to the microsecond
     assert stored.at.utcoffset() is not None and stored.at.tzinfo == UTC
     assert state.recent == (original,)
 
 
 async def test_save_with_a_stale_etag_is_aborted_and_changes_nothing(
-    memory: WorkingMemoryStore,
+    memory: SqlStore,
 ) -> None:
     first = await save_state(memory, NAMED, "one", [], expected_etag="")
     second = await save_state(memory, NAMED, "two", [], expected_etag=first.etag)
@@ -69,11 +68,11 @@ async def test_save_with_a_stale_etag_is_aborted_and_changes_nothing(
     with pytest.raises(Aborted) as caught:
         await save_state(memory, NAMED, "three", [], expected_etag=first.etag)
     assert caught.value.reason == "ETAG_MISMATCH"
-    assert await memory.get_state(NAMED) == second
+    assert await memory.conversations.get_state(NAMED) == second
 
 
 async def test_the_empty_etag_only_matches_a_state_never_written(
-    memory: WorkingMemoryStore,
+    memory: SqlStore,
 ) -> None:
     await save_state(memory, NAMED, "one", [], expected_etag="")
     with pytest.raises(Aborted) as caught:
@@ -82,7 +81,7 @@ async def test_the_empty_etag_only_matches_a_state_never_written(
 
 
 async def test_remembering_five_keeps_the_last_three_and_returns_what_fell_off(
-    memory: WorkingMemoryStore,
+    memory: SqlStore,
 ) -> None:
     evicted = []
     for n in range(1, 6):
@@ -90,10 +89,10 @@ async def test_remembering_five_keeps_the_last_three_and_returns_what_fell_off(
         evicted.append(result.evicted)
     assert evicted == [(), (), (), (exchange(1),), (exchange(2),)]
     assert result.state.recent == (exchange(3), exchange(4), exchange(5))
-    assert await memory.get_state(DEFAULT) == result.state
+    assert await memory.conversations.get_state(DEFAULT) == result.state
 
 
-async def test_remember_replaces_the_summary_only_when_given(memory: WorkingMemoryStore) -> None:
+async def test_remember_replaces_the_summary_only_when_given(memory: SqlStore) -> None:
     await remember(memory, NAMED, 1, summary="first brief")
     kept = await remember(memory, NAMED, 2)
     assert kept.state.summary == "first brief"
@@ -103,59 +102,59 @@ async def test_remember_replaces_the_summary_only_when_given(memory: WorkingMemo
     assert replaced.evicted == (exchange(1), exchange(2))
 
 
-async def test_remember_checks_the_etag(memory: WorkingMemoryStore) -> None:
+async def test_remember_checks_the_etag(memory: SqlStore) -> None:
     first = await remember(memory, NAMED, 1)
     await remember(memory, NAMED, 2, expected_etag=first.state.etag)
     with pytest.raises(Aborted) as caught:
         await remember(memory, NAMED, 3, expected_etag=first.state.etag)
     assert caught.value.reason == "ETAG_MISMATCH"
-    assert len((await memory.get_state(NAMED)).recent) == 2
+    assert len((await memory.conversations.get_state(NAMED)).recent) == 2
 
 
 async def test_a_retried_remember_returns_the_first_result_and_writes_nothing(
-    memory: WorkingMemoryStore,
+    memory: SqlStore,
 ) -> None:
     key = idem("req-1", scope="RememberExchange")
     first = await remember(memory, NAMED, 1, idempotency=key)
     await remember(memory, NAMED, 2)
     again = await remember(memory, NAMED, 1, idempotency=key)
     assert again == first
-    after = await memory.get_state(NAMED)
+    after = await memory.conversations.get_state(NAMED)
     assert after.recent == (exchange(1), exchange(2))
 
 
 async def test_a_request_id_reused_for_another_request_is_refused(
-    memory: WorkingMemoryStore,
+    memory: SqlStore,
 ) -> None:
     await remember(memory, NAMED, 1, idempotency=idem("req-1", "fp-a", "RememberExchange"))
-    before = await memory.get_state(NAMED)
+    before = await memory.conversations.get_state(NAMED)
     with pytest.raises(FailedPrecondition) as caught:
         await remember(memory, NAMED, 2, idempotency=idem("req-1", "fp-b", "RememberExchange"))
     assert caught.value.reason == "REQUEST_ID_REUSED"
-    assert await memory.get_state(NAMED) == before
+    assert await memory.conversations.get_state(NAMED) == before
 
 
-async def test_clear_empties_the_state_with_a_new_etag(memory: WorkingMemoryStore) -> None:
+async def test_clear_empties_the_state_with_a_new_etag(memory: SqlStore) -> None:
     saved = await save_state(memory, NAMED, "brief", [exchange(1)])
     with pytest.raises(Aborted):
         await clear_state(memory, NAMED, expected_etag="not-the-etag")
     cleared = await clear_state(memory, NAMED, expected_etag=saved.etag)
     assert (cleared.summary, cleared.recent) == ("", ())
     assert cleared.etag not in ("", saved.etag)
-    assert await memory.get_state(NAMED) == cleared
+    assert await memory.conversations.get_state(NAMED) == cleared
 
 
 async def test_the_default_conversation_is_distinct_from_every_named_one(
-    memory: WorkingMemoryStore, history: ConversationStore
+    memory: SqlStore, history: SqlStore
 ) -> None:
     default = await save_state(memory, DEFAULT, "default brief", [exchange(1)])
     named = await save_state(memory, NAMED, "named brief", [exchange(2)])
-    assert await memory.get_state(DEFAULT) == default
-    assert await memory.get_state(NAMED) == named
-    assert await memory.get_state(ConversationKey("alice", "other")) == MemoryState()
-    assert await memory.get_state(ConversationKey("bob", "")) == MemoryState()
+    assert await memory.conversations.get_state(DEFAULT) == default
+    assert await memory.conversations.get_state(NAMED) == named
+    assert await memory.conversations.get_state(ConversationKey("alice", "other")) == MemoryState()
+    assert await memory.conversations.get_state(ConversationKey("bob", "")) == MemoryState()
     # The default conversation never shows up as a conversation.
-    page = await history.list_conversations("alice", limit=10, after=None)
+    page = await history.conversations.list_conversations("alice", limit=10, after=None)
     assert [c.conversation_id for c in page.items] == ["trip"]
 
 
@@ -166,6 +165,6 @@ async def test_a_second_client_reads_exactly_what_the_first_wrote(
     written = await remember(phone, DEFAULT, 1, summary="on the phone")
     cloud = open_database(database_url, read_lanes=1)
     try:
-        assert await SqlStore(cloud).get_state(DEFAULT) == written.state
+        assert await SqlStore(cloud).conversations.get_state(DEFAULT) == written.state
     finally:
         await cloud.close()

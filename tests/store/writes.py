@@ -66,8 +66,8 @@ from mnemo_server.domain.models import (
     RememberResult,
     RunError,
 )
+from mnemo_server.domain.ports import CommandStore, UserDataStore
 from mnemo_server.domain.user_data import ErasureReceipt, UserData
-from mnemo_server.store.interfaces import CommandStore, UserDataStore
 
 P = ParamSpec("P")
 R = TypeVar("R")

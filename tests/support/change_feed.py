@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from mnemo_server.store.database import open_database
-from mnemo_server.store.sql import SqlStore
+from mnemo_server.store.composed import SqlStore
+from mnemo_server.store.transactions.database import open_database
 
 
 def prune_all_changes(database_url: str) -> None:
@@ -15,7 +15,7 @@ def prune_all_changes(database_url: str) -> None:
     async def prune() -> None:
         database = open_database(database_url, read_lanes=1)
         try:
-            await SqlStore(database).prune_changes(older_than_micros=2**62, limit=10_000)
+            await SqlStore(database).feed.prune_changes(older_than_micros=2**62, limit=10_000)
         finally:
             await database.close()
 

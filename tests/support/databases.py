@@ -21,7 +21,7 @@ import psycopg
 from psycopg import sql
 
 from mnemo_server.store import migrate
-from mnemo_server.store.database import Database, open_database
+from mnemo_server.store.transactions.database import Database, open_database
 from tests.support.pgcluster import create_database, database_url, drop_database, libpq_url
 
 __all__ = ["PostgresDatabases", "SqliteDatabases", "opened_database"]

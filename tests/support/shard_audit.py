@@ -395,7 +395,7 @@ def _term_at(tokens: list[_Token], terms: dict[int, str], i: int) -> str | None:
 # ------------------------------------------------------------------ recorder
 
 _SERVER = str(Path(mnemo_server.__file__).resolve().parent) + "/"
-_MIGRATIONS = (_SERVER + "migrations/", _SERVER + "store/migrate.py")
+_MIGRATIONS = (_SERVER + "store/migrations/", _SERVER + "store/migrate.py")
 _TESTS = str(Path(__file__).resolve().parents[1]) + "/"
 _SUPPORT_SKIPPED = (_TESTS + "support/statement_log.py", str(Path(__file__).resolve()))
 

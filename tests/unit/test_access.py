@@ -9,7 +9,8 @@ from google.protobuf import struct_pb2
 
 from mnemo.v1 import conversations_pb2 as cv
 from mnemo.v1 import memories_pb2 as mm
-from mnemo_server.api import memory_requests, names
+from mnemo_server.api import names
+from mnemo_server.api.memories import requests
 from mnemo_server.auth.access import (
     MAX_USERS_PER_REQUEST,
     may_act_for,
@@ -47,8 +48,8 @@ def test_parsing_a_name_of_another_user_is_not_found_for_that_name() -> None:
         (names.parse_conversation, "users/bob/conversations/c1"),
         (names.parse_memory_state, "users/bob/memoryState"),
         (names.parse_memory_state, "users/bob/conversations/c1/memoryState"),
-        (memory_requests.parse_memory, "users/bob/memories/m1"),
-        (memory_requests.parse_candidate, "users/bob/memoryCandidates/k1"),
+        (requests.parse_memory, "users/bob/memories/m1"),
+        (requests.parse_candidate, "users/bob/memoryCandidates/k1"),
     ]
     for parse, name in cases:
         with pytest.raises(NotFound) as raised:

@@ -10,7 +10,7 @@ from sqlalchemy.engine import make_url
 from mnemo.client._follow import backoff, next_step
 from mnemo.client.errors import MnemoError, error_class
 from mnemo_server.domain.change_watch import Wakeups
-from mnemo_server.store.change_notify import libpq_conninfo, parse_payload
+from mnemo_server.store.feed.notify import libpq_conninfo, parse_payload
 
 
 async def test_a_wake_sets_the_flags_of_that_users_watches_only() -> None:

@@ -7,9 +7,9 @@ import pkgutil
 
 import mnemo_server.domain.commands as commands_package
 from mnemo_server.domain.commands import Command, Idempotent, result_type
-from mnemo_server.store import sql as _registers_units  # noqa: F401 (the units register on import)
-from mnemo_server.store import sql_user_data as _registers_user_data  # noqa: F401
-from mnemo_server.store.units import registered
+from mnemo_server.store import composed as _registers_units  # noqa: F401
+from mnemo_server.store.transactions.units import registered
+from mnemo_server.store.user_data import store as _registers_user_data  # noqa: F401
 
 
 def _command_types() -> set[type[Command[object]]]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemo_server.cli import build_parser
+from mnemo_server.cli.main import build_parser
 from mnemo_server.config import OPTIONS, ConfigError, Settings, field_names, resolve
 
 

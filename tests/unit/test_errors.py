@@ -26,7 +26,7 @@ from mnemo_server.domain.errors import (
     OutOfRange,
     Unavailable,
 )
-from mnemo_server.errors import INTERNAL_MESSAGE, ErrorMappingInterceptor, status_code_of
+from mnemo_server.rpc.errors import INTERNAL_MESSAGE, ErrorMappingInterceptor, status_code_of
 from tests.support.rpc_errors import ErrorDetails, error_details
 
 SECRET = "password=hunter2 in a driver error"

@@ -11,7 +11,7 @@ import pytest
 from google.protobuf import json_format
 
 from mnemo.v1 import memories_pb2 as mm
-from mnemo_server.memory_import_cli import LineProblem, entry_of
+from mnemo_server.cli.memory_import import LineProblem, entry_of
 
 LINES: list[dict[str, Any]] = [
     {"text": "a", "embedding": {"model": "m", "values": [1, 2.5, -3, 0.1]}},

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 
-from mnemo_server.progress import Progress, human_bytes
+from mnemo_server.cli.progress import Progress, human_bytes
 
 
 class Terminal(io.StringIO):

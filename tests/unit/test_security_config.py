@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from mnemo_server.app import admission_of
-from mnemo_server.cli import build_parser
+from mnemo_server.cli.main import build_parser
 from mnemo_server.config import ConfigError, Settings, is_loopback, resolve
-from mnemo_server.store.sql import SqlStore
+from mnemo_server.store.composed import SqlStore
 
 
 def _settings(argv: list[str], env: dict[str, str] | None = None) -> Settings:

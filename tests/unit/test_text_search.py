@@ -1,5 +1,5 @@
 """Normalization and Snowball stemming of texts and queries, and the index
-documents built from them (``store.memory_text_index``). What the full-text
+documents built from them (``store.memories.text_index``). What the full-text
 engines make of these terms is checked on real SQLite and PostgreSQL in
 ``tests/store/test_recall.py``."""
 
@@ -19,7 +19,7 @@ from mnemo_server.domain.text_search import (
     text_terms,
     tokens,
 )
-from mnemo_server.store.memory_text_index import (
+from mnemo_server.store.memories.text_index import (
     KEY_CHARS,
     document_stems,
     search_document,

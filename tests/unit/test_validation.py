@@ -14,7 +14,7 @@ from mnemo_server.api.validation import (
     Validator,
 )
 from mnemo_server.domain.errors import AlreadyExists, FieldViolation, InvalidArgument
-from mnemo_server.errors import to_status
+from mnemo_server.rpc.errors import to_status
 
 
 def test_nothing_collected_raises_nothing() -> None:

@@ -12,7 +12,7 @@ handler runs:
 4. the ``CallScope`` is set for the handler: unary and streaming, including
    the iteration of a response stream.
 
-Errors are answered through ``mnemo_server.errors`` (canonical code,
+Errors are answered through ``mnemo_server.rpc.errors`` (canonical code,
 ``ErrorInfo``). Install it outside ``ErrorMappingInterceptor`` so that it
 runs first: ``grpc.aio.server(interceptors=[auth, error_mapping])``.
 """
@@ -31,9 +31,9 @@ from mnemo_server.auth.caller import Caller, CallScope
 from mnemo_server.auth.jwt import TokenVerifier
 from mnemo_server.auth.ratelimit import RateLimiter
 from mnemo_server.domain.errors import Unauthenticated
-from mnemo_server.errors import abort_with, map_exception
-from mnemo_server.handlers import Behavior, Handler, WrappingInterceptor, rewrapped
-from mnemo_server.store.interfaces import UserStore
+from mnemo_server.domain.ports import UserStore
+from mnemo_server.rpc.errors import abort_with, map_exception
+from mnemo_server.rpc.handlers import Behavior, Handler, WrappingInterceptor, rewrapped
 
 Context = grpc.aio.ServicerContext[Any, Any]
 

@@ -7,7 +7,7 @@ sent. So a change is sent once, in cursor order, with no gap, whatever the
 wake-ups do: a wake-up only says "read again now".
 
 Wake-ups come from ``Wakeups``: the process's change notifier
-(``store.change_notify``) calls ``wake(user_id)`` when a change of that user
+(``store.feed.notify``) calls ``wake(user_id)`` when a change of that user
 may have committed (PostgreSQL NOTIFY from any process; on SQLite an
 in-process commit or the per-process poll of the file). A watch that was not
 woken reads again after ``heartbeat_seconds`` anyway (the slow safety
@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 
 from mnemo_server.domain.changes import Change, ChangePage
 from mnemo_server.domain.errors import ResourceExhausted
-from mnemo_server.store.interfaces import ChangeStore
+from mnemo_server.domain.ports import ChangeStore
 
 
 @dataclass(frozen=True)

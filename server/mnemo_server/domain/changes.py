@@ -13,7 +13,7 @@ The state is the resource as the mutation left it, as a domain object:
 whose text a private delete removed (the delete's own change carries the
 tombstone).
 
-What each write appends (``store.sql_changes``; UPSERT unless said):
+What each write appends (``store.feed.changes``; UPSERT unless said):
 
 - working memory save / remember / clear: the ``MemoryState`` (preceded by the
   ``Conversation`` when the write created a named conversation implicitly);

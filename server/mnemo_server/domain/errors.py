@@ -1,6 +1,6 @@
 """Domain errors.
 
-Use cases and stores raise these; ``mnemo_server.errors`` is the one place that
+Use cases and stores raise these; ``mnemo_server.rpc.errors`` is the one place that
 turns them into canonical gRPC status codes with a ``google.rpc.ErrorInfo``
 (``reason`` is the ``ErrorReason`` value name without its ``ERROR_REASON_``
 prefix) and, for invalid input, ``google.rpc.BadRequest`` field violations.

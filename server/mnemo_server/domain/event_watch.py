@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+from mnemo_server.domain.clock import now_micros
 from mnemo_server.domain.governance import Event, EventScope, EventType
 from mnemo_server.domain.models import Keyset
 
@@ -63,7 +63,7 @@ class EventWatch:
         self._types = tuple(types)
         self._settings = settings
         self._lag = int(settings.lag_seconds * 1_000_000)
-        self._started = time.time_ns() // 1000
+        self._started = now_micros()
         # The newest recording time seen, and what was seen within the lag window.
         self._horizon = self._started
         self._seen: dict[int, int] = {}

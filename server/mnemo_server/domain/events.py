@@ -1,6 +1,6 @@
 """What each memory operation records as analytics events (gecx-chat
 "Analytics"): pure builders of ``NewEvent`` lists, which the store records in
-the operation's own transaction (``store.sql_events.record``).
+the operation's own transaction (``store.governance.events.record``).
 
 Attribute values are strings; resource names say what an event is about
 (``memory``, ``candidate``, ``name`` of the cleared working memory or
@@ -10,7 +10,7 @@ Every event of a call made by one principal for another user (a credential
 with the admin role, such as a service, acting for a user of its tenant)
 also names the acting principal: attribute ``actor``, the ``sub`` of its
 token (``attributed``, applied where events are recorded:
-``store.sql_events.record``). A user's calls for themself, and calls under
+``store.governance.events.record``). A user's calls for themself, and calls under
 ``--auth none`` (no principal), carry no ``actor``.
 """
 

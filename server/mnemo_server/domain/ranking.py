@@ -1,6 +1,6 @@
 """The recall ranking policy: deterministic, and the same on every backend.
 
-Recall reads a bounded set of candidates (``store.sql_recall``) and ranks
+Recall reads a bounded set of candidates (``store.memories.recall``) and ranks
 them here, in Python, so that both backends order the same candidates the
 same way. Nothing here reads a backend score (bm25, ts_rank): their scales
 and formulas differ between SQLite and PostgreSQL.

@@ -7,7 +7,7 @@ PostgreSQL's parser, stop words dropped only by PostgreSQL, diacritics folded
 only by SQLite). Fed raw text, the two backends would match different entries
 for the same query. So Mnemo normalizes in Python, once, and gives both
 backends the same already-normalized terms to index and to look up, with
-configurations that do no further linguistics (``store.memory_text_index``
+configurations that do no further linguistics (``store.memories.text_index``
 says how each backend indexes them).
 
 Normalization: NFKC, case folding, Latin diacritics removed (``café`` ->

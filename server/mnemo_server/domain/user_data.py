@@ -3,7 +3,7 @@ and the receipt of an erasure.
 
 An export is a sequence of ``ExportItem``s in a deterministic order: the
 sections of ``EXPORT_SECTIONS``, in that order, each in its own order (see
-``store.sql_user_export``). The existing domain objects serve as records;
+``store.user_data.export``). The existing domain objects serve as records;
 the ones below add what a record needs to stand on its own (which
 conversation a message belongs to, which entry a version is of, the
 compaction checkpoints the API shows only through ``SnapshotHistory``).
@@ -153,7 +153,7 @@ EXPORT_SECTIONS: tuple[ExportSection, ...] = tuple(ExportSection)
 @dataclass(frozen=True, kw_only=True)
 class UserData:
     """Everything an import loads into a user, validated at the edge
-    (``api.user_data_import``): names of the importing user, conversations
+    (``api.user_data.import_stream``): names of the importing user, conversations
     that exist for every record naming one, dense message positions, unique
     ids, entries for every version, one live entry per key.
 

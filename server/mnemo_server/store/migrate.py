@@ -1,7 +1,7 @@
 """Schema migrations (Alembic), configured in code.
 
 The Alembic configuration is built here, with ``script_location`` pointing at
-the ``mnemo_server.migrations`` package, so migrations run from an installed
+the ``mnemo_server.store.migrations`` package, so migrations run from an installed
 package without an ``alembic.ini`` in the working directory. These functions
 are synchronous (they connect with a sync engine); call them before the event
 loop starts or through ``asyncio.to_thread``.
@@ -19,8 +19,8 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import make_url
 
-from mnemo_server.store import preflight
-from mnemo_server.store.engines import describe_url, migration_engine
+from mnemo_server.store.engine import preflight
+from mnemo_server.store.engine.engines import describe_url, migration_engine
 
 __all__ = [
     "NotMnemoDatabase",
@@ -34,7 +34,7 @@ __all__ = [
     "upgrade",
 ]
 
-SCRIPT_LOCATION = "mnemo_server:migrations"
+SCRIPT_LOCATION = "mnemo_server.store:migrations"
 
 
 class SchemaOutdated(Exception):
@@ -78,7 +78,7 @@ def head_revision() -> str:
     """The newest revision this server knows."""
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     if head is None:
-        raise RuntimeError("no migrations found in mnemo_server.migrations")
+        raise RuntimeError("no migrations found in mnemo_server.store.migrations")
     return head
 
 
@@ -100,7 +100,7 @@ def migrate_command(url: str) -> str:
 
 def prepare(url: str, *, upgrade_schema: bool, adopt_foreign: bool = False) -> preflight.Found:
     """What the server does with the database at ``url`` before opening it:
-    examine it (``store.preflight``), then upgrade the schema to head
+    examine it (``store.engine.preflight``), then upgrade the schema to head
     (``upgrade_schema``) or check that it is there. Returns what was found.
 
     Raises ``preflight.DatabaseUnusable`` (not a database, damaged,

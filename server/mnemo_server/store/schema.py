@@ -192,7 +192,7 @@ idempotency_records = Table(
 # one writer anyway), so keyed saves of one user are serialized; the partial
 # unique index below is the database's own guarantee of one live entry per key.
 #
-# Full text (``store.memory_text_index``): ``search_document`` holds the stems
+# Full text (``store.memories.text_index``): ``search_document`` holds the stems
 # of ``text``, each prefixed with the entry's visibility key. SQLite indexes it in the contentless FTS5 table ``memories_fts``
 # (rowid = ``memories.id``; it holds exactly the unarchived entries, kept in
 # sync by the store in the writing transaction); PostgreSQL in the partial GIN
@@ -261,7 +261,7 @@ memories = Table(
 
 # Recall's term statistics (``domain.ranking.TermStats``): per user, how many
 # live entries contain each stem; the term "" counts the live entries. Kept by
-# ``store.memory_text_index`` in the transaction of every write; a term that
+# ``store.memories.text_index`` in the transaction of every write; a term that
 # no live entry contains has no row.
 memory_terms = Table(
     "memory_terms",
@@ -358,7 +358,7 @@ memory_candidates = Table(
 # their user (``ON DELETE CASCADE``). The memory gate reads ``user_settings``
 # inside every memory write, after locking the ``users`` row ``FOR SHARE``;
 # SetConsent and UpdateMemorySettings lock it ``FOR UPDATE``
-# (``store.sql_governance``).
+# (``store.governance.consent``).
 
 user_settings = Table(
     "user_settings",
@@ -397,7 +397,7 @@ events = Table(
 # --- the change feed (SyncService) -----------------------------------------
 #
 # ``changes``: one row per change of a user, in cursor order (``domain.changes``;
-# ``store.sql_changes``). ``change_cursors``: the user's newest cursor and the
+# ``store.feed.changes``). ``change_cursors``: the user's newest cursor and the
 # time of its newest change; every write that appends changes updates it
 # first (the row lock orders the user's changes: commit order is cursor
 # order), and neither an erasure nor the pruning of old changes deletes it, so

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from google.protobuf import json_format
 
-from mnemo_server.errors import undecodable_request
+from mnemo_server.rpc.errors import undecodable_request
 from mnemo_server.web.methods import WebMethod
 
 

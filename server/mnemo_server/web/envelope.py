@@ -8,7 +8,7 @@ from __future__ import annotations
 import struct
 
 from mnemo_server.domain.errors import InvalidArgument
-from mnemo_server.errors import undecodable_request
+from mnemo_server.rpc.errors import undecodable_request
 
 _PREFIX = struct.Struct(">BI")
 PREFIX_BYTES = _PREFIX.size

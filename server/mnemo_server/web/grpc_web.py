@@ -15,7 +15,7 @@ import binascii
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from mnemo_server.errors import undecodable_request
+from mnemo_server.rpc.errors import undecodable_request
 from mnemo_server.web.codec import JSON, PROTO, Codec
 from mnemo_server.web.envelope import PREFIX_BYTES, frame, single_message
 from mnemo_server.web.metadata import Headers, Outcome, as_headers, grpc_timeout, header

@@ -17,7 +17,7 @@ from typing import Any
 import grpc
 
 from mnemo_server.domain.errors import MnemoError
-from mnemo_server.errors import to_status
+from mnemo_server.rpc.errors import to_status
 
 MetadataItem = tuple[str, str | bytes]
 Metadata = tuple[MetadataItem, ...]

@@ -4,7 +4,7 @@ A servicer builds the command once from the validated request (with the
 verified caller, explicitly), the use case passes it on (adding only what
 the server computes, such as a vector, with ``dataclasses.replace``), and
 the store runs the one unit of work registered for its type
-(``store.units``). The store answers with a ``Written``: the result and the
+(``store.transactions.units``). The store answers with a ``Written``: the result and the
 cursor of the last change the write appended to the user's change feed,
 which the servicer puts into the response's ``change_cursor``.
 
@@ -34,7 +34,7 @@ class Command(Generic[R]):
     """A write of ``user_id``'s data by ``caller`` (``None`` under ``--auth none``).
 
     ``weight`` is a size hint in bytes, which bounds how many writes share a
-    transaction (``store.lanes.BatchLimits``); ``alone`` asks for a
+    transaction (``store.engine.lanes.BatchLimits``); ``alone`` asks for a
     transaction of its own (a write that touches a whole user).
     """
 

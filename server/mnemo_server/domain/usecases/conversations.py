@@ -21,7 +21,7 @@ from mnemo_server.domain.models import (
     Page,
     StoredMessage,
 )
-from mnemo_server.store.interfaces import ConversationStore
+from mnemo_server.domain.ports import ConversationStore
 
 
 def new_conversation_id() -> str:

@@ -30,8 +30,8 @@ from mnemo_server.domain.memory_models import (
     MemoryScope,
 )
 from mnemo_server.domain.models import Keyset, NewMessage, Page
+from mnemo_server.domain.ports import CommandStore, GovernanceStore, MemoryStore
 from mnemo_server.domain.usecases.memories import DraftEmbedding, new_id
-from mnemo_server.store.interfaces import GovernanceStore, MemoryStore
 
 
 @dataclass(frozen=True)
@@ -79,8 +79,13 @@ class Extraction:
     """Extract, propose, list, approve and reject candidates of one user."""
 
     def __init__(
-        self, store: MemoryStore, embedding: DraftEmbedding, governance: GovernanceStore
+        self,
+        commands: CommandStore,
+        store: MemoryStore,
+        embedding: DraftEmbedding,
+        governance: GovernanceStore,
     ) -> None:
+        self._commands = commands
         self._store = store
         self._embedding = embedding
         self._governance = governance
@@ -116,7 +121,7 @@ class Extraction:
             )
             return Written(Extracted(candidates=proposed.value), proposed.change_cursor)
         drafts = await self._embedding.drafts([p.draft for p in proposals])
-        saved = await self._store.execute(
+        saved = await self._commands.execute(
             CreateMemories(
                 caller=command.caller,
                 user_id=command.user_id,
@@ -137,7 +142,7 @@ class Extraction:
         candidates = tuple(
             replace(c, draft=d) for c, d in zip(command.candidates, drafts, strict=True)
         )
-        return await self._store.execute(replace(command, candidates=candidates))
+        return await self._commands.execute(replace(command, candidates=candidates))
 
     async def list(
         self, user_id: str, *, include_resolved: bool, limit: int, after: Keyset | None

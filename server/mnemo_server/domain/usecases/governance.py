@@ -22,7 +22,7 @@ from mnemo_server.domain.governance import (
     MemorySettings,
 )
 from mnemo_server.domain.models import Keyset, Page
-from mnemo_server.store.interfaces import GovernanceStore
+from mnemo_server.domain.ports import GovernanceStore
 
 
 class Governance:

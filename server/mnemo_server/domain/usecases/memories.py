@@ -29,8 +29,8 @@ from mnemo_server.domain.memory_models import (
     SavedMemory,
 )
 from mnemo_server.domain.models import Keyset, Page
+from mnemo_server.domain.ports import CommandStore, MemoryStore
 from mnemo_server.domain.usecases.conversations import new_conversation_id
-from mnemo_server.store.interfaces import MemoryStore
 
 
 def new_id() -> str:
@@ -78,7 +78,10 @@ class DraftEmbedding:
 class Memories:
     """Entries of a user: append-only saves with keyed supersede, and their history."""
 
-    def __init__(self, store: MemoryStore, embedder: Embedder | None) -> None:
+    def __init__(
+        self, commands: CommandStore, store: MemoryStore, embedder: Embedder | None
+    ) -> None:
+        self._commands = commands
         self._store = store
         self._embedding = DraftEmbedding(embedder)
 
@@ -99,7 +102,7 @@ class Memories:
             (memory_id, draft)
             for (memory_id, _), draft in zip(command.drafts, embedded, strict=True)
         )
-        return await self._store.execute(replace(command, drafts=drafts))
+        return await self._commands.execute(replace(command, drafts=drafts))
 
     async def get(self, user_id: str, memory_id: str) -> Memory:
         """Archived or not. Raises ``NotFound``."""
@@ -116,7 +119,7 @@ class Memories:
         Raises ``NotFound``, ``ETAG_MISMATCH``, ``EMBEDDING_DIMENSION_MISMATCH``.
         """
         change = await self._embedding.change(command.change)
-        return await self._store.execute(replace(command, change=change))
+        return await self._commands.execute(replace(command, change=change))
 
     async def versions(
         self, user_id: str, memory_id: str, *, limit: int, after: Keyset | None

@@ -43,8 +43,8 @@ from mnemo_server.domain.memory_models import (
     RecallHit,
     RecallQuery,
 )
+from mnemo_server.domain.ports import GovernanceStore, MemoryStore
 from mnemo_server.domain.usecases.memories import DraftEmbedding
-from mnemo_server.store.interfaces import GovernanceStore, MemoryStore
 
 CONTEXT_RECALL_FACTOR = 4
 """Build context considers this many hits per entry it may take."""

@@ -2,7 +2,7 @@
 until it shuts down (``MnemoServer`` starts it; ``--purge-interval-seconds``).
 
 Until the purge gets to it, an expired conversation is already treated as
-gone by every read (``store.sql_temporary``); the purge frees the rows.
+gone by every read (``store.conversations.temporary``); the purge frees the rows.
 """
 
 from __future__ import annotations
@@ -10,20 +10,20 @@ from __future__ import annotations
 import asyncio
 
 from mnemo_server.domain.periodic import drain, repeat_until_stopped
-from mnemo_server.store.interfaces import GovernanceStore
+from mnemo_server.domain.ports import ConversationStore
 
 PURGE_BATCH = 500
 """Conversations deleted per transaction."""
 
 
-async def purge_once(store: GovernanceStore, *, batch: int = PURGE_BATCH) -> int:
+async def purge_once(store: ConversationStore, *, batch: int = PURGE_BATCH) -> int:
     """Delete every conversation expired by now, ``batch`` per transaction;
     how many."""
     return await drain(lambda limit: store.purge_expired_conversations(limit=limit), batch)
 
 
 async def purge_until_stopped(
-    store: GovernanceStore, interval_seconds: float, stopping: asyncio.Event
+    store: ConversationStore, interval_seconds: float, stopping: asyncio.Event
 ) -> None:
     """``purge_once`` every ``interval_seconds`` until ``stopping`` is set (a
     failed round is logged and retried at the next one)."""

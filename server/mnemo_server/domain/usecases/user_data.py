@@ -1,7 +1,7 @@
 """A user's data as a whole (``GovernanceService``: ``DeleteUserData``,
 ``ExportUserData``, ``ImportUserData``) on top of ``UserDataStore``.
 
-Input is validated at the edge (``api.user_data_import``). The export reads
+Input is validated at the edge (``api.user_data.import_stream``). The export reads
 the sections of ``EXPORT_SECTIONS`` in order, in batches of ``batch_size``
 records, each batch one read transaction: a write to the user while the
 export runs may show up in a later batch and not in an earlier one (export
@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator
 
 from mnemo_server.domain.commands import Written
 from mnemo_server.domain.commands.governance import DeleteUserData, ImportUserData
+from mnemo_server.domain.ports import UserDataStore
 from mnemo_server.domain.user_data import EXPORT_SECTIONS, ErasureReceipt, ExportItem
-from mnemo_server.store.interfaces import UserDataStore
 
 DEFAULT_EXPORT_BATCH = 500
 """Records per read transaction of an export."""

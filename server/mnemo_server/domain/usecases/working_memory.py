@@ -1,7 +1,7 @@
 """Working-memory reads (goliath) on top of ``WorkingMemoryStore``.
 
 Input is validated at the edge (names, sizes, the summary word budget, the
-``keep_recent`` range: ``api.working_memory``); the writes are commands
+``keep_recent`` range: ``api.working_memory.servicer``); the writes are commands
 (``domain.commands.working_memory``) that go to the store as they are
 (``usecases.writes``).
 """
@@ -9,7 +9,7 @@ Input is validated at the edge (names, sizes, the summary word budget, the
 from __future__ import annotations
 
 from mnemo_server.domain.models import ConversationKey, MemoryState
-from mnemo_server.store.interfaces import WorkingMemoryStore
+from mnemo_server.domain.ports import WorkingMemoryStore
 
 
 class WorkingMemory:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from mnemo_server.domain.commands import Command, Written
-from mnemo_server.store.interfaces import CommandStore
+from mnemo_server.domain.ports import CommandStore
 
 __all__ = ["Writes"]
 

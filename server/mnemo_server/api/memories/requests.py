@@ -1,0 +1,422 @@
+"""MemoryService requests -> validated domain values, at the edge.
+
+Every function records its problems on the caller's ``Validator`` (so that a
+request's problems are reported all at once) and returns a usable fallback;
+the servicer raises before any fallback is used. Sizes are those of
+``domain.limits`` (entries) and the proto (recall, context, candidates).
+
+Names: ``users/{user}/memories/{memory}`` and
+``users/{user}/memoryCandidates/{candidate}``. A conversation named in a
+request (``memory.conversation``, ``conversation``) must be one of the
+request's own user, ``users/{user}/conversations/{conversation}``. The call's
+scope (``call``, ``auth.caller.CallScope``) authorizes every name.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import TypeVar
+
+from google.protobuf import field_mask_pb2
+
+from mnemo.v1 import memories_pb2 as pb
+from mnemo_server.api import names
+from mnemo_server.api.memories.convert import RECALL_SCOPES, SCOPES, SOURCES
+from mnemo_server.api.pagination import invalid_page_token
+from mnemo_server.api.validation import MAX_TEXT_BYTES, Validator
+from mnemo_server.auth.caller import CallScope
+from mnemo_server.domain import inject
+from mnemo_server.domain.errors import InvalidArgument
+from mnemo_server.domain.limits import (
+    MAX_EMBEDDING_DIMENSIONS,
+    MAX_KEY_BYTES,
+    check_memory_draft,
+    embedding_violations,
+)
+from mnemo_server.domain.memory_models import (
+    DEFAULT_RECALL_RESULTS,
+    MAX_RECALL_RESULTS,
+    Embedding,
+    MemoryChange,
+    MemoryDraft,
+    MemoryListQuery,
+    MemoryScope,
+    MemorySource,
+    RecallQuery,
+    RecallScope,
+)
+from mnemo_server.domain.models import Keyset
+
+E = TypeVar("E")
+
+UPDATABLE = ("text", "metadata", "pinned", "embedding")
+"""``UpdateMemory`` mask paths; an empty mask means ``text``."""
+
+MAX_QUERY_BYTES = MAX_TEXT_BYTES
+"""A recall query may be a whole outbound message."""
+
+MAX_PROPOSED_CANDIDATES = 100
+
+MAX_BATCH_CREATE = 1000
+"""Entries per ``BatchCreateMemories`` at most (the request must also fit
+``--max-request-bytes``)."""
+
+MEMORY_PATTERN = "users/{user}/memories/{memory}"
+CANDIDATE_PATTERN = "users/{user}/memoryCandidates/{candidate}"
+_MEMORY = re.compile(rf"users/({names.ID_PATTERN})/memories/({names.ID_PATTERN})")
+_CANDIDATE = re.compile(rf"users/({names.ID_PATTERN})/memoryCandidates/({names.ID_PATTERN})")
+_ID_RULE = "must be 1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a letter or digit"
+
+
+# ------------------------------------------------------------------ names
+
+
+def _ids(
+    value: str, field: str, pattern: re.Pattern[str], expected: str, scope: CallScope | None
+) -> tuple[str, str]:
+    user_id, child_id = names.owned_ids(value, field, pattern, expected, scope)
+    return user_id, child_id
+
+
+def parse_memory(value: str, field: str, scope: CallScope | None) -> tuple[str, str]:
+    """``users/{user}/memories/{memory}`` -> ``(user_id, memory_id)``; ``INVALID_NAME``."""
+    return _ids(value, field, _MEMORY, MEMORY_PATTERN, scope)
+
+
+def parse_candidate(value: str, field: str, scope: CallScope | None) -> tuple[str, str]:
+    """``users/{user}/memoryCandidates/{candidate}`` -> ``(user_id, candidate_id)``."""
+    return _ids(value, field, _CANDIDATE, CANDIDATE_PATTERN, scope)
+
+
+def user_of(v: Validator, value: str, field: str, scope: CallScope | None) -> str:
+    """The user id of ``users/{user}``; ``""`` after an ``INVALID_NAME``."""
+    return v.attempt(lambda: names.parse_user(value, field, scope), "")
+
+
+def memory_of(v: Validator, value: str, field: str, scope: CallScope | None) -> tuple[str, str]:
+    return v.attempt(lambda: parse_memory(value, field, scope), ("", ""))
+
+
+def candidate_of(v: Validator, value: str, field: str, scope: CallScope | None) -> tuple[str, str]:
+    return v.attempt(lambda: parse_candidate(value, field, scope), ("", ""))
+
+
+def conversation_of(
+    v: Validator, value: str, field: str, user_id: str, scope: CallScope | None
+) -> str | None:
+    """The conversation id of a conversation of ``user_id``; ``""`` for an
+    empty value, ``None`` after an ``INVALID_NAME`` (also for another user's
+    conversation)."""
+    if not value:
+        return ""
+    key = v.attempt(lambda: names.parse_conversation(value, field, scope), None)
+    if key is None:
+        return None
+    if user_id and key.user_id != user_id:
+        expected = f"users/{user_id}/conversations/{{conversation}}"
+        v.add(names.invalid_name(value, field, expected))
+        return None
+    return key.conversation_id
+
+
+def origin_of(v: Validator, value: str, field: str, user_id: str, call: CallScope | None) -> str:
+    """The conversation id a write says it comes from (``origin_conversation``,
+    a conversation of ``user_id``); ``""`` for none or an invalid name
+    (reported on ``v``)."""
+    return conversation_of(v, value, field, user_id, call) or ""
+
+
+def new_memory_id(v: Validator, value: str, field: str = "memory_id") -> str:
+    """A client-chosen id (AIP-133) or ``""`` (the server generates one)."""
+    if value and not names.is_valid_id(value):
+        v.invalid(field, _ID_RULE)
+    return value
+
+
+# ------------------------------------------------------------------ enums
+
+
+def _enum(
+    v: Validator, value: int, field: str, mapping: Mapping[E, int], unspecified: E | None
+) -> E | None:
+    """The domain value of a proto enum number; 0 is ``unspecified``."""
+    if value == 0:
+        return unspecified
+    for domain_value, number in mapping.items():
+        if number == value:
+            return domain_value
+    v.invalid(field, f"unknown value {value}")
+    return unspecified
+
+
+def _required_enum(
+    v: Validator, value: int, field: str, mapping: Mapping[E, int], unspecified: E
+) -> E:
+    found = _enum(v, value, field, mapping, unspecified)
+    return unspecified if found is None else found
+
+
+# ------------------------------------------------------------- embeddings
+
+
+def embedding_of(value: pb.Embedding) -> Embedding:
+    return Embedding(value.model, tuple(value.values))
+
+
+def check_embedding(v: Validator, embedding: Embedding, path: str) -> None:
+    """Every problem of a vector outside a memory draft (``query_embedding``)."""
+    violations = embedding_violations(embedding, path)
+    if not violations:
+        return
+    too_large = len(embedding.values) > MAX_EMBEDDING_DIMENSIONS and len(violations) == 1
+    first = violations[0]
+    v.add(
+        InvalidArgument(
+            f"{first.field} {first.description}",
+            reason="FIELD_TOO_LARGE" if too_large else "INVALID_FIELD",
+            metadata={"field": first.field}
+            | ({"limit": str(MAX_EMBEDDING_DIMENSIONS)} if too_large else {}),
+            violations=tuple(violations),
+        )
+    )
+
+
+# ------------------------------------------------------------------ drafts
+
+
+def draft_of(
+    v: Validator,
+    memory: pb.Memory,
+    prefix: str,
+    user_id: str,
+    call: CallScope | None,
+    *,
+    source: MemorySource | None = None,
+) -> MemoryDraft:
+    """The entry a request saves or proposes (output-only fields ignored).
+
+    Unspecified scope is identity, unspecified source tool call; ``source``
+    overrides the request's. Checked with ``domain.limits.check_memory_draft``.
+    """
+    scope = _required_enum(v, memory.scope, f"{prefix}.scope", SCOPES, MemoryScope.IDENTITY)
+    chosen = _required_enum(v, memory.source, f"{prefix}.source", SOURCES, MemorySource.TOOL_CALL)
+    conversation_id = conversation_of(
+        v, memory.conversation, f"{prefix}.conversation", user_id, call
+    )
+    if conversation_id is None:
+        # Already reported as INVALID_NAME: stand in a value that raises
+        # nothing more about the scope and conversation pairing.
+        conversation_id = "-" if scope is MemoryScope.CONVERSATION else ""
+    draft = MemoryDraft(
+        text=memory.text,
+        key=memory.key,
+        scope=scope,
+        conversation_id=conversation_id,
+        source=source or chosen,
+        metadata=dict(memory.metadata),
+        pinned=memory.pinned,
+        embedding=embedding_of(memory.embedding) if memory.HasField("embedding") else None,
+    )
+    v.attempt(lambda: check_memory_draft(draft, prefix=prefix), None)
+    return draft
+
+
+def batch_drafts_of(
+    v: Validator, request: pb.BatchCreateMemoriesRequest, user_id: str, call: CallScope | None
+) -> list[tuple[str, MemoryDraft]]:
+    """The ``(memory_id, draft)`` of each entry of a batch, in order (``""``:
+    the server picks the id), each checked as ``CreateMemory`` checks its
+    request, under ``requests[i]``; an entry's ``parent`` is empty or the
+    batch's, its ``request_id`` empty."""
+    count = len(request.requests)
+    if count == 0:
+        v.invalid("requests", "needs at least 1 request")
+    v.max_items(count, "requests", MAX_BATCH_CREATE)
+    drafts: list[tuple[str, MemoryDraft]] = []
+    for index, entry in enumerate(request.requests[:MAX_BATCH_CREATE]):
+        field = f"requests[{index}]"
+        if entry.parent and entry.parent != request.parent:
+            v.invalid(f"{field}.parent", "must be empty or equal to the batch's parent")
+        if entry.request_id:
+            v.invalid(
+                f"{field}.request_id",
+                "must be empty: the batch's request_id makes the whole batch idempotent",
+            )
+        draft = draft_of(v, entry.memory, f"{field}.memory", user_id, call)
+        drafts.append((new_memory_id(v, entry.memory_id, f"{field}.memory_id"), draft))
+    return drafts
+
+
+def batch_origins_of(
+    v: Validator, request: pb.BatchCreateMemoriesRequest, user_id: str, call: CallScope | None
+) -> tuple[str, ...]:
+    """The ``origin_conversation`` of each entry of a batch (``origin_of``)."""
+    return tuple(
+        origin_of(v, entry.origin_conversation, f"requests[{i}].origin_conversation", user_id, call)
+        for i, entry in enumerate(request.requests[:MAX_BATCH_CREATE])
+    )
+
+
+def change_of(v: Validator, memory: pb.Memory, mask: field_mask_pb2.FieldMask) -> MemoryChange:
+    """The change an ``UpdateMemory`` asks for; fields outside the mask stay."""
+    paths = list(mask.paths) or ["text"]
+    for path in paths:
+        if path not in UPDATABLE:
+            v.invalid(
+                "update_mask", f"only {', '.join(UPDATABLE)} can be updated (got {path[:64]!r})"
+            )
+    embedding = None
+    if "embedding" in paths:
+        # An absent vector is an empty one: reported as missing model and values.
+        embedding = embedding_of(memory.embedding)
+    change = MemoryChange(
+        text=memory.text if "text" in paths else None,
+        metadata=dict(memory.metadata) if "metadata" in paths else None,
+        pinned=memory.pinned if "pinned" in paths else None,
+        embedding=embedding,
+    )
+    # The fields not updated stand in with valid values, so only the updated
+    # ones can be reported.
+    probe = MemoryDraft(
+        text=memory.text if change.text is not None else "-",
+        metadata=change.metadata or {},
+        embedding=embedding,
+    )
+    v.attempt(lambda: check_memory_draft(probe, prefix="memory"), None)
+    return change
+
+
+# ---------------------------------------------------------------- listings
+
+
+def list_query_of(
+    v: Validator,
+    request: pb.ListMemoriesRequest,
+    user_id: str,
+    call: CallScope | None,
+    *,
+    limit: int,
+    after: Keyset | None,
+) -> MemoryListQuery:
+    """The filters of ``ListMemories`` (the page is the servicer's)."""
+    scope = _enum(v, request.scope, "scope", SCOPES, None)
+    conversation_id = conversation_of(v, request.conversation, "conversation", user_id, call)
+    if request.conversation and scope is MemoryScope.IDENTITY:
+        v.invalid("conversation", "must be empty when scope is identity")
+    v.max_bytes(request.key, "key", MAX_KEY_BYTES)
+    return MemoryListQuery(
+        limit=limit,
+        after=after,
+        scope=scope,
+        conversation_id=conversation_id or None,
+        key=request.key or None,
+        include_archived=request.include_archived,
+    )
+
+
+def memory_filters(request: pb.ListMemoriesRequest) -> tuple[str, ...]:
+    """What a ``ListMemories`` page token is bound to: parent and every filter."""
+    return (
+        request.parent,
+        str(request.scope),
+        request.conversation,
+        request.key,
+        str(request.include_archived),
+    )
+
+
+# ------------------------------------------------------------------ recall
+
+
+def _bounded(v: Validator, value: int, field: str, default: int, maximum: int) -> int:
+    """0 -> ``default``; 1..``maximum`` as given; otherwise ``INVALID_FIELD``."""
+    if value == 0:
+        return default
+    if not 1 <= value <= maximum:
+        v.invalid(field, f"must be 1 to {maximum} (0 means the default {default}; got {value})")
+        return default
+    return value
+
+
+def _recall_basics(
+    v: Validator,
+    request: pb.RecallMemoriesRequest | pb.BuildContextRequest,
+    user_id: str,
+    call: CallScope | None,
+    scope: RecallScope = RecallScope.ANY,
+) -> RecallQuery:
+    v.text(request.query, "query", MAX_QUERY_BYTES)
+    embedding = None
+    if request.HasField("query_embedding"):
+        embedding = embedding_of(request.query_embedding)
+        check_embedding(v, embedding, "query_embedding")
+    elif not request.query.strip():
+        v.invalid("query", "is required unless query_embedding is set")
+    conversation_id = conversation_of(v, request.conversation, "conversation", user_id, call) or ""
+    if scope is RecallScope.CONVERSATION and not request.conversation:
+        v.invalid("conversation", "is required with conversation scope")
+    return RecallQuery(
+        text=request.query,
+        conversation_id=conversation_id,
+        scope=scope,
+        semantic=request.semantic,
+        query_embedding=embedding,
+    )
+
+
+def recall_query_of(
+    v: Validator, request: pb.RecallMemoriesRequest, user_id: str, call: CallScope | None
+) -> RecallQuery:
+    """A ``RecallMemories`` request as a query."""
+    scope = _required_enum(v, request.scope, "scope", RECALL_SCOPES, RecallScope.ANY)
+    query = _recall_basics(v, request, user_id, call, scope)
+    min_score = request.min_score if request.HasField("min_score") else None
+    if min_score is not None and not math.isfinite(min_score):
+        v.invalid("min_score", "must be a finite number")
+    max_results = _bounded(
+        v, request.max_results, "max_results", DEFAULT_RECALL_RESULTS, MAX_RECALL_RESULTS
+    )
+    return RecallQuery(
+        text=query.text,
+        conversation_id=query.conversation_id,
+        scope=scope,
+        max_results=max_results,
+        min_score=min_score,
+        semantic=query.semantic,
+        query_embedding=query.query_embedding,
+    )
+
+
+def context_query_of(
+    v: Validator, request: pb.BuildContextRequest, user_id: str, call: CallScope | None
+) -> tuple[RecallQuery, int, int]:
+    """A ``BuildContext`` request as ``(query, max_entries, max_bytes)``."""
+    query = _recall_basics(v, request, user_id, call)
+    max_entries = _bounded(
+        v, request.max_entries, "max_entries", inject.DEFAULT_MAX_ENTRIES, inject.MAX_MAX_ENTRIES
+    )
+    max_bytes = _bounded(
+        v, request.max_bytes, "max_bytes", inject.DEFAULT_MAX_BYTES, inject.MAX_MAX_BYTES
+    )
+    return query, max_entries, max_bytes
+
+
+# -------------------------------------------------------------- candidates
+
+
+def proposed_count(v: Validator, count: int, field: str = "candidates") -> None:
+    if count == 0:
+        v.invalid(field, "needs at least 1 candidate")
+    v.max_items(count, field, MAX_PROPOSED_CANDIDATES)
+
+
+def keyset_of(v: Validator, keyset: tuple[object, ...] | None, shape: tuple[type, ...]) -> None:
+    """Refuse a page token whose keyset has not the listing's shape."""
+    if keyset is None:
+        return
+    if len(keyset) != len(shape) or not all(
+        type(value) is kind for value, kind in zip(keyset, shape, strict=True)
+    ):
+        v.add(invalid_page_token())

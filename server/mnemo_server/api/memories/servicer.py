@@ -1,0 +1,410 @@
+"""MemoryService: validate, call the use case, convert the result.
+
+Validation collects every problem of a request (``api.memories.requests``)
+before any use case runs; the error contracts are those of
+``protos/mnemo/v1/memories.proto`` and ``docs/api/memories.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from mnemo.v1 import memories_pb2 as pb
+from mnemo.v1 import memories_pb2_grpc as pb_grpc
+from mnemo_server.api import pagination
+from mnemo_server.api.convert import expected_etag
+from mnemo_server.api.idempotency import idempotency_of
+from mnemo_server.api.memories import convert
+from mnemo_server.api.memories import requests as parse
+from mnemo_server.api.validation import Validator
+from mnemo_server.auth.caller import caller_of, current_scope
+from mnemo_server.config import Settings
+from mnemo_server.domain.commands.memories import (
+    ApproveCandidate,
+    CreateMemories,
+    DeleteMemory,
+    DraftFields,
+    ExtractMemories,
+    ProposeCandidates,
+    RejectCandidate,
+    UpdateMemory,
+)
+from mnemo_server.domain.memory_models import MemorySource, SavedMemory
+from mnemo_server.domain.models import Keyset
+from mnemo_server.domain.names import memory_name
+from mnemo_server.domain.usecases.extraction import Extraction, Proposal, candidate_drafts
+from mnemo_server.domain.usecases.memories import Memories, new_id
+from mnemo_server.domain.usecases.recall import Recall
+from mnemo_server.domain.usecases.writes import Writes
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+@dataclass(frozen=True)
+class _Listing:
+    """A paged listing: its name (which page tokens are bound to) and the
+    shape of the store's keyset (``store.memories.store``) a token holds."""
+
+    kind: str
+    keyset: tuple[type, ...]
+    sizes: pagination.PageSizes = pagination.PageSizes(default=50, maximum=500)
+
+    def page(
+        self, v: Validator, request: Any, binding: tuple[str, ...]
+    ) -> tuple[int, Keyset | None]:
+        """The page size and the keyset ``request.page_token`` resumes after."""
+        limit = v.attempt(lambda: pagination.page_size(request.page_size, self.sizes), 0)
+        after = v.attempt(
+            lambda: pagination.decode_page_token(request.page_token, self.kind, binding), None
+        )
+        parse.keyset_of(v, after, self.keyset)
+        return limit, after
+
+    def next_token(self, binding: tuple[str, ...], next_after: Keyset | None) -> str:
+        return pagination.encode_page_token(self.kind, binding, next_after)
+
+
+BATCH_FIELDS = DraftFields(batch="requests")
+"""Where a ``BatchCreateMemoriesRequest`` holds its entries."""
+
+
+def _archived(user_id: str, saved: tuple[SavedMemory, ...]) -> list[str]:
+    """The names of the entries a save archived, in the order of the drafts."""
+    return [memory_name(user_id, m) for one in saved for m in one.archived_ids]
+
+
+MEMORIES = _Listing("ListMemories", (int, str))
+VERSIONS = _Listing("ListMemoryVersions", (int, str, int))
+CANDIDATES = _Listing("ListMemoryCandidates", (int, str))
+
+
+class MemoryServicer(pb_grpc.MemoryServiceServicer):
+    """The gecx-chat long-term memory over gRPC."""
+
+    def __init__(
+        self,
+        memories: Memories,
+        recall: Recall,
+        extraction: Extraction,
+        writes: Writes,
+        settings: Settings,
+    ) -> None:
+        self._memories = memories
+        self._writes = writes
+        self._recall = recall
+        self._extraction = extraction
+        self._settings = settings
+
+    # ---------------------------------------------------------------- entries
+
+    async def CreateMemory(
+        self, request: pb.CreateMemoryRequest, context: Context
+    ) -> pb.CreateMemoryResponse:
+        scope = current_scope()
+        v = Validator()
+        user_id = parse.user_of(v, request.parent, "parent", scope)
+        draft = parse.draft_of(v, request.memory, "memory", user_id, scope)
+        memory_id = parse.new_memory_id(v, request.memory_id)
+        origin = parse.origin_of(
+            v, request.origin_conversation, "origin_conversation", user_id, scope
+        )
+        v.identifier(request.request_id, "request_id")
+        v.raise_if_invalid()
+        written = await self._memories.create(
+            CreateMemories(
+                caller=caller_of(scope),
+                user_id=user_id,
+                drafts=((memory_id or new_id(), draft),),
+                origin_conversation_ids=(origin,),
+                idempotency=idempotency_of(request, "CreateMemory"),
+            )
+        )
+        (saved,) = written.value
+        response = pb.CreateMemoryResponse(
+            archived=_archived(user_id, written.value), change_cursor=written.change_cursor
+        )
+        convert.fill_memory(response.memory, saved.memory)
+        return response
+
+    async def BatchCreateMemories(
+        self, request: pb.BatchCreateMemoriesRequest, context: Context
+    ) -> pb.BatchCreateMemoriesResponse:
+        scope = current_scope()
+        v = Validator()
+        user_id = parse.user_of(v, request.parent, "parent", scope)
+        drafts = parse.batch_drafts_of(v, request, user_id, scope)
+        origins = parse.batch_origins_of(v, request, user_id, scope)
+        v.identifier(request.request_id, "request_id")
+        v.raise_if_invalid()
+        written = await self._memories.create(
+            CreateMemories(
+                caller=caller_of(scope),
+                user_id=user_id,
+                drafts=tuple((memory_id or new_id(), draft) for memory_id, draft in drafts),
+                origin_conversation_ids=origins,
+                idempotency=idempotency_of(request, "BatchCreateMemories"),
+                fields=BATCH_FIELDS,
+            )
+        )
+        response = pb.BatchCreateMemoriesResponse(
+            archived=_archived(user_id, written.value), change_cursor=written.change_cursor
+        )
+        convert.add_memories(response.memories, tuple(s.memory for s in written.value))
+        return response
+
+    async def GetMemory(
+        self, request: pb.GetMemoryRequest, context: Context
+    ) -> pb.GetMemoryResponse:
+        user_id, memory_id = parse.parse_memory(request.name, "name", current_scope())
+        memory = await self._memories.get(user_id, memory_id)
+        response = pb.GetMemoryResponse()
+        convert.fill_memory(response.memory, memory)
+        return response
+
+    async def ListMemories(
+        self, request: pb.ListMemoriesRequest, context: Context
+    ) -> pb.ListMemoriesResponse:
+        scope = current_scope()
+        v = Validator()
+        user_id = parse.user_of(v, request.parent, "parent", scope)
+        binding = parse.memory_filters(request)
+        limit, after = MEMORIES.page(v, request, binding)
+        query = parse.list_query_of(v, request, user_id, scope, limit=limit, after=after)
+        v.raise_if_invalid()
+        page = await self._memories.list(user_id, query)
+        response = pb.ListMemoriesResponse(
+            next_page_token=pagination.encode_page_token("ListMemories", binding, page.next_after)
+        )
+        convert.add_memories(response.memories, page.items)
+        return response
+
+    async def UpdateMemory(
+        self, request: pb.UpdateMemoryRequest, context: Context
+    ) -> pb.UpdateMemoryResponse:
+        scope = current_scope()
+        v = Validator()
+        user_id, memory_id = parse.memory_of(v, request.memory.name, "memory.name", scope)
+        change = parse.change_of(v, request.memory, request.update_mask)
+        origin = parse.origin_of(
+            v, request.origin_conversation, "origin_conversation", user_id, scope
+        )
+        v.raise_if_invalid()
+        written = await self._memories.update(
+            UpdateMemory(
+                caller=caller_of(scope),
+                user_id=user_id,
+                memory_id=memory_id,
+                change=change,
+                expected_etag=expected_etag(request.memory.etag),
+                origin_conversation_id=origin,
+            )
+        )
+        return pb.UpdateMemoryResponse(
+            memory=convert.memory_to_proto(written.value), change_cursor=written.change_cursor
+        )
+
+    async def DeleteMemory(
+        self, request: pb.DeleteMemoryRequest, context: Context
+    ) -> pb.DeleteMemoryResponse:
+        scope = current_scope()
+        v = Validator()
+        user_id, memory_id = parse.memory_of(v, request.name, "name", scope)
+        origin = parse.origin_of(
+            v, request.origin_conversation, "origin_conversation", user_id, scope
+        )
+        v.raise_if_invalid()
+        written = await self._writes(
+            DeleteMemory(
+                caller=caller_of(scope),
+                user_id=user_id,
+                memory_id=memory_id,
+                expected_etag=expected_etag(request.etag),
+                origin_conversation_id=origin,
+            )
+        )
+        return pb.DeleteMemoryResponse(
+            tombstone=convert.tombstone_to_proto(written.value),
+            change_cursor=written.change_cursor,
+        )
+
+    async def ListMemoryVersions(
+        self, request: pb.ListMemoryVersionsRequest, context: Context
+    ) -> pb.ListMemoryVersionsResponse:
+        v = Validator()
+        user_id, memory_id = parse.memory_of(v, request.name, "name", current_scope())
+        binding = (request.name,)
+        limit, after = VERSIONS.page(v, request, binding)
+        v.raise_if_invalid()
+        page = await self._memories.versions(user_id, memory_id, limit=limit, after=after)
+        return pb.ListMemoryVersionsResponse(
+            versions=convert.memories_to_proto(page.items),
+            next_page_token=VERSIONS.next_token(binding, page.next_after),
+        )
+
+    # ----------------------------------------------------------------- recall
+
+    async def RecallMemories(
+        self, request: pb.RecallMemoriesRequest, context: Context
+    ) -> AsyncIterator[pb.RecallMemoriesResponse]:
+        scope = current_scope()
+        v = Validator()
+        user_id = parse.user_of(v, request.parent, "parent", scope)
+        query = parse.recall_query_of(v, request, user_id, scope)
+        v.raise_if_invalid()
+        for hit in await self._recall.recall(caller_of(scope), user_id, query):
+            yield convert.hit_to_proto(hit)
+
+    async def BuildContext(
+        self, request: pb.BuildContextRequest, context: Context
+    ) -> pb.BuildContextResponse:
+        scope = current_scope()
+        v = Validator()
+        user_id = parse.user_of(v, request.parent, "parent", scope)
+        query, max_entries, max_bytes = parse.context_query_of(v, request, user_id, scope)
+        v.raise_if_invalid()
+        built = await self._recall.build_context(
+            caller_of(scope), user_id, query, max_entries=max_entries, max_bytes=max_bytes
+        )
+        return convert.context_to_proto(user_id, built)
+
+    # ------------------------------------------------------------- candidates
+
+    async def ExtractMemories(
+        self, request: pb.ExtractMemoriesRequest, context: Context
+    ) -> pb.ExtractMemoriesResponse:
+        scope = current_scope()
+        v = Validator()
+        user_id = parse.user_of(v, request.parent, "parent", scope)
+        conversation_id = parse.conversation_of(
+            v, request.conversation, "conversation", user_id, scope
+        )
+        messages = v.new_messages(
+            [m.message_json for m in request.messages],
+            "messages",
+            max_bytes=self._settings.max_message_bytes,
+            max_count=self._settings.max_messages_per_append,
+            min_count=1,
+        )
+        v.identifier(request.run_id, "run_id")
+        v.non_negative(request.turn, "turn")
+        v.identifier(request.request_id, "request_id")
+        v.raise_if_invalid()
+        written = await self._extraction.extract(
+            ExtractMemories(
+                caller=caller_of(scope),
+                user_id=user_id,
+                messages=tuple(messages),
+                conversation_id=conversation_id or "",
+                run_id=request.run_id,
+                turn=request.turn,
+                require_approval=request.require_approval,
+                idempotency=idempotency_of(request, "ExtractMemories"),
+            )
+        )
+        extracted = written.value
+        return pb.ExtractMemoriesResponse(
+            candidates=convert.candidates_to_proto(extracted.candidates),
+            memories=convert.memories_to_proto(extracted.memories),
+            change_cursor=written.change_cursor,
+        )
+
+    async def ProposeMemoryCandidates(
+        self, request: pb.ProposeMemoryCandidatesRequest, context: Context
+    ) -> pb.ProposeMemoryCandidatesResponse:
+        scope = current_scope()
+        v = Validator()
+        user_id = parse.user_of(v, request.parent, "parent", scope)
+        parse.proposed_count(v, len(request.candidates))
+        proposals: list[Proposal] = []
+        for index, candidate in enumerate(request.candidates[: parse.MAX_PROPOSED_CANDIDATES]):
+            field = f"candidates[{index}]"
+            draft = parse.draft_of(
+                v,
+                candidate.memory,
+                f"{field}.memory",
+                user_id,
+                scope,
+                source=MemorySource.EXTRACTOR,
+            )
+            conversation_id = parse.conversation_of(
+                v, candidate.conversation, f"{field}.conversation", user_id, scope
+            )
+            v.identifier(candidate.run_id, f"{field}.run_id")
+            v.non_negative(candidate.turn, f"{field}.turn")
+            v.identifier(candidate.extractor, f"{field}.extractor")
+            proposals.append(
+                Proposal(
+                    draft,
+                    conversation_id or "",
+                    candidate.run_id,
+                    candidate.turn,
+                    candidate.extractor,
+                )
+            )
+        v.identifier(request.request_id, "request_id")
+        v.raise_if_invalid()
+        written = await self._extraction.propose(
+            ProposeCandidates(
+                caller=caller_of(scope),
+                user_id=user_id,
+                candidates=candidate_drafts(proposals),
+                idempotency=idempotency_of(request, "ProposeMemoryCandidates"),
+            )
+        )
+        return pb.ProposeMemoryCandidatesResponse(
+            candidates=convert.candidates_to_proto(written.value),
+            change_cursor=written.change_cursor,
+        )
+
+    async def ListMemoryCandidates(
+        self, request: pb.ListMemoryCandidatesRequest, context: Context
+    ) -> pb.ListMemoryCandidatesResponse:
+        v = Validator()
+        user_id = parse.user_of(v, request.parent, "parent", current_scope())
+        binding = (request.parent, str(request.include_resolved))
+        limit, after = CANDIDATES.page(v, request, binding)
+        v.raise_if_invalid()
+        page = await self._extraction.list(
+            user_id, include_resolved=request.include_resolved, limit=limit, after=after
+        )
+        return pb.ListMemoryCandidatesResponse(
+            candidates=convert.candidates_to_proto(page.items),
+            next_page_token=CANDIDATES.next_token(binding, page.next_after),
+        )
+
+    async def ApproveMemoryCandidate(
+        self, request: pb.ApproveMemoryCandidateRequest, context: Context
+    ) -> pb.ApproveMemoryCandidateResponse:
+        scope = current_scope()
+        user_id, candidate_id = parse.parse_candidate(request.name, "name", scope)
+        written = await self._writes(
+            ApproveCandidate(
+                caller=caller_of(scope),
+                user_id=user_id,
+                candidate_id=candidate_id,
+                memory_id=new_id(),
+            )
+        )
+        memory, candidate = written.value
+        return pb.ApproveMemoryCandidateResponse(
+            memory=convert.memory_to_proto(memory),
+            candidate=convert.candidate_to_proto(candidate),
+            change_cursor=written.change_cursor,
+        )
+
+    async def RejectMemoryCandidate(
+        self, request: pb.RejectMemoryCandidateRequest, context: Context
+    ) -> pb.RejectMemoryCandidateResponse:
+        scope = current_scope()
+        user_id, candidate_id = parse.parse_candidate(request.name, "name", scope)
+        written = await self._writes(
+            RejectCandidate(caller=caller_of(scope), user_id=user_id, candidate_id=candidate_id)
+        )
+        return pb.RejectMemoryCandidateResponse(
+            candidate=convert.candidate_to_proto(written.value),
+            change_cursor=written.change_cursor,
+        )

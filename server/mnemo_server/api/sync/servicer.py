@@ -1,0 +1,105 @@
+"""SyncService: a user's change feed, listed in pages or watched live.
+
+The error contracts are those of ``protos/mnemo/v1/sync.proto`` and
+``docs/api/sync.md``. The watch itself (backlog, live changes, heartbeats,
+shutdown) is ``domain.change_watch``'s; this module adds what depends on the
+transport: every message must be taken by the consumer within
+``send_timeout_seconds``, or the watch ends with ``ABORTED``
+(``WATCH_LAGGING``, metadata ``resume_cursor``) instead of queueing without
+bound for a consumer that does not read.
+
+A store that cannot be reached (PostgreSQL restarting, a killed backend)
+raises ``Unavailable`` from the watch's read, which ends the call with
+``UNAVAILABLE``, never ``INTERNAL`` (``store.engine.failures`` decides what counts
+as unreachable; ``errors`` maps it): the client watches again from its last
+cursor after a backoff. A cursor beyond the user's latest is ``OUT_OF_RANGE``
+``CURSOR_AHEAD``, raised by the first read before anything is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import grpc
+from google.protobuf import timestamp_pb2
+
+from mnemo.v1 import sync_pb2 as pb
+from mnemo.v1 import sync_pb2_grpc as pb_grpc
+from mnemo_server.api import pagination
+from mnemo_server.api.names import parse_user
+from mnemo_server.api.sync import convert
+from mnemo_server.api.validation import Validator
+from mnemo_server.auth.caller import current_scope
+from mnemo_server.domain.change_watch import ChangeFeed, Heartbeat
+from mnemo_server.domain.errors import Aborted
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+CHANGES = pagination.PageSizes(default=100, maximum=1000)
+
+
+def lagging(resume_cursor: int, seconds: float) -> Aborted:
+    """The error ending a watch whose consumer stopped taking messages."""
+    return Aborted(
+        f"the watcher did not take a message within {seconds:g} seconds; "
+        f"watch again from the last cursor received (at least {resume_cursor})",
+        reason="WATCH_LAGGING",
+        metadata={"resume_cursor": str(resume_cursor)},
+    )
+
+
+def _after_cursor(v: Validator, value: int) -> int:
+    v.non_negative(value, "after_cursor")
+    return max(value, 0)
+
+
+def _heartbeat(beat: Heartbeat) -> pb.WatchChangesResponse:
+    time = timestamp_pb2.Timestamp()
+    time.FromDatetime(beat.time)
+    return pb.WatchChangesResponse(heartbeat=pb.Heartbeat(cursor=beat.cursor, time=time))
+
+
+class SyncServicer(pb_grpc.SyncServiceServicer):
+    """ListChanges and WatchChanges over gRPC."""
+
+    def __init__(self, feed: ChangeFeed) -> None:
+        self._feed = feed
+
+    async def ListChanges(
+        self, request: pb.ListChangesRequest, context: Context
+    ) -> pb.ListChangesResponse:
+        user_id = parse_user(request.parent, "parent", current_scope())
+        v = Validator()
+        after = _after_cursor(v, request.after_cursor)
+        limit = v.attempt(lambda: pagination.page_size(request.page_size, CHANGES), 0)
+        v.raise_if_invalid()
+        page = await self._feed.list_changes(user_id, after, limit=limit)
+        return pb.ListChangesResponse(
+            changes=[convert.change_to_proto(change) for change in page.changes],
+            next_cursor=page.changes[-1].cursor if page.changes else after,
+            latest_cursor=page.latest_cursor,
+            oldest_cursor=page.oldest_cursor,
+        )
+
+    async def WatchChanges(self, request: pb.WatchChangesRequest, context: Context) -> None:
+        user_id = parse_user(request.parent, "parent", current_scope())
+        v = Validator()
+        sent = _after_cursor(v, request.after_cursor)
+        v.raise_if_invalid()
+        timeout = self._feed.settings.send_timeout_seconds
+        async for item in self._feed.watch(user_id, sent):
+            if isinstance(item, Heartbeat):
+                message = _heartbeat(item)
+            else:
+                message = pb.WatchChangesResponse(change=convert.change_to_proto(item))
+            try:
+                await asyncio.wait_for(context.write(message), timeout)
+            except TimeoutError:
+                raise lagging(sent, timeout) from None
+            except Exception:
+                # A send fails only when the call is over (the client cancelled
+                # or its deadline passed): nobody is left to tell.
+                return
+            if not isinstance(item, Heartbeat):
+                sent = item.cursor

@@ -1,0 +1,106 @@
+"""The ``mnemo`` command: ``serve``, ``migrate``, ``version``, and ``export`` /
+``import`` of a user's data through a running server (``user_data``).
+
+Every ``serve`` flag has a ``MNEMO_*`` environment variable (named in
+``--help``); a flag wins over the environment, the environment over the
+default (``mnemo_server.config``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+from mnemo_server import __version__
+from mnemo_server.cli import user_data
+from mnemo_server.config import OPTIONS, ConfigError, Settings, add_arguments, resolve
+
+EXIT_USAGE = 2
+
+_EPILOG = "environment variables:\n" + "\n".join(
+    f"  {option.env:<31} {option.flag}" for option in OPTIONS
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mnemo", description="Mnemo, the gRPC memory service for AI assistants."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve = commands.add_parser(
+        "serve",
+        help="run the gRPC server",
+        description="Run the gRPC server until SIGTERM/SIGINT. Each flag can also be set "
+        "with its environment variable; a flag wins over the environment.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(serve)
+    migrate = commands.add_parser(
+        "migrate",
+        help="upgrade the database schema to this version's",
+        description="Upgrade the database schema (Alembic) to the newest revision this "
+        "server knows. Needed once per upgrade for PostgreSQL; the SQLite default migrates "
+        "itself at start. Unlike serve, it also adds Mnemo's tables to a database that "
+        "holds another application's tables.",
+    )
+    add_arguments(migrate, only=("database_url", "data_dir"))
+    commands.add_parser("version", help="print the version")
+    user_data.add_commands(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
+    """Run the command; returns the exit code (the console script exits with it)."""
+    args = build_parser().parse_args(argv)
+    if args.command == "version":
+        print(f"mnemo {__version__}")
+        return 0
+    if args.command in user_data.COMMANDS:
+        return user_data.run(args, os.environ if env is None else env)
+    try:
+        settings = resolve(vars(args), os.environ if env is None else env)
+    except ConfigError as error:
+        print(f"mnemo: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.command == "migrate":
+        return _migrate(settings)
+    from mnemo_server.lifecycle import run
+
+    return run(settings)
+
+
+def _migrate(settings: Settings) -> int:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from mnemo_server.lifecycle import EXIT_FAILURE, database_problem
+    from mnemo_server.store import migrate
+    from mnemo_server.store.engine.engines import describe_url
+    from mnemo_server.store.engine.preflight import DatabaseUnusable
+
+    url = settings.effective_database_url
+    try:
+        # Explicit: a database holding another application's tables gets
+        # Mnemo's beside them (``serve`` refuses such a database).
+        found = migrate.prepare(url, upgrade_schema=True, adopt_foreign=True)
+    except ValueError as error:
+        print(f"mnemo: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except migrate.SchemaOutdated as error:
+        print(f"mnemo: {error.message}", file=sys.stderr)
+        return EXIT_USAGE
+    except DatabaseUnusable as error:
+        print(f"mnemo: {error.message}", file=sys.stderr)
+        return EXIT_FAILURE
+    except SQLAlchemyError as error:
+        print(f"mnemo: {database_problem(url, error)}", file=sys.stderr)
+        return EXIT_FAILURE
+    if found.foreign:
+        print(
+            f"mnemo: added Mnemo's tables to {describe_url(url)} beside its "
+            f"{len(found.tables)} other tables"
+        )
+    print(f"mnemo: {describe_url(url)} is at revision {migrate.head_revision()}")
+    return 0

@@ -1,0 +1,272 @@
+"""Units of work on a conversation's canonical history: appends, listing,
+clearing, and failed runs kept apart from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection, Select, bindparam, delete, or_, select, update
+
+from mnemo_server.domain import codec, events
+from mnemo_server.domain.commands.conversations import (
+    AppendMessages,
+    ClearMessages,
+    RecordFailedRun,
+)
+from mnemo_server.domain.errors import Aborted
+from mnemo_server.domain.models import (
+    AppendResult,
+    Conversation,
+    FailedRun,
+    Keyset,
+    Page,
+    StoredMessage,
+)
+from mnemo_server.store import rows as convert
+from mnemo_server.store.conversations import conversation as rows
+from mnemo_server.store.engine.statements import Statement, insert_row
+from mnemo_server.store.feed import changes as change_log
+from mnemo_server.store.governance import events as event_log
+from mnemo_server.store.schema import compaction_checkpoints, conversations, failed_runs, messages
+from mnemo_server.store.transactions.tx import Tx
+from mnemo_server.store.transactions.units import unit
+
+# Lock and touch in one statement: the conversation's row moves on by the
+# appended messages (a new etag and update time) and is locked until commit.
+_ADVANCE = Statement(
+    update(conversations)
+    .where(
+        conversations.c.user_id == bindparam("user_id"),
+        conversations.c.conversation_id == bindparam("conversation_id"),
+        or_(conversations.c.expire_at.is_(None), conversations.c.expire_at > bindparam("now")),
+    )
+    .values(
+        message_count=conversations.c.message_count + bindparam("count"),
+        updated_at=bindparam("now"),
+        etag=bindparam("etag"),
+    )
+    .returning(*conversations.c)
+)
+_ADVANCE_CREATED = Statement(
+    update(conversations)
+    .where(conversations.c.id == bindparam("pk"), conversations.c.user_id == bindparam("user_id"))
+    .values(
+        message_count=conversations.c.message_count + bindparam("count"),
+        updated_at=bindparam("now"),
+        etag=bindparam("etag"),
+    )
+    .returning(*conversations.c)
+)
+_INSERT_MESSAGE = Statement(insert_row(messages, without=()))
+
+
+@unit(AppendMessages)
+def append(tx: Tx, command: AppendMessages) -> AppendResult:
+    """Append at dense positions under the conversation's row lock, creating
+    the conversation if needed. Raises ``Aborted(POSITION_MISMATCH)`` (and
+    then nothing is written: the write rolls back)."""
+    user_id, conversation_id = command.user_id, command.conversation_id
+    now = convert.now_micros()
+    count = len(command.messages)
+    etag = convert.new_etag()
+    row = _ADVANCE.first(
+        tx, user_id=user_id, conversation_id=conversation_id, now=now, count=count, etag=etag
+    )
+    if row is None:  # created here (the conversation's change below covers it)
+        created, _ = rows.create_for_write(
+            tx, command.caller, user_id, conversation_id, metadata=command.create_metadata, now=now
+        )
+        row = _ADVANCE_CREATED.one(
+            tx, pk=created.id, user_id=user_id, now=now, count=count, etag=etag
+        )
+    start = row.message_count - count
+    expected = command.expected_position
+    if expected is not None and expected != start:
+        raise Aborted(
+            f"expected_position is {expected} but the next position of "
+            f"{convert.conversation_name(user_id, conversation_id)} is {start}: "
+            "reload the history and retry",
+            reason="POSITION_MISMATCH",
+            metadata={"expected_position": str(expected), "next_position": str(start)},
+        )
+    create_time = convert.to_datetime(now)
+    stored = tuple(
+        StoredMessage(
+            position=start + offset,
+            run_id=command.run_id,
+            turn=command.turn,
+            create_time=create_time,
+            role=message.role,
+            message_json=message.message_json,
+            text=message.text,
+        )
+        for offset, message in enumerate(command.messages)
+    )
+    _INSERT_MESSAGE.many(
+        tx,
+        [
+            {
+                "conversation_pk": row.id,
+                "position": message.position,
+                "user_id": user_id,
+                "run_id": command.run_id,
+                "turn": command.turn,
+                "role": message.role,
+                "message_json": message.message_json,
+                "text": message.text,
+                "created_at": now,
+            }
+            for message in stored
+        ],
+    )
+    changed = convert.conversation(row)
+    key = command.key
+    feed = [change_log.conversation_upserted(changed)]
+    feed += [change_log.message_appended(key, message) for message in stored]
+    change_log.append(tx, user_id, feed)
+    return AppendResult(conversation=changed, messages=stored)
+
+
+def _canonical(conversation_pk: int, user_id: str, position: int) -> Select[Any]:
+    return (
+        select(messages)
+        .where(
+            messages.c.conversation_pk == conversation_pk,
+            messages.c.user_id == user_id,
+            messages.c.position >= position,
+        )
+        .order_by(messages.c.position)
+    )
+
+
+_m = messages.c
+# A page of a conversation's messages, found by the conversation's key.
+_PAGE = Statement(
+    select(_m.position, _m.run_id, _m.turn, _m.created_at, _m.role, _m.message_json, _m.text)
+    .join(conversations, conversations.c.id == _m.conversation_pk)
+    .where(
+        conversations.c.user_id == bindparam("user_id"),
+        conversations.c.conversation_id == bindparam("conversation_id"),
+        or_(conversations.c.expire_at.is_(None), conversations.c.expire_at > bindparam("now")),
+        _m.user_id == bindparam("user_id"),
+        _m.position >= bindparam("position"),
+    )
+    .order_by(_m.position)
+    .limit(bindparam("limit"))
+)
+
+
+def list_page(
+    conn: Connection, user_id: str, conversation_id: str, start_position: int, limit: int
+) -> Page[StoredMessage]:
+    """Messages from ``start_position`` on; keyset ``(last_position,)``.
+    Raises ``NotFound``. One statement when the page has messages."""
+    found = _PAGE.tuples(
+        conn,
+        user_id=user_id,
+        conversation_id=conversation_id,
+        now=convert.now_micros(),
+        position=start_position,
+        limit=limit + 1,
+    )
+    if not found:
+        rows.find_existing(conn, user_id, conversation_id)  # or NotFound
+        return Page(())
+    items = tuple(convert.stored_message_of(*message) for message in found[:limit])
+    if len(found) <= limit:
+        return Page(items)
+    return Page(items, next_after=(items[-1].position,))
+
+
+def canonical_from(
+    conn: Connection, conversation_pk: int, user_id: str, position: int
+) -> tuple[StoredMessage, ...]:
+    """Every canonical message from ``position`` on, in order."""
+    found = conn.execute(_canonical(conversation_pk, user_id, position)).all()
+    return tuple(convert.stored_message(message) for message in found)
+
+
+_CLEAR = Statement(
+    update(conversations)
+    .where(conversations.c.id == bindparam("pk"), conversations.c.user_id == bindparam("user_id"))
+    .values(
+        message_count=0,
+        generation=conversations.c.generation + 1,
+        checkpoint_seq=0,
+        updated_at=bindparam("now"),
+        etag=bindparam("etag"),
+    )
+    .returning(*conversations.c)
+)
+
+
+@unit(ClearMessages)
+def clear(tx: Tx, command: ClearMessages) -> Conversation:
+    """Delete messages and checkpoints, and strip the messages' states from
+    the change feed; start a new generation (every earlier compaction
+    revision is stale); positions restart at 0; records ``memory_cleared``.
+    Raises ``NotFound``."""
+    user_id, conversation_id = command.user_id, command.conversation_id
+    row = rows.lock_existing(tx, user_id, conversation_id)
+    for table in (messages, compaction_checkpoints):
+        tx.conn.execute(
+            delete(table).where(table.c.conversation_pk == row.id, table.c.user_id == user_id)
+        )
+    changed = _CLEAR.one(
+        tx, pk=row.id, user_id=user_id, now=convert.now_micros(), etag=convert.new_etag()
+    )
+    name = convert.conversation_name(user_id, conversation_id)
+    event_log.record(tx, command.caller, user_id, events.cleared("history", name))
+    # What was cleared leaves the feed too: the messages' changes lose their text.
+    change_log.strip_states(tx.conn, user_id, prefixes=[f"{name}/messages/"])
+    cleared = convert.conversation(changed)
+    change_log.append(tx, user_id, [change_log.conversation_upserted(cleared)])
+    return cleared
+
+
+_INSERT_FAILED_RUN = Statement(insert_row(failed_runs).returning(*failed_runs.c))
+
+
+@unit(RecordFailedRun)
+def record_failed_run(tx: Tx, command: RecordFailedRun) -> FailedRun:
+    """Record a failed run apart from the history, creating the conversation
+    if needed."""
+    now = convert.now_micros()
+    user_id, error = command.user_id, command.error
+    row, created_conversation = rows.lock_or_create(
+        tx, command.caller, user_id, command.conversation_id, metadata={}, now=now
+    )
+    created = _INSERT_FAILED_RUN.one(
+        tx,
+        conversation_pk=row.id,
+        user_id=user_id,
+        failed_run_id=convert.new_failed_run_id(),
+        run_id=command.run_id,
+        error_message=error.message,
+        error_code=error.code,
+        error_details_json=error.details_json,
+        messages_json=codec.dumps(command.messages),
+        created_at=now,
+    )
+    run = convert.failed_run(created)
+    feed = rows.created_changes(row, created_conversation)
+    feed.append(change_log.failed_run_recorded(command.key, run))
+    change_log.append(tx, user_id, feed)
+    return run
+
+
+def list_failed_runs(
+    conn: Connection, user_id: str, conversation_id: str, limit: int, after: Keyset | None
+) -> Page[FailedRun]:
+    """Newest first; keyset ``(id,)``. Raises ``NotFound``."""
+    row = rows.find_existing(conn, user_id, conversation_id)
+    query = select(failed_runs).where(
+        failed_runs.c.conversation_pk == row.id, failed_runs.c.user_id == user_id
+    )
+    if after is not None:
+        query = query.where(failed_runs.c.id < int(after[0]))
+    found = conn.execute(query.order_by(failed_runs.c.id.desc()).limit(limit + 1)).all()
+    items = tuple(convert.failed_run(run) for run in found[:limit])
+    if len(found) <= limit:
+        return Page(items)
+    return Page(items, next_after=(found[limit - 1].id,))

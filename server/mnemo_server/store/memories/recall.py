@@ -1,0 +1,166 @@
+"""Recall in one read transaction: the term statistics, a bounded set of
+candidates (lexical ones from the full-text index, semantic ones from exact
+vector search over the cached matrix, ``vector_cache``), the ranking
+(``domain.ranking``), then the entries of the hits.
+
+Candidates are compact rows (id, conversation, pinned, update time and the
+indexed document); only the entries that make the list are read whole.
+Visibility (``domain.ranking.visible_conversations``) is part of each read:
+the index terms carry the entry's visibility key, the vector matrix each
+entry's conversation.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+from sqlalchemy import Connection, bindparam, func, literal_column, select
+from sqlalchemy.dialects.postgresql import ARRAY
+
+from mnemo_server.domain.embedding import dimension_mismatch
+from mnemo_server.domain.memory_models import Embedding, Memory, RecallHit, RecallQuery
+from mnemo_server.domain.ranking import (
+    CANDIDATE_LIMIT,
+    Candidate,
+    TermStats,
+    lexical_plan,
+    rank,
+    recall_hits,
+    visible_conversations,
+)
+from mnemo_server.domain.text_search import query_terms
+from mnemo_server.store.engine.statements import Statement, dialect_of, list_parameter
+from mnemo_server.store.memories import rows
+from mnemo_server.store.memories import text_index as fts
+from mnemo_server.store.memories.vector_cache import UserVectors, VectorCache
+from mnemo_server.store.schema import ID, memories, memory_embeddings, memory_user_state
+
+
+def recall(
+    conn: Connection,
+    user_id: str,
+    query: RecallQuery,
+    embedding: Embedding | None,
+    cache: VectorCache,
+) -> list[RecallHit]:
+    """The hits for ``query`` (``domain.ranking``), best first; semantic
+    candidates only with ``embedding`` (the query's vector). Raises
+    EMBEDDING_DIMENSION_MISMATCH (field ``query_embedding.values``)."""
+    conversations = visible_conversations(query)
+    if not conversations:
+        return []
+    terms = query_terms(query.text)
+    stats = fts.term_stats(conn, user_id, terms) if terms else TermStats(0, {})
+    candidates: list[Candidate] = []
+    if terms:
+        plan = lexical_plan(terms, stats)
+        candidates += fts.lexical_candidates(conn, user_id, conversations, terms, plan)
+    if embedding is not None:
+        nearest = semantic(conn, user_id, conversations, embedding, CANDIDATE_LIMIT, cache)
+        for candidate in candidates:
+            candidate.similarity = nearest.get(candidate.memory_id)
+        known = {c.memory_id for c in candidates}
+        missing = [memory_id for memory_id in nearest if memory_id not in known]
+        found = fts.candidates_by_id(conn, user_id, conversations, terms, missing)
+        for candidate in found:
+            candidate.similarity = nearest[candidate.memory_id]
+        candidates += found
+    ranked = rank(query, terms, stats, candidates)
+    return recall_hits(ranked, entries(conn, user_id, [r.candidate.memory_id for r in ranked]))
+
+
+@functools.cache
+def _entries_statement(dialect: str) -> Statement:
+    ids = (
+        select(literal_column("value")).select_from(func.json_each(bindparam("ids")))
+        if dialect == "sqlite"
+        else select(func.unnest(bindparam("ids", type_=ARRAY(ID))))
+    )
+    return Statement(
+        select(
+            *memories.c,
+            literal_column("NULL").label("embedding_model"),
+            literal_column("NULL").label("embedding_vector"),
+        ).where(memories.c.user_id == bindparam("user_id"), memories.c.memory_id.in_(ids))
+    )
+
+
+def entries(conn: Connection, user_id: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
+    """The entries ``memory_ids`` of ``user_id`` (without vectors), by id."""
+    if not memory_ids:
+        return {}
+    dialect = dialect_of(conn)
+    ids = list_parameter(dialect, memory_ids)
+    found = _entries_statement(dialect).all(conn, user_id=user_id, ids=ids)
+    return {row.memory_id: rows.memory(row) for row in found}
+
+
+_VECTORS_VERSION = Statement(
+    select(memory_user_state.c.vectors_version).where(
+        memory_user_state.c.user_id == bindparam("user_id")
+    )
+)
+_JOINED = memory_embeddings.join(memories, memories.c.id == memory_embeddings.c.memory_pk)
+_LIVE_VECTORS = (
+    memory_embeddings.c.user_id == bindparam("user_id"),
+    memory_embeddings.c.model == bindparam("model"),
+    memories.c.user_id == bindparam("user_id"),
+    memories.c.archived_at.is_(None),
+)
+_DIMENSIONS = Statement(
+    select(memory_embeddings.c.dimensions).select_from(_JOINED).where(*_LIVE_VECTORS).limit(1)
+)
+_VECTORS = Statement(
+    select(memories.c.memory_id, memories.c.conversation_id, memory_embeddings.c.vector)
+    .select_from(_JOINED)
+    .where(*_LIVE_VECTORS),
+    binary=True,
+)
+
+
+def _user_vectors(
+    conn: Connection, user_id: str, model: str, cache: VectorCache
+) -> UserVectors | None:
+    """The user's live vectors of ``model`` as of this transaction (cached)."""
+    version = _VECTORS_VERSION.scalar(conn, user_id=user_id)
+    if version is None:
+        return None
+    cached = cache.get(user_id, model, version)
+    if cached is not None:
+        return cached
+    dimensions = _DIMENSIONS.scalar(conn, user_id=user_id, model=model)
+    if dimensions is None:
+        vectors = UserVectors.build(version, 1, [])
+    else:
+        found = _VECTORS.tuples(conn, user_id=user_id, model=model)
+        vectors = UserVectors.build(version, dimensions, found)
+    cache.put(user_id, model, vectors)
+    return vectors
+
+
+def semantic(
+    conn: Connection,
+    user_id: str,
+    conversations: Sequence[str],
+    embedding: Embedding,
+    limit: int,
+    cache: VectorCache,
+) -> dict[str, float]:
+    """The exact top ``limit`` live entries of ``conversations`` by cosine
+    to ``embedding`` (ties: ``memory_id`` ascending), with their cosines.
+    Raises EMBEDDING_DIMENSION_MISMATCH (field ``query_embedding.values``)."""
+    if limit <= 0:
+        return {}
+    vectors = _user_vectors(conn, user_id, embedding.model, cache)
+    if vectors is None or not vectors.memory_ids:
+        return {}
+    if embedding.dimensions != vectors.dimensions:
+        raise dimension_mismatch(
+            "query_embedding.values", expected=vectors.dimensions, got=embedding.dimensions
+        )
+    if not any(embedding.values):
+        return {}
+    query = np.asarray(embedding.values, dtype=np.float64)
+    return dict(vectors.nearest(query, limit, conversations))

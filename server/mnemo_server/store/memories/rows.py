@@ -1,0 +1,189 @@
+"""Long-term memory rows to domain objects, resource names and the errors
+that name them (``users/{user}/memories/{memory}``,
+``users/{user}/memoryCandidates/{candidate}``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from sqlalchemy import ColumnElement, FromClause, Row
+
+from mnemo_server.domain.errors import AlreadyExists, FailedPrecondition, FieldViolation, NotFound
+from mnemo_server.domain.memory_models import (
+    CandidateState,
+    Embedding,
+    Memory,
+    MemoryCandidate,
+    MemoryDraft,
+    MemoryScope,
+    MemorySource,
+    MemoryTombstone,
+)
+from mnemo_server.domain.models import Keyset, Page
+from mnemo_server.domain.names import user_name
+from mnemo_server.domain.vectors import decode_vector
+from mnemo_server.store.rows import to_datetime
+from mnemo_server.store.schema import memories, memory_embeddings
+
+T = TypeVar("T")
+
+MEMORY_COLUMNS: tuple[ColumnElement[Any], ...] = (
+    *memories.c,
+    memory_embeddings.c.model.label("embedding_model"),
+    memory_embeddings.c.vector.label("embedding_vector"),
+)
+"""What ``memory(row)`` reads: the entry and its vector, if any (select them
+``FROM`` ``MEMORY_FROM``)."""
+
+MEMORY_FROM: FromClause = memories.outerjoin(
+    memory_embeddings,
+    (memory_embeddings.c.memory_pk == memories.c.id)
+    & (memory_embeddings.c.user_id == memories.c.user_id),
+)
+
+
+def memory_name(user_id: str, memory_id: str) -> str:
+    return f"{user_name(user_id)}/memories/{memory_id}"
+
+
+def candidate_name(user_id: str, candidate_id: str) -> str:
+    return f"{user_name(user_id)}/memoryCandidates/{candidate_id}"
+
+
+def memory_not_found(user_id: str, memory_id: str) -> NotFound:
+    name = memory_name(user_id, memory_id)
+    return NotFound(f"{name} does not exist", metadata={"name": name})
+
+
+def memory_id_taken(user_id: str, memory_id: str, field: str | None = None) -> AlreadyExists:
+    """The id of an entry or a tombstone; ``field``: the request's field that chose it."""
+    name = memory_name(user_id, memory_id)
+    what = "already exists (or existed and was deleted)"
+    return AlreadyExists(
+        f"{name} {what}; choose another memory id",
+        metadata={"name": name} | ({"field": field} if field else {}),
+        violations=(FieldViolation(field, f"{name} {what}"),) if field else (),
+    )
+
+
+def memory_id_repeated(user_id: str, memory_id: str, field: str, first: str) -> AlreadyExists:
+    """``field`` chose the id that ``first``, earlier in the same write, chose."""
+    name = memory_name(user_id, memory_id)
+    return AlreadyExists(
+        f"{field} names {name}, as {first} does; choose another memory id",
+        metadata={"name": name, "field": field},
+        violations=(FieldViolation(field, f"the id of {first} too"),),
+    )
+
+
+def candidate_not_found(user_id: str, candidate_id: str) -> NotFound:
+    name = candidate_name(user_id, candidate_id)
+    return NotFound(f"{name} does not exist", metadata={"name": name})
+
+
+def candidate_id_taken(user_id: str, candidate_id: str) -> AlreadyExists:
+    name = candidate_name(user_id, candidate_id)
+    return AlreadyExists(
+        f"{name} already exists; choose another candidate id", metadata={"name": name}
+    )
+
+
+def candidate_resolved(
+    user_id: str, candidate_id: str, state: str, why: str = ""
+) -> FailedPrecondition:
+    name = candidate_name(user_id, candidate_id)
+    return FailedPrecondition(
+        f"{name} is already {state}{why}; only a pending candidate can change",
+        reason="CANDIDATE_RESOLVED",
+        metadata={"name": name, "state": state},
+    )
+
+
+def metadata_text(metadata: dict[str, str]) -> str:
+    """String metadata as stored: compact JSON, keys sorted."""
+    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def _embedding(model: str | None, vector: bytes | None) -> Embedding | None:
+    if model is None or vector is None:
+        return None
+    return Embedding(model, decode_vector(vector))
+
+
+def memory(row: Any) -> Memory:
+    """A row of ``MEMORY_COLUMNS`` (a SQLAlchemy row, a ``store.engine.statements``
+    row or a mapping of its columns) as an entry (with its vector, if any)."""
+    if isinstance(row, Mapping):
+        m: Mapping[Any, Any] = row
+    elif isinstance(row, Row):
+        m = row._mapping
+    else:
+        m = row._asdict()
+    return Memory(
+        memory_id=m["memory_id"],
+        user_id=m["user_id"],
+        text=m["text"],
+        create_time=to_datetime(m["created_at"]),
+        update_time=to_datetime(m["updated_at"]),
+        key=m["key"],
+        scope=MemoryScope(m["scope"]),
+        conversation_id=m["conversation_id"],
+        source=MemorySource(m["source"]),
+        metadata=json.loads(m["metadata_json"]),
+        pinned=bool(m["pinned"]),
+        archive_time=None if m["archived_at"] is None else to_datetime(m["archived_at"]),
+        etag=m["etag"],
+        embedding=_embedding(m.get("embedding_model"), m.get("embedding_vector")),
+    )
+
+
+def tombstone(row: Any) -> MemoryTombstone:
+    """A ``memory_tombstones`` row."""
+    return MemoryTombstone(
+        user_id=row.user_id,
+        memory_id=row.memory_id,
+        key=row.key,
+        delete_time=to_datetime(row.deleted_at),
+    )
+
+
+def candidate(row: Any) -> MemoryCandidate:
+    """A ``memory_candidates`` row."""
+    return MemoryCandidate(
+        candidate_id=row.candidate_id,
+        user_id=row.user_id,
+        draft=MemoryDraft(
+            text=row.text,
+            key=row.key,
+            scope=MemoryScope(row.scope),
+            conversation_id=row.memory_conversation_id,
+            source=MemorySource(row.source),
+            metadata=json.loads(row.metadata_json),
+            pinned=bool(row.pinned),
+            embedding=_embedding(row.embedding_model, row.embedding),
+        ),
+        state=CandidateState(row.state),
+        create_time=to_datetime(row.created_at),
+        conversation_id=row.conversation_id,
+        run_id=row.run_id,
+        turn=row.turn,
+        extractor=row.extractor,
+        saved_memory_id=row.saved_memory_id,
+    )
+
+
+def page(
+    found: Sequence[Row[Any]],
+    limit: int,
+    item: Callable[[Row[Any]], T],
+    keyset: Callable[[Row[Any]], Keyset],
+) -> Page[T]:
+    """A page of the first ``limit`` of ``found`` (up to ``limit + 1`` rows
+    read in keyset order); ``next_after`` is the last item's keyset if more
+    rows follow."""
+    items = tuple(item(row) for row in found[:limit])
+    if len(found) <= limit:
+        return Page(items)
+    return Page(items, next_after=keyset(found[limit - 1]))

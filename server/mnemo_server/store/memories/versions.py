@@ -1,0 +1,97 @@
+"""The audit trail of a memory entry (``ListMemoryVersions``).
+
+The trail of an entry is every entry of its (scope, conversation, key) chain
+(just the entry itself when it has no key), each as it is now, plus the
+earlier versions that updates replaced (``memory_versions``). An earlier
+version is shown as the entry with that version's text, metadata, pinned
+flag and etag, ``update_time`` when it was written and ``archive_time`` when
+an update replaced it. Vectors are not part of the trail. Newest first:
+``update_time`` descending, then ``memory_id`` descending, then version
+descending, which is also the keyset ``(updated_at micros, memory_id,
+version)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import ColumnElement, Connection, Select, and_, select, tuple_, union_all
+
+from mnemo_server.domain.memory_models import Memory
+from mnemo_server.domain.models import Keyset, Page
+from mnemo_server.store.memories import rows
+from mnemo_server.store.memories import text_index as fts
+from mnemo_server.store.memories.writes import MemoryRow, existing_row
+from mnemo_server.store.schema import memories, memory_versions
+
+_ENTRY_COLUMNS = (
+    memories.c.user_id,
+    memories.c.memory_id,
+    memories.c.key,
+    memories.c.scope,
+    memories.c.conversation_id,
+    memories.c.source,
+    memories.c.created_at,
+)
+
+
+def _chain(row: MemoryRow) -> ColumnElement[bool]:
+    if not row.key:
+        same: ColumnElement[bool] = memories.c.id == row.id
+        return same
+    return and_(
+        memories.c.scope == row.scope,
+        memories.c.conversation_id == row.conversation_id,
+        memories.c.key == row.key,
+    )
+
+
+def earlier_versions() -> Select[Any]:
+    """Every earlier version (``memory_versions``) as a row that
+    ``memory_convert.memory`` reads: its entry with the version's text,
+    metadata, pinned flag and etag, ``updated_at`` when the version was
+    written and ``archived_at`` when an update replaced it (no vector)."""
+    return select(
+        *_ENTRY_COLUMNS,
+        memory_versions.c.text,
+        memory_versions.c.metadata_json,
+        memory_versions.c.pinned,
+        memory_versions.c.etag,
+        memory_versions.c.updated_at,
+        memory_versions.c.replaced_at.label("archived_at"),
+        memory_versions.c.version,
+    ).select_from(memory_versions.join(memories, memories.c.id == memory_versions.c.memory_pk))
+
+
+def list_versions(
+    conn: Connection, user_id: str, memory_id: str, limit: int, after: Keyset | None
+) -> Page[Memory]:
+    """The trail of ``memory_id`` (see the module doc). Raises ``NotFound``."""
+    row = existing_row(conn, user_id, memory_id)
+    chain = and_(memories.c.user_id == user_id, _chain(row))
+    current = select(
+        *_ENTRY_COLUMNS,
+        memories.c.text,
+        memories.c.metadata_json,
+        memories.c.pinned,
+        memories.c.etag,
+        memories.c.updated_at,
+        memories.c.archived_at,
+        memories.c.version,
+    ).where(chain)
+    earlier = earlier_versions().where(chain, memory_versions.c.user_id == user_id)
+    trail = union_all(current, earlier).subquery()
+    trail_id = fts.by_id(conn, trail.c.memory_id)
+    statement = select(trail)
+    if after is not None:
+        keyset: tuple[Any, ...] = after
+        statement = statement.where(
+            tuple_(trail.c.updated_at, trail_id, trail.c.version)
+            < tuple_(int(keyset[0]), str(keyset[1]), int(keyset[2]))
+        )
+    found = conn.execute(
+        statement.order_by(
+            trail.c.updated_at.desc(), trail_id.desc(), trail.c.version.desc()
+        ).limit(limit + 1)
+    ).all()
+    return rows.page(found, limit, rows.memory, lambda r: (r.updated_at, r.memory_id, r.version))

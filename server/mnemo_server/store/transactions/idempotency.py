@@ -1,0 +1,148 @@
+"""Idempotent writes: the result of a request is recorded in the transaction
+that wrote it, keyed by (user_id, request_id), for a window of time.
+
+A record lives for the idempotency window (``--idempotency-window``, 24 hours
+by default): a request whose ``request_id`` was recorded longer ago than
+that is a new request (its old record is replaced), and the server's
+maintenance task deletes records past the window in batches
+(``prune_records``). The record keeps the change cursor the first call
+produced, so a replay answers the same ``change_cursor``.
+
+The record costs a write one statement: the write runs, then records its
+result with ``INSERT ... ON CONFLICT DO UPDATE ... WHERE`` the existing
+record's window has passed. A retry is rare, so it pays instead: when that
+statement finds a live record (or the write raised a domain error, which a
+retry of a request that succeeded may well do, e.g. an etag that has moved
+on since), the record is read and either answers (the write rolls back:
+``tx.Replay``) or, recorded for another request, ``REQUEST_ID_REUSED``.
+What is recorded is ``command.recorded(result)``: a command may leave out
+what no retry needs (``CreateMemories``: the vectors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, bindparam, delete, select, tuple_
+from sqlalchemy.dialects import postgresql, sqlite
+
+from mnemo_server.domain import codec
+from mnemo_server.domain.commands import Idempotent, result_type
+from mnemo_server.domain.errors import MnemoError, request_id_reused
+from mnemo_server.domain.models import Idempotency
+from mnemo_server.store.engine.statements import Statement
+from mnemo_server.store.rows import now_micros
+from mnemo_server.store.schema import idempotency_records
+from mnemo_server.store.transactions.tx import Replay, Tx
+
+__all__ = ["DEFAULT_WINDOW", "idempotent", "prune_records"]
+
+C = TypeVar("C", bound=Idempotent[Any])
+R = TypeVar("R")
+
+DEFAULT_WINDOW = timedelta(hours=24)
+"""How long a request's result is kept by default."""
+
+_records = idempotency_records.c
+_FIELDS: dict[str, Any] = {
+    "user_id": bindparam("user_id"),
+    "request_id": bindparam("request_id"),
+    "scope": bindparam("scope"),
+    "fingerprint": bindparam("fingerprint"),
+    "result_json": bindparam("result_json"),
+    "change_cursor": bindparam("change_cursor"),
+    "created_at": bindparam("created_at"),
+}
+_RECORD = {
+    dialect: Statement(
+        module.insert(idempotency_records)
+        .values(**_FIELDS)
+        .on_conflict_do_update(
+            index_elements=[_records.user_id, _records.request_id],
+            set_={
+                name: value
+                for name, value in _FIELDS.items()
+                if name not in ("user_id", "request_id")
+            },
+            where=_records.created_at <= bindparam("expired_before"),
+        )
+        .returning(_records.request_id)
+    )
+    for dialect, module in (("sqlite", sqlite), ("postgresql", postgresql))
+}
+_FIND = Statement(
+    select(
+        _records.scope, _records.fingerprint, _records.result_json, _records.change_cursor
+    ).where(
+        _records.user_id == bindparam("user_id"),
+        _records.request_id == bindparam("request_id"),
+        _records.created_at > bindparam("expired_before"),
+    )
+)
+
+
+def idempotent(tx: Tx, command: C, work: Callable[[Tx, C], R], *, window_micros: int) -> R:
+    """``work(tx, command)`` with its result recorded under
+    ``command.idempotency``; a request recorded less than ``window_micros``
+    ago is answered with its recorded result instead (raising ``Replay``:
+    what this call wrote rolls back) or, with another scope or fingerprint,
+    raises ``FailedPrecondition(REQUEST_ID_REUSED)``."""
+    key = command.idempotency
+    assert key is not None
+    now = now_micros()
+    expired_before = now - window_micros
+    try:
+        result = work(tx, command)
+    except MnemoError:
+        _replay_if_recorded(tx, command, key, expired_before)
+        raise
+    recorded = _RECORD[tx.dialect].first(
+        tx,
+        user_id=command.user_id,
+        request_id=key.request_id,
+        scope=key.scope,
+        fingerprint=key.fingerprint,
+        result_json=codec.dumps(command.recorded(result), tx.memo),
+        change_cursor=tx.change_cursor,
+        created_at=now,
+        expired_before=expired_before,
+    )
+    if recorded is None:  # a live record of an earlier call
+        _replay_if_recorded(tx, command, key, expired_before)
+    return result
+
+
+def _replay_if_recorded(
+    tx: Tx, command: Idempotent[Any], key: Idempotency, expired_before: int
+) -> None:
+    """Raise ``Replay`` with the live record of ``key``, or
+    ``REQUEST_ID_REUSED`` if it was recorded for another request; return if
+    there is none."""
+    found = _FIND.first(
+        tx, user_id=command.user_id, request_id=key.request_id, expired_before=expired_before
+    )
+    if found is None:
+        return
+    if (found.scope, found.fingerprint) != (key.scope, key.fingerprint):
+        raise request_id_reused(key.request_id)
+    value = codec.loads(result_type(type(command)), found.result_json)
+    raise Replay(value, int(found.change_cursor))
+
+
+def prune_records(conn: Connection, older_than_micros: int, limit: int) -> int:
+    """Delete up to ``limit`` records made before ``older_than_micros``
+    (oldest first); how many."""
+    oldest = (
+        select(_records.user_id, _records.request_id)
+        .where(_records.created_at < older_than_micros)
+        .order_by(_records.created_at)
+        .limit(limit)
+    )
+    if conn.dialect.name == "postgresql":
+        oldest = oldest.with_for_update(skip_locked=True)
+    result = conn.execute(
+        delete(idempotency_records).where(tuple_(_records.user_id, _records.request_id).in_(oldest))
+    )
+    return int(result.rowcount)

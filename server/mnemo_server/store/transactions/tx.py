@@ -1,0 +1,46 @@
+"""``Tx``: what one write operation works with inside a shared transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection
+
+from mnemo_server.domain.codec import Memo
+
+__all__ = ["Replay", "Tx"]
+
+
+class Tx:
+    """One write operation's handle on the transaction its batch shares.
+
+    ``conn``: the SQLAlchemy connection (statements built with Core);
+    ``raw``: its driver connection (``store.engine.statements``); ``dialect``:
+    ``"sqlite"`` or ``"postgresql"``. The operation's own results travel
+    here, never through context variables: ``change_cursor`` is the cursor
+    of the last change it appended (``store.feed.changes``; 0: none) and
+    ``moved`` the users whose change feed it moved (woken after the commit).
+    ``memo``: what the write's JSON encodings share (``domain.codec.Memo``:
+    a state in the change feed and in the idempotency record is encoded once).
+    """
+
+    __slots__ = ("change_cursor", "conn", "dialect", "memo", "moved", "raw")
+
+    def __init__(self, conn: Connection, raw: Any) -> None:
+        self.conn = conn
+        self.raw = raw
+        self.dialect: str = conn.dialect.name
+        self.change_cursor = 0
+        self.moved: list[str] = []
+        self.memo: Memo = {}
+
+
+class Replay(Exception):
+    """Raised by a write to roll itself back and answer with ``value`` and
+    ``change_cursor`` instead (the recorded result of an idempotent
+    request's first call, ``store.transactions.idempotency``)."""
+
+    def __init__(self, value: Any, change_cursor: int) -> None:
+        super().__init__("replayed")
+        self.value = value
+        self.change_cursor = change_cursor
