@@ -14,7 +14,7 @@ from mnemo_server.domain.errors import Aborted, FailedPrecondition, NotFound
 from mnemo_server.domain.models import AppendResult, FailedRun, NewMessage, RunError
 from mnemo_server.store.composed import SqlStore
 from tests.store.samples import idem, message, messages
-from tests.store.writes import append_messages, clear_messages, record_failed_run
+from tests.store.writes import append_messages, clear_messages, pop_messages, record_failed_run
 
 
 async def append(
@@ -240,3 +240,22 @@ async def test_a_retried_failed_run_is_recorded_once(history: SqlStore) -> None:
     assert again == first
     listed = await history.conversations.list_failed_runs("alice", "c1", limit=10, after=None)
     assert listed.items == (first,)
+
+
+async def test_a_pop_removes_the_tail_once_and_keeps_the_rest(history: SqlStore) -> None:
+    await append(history, messages("a", "b", "c"))
+    popped = await pop_messages(history, "alice", "c1", 2, idempotency=idem("pop-1"))
+    assert [m.text for m in popped.messages] == ["b", "c"]
+    assert popped.conversation.message_count == 1
+    again = await pop_messages(history, "alice", "c1", 2, idempotency=idem("pop-1"))
+    assert again == popped  # the recorded result, nothing popped twice
+    with pytest.raises(Aborted) as mismatch:
+        await pop_messages(history, "alice", "c1", 1, expected_next_position=3)
+    assert mismatch.value.reason == "POSITION_MISMATCH"
+    page = await history.conversations.list_messages("alice", "c1", start_position=0, limit=10)
+    assert [m.text for m in page.items] == ["a"]
+    assert (await history.conversations.get_message("alice", "c1", 0)).text == "a"
+    with pytest.raises(NotFound):
+        await history.conversations.get_message("alice", "c1", 1)
+    with pytest.raises(NotFound):
+        await pop_messages(history, "alice", "nope", 1)

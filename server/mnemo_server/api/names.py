@@ -35,11 +35,15 @@ ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._~:-]{0,127}"
 _ID = re.compile(ID_PATTERN)
 _USER = re.compile(rf"users/({ID_PATTERN})")
 _CONVERSATION = re.compile(rf"users/({ID_PATTERN})/conversations/({ID_PATTERN})")
+_MESSAGE = re.compile(
+    rf"users/({ID_PATTERN})/conversations/({ID_PATTERN})/messages/(0|[1-9][0-9]{{0,9}})"
+)
 _DEFAULT_STATE = re.compile(rf"users/({ID_PATTERN})/memoryState")
 _NAMED_STATE = re.compile(rf"users/({ID_PATTERN})/conversations/({ID_PATTERN})/memoryState")
 
 USER_PATTERN = "users/{user}"
 CONVERSATION_PATTERN = "users/{user}/conversations/{conversation}"
+MESSAGE_PATTERN = "users/{user}/conversations/{conversation}/messages/{position}"
 MEMORY_STATE_PATTERN = (
     "users/{user}/memoryState or users/{user}/conversations/{conversation}/memoryState"
 )
@@ -89,6 +93,13 @@ def parse_conversation(value: str, field: str, scope: CallScope | None) -> Conve
     """``users/{user}/conversations/{conversation}`` -> its key (never the default)."""
     user_id, conversation_id = owned_ids(value, field, _CONVERSATION, CONVERSATION_PATTERN, scope)
     return ConversationKey(user_id, conversation_id)
+
+
+def parse_message(value: str, field: str, scope: CallScope | None) -> tuple[ConversationKey, int]:
+    """``users/{user}/conversations/{conversation}/messages/{position}`` -> the
+    conversation's key and the position (decimal, no leading zero)."""
+    user_id, conversation_id, position = owned_ids(value, field, _MESSAGE, MESSAGE_PATTERN, scope)
+    return ConversationKey(user_id, conversation_id), int(position)
 
 
 def parse_memory_state(value: str, field: str, scope: CallScope | None) -> ConversationKey:

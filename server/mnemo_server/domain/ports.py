@@ -114,6 +114,11 @@ class ConversationStore(Protocol):
         keyset is ``(last_position,)``. Raises ``NotFound``."""
         ...
 
+    async def get_message(self, user_id: str, conversation_id: str, position: int) -> StoredMessage:
+        """The canonical message at ``position``. Raises ``NotFound`` (no such
+        conversation, or no message there)."""
+        ...
+
     async def list_failed_runs(
         self, user_id: str, conversation_id: str, *, limit: int, after: Keyset | None
     ) -> Page[FailedRun]:

@@ -4,7 +4,7 @@ convert the result."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 
@@ -15,23 +15,30 @@ from mnemo_server.api.idempotency import idempotency_of
 from mnemo_server.api.validation import MAX_ID_CHARS, MAX_POSITION, MAX_TEXT_BYTES, Validator
 from mnemo_server.auth.caller import CallScope, caller_of, current_scope
 from mnemo_server.config import Settings
+from mnemo_server.domain.commands import Written
 from mnemo_server.domain.commands.conversations import (
     AppendMessages,
     ClearMessages,
     CreateConversation,
     DeleteConversation,
+    PopMessages,
+    PopResult,
     RecordFailedRun,
     ReplaceHistoryPrefix,
     UpdateConversation,
 )
 from mnemo_server.domain.compaction import decode_revision
-from mnemo_server.domain.models import ConversationKey, JsonObject, Keyset, NewMessage
+from mnemo_server.domain.models import AppendResult, ConversationKey, JsonObject, Keyset, NewMessage
 from mnemo_server.domain.usecases.conversations import Conversations, new_conversation_id
 from mnemo_server.domain.usecases.writes import Writes
 
 Context = grpc.aio.ServicerContext[Any, Any]
 _NO_KEY = ConversationKey("", "")
 _UPDATABLE = ("metadata",)
+
+
+MAX_POP = 1000
+"""Messages one PopMessages may remove."""
 
 
 def _conversation_key(
@@ -47,6 +54,21 @@ def _message_position_keyset(keyset: Keyset | None) -> int | None:
     if len(keyset) != 1 or not isinstance(keyset[0], int) or not 0 <= keyset[0] < MAX_POSITION:
         raise pagination.invalid_page_token()
     return keyset[0]
+
+
+R = TypeVar("R", pb.AppendMessagesResponse, pb.PopMessagesResponse)
+
+
+def _messages_written(
+    response: type[R], key: ConversationKey, written: Written[AppendResult] | Written[PopResult]
+) -> R:
+    """The response of a write that added or removed messages: those
+    messages, the conversation after it, its change cursor."""
+    return response(
+        messages=convert.messages_to_proto(key, written.value.messages),
+        conversation=convert.conversation_to_proto(written.value.conversation),
+        change_cursor=written.change_cursor,
+    )
 
 
 def _paging(
@@ -218,12 +240,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
                 idempotency=idempotency_of(request, "AppendMessages"),
             )
         )
-        result = written.value
-        return pb.AppendMessagesResponse(
-            messages=convert.messages_to_proto(key, result.messages),
-            conversation=convert.conversation_to_proto(result.conversation),
-            change_cursor=written.change_cursor,
-        )
+        return _messages_written(pb.AppendMessagesResponse, key, written)
 
     async def ListMessages(
         self, request: pb.ListMessagesRequest, context: Context
@@ -262,6 +279,39 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
             response = pb.StreamMessagesResponse()
             convert.add_messages(response.messages, key, batch)
             yield response
+
+    async def GetMessage(
+        self, request: pb.GetMessageRequest, context: Context
+    ) -> pb.GetMessageResponse:
+        key, position = names.parse_message(request.name, "name", current_scope())
+        message = await self._conversations.get_message(key, position)
+        return pb.GetMessageResponse(message=convert.message_to_proto(key, message))
+
+    async def PopMessages(
+        self, request: pb.PopMessagesRequest, context: Context
+    ) -> pb.PopMessagesResponse:
+        scope = current_scope()
+        v = Validator()
+        key = _conversation_key(v, request.conversation, "conversation", scope)
+        if not 1 <= request.count <= MAX_POP:
+            v.invalid("count", f"must be between 1 and {MAX_POP} (got {request.count})")
+        expected = None
+        if request.HasField("expected_next_position"):
+            expected = request.expected_next_position
+            v.position(expected, "expected_next_position")
+        v.identifier(request.request_id, "request_id")
+        v.raise_if_invalid()
+        written = await self._writes(
+            PopMessages(
+                caller=caller_of(scope),
+                user_id=key.user_id,
+                conversation_id=key.conversation_id,
+                count=request.count,
+                expected_next_position=expected,
+                idempotency=idempotency_of(request, "PopMessages"),
+            )
+        )
+        return _messages_written(pb.PopMessagesResponse, key, written)
 
     async def ClearMessages(
         self, request: pb.ClearMessagesRequest, context: Context

@@ -51,6 +51,10 @@ class Conversations:
             key.user_id, key.conversation_id, start_position=start_position, limit=limit
         )
 
+    async def get_message(self, key: ConversationKey, position: int) -> StoredMessage:
+        """Raises ``NotFound`` (no conversation, or no message at ``position``)."""
+        return await self._store.get_message(key.user_id, key.conversation_id, position)
+
     async def stream_messages(
         self, key: ConversationKey, *, start_position: int, batch_size: int
     ) -> AsyncIterator[tuple[StoredMessage, ...]]:

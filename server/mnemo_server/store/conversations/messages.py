@@ -11,9 +11,11 @@ from mnemo_server.domain import codec, events
 from mnemo_server.domain.commands.conversations import (
     AppendMessages,
     ClearMessages,
+    PopMessages,
+    PopResult,
     RecordFailedRun,
 )
-from mnemo_server.domain.errors import Aborted
+from mnemo_server.domain.errors import Aborted, FailedPrecondition
 from mnemo_server.domain.models import (
     AppendResult,
     Conversation,
@@ -22,6 +24,7 @@ from mnemo_server.domain.models import (
     Page,
     StoredMessage,
 )
+from mnemo_server.domain.names import message_name
 from mnemo_server.store import rows as convert
 from mnemo_server.store.conversations import conversation as rows
 from mnemo_server.store.engine.statements import Statement, insert_row
@@ -222,6 +225,86 @@ def clear(tx: Tx, command: ClearMessages) -> Conversation:
     cleared = convert.conversation(changed)
     change_log.append(tx, user_id, [change_log.conversation_upserted(cleared)])
     return cleared
+
+
+_POP = Statement(
+    delete(messages)
+    .where(
+        messages.c.conversation_pk == bindparam("pk"),
+        messages.c.user_id == bindparam("user_id"),
+        messages.c.position >= bindparam("start"),
+    )
+    .returning(*messages.c)
+)
+_COMPACTED = Statement(
+    select(compaction_checkpoints.c.covered).where(
+        compaction_checkpoints.c.conversation_pk == bindparam("pk"),
+        compaction_checkpoints.c.user_id == bindparam("user_id"),
+        compaction_checkpoints.c.generation == bindparam("generation"),
+        compaction_checkpoints.c.seq == bindparam("seq"),
+    )
+)
+_RETREAT = rows.touch_with(message_count=bindparam("message_count"))
+
+
+@unit(PopMessages)
+def pop(tx: Tx, command: PopMessages) -> PopResult:
+    """Delete the last ``count`` messages under the conversation's row lock.
+    Raises ``NotFound``, ``Aborted(POSITION_MISMATCH)``,
+    ``FailedPrecondition(HISTORY_COMPACTED)``; popping from an empty history
+    changes nothing (no change appended)."""
+    user_id, conversation_id = command.user_id, command.conversation_id
+    row = rows.lock_existing(tx, user_id, conversation_id)
+    name = convert.conversation_name(user_id, conversation_id)
+    next_position = row.message_count
+    expected = command.expected_next_position
+    if expected is not None and expected != next_position:
+        raise Aborted(
+            f"expected_next_position is {expected} but the next position of {name} is "
+            f"{next_position}: reload the history and retry",
+            reason="POSITION_MISMATCH",
+            metadata={"expected_position": str(expected), "next_position": str(next_position)},
+        )
+    start = max(0, next_position - command.count)
+    if start == next_position:
+        return PopResult(conversation=convert.conversation(row), messages=())
+    covered = 0
+    if row.checkpoint_seq:
+        covered = _COMPACTED.scalar(
+            tx, pk=row.id, user_id=user_id, generation=row.generation, seq=row.checkpoint_seq
+        )
+    if start < covered:
+        raise FailedPrecondition(
+            f"a compaction of {name} covers its first {covered} messages: pop at most "
+            f"{next_position - covered} message(s), or clear the history",
+            reason="HISTORY_COMPACTED",
+            metadata={"compacted_messages": str(covered), "next_position": str(next_position)},
+        )
+    popped = sorted(
+        (
+            convert.stored_message(found)
+            for found in _POP.all(tx, pk=row.id, user_id=user_id, start=start)
+        ),
+        key=lambda message: message.position,
+    )
+    changed = convert.conversation(
+        _RETREAT.one(
+            tx,
+            pk=row.id,
+            user_id=user_id,
+            message_count=start,
+            now=convert.now_micros(),
+            etag=convert.new_etag(),
+        )
+    )
+    key = command.key
+    popped_names = [message_name(key, message.position) for message in popped]
+    # What was popped leaves the feed too: the messages' changes lose their text.
+    change_log.strip_states(tx.conn, user_id, resource_names=popped_names)
+    feed = [change_log.conversation_upserted(changed)]
+    feed += [change_log.message_removed(popped_name) for popped_name in popped_names]
+    change_log.append(tx, user_id, feed)
+    return PopResult(conversation=changed, messages=tuple(popped))
 
 
 _INSERT_FAILED_RUN = Statement(insert_row(failed_runs).returning(*failed_runs.c))

@@ -13,6 +13,9 @@ contracts are those of ``domain.ports.WorkingMemoryStore`` and
 
 from __future__ import annotations
 
+from sqlalchemy import Connection
+
+from mnemo_server.domain.errors import not_found
 from mnemo_server.domain.models import (
     Conversation,
     ConversationKey,
@@ -23,6 +26,7 @@ from mnemo_server.domain.models import (
     Page,
     StoredMessage,
 )
+from mnemo_server.domain.names import message_name
 from mnemo_server.store.conversations import (
     compaction,
     conversation,
@@ -65,6 +69,15 @@ class SqlConversationStore:
             lambda conn: messages.list_page(conn, user_id, conversation_id, start_position, limit),
             short=limit <= SHORT_PAGE,
         )
+
+    async def get_message(self, user_id: str, conversation_id: str, position: int) -> StoredMessage:
+        def read(conn: Connection) -> StoredMessage:
+            found = messages.list_page(conn, user_id, conversation_id, position, 1).items
+            if not found or found[0].position != position:
+                raise not_found(message_name(ConversationKey(user_id, conversation_id), position))
+            return found[0]
+
+        return await self._db.read(read, short=True)
 
     async def list_failed_runs(
         self, user_id: str, conversation_id: str, *, limit: int, after: Keyset | None

@@ -283,6 +283,11 @@ def message_appended(key: ConversationKey, message: StoredMessage) -> NewChange:
     return upsert(message_name(key, message.position), message)
 
 
+def message_removed(resource_name: str) -> NewChange:
+    """A DELETE of one message (``.../messages/{position}``; PopMessages)."""
+    return NewChange(ChangeOperation.DELETE, resource_name)
+
+
 def failed_run_recorded(key: ConversationKey, run: FailedRun) -> NewChange:
     return upsert(failed_run_name(key, run.failed_run_id), run)
 
