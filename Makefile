@@ -116,10 +116,11 @@ buf-lint: $(STAMP) ## Lint the protos (buf lint) and check their formatting (buf
 
 # ---------------------------------------------------------------- lint, format
 
-lint: $(STAMP) ## Lint Python: ruff check, ruff format --check, mypy --strict on our code
+lint: $(STAMP) ## Lint Python: ruff check, ruff format --check, mypy --strict on our code, lint-imports (layer contracts)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(if $(MYPY_PATHS),$(BIN)/mypy $(MYPY_PATHS),@echo "mypy: nothing to check yet")
+	$(BIN)/lint-imports
 
 fmt: $(STAMP) ## Format Python (ruff: imports + format) and protos (buf format -w)
 	$(BIN)/ruff check --select I --fix .

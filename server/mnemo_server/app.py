@@ -38,10 +38,10 @@ from mnemo_server.api.memories.servicer import MemoryServicer
 from mnemo_server.api.sync.servicer import SyncServicer
 from mnemo_server.api.user_data.handlers import UserDataHandlers
 from mnemo_server.api.working_memory.servicer import WorkingMemoryServicer
+from mnemo_server.auth import tls
 from mnemo_server.auth.interceptor import Admission, AuthInterceptor
-from mnemo_server.auth.jwt import load_verifier
+from mnemo_server.auth.jwt import JwtKeyFiles, JwtPolicy, TokenVerifier, load_verifier
 from mnemo_server.auth.ratelimit import RateLimiter
-from mnemo_server.auth.tls import server_credentials
 from mnemo_server.config import Settings, is_loopback
 from mnemo_server.domain.change_watch import ChangeFeed, ChangeWatchSettings, Wakeups
 from mnemo_server.domain.embedding import load_embedder
@@ -82,12 +82,38 @@ class ServerNotStarted(RuntimeError):
     """``stop`` or ``port`` before ``start``."""
 
 
+# Settings stop here: auth/ takes plain values (docs/import-contracts.md).
+def jwt_verifier(settings: Settings) -> TokenVerifier:
+    """The bearer-token verifier of ``--jwt-*``. Raises ``AuthConfigError``."""
+    policy = JwtPolicy(
+        audience=settings.jwt_audience,
+        issuer=settings.jwt_issuer,
+        tenant_claim=settings.jwt_tenant_claim,
+        admin_role=settings.jwt_admin_role,
+        leeway_seconds=settings.jwt_leeway_seconds,
+    )
+    files = JwtKeyFiles(
+        hs256_secret_file=settings.jwt_hs256_secret_file,
+        public_key_file=settings.jwt_public_key_file,
+        jwks_file=settings.jwt_jwks_file,
+        jwks_refresh_seconds=settings.jwt_jwks_refresh_seconds,
+    )
+    return load_verifier(policy, files)
+
+
+def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
+    """The TLS credentials of ``--tls-*`` (``None``: plaintext). Raises ``TlsConfigError``."""
+    return tls.server_credentials(
+        settings.tls_cert_file, settings.tls_key_file, settings.tls_client_ca_file
+    )
+
+
 def admission_of(settings: Settings, users: UserStore) -> Admission:
     """Authentication (``--auth``) and rate limits (``--rate-limit-*``) of every call.
 
     Raises ``AuthConfigError`` (a ``ValueError``) for an unusable key file.
     """
-    verifier = load_verifier(settings) if settings.auth == "jwt" else None
+    verifier = jwt_verifier(settings) if settings.auth == "jwt" else None
     if verifier is None and not is_loopback(settings.listen):
         log.warning(
             "serving WITHOUT authentication on %s (--allow-unauthenticated-non-loopback): "
