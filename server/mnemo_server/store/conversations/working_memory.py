@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from mnemo_server.domain import codec, events
 from mnemo_server.domain.changes import NewChange
@@ -23,7 +24,8 @@ from mnemo_server.domain.names import memory_state_name
 from mnemo_server.domain.working_memory import window
 from mnemo_server.store import rows as convert
 from mnemo_server.store.conversations import conversation as rows
-from mnemo_server.store.engine.statements import Statement, insert_row
+from mnemo_server.store.engine.failures import RetryTransaction
+from mnemo_server.store.engine.statements import Statement
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.schema import conversations, working_memory
@@ -57,7 +59,19 @@ _LOCK = Statement(
     .where(*_OF_CONVERSATION)
     .with_for_update(of=conversations)
 )
-_INSERT = Statement(insert_row(working_memory, without=()))
+# A first write's insert does nothing when the state exists after all: on
+# PostgreSQL (READ COMMITTED) a write that waited for the conversation's lock
+# gets the row re-checked once the lock is granted, but not the outer-joined
+# state, so a first write that committed meanwhile is not seen; the write then
+# runs again (``RetryTransaction``) and sees it.
+_INSERT = {
+    dialect: Statement(
+        module.insert(working_memory)
+        .values({c.name: bindparam(c.name) for c in working_memory.columns})
+        .on_conflict_do_nothing()
+    )
+    for dialect, module in (("sqlite", sqlite), ("postgresql", postgresql))
+}
 _UPDATE = Statement(
     update(working_memory)
     .where(_w.conversation_pk == bindparam("pk"), _w.user_id == bindparam("user_id"))
@@ -129,7 +143,8 @@ def _write(
     }
     if found.state_pk is None:
         values["conversation_pk"] = values.pop("pk")
-        _INSERT.execute(tx, **values)
+        if not _INSERT[tx.dialect].execute(tx, **values):
+            raise RetryTransaction("the state was created by a write that committed meanwhile")
     else:
         _UPDATE.execute(tx, **values)
     feed.append(change_log.memory_state_upserted(key, after))
