@@ -207,9 +207,9 @@ class MnemoServer:
     async def _build(self, opened: contextlib.AsyncExitStack) -> int:
         """The build steps, in order; each registers on ``opened`` how to undo it.
 
-        The order of ``opened`` is the order ``stop`` closes in: the gRPC and
-        web ports first, then the notifier, the background tasks and last the
-        database they all use.
+        ``opened`` closes in reverse, as ``stop`` did before the exit stack:
+        the gRPC and web ports first, then the notifier, the background tasks
+        and last the database they all use.
         """
         settings = self.settings
         embedder = load_embedder(settings.embedder)
