@@ -87,7 +87,7 @@ npm-ci: $(NPM_STAMP) ## Install the TypeScript client's node_modules (npm ci) if
 gen: $(STAMP) $(NPM_STAMP) ## Generate Python (clients/python/mnemo/v1) and TypeScript (clients/typescript/src/gen) from protos/
 	@mkdir -p $(PY_GEN_DIR)
 	@# Remove the old output first so that a deleted .proto leaves nothing behind.
-	@rm -f $(PY_GEN_DIR)/*_pb2.py $(PY_GEN_DIR)/*_pb2.pyi $(PY_GEN_DIR)/*_pb2_grpc.py
+	@rm -f $(PY_GEN_DIR)/*_pb2.py $(PY_GEN_DIR)/*_pb2.pyi $(PY_GEN_DIR)/*_pb2_grpc.py $(PY_GEN_DIR)/*_pb2_grpc.pyi
 	@rm -rf $(TS_GEN_DIR)
 	$(BUF) generate
 	@# google/rpc/error_details.proto from the pinned googleapis-common-protos (TypeScript only).
