@@ -91,6 +91,24 @@ class ConversationServiceStub:
     Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND.
     Read-only.
     """
+    GetMessage: _grpc.UnaryUnaryMultiCallable[_conversations_pb2.GetMessageRequest, _conversations_pb2.GetMessageResponse]
+    """Returns one canonical message by its name
+    (`users/{user}/conversations/{conversation}/messages/{position}`).
+
+    Errors: INVALID_ARGUMENT (INVALID_NAME), NOT_FOUND (no such conversation,
+    or no message at that position). Read-only.
+    """
+    PopMessages: _grpc.UnaryUnaryMultiCallable[_conversations_pb2.PopMessagesRequest, _conversations_pb2.PopMessagesResponse]
+    """Removes the last `count` messages of the canonical history (the OpenAI
+    Agents SDK's `pop_item`), newest positions first: the next position goes
+    back by the number removed. Compaction checkpoints never cover a popped
+    message: popping into a compacted prefix is refused.
+
+    Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND,
+    ABORTED (POSITION_MISMATCH: `expected_next_position` is not the next
+    position), FAILED_PRECONDITION (HISTORY_COMPACTED: a compaction covers a
+    message to pop; REQUEST_ID_REUSED). Idempotent with a `request_id`.
+    """
     ClearMessages: _grpc.UnaryUnaryMultiCallable[_conversations_pb2.ClearMessagesRequest, _conversations_pb2.ClearMessagesResponse]
     """Removes every message and compaction checkpoint of the conversation
     (Anvia's `clear`); positions start again at 0. Failed runs are kept.
@@ -191,6 +209,24 @@ class ConversationServiceAsyncStub(ConversationServiceStub):
 
     Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND.
     Read-only.
+    """
+    GetMessage: _aio.UnaryUnaryMultiCallable[_conversations_pb2.GetMessageRequest, _conversations_pb2.GetMessageResponse]  # type: ignore[assignment]
+    """Returns one canonical message by its name
+    (`users/{user}/conversations/{conversation}/messages/{position}`).
+
+    Errors: INVALID_ARGUMENT (INVALID_NAME), NOT_FOUND (no such conversation,
+    or no message at that position). Read-only.
+    """
+    PopMessages: _aio.UnaryUnaryMultiCallable[_conversations_pb2.PopMessagesRequest, _conversations_pb2.PopMessagesResponse]  # type: ignore[assignment]
+    """Removes the last `count` messages of the canonical history (the OpenAI
+    Agents SDK's `pop_item`), newest positions first: the next position goes
+    back by the number removed. Compaction checkpoints never cover a popped
+    message: popping into a compacted prefix is refused.
+
+    Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND,
+    ABORTED (POSITION_MISMATCH: `expected_next_position` is not the next
+    position), FAILED_PRECONDITION (HISTORY_COMPACTED: a compaction covers a
+    message to pop; REQUEST_ID_REUSED). Idempotent with a `request_id`.
     """
     ClearMessages: _aio.UnaryUnaryMultiCallable[_conversations_pb2.ClearMessagesRequest, _conversations_pb2.ClearMessagesResponse]  # type: ignore[assignment]
     """Removes every message and compaction checkpoint of the conversation
@@ -337,6 +373,36 @@ class ConversationServiceServicer(metaclass=_abc_1.ABCMeta):
 
         Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND.
         Read-only.
+        """
+
+    @_abc_1.abstractmethod
+    def GetMessage(
+        self,
+        request: _conversations_pb2.GetMessageRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_conversations_pb2.GetMessageResponse, _abc.Awaitable[_conversations_pb2.GetMessageResponse]]:
+        """Returns one canonical message by its name
+        (`users/{user}/conversations/{conversation}/messages/{position}`).
+
+        Errors: INVALID_ARGUMENT (INVALID_NAME), NOT_FOUND (no such conversation,
+        or no message at that position). Read-only.
+        """
+
+    @_abc_1.abstractmethod
+    def PopMessages(
+        self,
+        request: _conversations_pb2.PopMessagesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_conversations_pb2.PopMessagesResponse, _abc.Awaitable[_conversations_pb2.PopMessagesResponse]]:
+        """Removes the last `count` messages of the canonical history (the OpenAI
+        Agents SDK's `pop_item`), newest positions first: the next position goes
+        back by the number removed. Compaction checkpoints never cover a popped
+        message: popping into a compacted prefix is refused.
+
+        Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND,
+        ABORTED (POSITION_MISMATCH: `expected_next_position` is not the next
+        position), FAILED_PRECONDITION (HISTORY_COMPACTED: a compaction covers a
+        message to pop; REQUEST_ID_REUSED). Idempotent with a `request_id`.
         """
 
     @_abc_1.abstractmethod
