@@ -20,13 +20,14 @@ from mnemo_server.domain.memory_models import (
 )
 from mnemo_server.domain.ranking import visible_conversations
 from mnemo_server.domain.text_search import query_terms, text_terms
-from mnemo_server.domain.vectors import cosine_similarity, decode_vector, encode_vector
+from mnemo_server.domain.vectors import decode_vector, encode_vector
 from mnemo_server.store.composed import SqlStore
 from mnemo_server.store.memories import recall as recall_reads
 from mnemo_server.store.transactions.database import Database
 from tests.store import reads
 from tests.store.memory_samples import draft, save
 from tests.store.writes import create_memories, delete_memory, update_memory
+from tests.support.vectors import cosine
 
 # Saved in one call: equal update times, so the order below depends on
 # matched terms, the current conversation, pinned and the id only.
@@ -196,7 +197,7 @@ async def test_semantic_candidates_are_the_exact_top_k(store: SqlStore) -> None:
     assert [m for m, _ in nearest] == ["v1", "v2", "v6", "v4"]
     for memory_id, similarity in nearest:
         stored = decode_vector(encode_vector(vectors[memory_id]))  # float32
-        assert similarity == pytest.approx(cosine_similarity(query, stored), abs=1e-12)
+        assert similarity == pytest.approx(cosine(query, stored), abs=1e-12)
     # Through recall: the semantic rank alone orders a query without text
     # (v5 points away from the query: not a hit), equal scores the newer
     # first (v6 is saved after v2, as separate saves in order would be).
