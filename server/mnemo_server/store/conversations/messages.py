@@ -1,8 +1,9 @@
 """Units of work on a conversation's canonical history: appends, listing,
-clearing, and failed runs kept apart from it."""
+streaming, clearing, and failed runs kept apart from it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Select, bindparam, delete, or_, select, update
@@ -140,11 +141,13 @@ def _canonical(conversation_pk: int, user_id: str, position: int) -> Select[Any]
 
 
 _m = messages.c
+# The columns of ``stored_message_of``, with the conversation's row to filter on.
+_MESSAGES_OF_CONVERSATION = select(
+    _m.position, _m.run_id, _m.turn, _m.created_at, _m.role, _m.message_json, _m.text
+).join(conversations, conversations.c.id == _m.conversation_pk)
 # A page of a conversation's messages, found by the conversation's key.
 _PAGE = Statement(
-    select(_m.position, _m.run_id, _m.turn, _m.created_at, _m.role, _m.message_json, _m.text)
-    .join(conversations, conversations.c.id == _m.conversation_pk)
-    .where(
+    _MESSAGES_OF_CONVERSATION.where(
         conversations.c.user_id == bindparam("user_id"),
         conversations.c.conversation_id == bindparam("conversation_id"),
         or_(conversations.c.expire_at.is_(None), conversations.c.expire_at > bindparam("now")),
@@ -176,6 +179,90 @@ def list_page(
     if len(found) <= limit:
         return Page(items)
     return Page(items, next_after=(items[-1].position,))
+
+
+@dataclass(frozen=True)
+class HistoryView:
+    """A conversation's canonical history as it stood when a stream of it
+    began: the conversation's row, generation and creation time, and its
+    message count then (``end``).
+
+    Within one view the messages below ``end`` never change: appends land at
+    ``end`` or later, a compaction only adds checkpoints, and what removes
+    messages changes the view's identity (a clear starts a new generation; a
+    conversation deleted and made again has another row or creation time).
+    So batches read in separate short transactions add up to what one read
+    at the start would have returned, without holding a transaction (and, on
+    SQLite, a read lane and the WAL) open while a slow client reads.
+    """
+
+    user_id: str
+    conversation_id: str
+    pk: int
+    generation: int
+    created_at: int
+    end: int
+
+
+def open_view(
+    conn: Connection, user_id: str, conversation_id: str, start_position: int, limit: int
+) -> tuple[HistoryView, tuple[StoredMessage, ...]]:
+    """The view a stream reads and its first batch (``view_batch``), from
+    one snapshot. Raises ``NotFound``."""
+    row = rows.find_existing(conn, user_id, conversation_id)
+    view = HistoryView(
+        user_id, conversation_id, row.id, row.generation, row.created_at, row.message_count
+    )
+    return view, view_batch(conn, view, start_position, limit)
+
+
+# A batch of a view's messages: none unless the conversation is still the same
+# row, generation and creation (one statement: one snapshot on both dialects).
+_VIEW_BATCH = Statement(
+    _MESSAGES_OF_CONVERSATION.where(
+        conversations.c.id == bindparam("pk"),
+        conversations.c.user_id == bindparam("user_id"),
+        conversations.c.generation == bindparam("generation"),
+        conversations.c.created_at == bindparam("created_at"),
+        _m.conversation_pk == bindparam("pk"),
+        _m.user_id == bindparam("user_id"),
+        _m.position >= bindparam("position"),
+        _m.position < bindparam("end"),
+    )
+    .order_by(_m.position)
+    .limit(bindparam("limit"))
+)
+
+
+def view_batch(
+    conn: Connection, view: HistoryView, position: int, limit: int
+) -> tuple[StoredMessage, ...]:
+    """Up to ``limit`` messages of ``view`` from ``position`` on, in order;
+    none from ``view.end`` on. Raises ``Aborted(CONCURRENT_MODIFICATION)``
+    when they are gone: the history was cleared or the conversation deleted
+    since the view was opened (the stream must begin again)."""
+    wanted = min(limit, view.end - position)
+    if wanted <= 0:
+        return ()
+    found = _VIEW_BATCH.tuples(
+        conn,
+        pk=view.pk,
+        user_id=view.user_id,
+        generation=view.generation,
+        created_at=view.created_at,
+        position=position,
+        end=view.end,
+        limit=wanted,
+    )
+    if len(found) != wanted:
+        name = convert.conversation_name(view.user_id, view.conversation_id)
+        raise Aborted(
+            f"the history of {name} was cleared or the conversation deleted while it "
+            "was streamed: stream it again",
+            reason="CONCURRENT_MODIFICATION",
+            metadata={"name": name},
+        )
+    return tuple(convert.stored_message_of(*message) for message in found)
 
 
 def canonical_from(
