@@ -19,7 +19,7 @@ from mnemo_server.domain.memory_models import (
     RecallScope,
 )
 from mnemo_server.domain.ranking import visible_conversations
-from mnemo_server.domain.text_search import query_terms, text_terms
+from mnemo_server.domain.text_search import query_terms, stems
 from mnemo_server.domain.vectors import decode_vector, encode_vector
 from mnemo_server.store.composed import SqlStore
 from mnemo_server.store.memories import recall as recall_reads
@@ -155,7 +155,7 @@ async def test_hostile_queries_match_what_their_terms_match(store: SqlStore, que
     await create_memories(store, "alice", FIXTURE)
     terms = set(query_terms(query))
     live = FIXTURE[:12] + FIXTURE[13:]  # f13 is archived
-    expected = {mid for mid, d in live if not d.conversation_id and terms & text_terms(d.text)}
+    expected = {mid for mid, d in live if not d.conversation_id and terms & set(stems(d.text))}
     found = await reads.recalled_ids(store, "alice", _query(query), limit=50)
     assert set(found) == expected
 

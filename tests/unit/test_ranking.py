@@ -24,7 +24,7 @@ from mnemo_server.domain.ranking import (
     rank,
     visible_conversations,
 )
-from mnemo_server.domain.text_search import query_terms, text_terms
+from mnemo_server.domain.text_search import query_terms, stems
 from mnemo_server.domain.vectors import decode_vector, encode_vector
 
 T0 = 1_767_225_600_000_000  # 2026-01-01 in epoch microseconds
@@ -50,12 +50,12 @@ def stats_of(entries: list[Entry]) -> TermStats:
     """The statistics a store keeps for these live entries."""
     counts: Counter[str] = Counter()
     for e in entries:
-        counts.update(text_terms(e.text))
+        counts.update(set(stems(e.text)))
     return TermStats(len(entries), dict(counts))
 
 
 def candidate(e: Entry, query: RecallQuery, similarity: float | None = None) -> Candidate:
-    matched = text_terms(e.text) & set(query_terms(query.text))
+    matched = set(stems(e.text)) & set(query_terms(query.text))
     return Candidate(
         e.memory_id,
         e.conversation,
@@ -205,13 +205,9 @@ def test_scope_filter(scope: RecallScope, expected: list[str]) -> None:
 def test_rare_terms_are_full_and_common_ones_sampled() -> None:
     stats = TermStats(10_000, {"bram": 3, "jazz": 150, "tea": 3_000, "work": 2_000, "usual": 900})
     plan = lexical_plan(["usual", "tea", "bram", "jazz", "nowhere", "work"], stats)
-    assert plan == LexicalPlan(
-        full=("bram", "jazz"), sampled=("usual", "work", "tea"), exhaustive=False
-    )
-    assert lexical_plan(["bram", "jazz"], stats) == LexicalPlan(
-        ("bram", "jazz"), (), exhaustive=True
-    )
-    assert lexical_plan(["nowhere"], stats) == LexicalPlan((), (), exhaustive=True)
+    assert plan == LexicalPlan(full=("bram", "jazz"), sampled=("usual", "work", "tea"))
+    assert lexical_plan(["bram", "jazz"], stats) == LexicalPlan(("bram", "jazz"), ())
+    assert lexical_plan(["nowhere"], stats) == LexicalPlan((), ())
 
 
 def test_the_full_terms_stay_within_the_budget_and_sampling_is_bounded() -> None:
@@ -220,7 +216,6 @@ def test_the_full_terms_stay_within_the_budget_and_sampling_is_bounded() -> None
     assert sum(many[t] for t in plan.full) <= FULL_BUDGET
     assert plan.full == ("t00", "t01", "t02")
     assert len(plan.sampled) == SAMPLED_TERMS
-    assert not plan.exhaustive
 
 
 # --- cut-offs -------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from mnemo_server.domain.models import Conversation, JsonObject, Keyset, Page
 from mnemo_server.store import rows as convert
 from mnemo_server.store.conversations.temporary import drop_expired, unexpired
 from mnemo_server.store.engine.statements import Statement
-from mnemo_server.store.feed import changes as feed
+from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.schema import conversations
 from mnemo_server.store.transactions.tx import Tx
 from mnemo_server.store.transactions.units import unit
@@ -74,7 +74,6 @@ def touch_with(**changes: Any) -> Statement:
     )
 
 
-TOUCH = touch_with()
 _TOUCH_METADATA = touch_with(metadata_json=bindparam("metadata_json"))
 _DELETE = Statement(
     delete(conversations).where(_c.id == bindparam("pk"), _c.user_id == bindparam("user_id"))
@@ -200,12 +199,7 @@ def created_changes(row: ConversationRow, created: bool) -> list[NewChange]:
     existing one or the default conversation, which is no resource)."""
     if not created or row.conversation_id == "":
         return []
-    return [feed.conversation_upserted(convert.conversation(row))]
-
-
-def touch(tx: Tx, row: ConversationRow, now: int) -> ConversationRow:
-    """Give the conversation a new etag and update time; the row after."""
-    return TOUCH.one(tx, pk=row.id, user_id=row.user_id, now=now, etag=convert.new_etag())
+    return [change_log.conversation_upserted(convert.conversation(row))]
 
 
 # ------------------------------------------------------------- units of work
@@ -233,7 +227,7 @@ def create(tx: Tx, command: CreateConversation) -> Conversation:
             f"{name} already exists; choose another conversation id", metadata={"name": name}
         )
     created = convert.conversation(row)
-    feed.append(tx, command.user_id, [feed.conversation_upserted(created)])
+    change_log.append(tx, command.user_id, [change_log.conversation_upserted(created)])
     return created
 
 
@@ -251,7 +245,7 @@ def update_metadata(tx: Tx, command: UpdateConversation) -> Conversation:
         metadata_json=convert.metadata_json(command.metadata),
     )
     updated = convert.conversation(changed)
-    feed.append(tx, command.user_id, [feed.conversation_upserted(updated)])
+    change_log.append(tx, command.user_id, [change_log.conversation_upserted(updated)])
     return updated
 
 
@@ -264,8 +258,8 @@ def remove(tx: Tx, command: DeleteConversation) -> None:
     row = lock_existing(tx, user_id, conversation_id)
     check_etag(row, command.expected_etag)
     _DELETE.execute(tx, pk=row.id, user_id=user_id)
-    feed.forget_conversation(tx.conn, user_id, conversation_id)
-    feed.append(tx, user_id, [feed.conversation_deleted(user_id, conversation_id)])
+    change_log.forget_conversation(tx.conn, user_id, conversation_id)
+    change_log.append(tx, user_id, [change_log.conversation_deleted(user_id, conversation_id)])
 
 
 # ------------------------------------------------------------------- reads

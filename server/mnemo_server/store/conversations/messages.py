@@ -24,7 +24,7 @@ from mnemo_server.domain.models import (
     StoredMessage,
 )
 from mnemo_server.store import rows as convert
-from mnemo_server.store.conversations import conversation as rows
+from mnemo_server.store.conversations import conversation as conversation_rows
 from mnemo_server.store.engine.statements import Statement, insert_row
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import events as event_log
@@ -74,7 +74,7 @@ def append(tx: Tx, command: AppendMessages) -> AppendResult:
         tx, user_id=user_id, conversation_id=conversation_id, now=now, count=count, etag=etag
     )
     if row is None:  # created here (the conversation's change below covers it)
-        created, _ = rows.create_for_write(
+        created, _ = conversation_rows.create_for_write(
             tx, command.caller, user_id, conversation_id, metadata=command.create_metadata, now=now
         )
         row = _ADVANCE_CREATED.one(
@@ -173,7 +173,7 @@ def list_page(
         limit=limit + 1,
     )
     if not found:
-        rows.find_existing(conn, user_id, conversation_id)  # or NotFound
+        conversation_rows.find_existing(conn, user_id, conversation_id)  # or NotFound
         return Page(())
     items = tuple(convert.stored_message_of(*message) for message in found[:limit])
     if len(found) <= limit:
@@ -209,7 +209,7 @@ def open_view(
 ) -> tuple[HistoryView, tuple[StoredMessage, ...]]:
     """The view a stream reads and its first batch (``view_batch``), from
     one snapshot. Raises ``NotFound``."""
-    row = rows.find_existing(conn, user_id, conversation_id)
+    row = conversation_rows.find_existing(conn, user_id, conversation_id)
     view = HistoryView(
         user_id, conversation_id, row.id, row.generation, row.created_at, row.message_count
     )
@@ -294,7 +294,7 @@ def clear(tx: Tx, command: ClearMessages) -> Conversation:
     revision is stale); positions restart at 0; records ``memory_cleared``.
     Raises ``NotFound``."""
     user_id, conversation_id = command.user_id, command.conversation_id
-    row = rows.lock_existing(tx, user_id, conversation_id)
+    row = conversation_rows.lock_existing(tx, user_id, conversation_id)
     for table in (messages, compaction_checkpoints):
         tx.conn.execute(
             delete(table).where(table.c.conversation_pk == row.id, table.c.user_id == user_id)
@@ -320,7 +320,7 @@ def record_failed_run(tx: Tx, command: RecordFailedRun) -> FailedRun:
     if needed."""
     now = convert.now_micros()
     user_id, error = command.user_id, command.error
-    row, created_conversation = rows.lock_or_create(
+    row, created_conversation = conversation_rows.lock_or_create(
         tx, command.caller, user_id, command.conversation_id, metadata={}, now=now
     )
     created = _INSERT_FAILED_RUN.one(
@@ -336,7 +336,7 @@ def record_failed_run(tx: Tx, command: RecordFailedRun) -> FailedRun:
         created_at=now,
     )
     run = convert.failed_run(created)
-    feed = rows.created_changes(row, created_conversation)
+    feed = conversation_rows.created_changes(row, created_conversation)
     feed.append(change_log.failed_run_recorded(command.key, run))
     change_log.append(tx, user_id, feed)
     return run
@@ -346,7 +346,7 @@ def list_failed_runs(
     conn: Connection, user_id: str, conversation_id: str, limit: int, after: Keyset | None
 ) -> Page[FailedRun]:
     """Newest first; keyset ``(id,)``. Raises ``NotFound``."""
-    row = rows.find_existing(conn, user_id, conversation_id)
+    row = conversation_rows.find_existing(conn, user_id, conversation_id)
     query = select(failed_runs).where(
         failed_runs.c.conversation_pk == row.id, failed_runs.c.user_id == user_id
     )

@@ -22,7 +22,7 @@ from mnemo_server.domain.models import ConversationKey, Exchange, MemoryState, R
 from mnemo_server.domain.names import memory_state_name
 from mnemo_server.domain.working_memory import window
 from mnemo_server.store import rows as convert
-from mnemo_server.store.conversations import conversation as rows
+from mnemo_server.store.conversations import conversation as conversation_rows
 from mnemo_server.store.engine.statements import Statement, insert_row
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import events as event_log
@@ -90,11 +90,11 @@ def _locked(
     found = _LOCK.first(tx, **params)
     if found is not None:
         return found, []
-    conversation, created = rows.create_for_write(
+    conversation, created = conversation_rows.create_for_write(
         tx, caller, key.user_id, key.conversation_id, metadata={}, now=now
     )
     found = _LOCK.one(tx, **params)
-    return found, rows.created_changes(conversation, created)
+    return found, conversation_rows.created_changes(conversation, created)
 
 
 def _write(

@@ -5,7 +5,7 @@ Where the text could be, and what ``erase`` does there, in one transaction:
 
 - ``memories`` and ``memory_versions``: the rows are deleted;
 - the full-text index: ``unindex`` (if it was live), then
-  ``memory_text_index.forget_deleted`` (SQLite: FTS5 ``optimize``);
+  ``text_index.forget_deleted`` (SQLite: FTS5 ``optimize``);
 - ``memory_embeddings``: deleted (a vector is derived from the text);
 - ``memory_candidates`` approved into the entry: text, metadata and vector
   blanked (the candidate stays, approved, with its key);
