@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, or_, select, tuple_, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from mnemo_server.domain.changes import NewChange
 from mnemo_server.domain.commands.conversations import (
@@ -15,12 +14,12 @@ from mnemo_server.domain.commands.conversations import (
     DeleteConversation,
     UpdateConversation,
 )
-from mnemo_server.domain.errors import AlreadyExists, etag_mismatch
+from mnemo_server.domain.errors import AlreadyExists
 from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.models import Conversation, JsonObject, Keyset, Page
 from mnemo_server.store import rows as convert
 from mnemo_server.store.conversations.temporary import drop_expired, unexpired
-from mnemo_server.store.engine.statements import Statement
+from mnemo_server.store.engine.statements import Statement, insert_per_dialect
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.schema import conversations
 from mnemo_server.store.transactions.tx import Tx
@@ -40,9 +39,9 @@ _FIND = Statement(select(conversations).where(*_KEY))
 # FOR UPDATE on PostgreSQL; SQLite's BEGIN IMMEDIATE already excludes every
 # other writer.
 _LOCK = Statement(select(conversations).where(*_KEY).with_for_update())
-_INSERT = {
-    dialect: Statement(
-        module.insert(conversations)
+_INSERT = insert_per_dialect(
+    lambda insert: (
+        insert(conversations)
         .values(
             user_id=bindparam("user_id"),
             conversation_id=bindparam("conversation_id"),
@@ -59,8 +58,7 @@ _INSERT = {
         .on_conflict_do_nothing()
         .returning(*conversations.c)
     )
-    for dialect, module in (("sqlite", sqlite), ("postgresql", postgresql))
-}
+)
 
 
 def touch_with(**changes: Any) -> Statement:
@@ -113,8 +111,9 @@ def find_existing(conn: Connection | Tx, user_id: str, conversation_id: str) -> 
 
 def check_etag(row: ConversationRow, expected_etag: str | None) -> None:
     """Raise ``Aborted(ETAG_MISMATCH)`` if ``expected_etag`` is set and stale."""
-    if expected_etag is not None and expected_etag != row.etag:
-        raise etag_mismatch(convert.conversation_name(row.user_id, row.conversation_id))
+    convert.check_etag(
+        expected_etag, row.etag, convert.conversation_name(row.user_id, row.conversation_id)
+    )
 
 
 def _insert(

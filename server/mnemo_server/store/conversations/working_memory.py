@@ -16,7 +16,6 @@ from mnemo_server.domain.commands.working_memory import (
     RememberExchange,
     SaveMemoryState,
 )
-from mnemo_server.domain.errors import etag_mismatch
 from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.models import ConversationKey, Exchange, MemoryState, RememberResult
 from mnemo_server.domain.names import memory_state_name
@@ -110,8 +109,7 @@ def _write(
     now = convert.now_micros()
     found, feed = _locked(tx, caller, key, now)
     before = convert.memory_state(found if found.state_pk is not None else None)
-    if expected_etag is not None and expected_etag != before.etag:
-        raise etag_mismatch(memory_state_name(key))
+    convert.check_etag(expected_etag, before.etag, memory_state_name(key))
     # The state after is what is written (nothing is read back).
     after = MemoryState(
         summary=before.summary if summary is None else summary,
