@@ -48,15 +48,8 @@ _ADVANCE = Statement(
     )
     .returning(*conversations.c)
 )
-_ADVANCE_CREATED = Statement(
-    update(conversations)
-    .where(conversations.c.id == bindparam("pk"), conversations.c.user_id == bindparam("user_id"))
-    .values(
-        message_count=conversations.c.message_count + bindparam("count"),
-        updated_at=bindparam("now"),
-        etag=bindparam("etag"),
-    )
-    .returning(*conversations.c)
+_ADVANCE_CREATED = conversation_rows.touch_with(
+    message_count=conversations.c.message_count + bindparam("count")
 )
 _INSERT_MESSAGE = Statement(insert_row(messages, without=()))
 
