@@ -30,7 +30,6 @@ from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.models import NewMessage
 
 ROLES = ("system", "user", "assistant", "tool")
-KNOWN_PART_TYPES = ("text", "image", "file", "tool-call", "tool-result")
 
 # Member names the SDKs use for the same thing, in order of preference.
 _TOOL_NAME = ("toolName", "name")

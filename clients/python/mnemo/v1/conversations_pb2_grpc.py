@@ -201,10 +201,13 @@ class ConversationServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def StreamMessages(self, request, context):
-        """Streams the canonical history in position order, in batches, from one
-        consistent read. For long histories.
+        """Streams the canonical history in position order, in batches, all from the
+        history as it stood when the stream began (messages appended meanwhile
+        are not streamed). For long histories.
 
-        Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND.
+        Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND,
+        ABORTED (CONCURRENT_MODIFICATION: the history was cleared or popped, or
+        the conversation deleted, while it was streamed; stream it again).
         Read-only.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

@@ -85,10 +85,13 @@ class ConversationServiceStub:
     INVALID_PAGE_TOKEN), NOT_FOUND. Read-only.
     """
     StreamMessages: _grpc.UnaryStreamMultiCallable[_conversations_pb2.StreamMessagesRequest, _conversations_pb2.StreamMessagesResponse]
-    """Streams the canonical history in position order, in batches, from one
-    consistent read. For long histories.
+    """Streams the canonical history in position order, in batches, all from the
+    history as it stood when the stream began (messages appended meanwhile
+    are not streamed). For long histories.
 
-    Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND.
+    Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND,
+    ABORTED (CONCURRENT_MODIFICATION: the history was cleared or popped, or
+    the conversation deleted, while it was streamed; stream it again).
     Read-only.
     """
     GetMessage: _grpc.UnaryUnaryMultiCallable[_conversations_pb2.GetMessageRequest, _conversations_pb2.GetMessageResponse]
@@ -204,10 +207,13 @@ class ConversationServiceAsyncStub(ConversationServiceStub):
     INVALID_PAGE_TOKEN), NOT_FOUND. Read-only.
     """
     StreamMessages: _aio.UnaryStreamMultiCallable[_conversations_pb2.StreamMessagesRequest, _conversations_pb2.StreamMessagesResponse]  # type: ignore[assignment]
-    """Streams the canonical history in position order, in batches, from one
-    consistent read. For long histories.
+    """Streams the canonical history in position order, in batches, all from the
+    history as it stood when the stream began (messages appended meanwhile
+    are not streamed). For long histories.
 
-    Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND.
+    Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND,
+    ABORTED (CONCURRENT_MODIFICATION: the history was cleared or popped, or
+    the conversation deleted, while it was streamed; stream it again).
     Read-only.
     """
     GetMessage: _aio.UnaryUnaryMultiCallable[_conversations_pb2.GetMessageRequest, _conversations_pb2.GetMessageResponse]  # type: ignore[assignment]
@@ -368,10 +374,13 @@ class ConversationServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _conversations_pb2.StreamMessagesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_conversations_pb2.StreamMessagesResponse], _abc.AsyncIterator[_conversations_pb2.StreamMessagesResponse]]:
-        """Streams the canonical history in position order, in batches, from one
-        consistent read. For long histories.
+        """Streams the canonical history in position order, in batches, all from the
+        history as it stood when the stream began (messages appended meanwhile
+        are not streamed). For long histories.
 
-        Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND.
+        Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND,
+        ABORTED (CONCURRENT_MODIFICATION: the history was cleared or popped, or
+        the conversation deleted, while it was streamed; stream it again).
         Read-only.
         """
 

@@ -1340,10 +1340,13 @@ export const ConversationService: GenService<{
     output: typeof ListMessagesResponseSchema;
   },
   /**
-   * Streams the canonical history in position order, in batches, from one
-   * consistent read. For long histories.
+   * Streams the canonical history in position order, in batches, all from the
+   * history as it stood when the stream began (messages appended meanwhile
+   * are not streamed). For long histories.
    *
-   * Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND.
+   * Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND,
+   * ABORTED (CONCURRENT_MODIFICATION: the history was cleared or popped, or
+   * the conversation deleted, while it was streamed; stream it again).
    * Read-only.
    *
    * @generated from rpc mnemo.v1.ConversationService.StreamMessages
