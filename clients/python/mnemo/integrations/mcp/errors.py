@@ -32,6 +32,7 @@ _ARGUMENTS: Mapping[str, str] = {
     "memory.pinned": "pinned",
     "memory.etag": "etag",
     "memory.name": "memory_id",
+    "memory": "memory_id",
     "name": "memory_id",
     "max_results": "limit",
     "page_size": "limit",

@@ -62,10 +62,11 @@ def client_of(ctx: ToolContext) -> AsyncMnemoClient:
     return ctx.request_context.lifespan_context
 
 
-async def called(call: Awaitable[T]) -> T:
-    """``await call``; a ``MnemoError`` becomes a tool error."""
+async def called(call: Callable[[], Awaitable[T]]) -> T:
+    """``await call()``; a ``MnemoError`` becomes a tool error (also one the
+    client raises before sending, such as a ``/`` in an id)."""
     try:
-        return await call
+        return await call()
     except MnemoError as error:
         raise tool_error(error) from error
 
@@ -117,7 +118,7 @@ class MnemoTools:
                 "use scope 'identity'"
             )
         response = await called(
-            client_of(ctx).create_memory(
+            lambda: client_of(ctx).create_memory(
                 self.user,
                 text,
                 key=key,
@@ -157,7 +158,7 @@ class MnemoTools:
                 async for hit in stream
             ]
 
-        found = await called(hits())
+        found = await called(hits)
         if not found:
             await self._refuse_if_gated(client, inject=False)
         return Recalled(hits=found)
@@ -175,7 +176,9 @@ class MnemoTools:
         ] = "",
     ) -> MemoryPage:
         page = await called(
-            client_of(ctx).list_memories_page(self.user, page_size=limit, page_token=page_token),
+            lambda: client_of(ctx).list_memories_page(
+                self.user, page_size=limit, page_token=page_token
+            ),
         )
         return MemoryPage(
             memories=[MemoryEntry.of(memory) for memory in page.items],
@@ -196,7 +199,7 @@ class MnemoTools:
         etag: Etag = "",
     ) -> MemoryEntry:
         memory = await called(
-            client_of(ctx).update_memory(
+            lambda: client_of(ctx).update_memory(
                 self.user,
                 memory_id,
                 text=text,
@@ -211,7 +214,7 @@ class MnemoTools:
         self, ctx: ToolContext, memory_id: MemoryId, etag: Etag = ""
     ) -> DeletedMemory:
         tombstone = await called(
-            client_of(ctx).delete_memory(
+            lambda: client_of(ctx).delete_memory(
                 self.user, memory_id, etag=etag, origin_conversation=self.identity.conversation
             ),
         )
@@ -242,7 +245,7 @@ class MnemoTools:
     ) -> MemoryContext:
         client = client_of(ctx)
         response = await called(
-            client.build_context(
+            lambda: client.build_context(
                 self.user,
                 query,
                 conversation=self.identity.conversation,
@@ -262,7 +265,7 @@ class MnemoTools:
 
     async def working_memory_get(self, ctx: ToolContext) -> WorkingMemory:
         state = await called(
-            client_of(ctx).get_memory_state(self.user, self.identity.conversation),
+            lambda: client_of(ctx).get_memory_state(self.user, self.identity.conversation),
         )
         return WorkingMemory.of(state)
 
@@ -280,7 +283,7 @@ class MnemoTools:
         ] = None,
     ) -> Remembered:
         remembered = await called(
-            client_of(ctx).remember_exchange(
+            lambda: client_of(ctx).remember_exchange(
                 self.user, self.identity.conversation, ask=ask, answer=answer, summary=summary
             ),
         )
@@ -300,7 +303,7 @@ class MnemoTools:
         model "nothing is remembered" when the truth is "memory is off".
         """
         user = f"users/{self.user}"
-        consent = await called(client.get_consent(self.user))
+        consent = await called(lambda: client.get_consent(self.user))
         if consent.state == gv.CONSENT_STATE_WITHDRAWN:
             raise gate_refusal(
                 "MEMORY_CONSENT_WITHDRAWN",
@@ -314,7 +317,7 @@ class MnemoTools:
                 f"{user}/conversations/{conversation} is a temporary conversation: no memory is "
                 "used or saved in it",
             )
-        settings = await called(client.get_memory_settings(self.user))
+        settings = await called(lambda: client.get_memory_settings(self.user))
         if not settings.enabled:
             raise gate_refusal(
                 "MEMORY_DISABLED", f"{user} has switched memory off: nothing is recalled"

@@ -10,8 +10,11 @@ DNS rebinding).
 
 from __future__ import annotations
 
+import signal
 import socket
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
@@ -39,7 +42,8 @@ async def serve_http(
     on_listening: Callable[[str], None] | None = None,
 ) -> None:
     """Serve streamable HTTP on ``host:port`` (0: a free port) until SIGINT or
-    SIGTERM; ``on_listening`` gets the endpoint's URL once the port is bound.
+    SIGTERM, then return; ``on_listening`` gets the endpoint's URL once the
+    port is bound.
 
     Raises:
         OSError: the address cannot be bound.
@@ -56,6 +60,25 @@ async def serve_http(
         web = uvicorn.Server(config)
         if on_listening is not None:
             on_listening(http_url(host, sock.getsockname()[1]))
-        await web.serve(sockets=[sock])
+        with _stop_signals_end_quietly():
+            await web.serve(sockets=[sock])
     finally:
         sock.close()
+
+
+@contextmanager
+def _stop_signals_end_quietly() -> Iterator[None]:
+    """While uvicorn serves, SIGINT and SIGTERM stop it gracefully (its own
+    handlers); afterwards it raises the signal again for the handler it found,
+    which would end the process by the signal. Here that handler does nothing,
+    so ``serve_http`` returns and the command exits 0 after a clean stop."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stops = (signal.SIGINT, signal.SIGTERM)
+    previous = {stop: signal.signal(stop, lambda number, frame: None) for stop in stops}
+    try:
+        yield
+    finally:
+        for stop, handler in previous.items():
+            signal.signal(stop, handler)
