@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -28,23 +29,37 @@ BACKENDS = [
 ]
 
 
+@dataclass(frozen=True)
+class MnemoServer:
+    """A running Mnemo server and its database."""
+
+    target: str
+    database_url: str
+
+
 @pytest.fixture(scope="module", params=BACKENDS)
-def mnemo_target(
+def mnemo_server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """``host:port`` of a real Mnemo server on a fresh database of the backend."""
+) -> Iterator[MnemoServer]:
+    """A real Mnemo server on a fresh database of the backend."""
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path_factory.mktemp('mcp-suite') / 'mnemo.db'}"
         with running_server(url) as target:
-            yield target
+            yield MnemoServer(target, url)
         return
     databases: PostgresDatabases = request.getfixturevalue("postgres_databases")
     url = databases.fresh()
     try:
         with running_server(url) as target:
-            yield target
+            yield MnemoServer(target, url)
     finally:
         databases.drop(url)
+
+
+@pytest.fixture
+def mnemo_target(mnemo_server: MnemoServer) -> str:
+    """``host:port`` of the module's Mnemo server."""
+    return mnemo_server.target
 
 
 @pytest.fixture

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 
+from sqlalchemy import create_engine, select
+
 from mnemo.client import MnemoClient
 from mnemo.integrations.mcp import Identity
 from mnemo.v1 import memories_pb2 as mm
-from tests.mcp.conftest import mcp_client, refused, result_text, succeeded
+from mnemo_server.store.schema import idempotency_records
+from tests.mcp.conftest import MnemoServer, mcp_client, refused, result_text, succeeded
 
 TOOLS = [
     "memory_save",
@@ -252,3 +255,28 @@ async def test_a_result_is_json_text_too(mnemo_target: str, user: str) -> None:
     async with mcp_client(mnemo_target, Identity(user)) as client:
         result = await client.call_tool("memory_save", {"text": "Has a cat"})
     assert json.loads(result_text(result)) == succeeded(result)
+
+
+async def test_writes_carry_a_request_id(mnemo_server: MnemoServer, user: str) -> None:
+    """Each write the RPC lets be idempotent carries its own request id: the
+    server recorded one result per call (so a retried call applies once)."""
+    async with mcp_client(mnemo_server.target, Identity(user)) as client:
+        for text in ("Has a cat", "Has a dog"):
+            succeeded(await client.call_tool("memory_save", {"text": text}))
+        succeeded(await client.call_tool("working_memory_remember", {"ask": "Hi?", "answer": "Hi"}))
+    engine = create_engine(mnemo_server.database_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                select(idempotency_records.c.scope, idempotency_records.c.request_id).where(
+                    idempotency_records.c.user_id == user
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    assert sorted(scope for scope, _ in rows) == [
+        "CreateMemory",
+        "CreateMemory",
+        "RememberExchange",
+    ]
+    assert len({request_id for _, request_id in rows}) == 3
