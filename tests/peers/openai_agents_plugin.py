@@ -294,6 +294,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         if _made[nodeid]:
             rows[file]["used MnemoSession"] += 1
     deselected = config.stash.get(_deselected_key, [])
+    if not _made and not deselected:
+        return  # a run of tests/peers: MnemoSession directly, not behind SQLiteSession
     for item in deselected:
         rows.setdefault(item.nodeid.split("::", 1)[0], Counter())["deselected"] += 1
     write = terminalreporter.write_line

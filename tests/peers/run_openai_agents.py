@@ -7,9 +7,9 @@ version is fetched once from the package index (``pip download --no-binary
 :all:``) into the cache (``~/.cache/mnemo-peers`` by default), its ``tests/``
 unpacked beside it; never copied into this repository. Then two pytest runs,
 each with ``openai_agents_plugin`` (a live Mnemo server on 127.0.0.1 for the
-run): the SDK's files in ``SDK_TEST_FILES``, from the unpacked sdist, with its
-own pytest configuration; and ``tests/peers`` (``pytest.ini`` there). Exits
-non-zero when a run fails.
+run): the SDK's files in ``SDK_TEST_FILES``, in the unpacked sdist with its
+own pytest configuration; then ours, ``tests/peers`` (its ``pytest.ini``).
+Exits non-zero when either fails.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ SDK_TEST_FILES = (
     "tests/memory/test_session.py",
     "tests/memory/test_session_limit.py",
     "tests/extensions/memory/test_encrypt_session.py",
+    "tests/test_tool_batch_failure_history.py",
+    "tests/test_native_tool_failure_history.py",
+    "tests/test_tool_failure_boundaries.py",
     "tests/test_soft_cancel.py",
 )
 #: Every test is bounded in time (pytest-timeout).
@@ -84,7 +87,15 @@ def pytest(args: list[str], cwd: Path) -> int:
             "MNEMO_SERVER_PYTHON", str(REPO / ".venv" / "bin" / "python")
         ),
     }
-    command = [sys.executable, "-m", "pytest", "-p", "openai_agents_plugin", "-p", "no:cacheprovider"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "openai_agents_plugin",
+        "-p",
+        "no:cacheprovider",
+    ]
     print("==>", " ".join(command + args), f"(in {cwd})", flush=True)
     return subprocess.run(command + args, cwd=cwd, env=env, check=False).returncode
 
@@ -96,6 +107,8 @@ def main() -> int:
     release = version(PACKAGE)
     sdk = sdist_tests(options.cache, release)
     sdk_run = pytest(["-q", f"--timeout={TIMEOUT_S}", *SDK_TEST_FILES, *pytest_args], sdk)
+    # Apart: a file outside the sdist would bring its parent conftest (tests/conftest.py,
+    # the server's) into that run, and the SDK's package `tests` would shadow ours.
     ours = pytest(
         ["-q", f"--timeout={TIMEOUT_S}", "-c", str(HERE / "pytest.ini"), str(HERE), *pytest_args],
         REPO,

@@ -18,8 +18,17 @@ DEVICE = Path(__file__).with_name("agents_device.py")
 
 def _run(device: str, target: str, user: str, session_id: str) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, str(DEVICE), device, "--target", target, "--user", user,
-         "--session", session_id],
+        [
+            sys.executable,
+            str(DEVICE),
+            device,
+            "--target",
+            target,
+            "--user",
+            user,
+            "--session",
+            session_id,
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -63,6 +72,9 @@ def test_the_laptop_continues_the_phones_conversation(mnemo_target: str) -> None
     assert _said(laptop["model_input"]) == [*phones_turn, ("user", "Which level was it again?")]
     with MnemoSession(session_id, user=user, target=mnemo_target) as session:
         stored = asyncio.run(session.get_items())
-    assert _said(stored) == [*phones_turn, ("user", "Which level was it again?"),
-                             ("assistant", "Level 3.")]
+    assert _said(stored) == [
+        *phones_turn,
+        ("user", "Which level was it again?"),
+        ("assistant", "Level 3."),
+    ]
     assert stored[:4] == laptop["model_input"][:4]  # what the model saw is what was stored

@@ -16,7 +16,7 @@ from agents.memory import Session, SessionSettings
 
 from mnemo.client import AsyncMnemoClient, HistoryCompactedError, MnemoClient
 from mnemo.integrations.openai_agents import ITEM_KEY, MnemoSession, conversation_id
-from tests.peers.grpc_proxy import grpc_proxy
+from grpc_proxy import grpc_proxy
 
 ITEMS: list[Any] = [
     {"role": "user", "content": "Où est ma voiture ? 🚗"},

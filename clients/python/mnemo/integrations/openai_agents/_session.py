@@ -126,9 +126,7 @@ class MnemoSession:
                     self.user, self.conversation_id, 0, PAGE_SIZE
                 )
             else:
-                conversation = await self._backend.get_conversation(
-                    self.user, self.conversation_id
-                )
+                conversation = await self._backend.get_conversation(self.user, self.conversation_id)
                 start = max(0, conversation.message_count - session_limit)
                 messages = await self._backend.list_from(
                     self.user, self.conversation_id, start, min(session_limit, PAGE_SIZE)
