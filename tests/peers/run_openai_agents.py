@@ -8,7 +8,7 @@ version is fetched once from the package index (``pip download --no-binary
 unpacked beside it; never copied into this repository. Then two pytest runs,
 each with ``openai_agents_plugin`` (a live Mnemo server on 127.0.0.1 for the
 run): the SDK's files in ``SDK_TEST_FILES``, in the unpacked sdist with its
-own pytest configuration; then ours, ``tests/peers`` (its ``pytest.ini``).
+own pytest configuration; then ours, ``tests/peers`` (its ``pytest-peers.ini``).
 Exits non-zero when either fails.
 """
 
@@ -110,7 +110,7 @@ def main() -> int:
     # Apart: a file outside the sdist would bring its parent conftest (tests/conftest.py,
     # the server's) into that run, and the SDK's package `tests` would shadow ours.
     ours = pytest(
-        ["-q", f"--timeout={TIMEOUT_S}", "-c", str(HERE / "pytest.ini"), str(HERE), *pytest_args],
+        ["-q", f"--timeout={TIMEOUT_S}", "-c", str(HERE / "pytest-peers.ini"), str(HERE), *pytest_args],
         REPO,
     )
     return sdk_run or ours
