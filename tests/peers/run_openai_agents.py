@@ -110,7 +110,14 @@ def main() -> int:
     # Apart: a file outside the sdist would bring its parent conftest (tests/conftest.py,
     # the server's) into that run, and the SDK's package `tests` would shadow ours.
     ours = pytest(
-        ["-q", f"--timeout={TIMEOUT_S}", "-c", str(HERE / "pytest-peers.ini"), str(HERE), *pytest_args],
+        [
+            "-q",
+            f"--timeout={TIMEOUT_S}",
+            "-c",
+            str(HERE / "pytest-peers.ini"),
+            str(HERE),
+            *pytest_args,
+        ],
         REPO,
     )
     return sdk_run or ours

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from agents.memory import Session, SessionSettings
+from grpc_proxy import grpc_proxy
 
 from mnemo.client import AsyncMnemoClient, HistoryCompactedError, MnemoClient
 from mnemo.integrations.openai_agents import ITEM_KEY, MnemoSession, conversation_id
-from grpc_proxy import grpc_proxy
 
 ITEMS: list[Any] = [
     {"role": "user", "content": "Où est ma voiture ? 🚗"},
