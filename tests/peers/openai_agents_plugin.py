@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -236,8 +237,20 @@ def pytest_configure(config: pytest.Config) -> None:
     agents.memory.SQLiteSession = SQLiteSession  # type: ignore[misc]
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Stop the server; its directory (database, log) goes unless the run failed."""
     _stop_server()
+    workdir: Path | None = _server.get("workdir")
+    if workdir is None:
+        return
+    if exitstatus == 0:
+        shutil.rmtree(workdir, ignore_errors=True)
+    else:
+        print(f"\nthe Mnemo server's log: {_server['log']}")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _stop_server()  # when the session never finished (an error at collection)
 
 
 @pytest.fixture(scope="session")

@@ -62,7 +62,7 @@ def sdist_tests(cache: Path, release: str) -> Path:
                 "--quiet",
                 "--no-deps",
                 "--no-binary",
-                ":all:",
+                PACKAGE,  # the sdist of this one; its build backend may come as a wheel
                 f"{PACKAGE}=={release}",
                 "--dest",
                 str(cache),
