@@ -113,6 +113,26 @@ def test_get_items_with_a_limit_reads_only_the_tail(mnemo_target: str, user: str
     assert starts == [27, 26, 0]
 
 
+def test_a_tail_read_that_a_pop_overtook_is_read_again(
+    mnemo_target: str, mnemo: MnemoClient, user: str
+) -> None:
+    items = [{"role": "user", "content": f"m{n}"} for n in range(10)]
+
+    def laptop_pops_first(method: str, attempt: int) -> None:
+        if method == "ListMessages" and attempt == 1:
+            mnemo.pop_messages(user, "s1", 5)
+
+    with grpc_proxy(mnemo_target) as proxy:
+        session = _session(proxy.target, user)
+        asyncio.run(session.add_items(items))
+        proxy.before = laptop_pops_first
+        tail = asyncio.run(session.get_items(limit=3))
+        session.close()
+
+    assert tail == items[2:5]
+    assert proxy.attempts["ListMessages"] == 2
+
+
 def test_a_new_session_has_nothing_to_read_pop_or_clear(mnemo_target: str, user: str) -> None:
     session = _session(mnemo_target, user, "never-written")
 

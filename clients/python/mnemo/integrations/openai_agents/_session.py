@@ -26,6 +26,7 @@ from mnemo.client import (
 )
 from mnemo.integrations.openai_agents import _items
 from mnemo.integrations.openai_agents._backend import AsyncBackend, Backend, ThreadBackend
+from mnemo.v1 import conversations_pb2 as cv
 
 T = TypeVar("T")
 
@@ -35,7 +36,7 @@ MAX_ITEMS_PER_APPEND = 500
 MAX_BYTES_PER_APPEND = 2 * 1024 * 1024
 #: ``ListMessages``' largest page.
 PAGE_SIZE = 1000
-#: Pops retried after another writer moved the tail, before giving up.
+#: Pops (and tail reads) tried again after another writer moved the tail, before giving up.
 POP_ATTEMPTS = 16
 #: The conversation's metadata when the first ``add_items`` creates it.
 ORIGIN = "openai-agents"
@@ -126,12 +127,7 @@ class MnemoSession:
                     self.user, self.conversation_id, 0, PAGE_SIZE
                 )
             else:
-                conversation = await self._backend.get_conversation(self.user, self.conversation_id)
-                start = max(0, conversation.message_count - session_limit)
-                messages = await self._backend.list_from(
-                    self.user, self.conversation_id, start, min(session_limit, PAGE_SIZE)
-                )
-                messages = messages[-session_limit:]  # appends since the count
+                messages = await self._tail(session_limit)
         except NotFoundError:
             return []
         return [_items.item(message) for message in messages]
@@ -221,12 +217,32 @@ class MnemoSession:
                 self.user, self.conversation_id, chunk, metadata, f"{base}-{number}"
             )
 
+    async def _message_count(self) -> int:
+        conversation = await self._backend.get_conversation(self.user, self.conversation_id)
+        return conversation.message_count
+
+    async def _tail(self, limit: int) -> list[cv.HistoryMessage]:
+        """The last ``limit`` messages: the count, then the messages from ``count - limit``.
+
+        Appends between the two reads are cut off; when pops shortened the
+        history in between, so that the read started past some of the last
+        ``limit``, it is read again.
+        """
+        for _ in range(POP_ATTEMPTS):
+            conversation = await self._backend.get_conversation(self.user, self.conversation_id)
+            start = max(0, conversation.message_count - limit)
+            messages = await self._backend.list_from(
+                self.user, self.conversation_id, start, min(limit, PAGE_SIZE)
+            )
+            if start == 0 or len(messages) >= limit:
+                return messages[-limit:]
+        return messages
+
     async def _pop(self) -> TResponseInputItem | None:
         try:
-            conversation = await self._backend.get_conversation(self.user, self.conversation_id)
+            next_position = await self._message_count()
         except NotFoundError:
             return None
-        next_position = conversation.message_count
         for attempt in range(POP_ATTEMPTS):
             if next_position == 0:
                 return None
@@ -239,7 +255,11 @@ class MnemoSession:
             except PositionMismatchError as error:
                 if attempt == POP_ATTEMPTS - 1:
                     raise
-                next_position = int(error.metadata.get("next_position", "0"))
+                told = error.metadata.get("next_position", "")
+                if told.isdigit():
+                    next_position = int(told)
+                else:
+                    next_position = await self._message_count()
                 continue
             return _items.item(popped.messages[0]) if popped.messages else None
         raise AssertionError("unreachable")  # pragma: no cover
