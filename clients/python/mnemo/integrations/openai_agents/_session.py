@@ -68,8 +68,8 @@ class MnemoSession:
     Errors: every method raises the ``mnemo.client.MnemoError`` subclass of a
     failed call (``UnavailableError`` once the client's retries are spent,
     ``InvalidArgumentError`` for an item Mnemo refuses, ``UnauthenticatedError``,
-    ...) — ``Exception``\\ s, which the SDK's runner lets through to its caller as
-    it does ``sqlite3`` errors — and ``RuntimeError`` once the session is
+    ...), plain exceptions that the SDK's runner lets through to its caller as
+    it does ``sqlite3`` errors, and ``RuntimeError`` once the session is
     closed. Writes run to their end even when the calling task is cancelled
     (the cancellation is raised afterwards), so an outcome is never unknown.
     """
