@@ -34,7 +34,7 @@ NPM_STAMP := $(TS_DIR)/node_modules/.installed
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters clients/python/mnemo/integrations tests/support tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	test-unit test-store test-api test-typescript lint-typescript test-browser bench bench-venv \
+	test-unit test-store test-api test-openai-agents test-typescript lint-typescript test-browser bench bench-venv \
 	bench-report bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
@@ -180,7 +180,7 @@ soak: $(STAMP) ## Mixed load for 20 min (not in make test): RSS, fds, DB connect
 # ----------------------------------------------------------------------- tests
 
 # Every language's suite is a prerequisite here.
-test: $(STAMP) gen-check buf-lint lint test-python test-typescript test-browser ## All checks and tests (what CI runs): gen-check, buf-lint, lint, test-python, test-typescript, test-browser
+test: $(STAMP) gen-check buf-lint lint test-python test-openai-agents test-typescript test-browser ## All checks and tests (what CI runs): gen-check, buf-lint, lint, test-python, test-openai-agents, test-typescript, test-browser
 	@echo "make test: all checks and test suites passed"
 
 NGINX := /usr/sbin/nginx
@@ -198,6 +198,28 @@ test-store: $(STAMP) ## pytest tests/store (storage layer, SQLite and PostgreSQL
 
 test-api: $(STAMP) ## pytest tests/api (gRPC API end to end)
 	$(PY) -m pytest tests/api $(PYTEST_ARGS)
+
+# The OpenAI Agents SDK's own session tests against MnemoSession
+# (mnemo.integrations.openai_agents), and tests/peers: their own venv, pinned by
+# a full `pip freeze` (installed with --no-deps) plus `-e clients/python`; the
+# SDK's tests come from its sdist, fetched once into PEERS_CACHE; the server is
+# .venv's `mnemo serve` (tests/peers/run_openai_agents.py, openai_agents_plugin.py).
+PEERS_VENV := .venv-peers
+PEERS_REQS := tests/peers/requirements.txt
+PEERS_STAMP := $(PEERS_VENV)/.installed
+PEERS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mnemo-peers
+
+$(PEERS_STAMP): $(PEERS_REQS) clients/python/pyproject.toml
+	@echo "==> installing the peers' test environment $(PEERS_VENV) (pinned by $(PEERS_REQS))"
+	rm -rf $(PEERS_VENV)
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet --progress-bar off --no-deps -r $(PEERS_REQS)
+	PYTHONWARNINGS="ignore:Editable installation" \
+		$(PEERS_VENV)/bin/python -m pip install --quiet --progress-bar off --no-deps -e clients/python
+	@touch $@
+
+test-openai-agents: $(STAMP) $(PEERS_STAMP) ## The OpenAI Agents SDK's session tests (from its sdist) + tests/peers against MnemoSession and a live server
+	timeout 600 $(PEERS_VENV)/bin/python tests/peers/run_openai_agents.py --cache $(PEERS_CACHE) $(PYTEST_ARGS)
 
 # The build is the TypeScript lint: tsc with strict + noUncheckedIndexedAccess
 # (tsconfig.json) fails on any type error. dist/ is rebuilt from scratch so a
@@ -220,6 +242,6 @@ test-browser: $(STAMP) $(NPM_STAMP) ## The web demo in headless Chromium against
 
 # ----------------------------------------------------------------------- clean
 
-clean: ## Remove .venv, .venv-bench, ./data, caches, build output and the TypeScript node_modules
-	rm -rf $(VENV) $(BENCH_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist
+clean: ## Remove .venv, .venv-bench, .venv-peers, ./data, caches, build output and the TypeScript node_modules
+	rm -rf $(VENV) $(BENCH_VENV) $(PEERS_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist
 	find . -path ./.git -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +

@@ -67,6 +67,7 @@ def test_writes_get_a_fresh_request_id_unless_one_is_given() -> None:
         conversations.create_conversation("u1").request,
         history.append_messages("u1", "c1", ["{}"]).request,
         history.record_failed_run("u1", "c1", run_id="r", error="e").request,
+        history.pop_messages("u1", "c1").request,
         history.replace_history_prefix(
             "u1", "c1", revision="v", message_count=1, replacement=["{}"]
         ).request,
@@ -158,7 +159,7 @@ def _public_methods(cls: type) -> dict[str, inspect.Signature]:
 def test_both_clients_have_the_same_methods_and_signatures() -> None:
     sync_methods = _public_methods(MnemoClient)
     assert _public_methods(AsyncMnemoClient) == sync_methods
-    assert len(sync_methods) == 50
+    assert len(sync_methods) == 52
     assert inspect.iscoroutinefunction(AsyncMnemoClient.close)
 
 

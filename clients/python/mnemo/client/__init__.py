@@ -33,6 +33,7 @@ from mnemo.client.errors import (
     EtagMismatchError,
     FailedPreconditionError,
     FieldViolation,
+    HistoryCompactedError,
     InternalError,
     InvalidArgumentError,
     MnemoError,
@@ -53,6 +54,7 @@ from mnemo.v1.conversations_pb2 import (
     Conversation,
     FailedRun,
     HistoryMessage,
+    PopMessagesResponse,
     RunError,
 )
 from mnemo.v1.governance_pb2 import (
@@ -114,6 +116,7 @@ __all__ = [
     "FailedRun",
     "FieldViolation",
     "Heartbeat",
+    "HistoryCompactedError",
     "HistoryMessage",
     "InternalError",
     "InvalidArgumentError",
@@ -131,6 +134,7 @@ __all__ = [
     "OutOfRangeError",
     "Page",
     "PermissionDeniedError",
+    "PopMessagesResponse",
     "PositionMismatchError",
     "RecallMemoriesResponse",
     "Remembered",

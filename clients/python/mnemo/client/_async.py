@@ -113,6 +113,8 @@ class AsyncMnemoClient(ClientBase[grpc.aio.Channel]):
     list_messages = client_method(history.list_messages, _pages)
     list_messages_page = client_method(history.list_messages_page, _call)
     stream_messages = client_method(history.stream_messages, _stream)
+    get_message = client_method(history.get_message, _call)
+    pop_messages = client_method(history.pop_messages, _call)
     clear_messages = client_method(history.clear_messages, _call)
     record_failed_run = client_method(history.record_failed_run, _call)
     list_failed_runs = client_method(history.list_failed_runs, _pages)

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from mnemo.client._calls import Page, PagedCall, StreamCall, UnaryCall
 from mnemo.client._conversations import rpc, struct
-from mnemo.client._names import conversation_name
+from mnemo.client._names import conversation_name, message_name
 from mnemo.client._request_ids import request_id_or_new
 from mnemo.v1 import conversations_pb2 as cv
 
@@ -60,6 +60,10 @@ def _failed_runs_page(response: cv.ListFailedRunsResponse) -> Page[cv.FailedRun]
 
 def _cleared(response: cv.ClearMessagesResponse) -> cv.Conversation:
     return response.conversation
+
+
+def _message(response: cv.GetMessageResponse) -> cv.HistoryMessage:
+    return response.message
 
 
 def _snapshot(response: Any) -> Snapshot:
@@ -192,6 +196,57 @@ def stream_messages(
         batch_size=batch_size,
     )
     return StreamCall(rpc("StreamMessages"), request, _streamed, timeout)
+
+
+def get_message(
+    user: str, conversation: str, position: int, *, timeout: float | None = None
+) -> UnaryCall[cv.GetMessageRequest, cv.HistoryMessage]:
+    """Read the canonical message at ``position`` (0-based).
+
+    Raises:
+        InvalidArgumentError: a malformed id or a negative position (``INVALID_NAME``).
+        NotFoundError: no such conversation, or no message at that position.
+    """
+    request = cv.GetMessageRequest(name=message_name(user, conversation, position))
+    return UnaryCall(rpc("GetMessage"), request, _message, timeout)
+
+
+def pop_messages(
+    user: str,
+    conversation: str,
+    count: int = 1,
+    *,
+    expected_next_position: int | None = None,
+    request_id: str | None = None,
+    timeout: float | None = None,
+) -> UnaryCall[cv.PopMessagesRequest, cv.PopMessagesResponse]:
+    """Remove the last ``count`` messages (1 to 1000; fewer from a shorter history).
+
+    Returns the response: the removed ``messages`` oldest first (none from an
+    empty history) and the ``conversation`` after the pop, whose
+    ``message_count`` went back by their number. With
+    ``expected_next_position`` the pop happens only if the conversation's
+    message count is still that, so a caller removes exactly the tail it read.
+    A fresh ``request_id`` is generated unless given, so a retried call removes
+    nothing twice; pass ``""`` to send none.
+
+    Raises:
+        InvalidArgumentError: a malformed id, ``count`` outside 1..1000
+            (``INVALID_NAME``, ``INVALID_FIELD``).
+        NotFoundError: no such conversation.
+        PositionMismatchError: ``expected_next_position`` is not the next
+            position (``ABORTED``; ``metadata["next_position"]``); nothing was removed.
+        HistoryCompactedError: a compaction checkpoint covers a message to
+            remove (``FAILED_PRECONDITION``); nothing was removed.
+        RequestIdReusedError: ``request_id`` was used for a different request.
+    """
+    request = cv.PopMessagesRequest(
+        conversation=conversation_name(user, conversation),
+        count=count,
+        expected_next_position=expected_next_position,
+        request_id=request_id_or_new(request_id),
+    )
+    return UnaryCall(rpc("PopMessages"), request, lambda response: response, timeout)
 
 
 def clear_messages(

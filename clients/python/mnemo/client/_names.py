@@ -31,6 +31,11 @@ def conversation_name(user: str, conversation: str) -> str:
     return f"{user_name(user)}/conversations/{_id(conversation, 'conversation')}"
 
 
+def message_name(user: str, conversation: str, position: int) -> str:
+    """``users/{user}/conversations/{conversation}/messages/{position}``."""
+    return f"{conversation_name(user, conversation)}/messages/{position}"
+
+
 def memory_state_name(user: str, conversation: str | None) -> str:
     """The working memory of ``conversation``; ``None`` or ``""`` is the default conversation."""
     if not conversation:

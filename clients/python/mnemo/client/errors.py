@@ -34,6 +34,7 @@ __all__ = [
     "EtagMismatchError",
     "FailedPreconditionError",
     "FieldViolation",
+    "HistoryCompactedError",
     "InternalError",
     "InvalidArgumentError",
     "MnemoError",
@@ -156,6 +157,14 @@ class RequestIdReusedError(FailedPreconditionError):
     """REQUEST_ID_REUSED: a ``request_id`` was sent again with a different request."""
 
 
+class HistoryCompactedError(FailedPreconditionError):
+    """HISTORY_COMPACTED: a pop would remove a message a compaction checkpoint covers.
+
+    Nothing was removed. ``metadata["compacted_messages"]`` is how many
+    messages the checkpoint covers, ``metadata["next_position"]`` the message count.
+    """
+
+
 class AbortedError(MnemoError):
     """ABORTED: a conflict with a concurrent change; re-read, then retry."""
 
@@ -240,6 +249,7 @@ _BY_REASON: dict[str, type[MnemoError]] = {
     "POSITION_MISMATCH": PositionMismatchError,
     "REVISION_STALE": RevisionStaleError,
     "REQUEST_ID_REUSED": RequestIdReusedError,
+    "HISTORY_COMPACTED": HistoryCompactedError,
 }
 
 

@@ -1,5 +1,10 @@
-"""Mnemo behind the interfaces of agent frameworks and protocols, each an
-optional extra of ``mnemo-client`` (``mcp``: ``pip install 'mnemo-client[mcp]'``).
+"""Mnemo behind the interfaces of agent runtimes and protocols: one subpackage
+per runtime, each an optional extra of ``mnemo-client``.
 
-Importing ``mnemo.integrations`` imports no framework; each subpackage needs its own.
+- ``mnemo.integrations.openai_agents``: ``MnemoSession``, a ``Session`` of the
+  OpenAI Agents SDK (``pip install 'mnemo-client[openai-agents]'``).
+- ``mnemo.integrations.mcp``: the MCP server behind ``mnemo mcp``
+  (``pip install 'mnemo-client[mcp]'``).
+
+Importing this package imports no runtime; each subpackage imports its own.
 """
