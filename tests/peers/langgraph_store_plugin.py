@@ -93,6 +93,11 @@ _SERVER = _Server()
 _STORES: list[MnemoStore] = []
 
 
+def server_target() -> str:
+    """``127.0.0.1:PORT`` of the session's server."""
+    return _SERVER.target
+
+
 class PeerStore(MnemoStore):
     """``MnemoStore`` built as the tests build ``InMemoryStore`` (``index=``),
     for a new user on the session's server."""

@@ -6,7 +6,8 @@
 version is fetched once from the package index (``pip download --no-binary
 :all:``) into the cache (``~/.cache/mnemo-peers`` by default) and its
 ``tests/`` and ``pyproject.toml`` unpacked beside it; never copied into this
-repository. Then pytest runs its ``tests/test_store.py`` there, with its own
+repository. Then pytest runs its ``tests/test_store.py`` there (and ours,
+``langgraph_checks/langgraph_store_checks.py``, for what those do not reach), with its own
 pytest configuration (``asyncio_mode = auto``) and ``-p
 langgraph_store_plugin`` (this directory on ``PYTHONPATH``): ``MnemoStore``
 against a live Mnemo server (``MNEMO_SERVE``, by default the project's
@@ -28,6 +29,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 PACKAGE = "langgraph-checkpoint"
 DIST = "langgraph_checkpoint"
+#: Our own checks; pytest loads no conftest above this directory (the
+#: project's need the server's packages, which this venv does not have).
+CHECKS = HERE / "langgraph_checks"
 #: The sdist's test files that exercise ``BaseStore`` through ``InMemoryStore``.
 TEST_FILES = ("tests/test_store.py",)
 #: The whole run is bounded in time (seconds).
@@ -95,8 +99,10 @@ def main() -> int:
         "addopts=--strict-markers -ra",
         "-o",
         "asyncio_default_fixture_loop_scope=function",
+        f"--confcutdir={CHECKS}",
         "-q",
         *TEST_FILES,
+        str(CHECKS / "langgraph_store_checks.py"),
         *pytest_args,
     ]
     print(f"==> {PACKAGE} {version(PACKAGE)} tests against MnemoStore, in {root}", flush=True)
