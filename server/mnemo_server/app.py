@@ -24,6 +24,8 @@ from grpc_reflection.v1alpha import reflection
 from mnemo.v1 import (
     conversations_pb2,
     conversations_pb2_grpc,
+    documents_pb2,
+    documents_pb2_grpc,
     governance_pb2,
     governance_pb2_grpc,
     memories_pb2,
@@ -34,6 +36,7 @@ from mnemo.v1 import (
     working_memory_pb2_grpc,
 )
 from mnemo_server.api.conversations.servicer import ConversationServicer
+from mnemo_server.api.documents.servicer import DocumentServicer
 from mnemo_server.api.governance.servicer import GovernanceServicer
 from mnemo_server.api.memories.servicer import MemoryServicer
 from mnemo_server.api.sync.servicer import SyncServicer
@@ -48,6 +51,7 @@ from mnemo_server.domain.change_watch import ChangeFeed, ChangeWatchSettings, Wa
 from mnemo_server.domain.embedding import Embedder, load_embedder
 from mnemo_server.domain.ports import UserStore
 from mnemo_server.domain.usecases.conversations import Conversations
+from mnemo_server.domain.usecases.documents import Documents, purge_documents_until_stopped
 from mnemo_server.domain.usecases.extraction import Extraction
 from mnemo_server.domain.usecases.governance import Governance
 from mnemo_server.domain.usecases.maintenance import Retention, prune_until_stopped
@@ -74,6 +78,7 @@ CONVERSATION_SERVICE = conversations_pb2.DESCRIPTOR.services_by_name[
 MEMORY_SERVICE = memories_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
 GOVERNANCE_SERVICE = governance_pb2.DESCRIPTOR.services_by_name["GovernanceService"].full_name
 SYNC_SERVICE = sync_pb2.DESCRIPTOR.services_by_name["SyncService"].full_name
+DOCUMENT_SERVICE = documents_pb2.DESCRIPTOR.services_by_name["DocumentService"].full_name
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 MNEMO_SERVICES = (
     WORKING_MEMORY_SERVICE,
@@ -81,6 +86,7 @@ MNEMO_SERVICES = (
     MEMORY_SERVICE,
     GOVERNANCE_SERVICE,
     SYNC_SERVICE,
+    DOCUMENT_SERVICE,
 )
 
 log = logging.getLogger("mnemo")
@@ -316,6 +322,9 @@ class MnemoServer:
         sync_pb2_grpc.add_SyncServiceServicer_to_server(
             SyncServicer(ChangeFeed(store.feed, self._wakeups, watch_settings(settings))), server
         )
+        documents_pb2_grpc.add_DocumentServiceServicer_to_server(
+            DocumentServicer(Documents(store.documents), writes), server
+        )
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         self.service_names = (*MNEMO_SERVICES, HEALTH_SERVICE, reflection.SERVICE_NAME)
         reflection.enable_server_reflection(self.service_names, server)
@@ -341,7 +350,13 @@ class MnemoServer:
             ),
             name="mnemo-prune-records-and-changes",
         )
-        opened.push_async_callback(self._end_background_tasks, purge, prune)
+        purge_documents = asyncio.create_task(
+            purge_documents_until_stopped(
+                store.documents, settings.purge_interval_seconds, self._stopping
+            ),
+            name="mnemo-purge-documents",
+        )
+        opened.push_async_callback(self._end_background_tasks, purge, prune, purge_documents)
 
     async def _end_background_tasks(self, *tasks: asyncio.Task[None]) -> None:
         self._stopping.set()

@@ -287,8 +287,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "purge_interval_seconds",
         _positive_float,
-        "how often expired temporary conversations, idempotency records past their window "
-        "and changes past their retention are purged (default 60)",
+        "how often expired temporary conversations and documents, idempotency records past "
+        "their window and changes past their retention are purged (default 60)",
         "SECONDS",
     ),
     Option(

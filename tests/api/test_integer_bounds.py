@@ -24,6 +24,7 @@ from google.protobuf.message import Message
 
 from mnemo.v1 import conversations_pb2 as cv
 from mnemo.v1 import conversations_pb2_grpc
+from mnemo.v1 import documents_pb2 as dc
 from mnemo.v1 import governance_pb2 as gv
 from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import sync_pb2 as sy
@@ -94,6 +95,8 @@ def _import(channel: grpc.Channel, n: int) -> Requests:
     return requests
 
 
+_DOCUMENT_INDEX = dc.DocumentIndex(texts=[dc.IndexedText(text="tea", embedding=[0.5, 0.25])])
+
 BASES: dict[str, Base] = {
     "CreateConversation": _one(cv.CreateConversationRequest(parent=U1)),
     "ListConversations": _one(cv.ListConversationsRequest(parent=U1)),
@@ -148,6 +151,19 @@ BASES: dict[str, Base] = {
     "ListEvents": _one(gv.ListEventsRequest(parent=U1)),
     "ListChanges": _one(sy.ListChangesRequest(parent=U1)),
     "WatchChanges": _one(sy.WatchChangesRequest(parent=U1)),
+    "PutDocument": _one(
+        dc.PutDocumentRequest(
+            parent=U1,
+            document=dc.Document(
+                namespace=["edge"], key="k", value_json="{}", index=_DOCUMENT_INDEX
+            ),
+            index=_DOCUMENT_INDEX,
+        )
+    ),
+    "SearchDocuments": _one(
+        dc.SearchDocumentsRequest(parent=U1, query="tea", query_embedding=[0.5, 0.25])
+    ),
+    "ListDocumentNamespaces": _one(dc.ListDocumentNamespacesRequest(parent=U1)),
     "RememberExchange": _one(
         wm.RememberExchangeRequest(
             name=f"{U1}/memoryState", exchange=wm.Exchange(ask="q", answer="a")
@@ -226,7 +242,8 @@ def _outcome(channel: grpc.Channel, rpc: Rpc, requests: Requests) -> str:
 
 def _seed(channel: grpc.Channel) -> None:
     """``test_fuzz.seed``, plus what u1's export needs to hold every kind of
-    record: a candidate with a vector, an earlier version, a checkpoint."""
+    record: a candidate with a vector, an earlier version, a checkpoint, a
+    document with an embedding."""
     seed(channel)
     for rpc, request in (
         (
@@ -239,6 +256,14 @@ def _seed(channel: grpc.Channel) -> None:
         (
             "UpdateMemory",
             mm.UpdateMemoryRequest(memory=mm.Memory(name=f"{U1}/memories/m1", text="likes coffee")),
+        ),
+        (
+            "PutDocument",
+            dc.PutDocumentRequest(
+                parent=U1,
+                document=dc.Document(namespace=["seed"], key="k", value_json="{}"),
+                index=_DOCUMENT_INDEX,
+            ),
         ),
     ):
         call(channel, _rpc(rpc), request)

@@ -35,7 +35,7 @@ def test_export_erase_import_export_writes_the_same_file(
     imported = run_mnemo("import", "--user", "u1", "--input", str(first), "--target", server)
     assert imported.returncode == 0, imported.stderr
     assert imported.stderr.startswith(f"mnemo: imported {records} records (")
-    assert "conversation 4, event " in imported.stderr and "\r" not in imported.stderr
+    assert "conversation 4, document 4, event " in imported.stderr and "\r" not in imported.stderr
 
     again = run_mnemo("export", "--user", "u1", "--output", str(second), "--target", server)
     assert again.returncode == 0, again.stderr

@@ -121,6 +121,7 @@ def test_an_export_is_in_a_deterministic_order(channel: grpc.Channel) -> None:
         "tombstone",
         "candidate",
         "event",
+        "document",
     ]
     assert kinds == sorted(kinds, key=sections.index)  # each kind in one run
     states = [r.memory_state.name for r in records if r.HasField("memory_state")]
@@ -142,6 +143,11 @@ def test_an_export_is_in_a_deterministic_order(channel: grpc.Channel) -> None:
         "users/alice/conversations/c3",
     ]
     assert checkpoints[-1][1] == 0
+    documents = [r.document for r in records if r.HasField("document")]
+    assert [d.key for d in documents] == ["plain", "vector", "hidden", "ttl"]  # first written
+    assert list(documents[1].index.texts[0].embedding) == [0.5, -0.25]
+    assert documents[2].HasField("index") and not documents[2].index.texts
+    assert not documents[0].HasField("index") and documents[3].ttl.seconds == 86_400
 
 
 def test_an_unknown_user_exports_nothing(channel: grpc.Channel) -> None:

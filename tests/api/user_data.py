@@ -8,15 +8,17 @@ from collections.abc import Iterable
 from typing import Any
 
 import grpc
-from google.protobuf import field_mask_pb2, struct_pb2
+from google.protobuf import duration_pb2, field_mask_pb2, struct_pb2
 
 from mnemo.v1 import conversations_pb2 as cv
 from mnemo.v1 import (
     conversations_pb2_grpc,
+    documents_pb2_grpc,
     governance_pb2_grpc,
     memories_pb2_grpc,
     working_memory_pb2_grpc,
 )
+from mnemo.v1 import documents_pb2 as dc
 from mnemo.v1 import governance_pb2 as gv
 from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import working_memory_pb2 as wm
@@ -28,13 +30,42 @@ def _message(text: str, role: str = "user") -> cv.HistoryMessage:
     return cv.HistoryMessage(message_json=json.dumps({"role": role, "content": text}))
 
 
+def _documents(channel: grpc.Channel, parent: str, mark: str) -> None:
+    """Documents: whole-value text, indexed texts with embeddings, not
+    indexed, with a ttl, replaced, deleted."""
+    stub = documents_pb2_grpc.DocumentServiceStub(channel)
+
+    def put(key: str, value: dict[str, Any], **fields: Any) -> None:
+        index = fields.pop("index", None)
+        request = dc.PutDocumentRequest(
+            parent=parent,
+            document=dc.Document(
+                namespace=["prefs", mark], key=key, value_json=json.dumps(value), **fields
+            ),
+            request_id=f"doc-{key}",
+        )
+        if index is not None:
+            request.index.CopyFrom(index)
+        stub.PutDocument(request)
+
+    put("plain", {"text": f"plain {mark}", "n": 1.5, "deep": {"list": [1, None, True]}})
+    embedded = dc.IndexedText(path="text", text=f"vector {mark}", embedding=[0.5, -0.25])
+    put("vector", {"text": f"vector {mark}"}, index=dc.DocumentIndex(texts=[embedded]))
+    put("hidden", {"text": f"hidden {mark}"}, index=dc.DocumentIndex())
+    put("ttl", {"text": f"ttl {mark}"}, ttl=duration_pb2.Duration(seconds=86_400))
+    put("gone", {"text": f"gone {mark}"})
+    stub.DeleteDocument(
+        dc.DeleteDocumentRequest(parent=parent, namespace=["prefs", mark], key="gone")
+    )
+
+
 def populate(channel: grpc.Channel, user: str, mark: str) -> None:
     """Give ``user`` data of every kind, with ``mark`` in every text: working
     memory (default and named), conversations with metadata (one temporary),
     messages, compaction checkpoints (two in a row; a history cleared after
     one), failed runs, memories (superseded, updated, deleted, with vectors,
     conversation-scoped), candidates (pending, approved, rejected, approved
-    into a deleted entry), consent, settings and the events all this records;
+    into a deleted entry), documents, consent, settings and the events all this records;
     idempotency records too (request ids)."""
     parent = f"users/{user}"
     c1, c2, c3 = (f"{parent}/conversations/{c}" for c in ("c1", "c2", "c3"))
@@ -150,6 +181,7 @@ def populate(channel: grpc.Channel, user: str, mark: str) -> None:
     ).memory
     memories.DeleteMemory(mm.DeleteMemoryRequest(name=approved.name))
     list(memories.RecallMemories(mm.RecallMemoriesRequest(parent=parent, query="tea")))
+    _documents(channel, parent, mark)
     governance.SetConsent(
         gv.SetConsentRequest(
             consent=gv.Consent(

@@ -70,6 +70,11 @@ def _global(pattern: str, reason: str) -> GlobalStatement:
 
 GLOBAL_STATEMENTS: tuple[GlobalStatement, ...] = (
     _global(
+        r"^SELECT .* FROM documents WHERE documents\.expire_at <=",
+        "maintenance: the purge finds expired documents of every user "
+        "(store.documents.writes; then deletes them one user at a time)",
+    ),
+    _global(
         r"^SELECT .* FROM conversations WHERE conversations\.expire_at <=",
         "maintenance: the purge finds expired temporary conversations of every user "
         "(store.conversations.temporary; a fan-out, one batch per pass)",

@@ -8,8 +8,8 @@ never later finds an uncommitted ``m < n`` appearing (no gap).
 
 The state is the resource as the mutation left it, as a domain object:
 ``MemoryState``, ``Conversation``, ``StoredMessage``, ``Memory``,
-``MemoryTombstone``, ``MemorySettings``, ``Consent``, ``MemoryCandidate`` or
-``FailedRun``; ``None`` for an erasure, and for earlier changes of a memory
+``MemoryTombstone``, ``MemorySettings``, ``Consent``, ``MemoryCandidate``,
+``FailedRun`` or ``Document``; ``None`` for an erasure, and for earlier changes of a memory
 whose text a private delete removed (the delete's own change carries the
 tombstone).
 
@@ -39,6 +39,9 @@ What each write appends (``store.feed.changes``; UPSERT unless said):
 - settings: ``MemorySettings``; consent: ``Consent`` (then every pending
   candidate a withdrawal cancelled); setting the stored consent again appends
   nothing;
+- documents put: the ``Document`` (without embeddings); delete (and the
+  purge of an expired one): DELETE with the ``Document`` without its value
+  (its earlier changes lose their state);
 - import: one change per imported resource; erasure: every change of the
   user is deleted and one ERASE change (resource ``users/{user}``, no state)
   appended.
@@ -50,6 +53,7 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
+from mnemo_server.domain.documents import Document
 from mnemo_server.domain.governance import Consent, MemorySettings
 from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTombstone
 from mnemo_server.domain.models import Conversation, FailedRun, MemoryState, StoredMessage
@@ -64,6 +68,7 @@ ChangeState = (
     | Consent
     | MemoryCandidate
     | FailedRun
+    | Document
 )
 
 

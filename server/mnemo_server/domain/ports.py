@@ -24,6 +24,13 @@ from typing import Protocol, TypeVar
 from mnemo_server.domain.changes import ChangePage
 from mnemo_server.domain.commands import Command, Written
 from mnemo_server.domain.commands.governance import DeleteUserData, ImportUserData
+from mnemo_server.domain.documents import (
+    Document,
+    DocumentQuery,
+    Namespace,
+    NamespaceQuery,
+    ScoredDocument,
+)
 from mnemo_server.domain.governance import (
     Access,
     Consent,
@@ -318,4 +325,28 @@ class ChangeStore(Protocol):
         changes, never one from the middle); returns how many were deleted.
         Each user's cursor counter survives (even with no change left), so
         cursors keep growing."""
+        ...
+
+
+class DocumentStore(Protocol):
+    """Documents (``domain.documents``); written by commands
+    (``domain.commands.documents``). Expired documents are absent from every
+    read. Each read raises ``FailedPrecondition(MEMORY_DISABLED)`` while the
+    user has switched memory off."""
+
+    async def get_document(self, user_id: str, namespace: Namespace, key: str) -> Document | None:
+        """The document at ``namespace`` / ``key``, or ``None``."""
+        ...
+
+    async def search_documents(self, query: DocumentQuery) -> list[ScoredDocument]:
+        """The page of documents ``query`` asks for, best first."""
+        ...
+
+    async def list_document_namespaces(self, query: NamespaceQuery) -> list[Namespace]:
+        """The page of distinct namespaces ``query`` asks for, sorted."""
+        ...
+
+    async def purge_expired_documents(self, *, limit: int) -> int:
+        """Delete up to ``limit`` expired documents (each appends its
+        DELETE change); how many."""
         ...

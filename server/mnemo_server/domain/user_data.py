@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from mnemo_server.domain.documents import Document
 from mnemo_server.domain.governance import Consent, Event, MemorySettings
 from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTombstone
 from mnemo_server.domain.models import (
@@ -120,6 +121,7 @@ ExportItem = (
     | MemoryTombstone
     | MemoryCandidate
     | Event
+    | Document
 )
 """One record of an export."""
 
@@ -139,6 +141,7 @@ class ExportSection(StrEnum):
     TOMBSTONES = "tombstones"
     CANDIDATES = "candidates"
     EVENTS = "events"
+    DOCUMENTS = "documents"
 
 
 EXPORT_SECTIONS: tuple[ExportSection, ...] = tuple(ExportSection)
@@ -168,3 +171,4 @@ class UserData:
     tombstones: tuple[MemoryTombstone, ...] = ()
     candidates: tuple[MemoryCandidate, ...] = ()
     events: tuple[Event, ...] = ()
+    documents: tuple[Document, ...] = ()

@@ -28,6 +28,8 @@ from typing import TypeVar
 from mnemo_server.domain.commands import Command, Written
 from mnemo_server.store.conversations import compaction, conversation, messages, working_memory
 from mnemo_server.store.conversations.store import SqlConversationStore
+from mnemo_server.store.documents import writes as document_writes
+from mnemo_server.store.documents.store import SqlDocumentStore
 from mnemo_server.store.feed.store import SqlChangeStore
 from mnemo_server.store.governance import consent
 from mnemo_server.store.governance.store import SqlGovernanceStore
@@ -58,6 +60,7 @@ UNIT_MODULES = (
     consent,
     user_erase,
     load,
+    document_writes,
 )
 """The modules whose ``@units.unit`` functions carry out the commands
 (imported here so that every unit is registered before the first write)."""
@@ -89,6 +92,7 @@ class SqlStore:
         self.governance = SqlGovernanceStore(db)
         self.feed = SqlChangeStore(db)
         self.user_data = SqlUserData(db, vector_cache=self.vector_cache)
+        self.documents = SqlDocumentStore(db)
 
     async def execute(self, command: Command[R]) -> Written[R]:
         value, cursor = await self.database.write(

@@ -432,6 +432,39 @@ changes = Table(
     Index(None, "created_at"),
 )
 
+# --- documents (DocumentService, ``domain.documents``) ---------------------
+#
+# One row per (user, namespace, key); ``document_id`` is derived from the
+# address. ``namespace_path`` is each label percent-encoded and followed by
+# ``/``, so that a namespace prefix is a string prefix. ``index_json``: the
+# indexed texts (a JSON array of [path, text]; NULL: the whole value), whose
+# embeddings, if any, are ``embeddings`` (float32, ``domain.vectors``, of
+# ``embedding_dims`` each, concatenated in the order of the texts).
+documents = Table(
+    "documents",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    _user_id(),
+    Column("document_id", String(32), nullable=False),
+    Column("namespace_path", Text, nullable=False),
+    Column("namespace_json", Text, nullable=False),
+    Column("key", Text, nullable=False),
+    Column("value_json", Text, nullable=False),
+    Column("index_json", Text, nullable=True),
+    Column("embedding_dims", Integer, nullable=True),
+    Column("embeddings", LargeBinary, nullable=True),
+    Column("etag", ETAG, nullable=False),
+    Column("created_at", MICROS, nullable=False),
+    Column("updated_at", MICROS, nullable=False),
+    Column("ttl_micros", MICROS, nullable=True),
+    Column("expire_at", MICROS, nullable=True),
+    UniqueConstraint("user_id", "document_id"),
+    # Search and namespace listing: a user's documents under a prefix.
+    Index(None, "user_id", "namespace_path"),
+    # The purge of expired documents.
+    Index(None, "expire_at"),
+)
+
 memories_fts: TableClause = table("memories_fts", column("rowid", Integer))
 """SQLite only: the FTS5 table over ``memories.search_document`` (queries only)."""
 
@@ -458,6 +491,7 @@ __all__ = [
     "changes",
     "compaction_checkpoints",
     "conversations",
+    "documents",
     "events",
     "failed_runs",
     "idempotency_records",

@@ -17,6 +17,7 @@ from mnemo.client._calls import Page
 from mnemo.client._candidates import CandidateLike
 from mnemo.client._channel_options import service_config
 from mnemo.client._client_base import DEFAULT_TARGET, DEFAULT_TIMEOUT
+from mnemo.client._documents import IndexedTextLike, document_value
 from mnemo.client._follow import AsyncChangeFollower, ChangeFollower
 from mnemo.client._governance import ConsentStateName, EventTypeName
 from mnemo.client._history import MessageLike, Snapshot
@@ -57,6 +58,7 @@ from mnemo.v1.conversations_pb2 import (
     PopMessagesResponse,
     RunError,
 )
+from mnemo.v1.documents_pb2 import Document, ScoredDocument
 from mnemo.v1.governance_pb2 import (
     Consent,
     DeleteUserDataResponse,
@@ -103,6 +105,7 @@ __all__ = [
     "DataLossError",
     "DeadlineExceededError",
     "DeleteUserDataResponse",
+    "Document",
     "Embedding",
     "EmbeddingLike",
     "EtagMismatchError",
@@ -118,6 +121,7 @@ __all__ = [
     "Heartbeat",
     "HistoryCompactedError",
     "HistoryMessage",
+    "IndexedTextLike",
     "InternalError",
     "InvalidArgumentError",
     "ListChangesResponse",
@@ -142,6 +146,7 @@ __all__ = [
     "ResourceExhaustedError",
     "RevisionStaleError",
     "RunError",
+    "ScoredDocument",
     "SetConsentResponse",
     "Snapshot",
     "UnauthenticatedError",
@@ -149,5 +154,6 @@ __all__ = [
     "UnimplementedError",
     "UnknownError",
     "WatchChangesResponse",
+    "document_value",
     "service_config",
 ]

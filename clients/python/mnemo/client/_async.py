@@ -12,6 +12,7 @@ import grpc.aio
 from mnemo.client import _candidates as candidates
 from mnemo.client import _changes as changes
 from mnemo.client import _conversations as conversations
+from mnemo.client import _documents as documents
 from mnemo.client import _governance as governance
 from mnemo.client import _history as history
 from mnemo.client import _memories as memories
@@ -153,6 +154,12 @@ class AsyncMnemoClient(ClientBase[grpc.aio.Channel]):
     list_events = client_method(governance.list_events, _pages)
     list_events_page = client_method(governance.list_events_page, _call)
     watch_events = client_method(governance.watch_events, _stream)
+
+    put_document = client_method(documents.put_document, _call)
+    get_document = client_method(documents.get_document, _call)
+    delete_document = client_method(documents.delete_document, _call)
+    search_documents = client_method(documents.search_documents, _call)
+    list_document_namespaces = client_method(documents.list_document_namespaces, _call)
 
     list_changes = client_method(changes.list_changes, _call)
     watch_changes = client_method(changes.watch_changes, _stream)

@@ -13,6 +13,7 @@ from mnemo_server.api.convert import (
     message_to_proto,
     timestamp,
 )
+from mnemo_server.api.documents.convert import document_to_proto
 from mnemo_server.api.governance.convert import consent_to_proto, settings_to_proto
 from mnemo_server.api.memories.convert import (
     candidate_to_proto,
@@ -20,6 +21,7 @@ from mnemo_server.api.memories.convert import (
     tombstone_to_proto,
 )
 from mnemo_server.domain.changes import Change, ChangeOperation
+from mnemo_server.domain.documents import Document
 from mnemo_server.domain.governance import Consent, MemorySettings
 from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTombstone
 from mnemo_server.domain.models import (
@@ -76,6 +78,8 @@ def change_to_proto(change: Change) -> pb.Change:
         message.candidate.CopyFrom(candidate_to_proto(state))
     elif isinstance(state, FailedRun):
         message.failed_run.CopyFrom(failed_run_to_proto(_key(change), state))
+    elif isinstance(state, Document):
+        message.document.CopyFrom(document_to_proto(state, with_index=True))
     return message
 
 

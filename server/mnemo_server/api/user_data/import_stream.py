@@ -36,11 +36,13 @@ from typing import Any, Generic, TypeVar
 
 from mnemo.v1 import governance_pb2 as pb
 from mnemo_server.api import names
+from mnemo_server.api.documents import records as document_records
 from mnemo_server.api.user_data import records
 from mnemo_server.api.user_data.convert import record_kind
 from mnemo_server.api.validation import Validator, too_large
 from mnemo_server.auth.caller import CallScope
 from mnemo_server.config import Settings
+from mnemo_server.domain.documents import Document
 from mnemo_server.domain.errors import InvalidArgument
 from mnemo_server.domain.governance import Consent, Event, MemorySettings
 from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTombstone
@@ -80,6 +82,7 @@ _PARSERS: dict[str, Parser] = {
     "consent": lambda v, user, value, at, _: records.consent(v, user, value, at),
     "memory_settings": lambda v, user, value, at, _: records.memory_settings(v, user, value, at),
     "event": lambda v, user, value, at, _: records.event(v, user, value, at),
+    "document": lambda v, user, value, at, _: document_records.document(v, user, value, at),
 }
 """The record kinds an import reads (``ExportRecord``'s oneof member names)."""
 
@@ -118,6 +121,7 @@ class ImportCollector:
         self.consents = _Records[Consent]()
         self.settings = _Records[MemorySettings]()
         self.events = _Records[Event]()
+        self.documents = _Records[Document]()
         self._by_kind: dict[str, _Records[Any]] = {
             "conversation": self.conversations,
             "memory_state": self.states,
@@ -131,6 +135,7 @@ class ImportCollector:
             "consent": self.consents,
             "memory_settings": self.settings,
             "event": self.events,
+            "document": self.documents,
         }
 
     @property
@@ -201,6 +206,7 @@ class ImportCollector:
             whole, self.settings.items, lambda _: "settings", "memory_settings", "is the second one"
         )
         _unique(whole, self.events.items, lambda e: e.event_id, "event.name")
+        _unique(whole, self.documents.items, lambda d: d.name, "document.name")
         self._collect(whole)
         if self._errors:
             self._raise()
@@ -217,6 +223,7 @@ class ImportCollector:
             tombstones=self.tombstones.values(),
             candidates=self.candidates.values(),
             events=self.events.values(),
+            documents=self.documents.values(),
         )
 
     def _check_conversations(self, v: Validator) -> None:

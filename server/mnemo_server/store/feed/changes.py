@@ -63,6 +63,7 @@ from mnemo_server.domain.changes import (
     ChangeState,
     NewChange,
 )
+from mnemo_server.domain.documents import Document
 from mnemo_server.domain.errors import OutOfRange
 from mnemo_server.domain.governance import (
     Consent,
@@ -127,6 +128,7 @@ STATE_TYPES: dict[str, type[Any]] = {
         Consent,
         MemoryCandidate,
         FailedRun,
+        Document,
     )
 }
 """The stored type name of each kind of state."""

@@ -16,7 +16,9 @@ an import reproduces (``memories.id``, ``failed_runs.id``, ``events.id``):
 - ``memory_versions``: by entry (the order of ``memories``), then version;
 - ``tombstones``: by memory id; ``candidates``: by creation time, then id;
 - ``consent``, ``memory_settings``: one record each, when ever set;
-- ``events``: the order they were recorded.
+- ``events``: the order they were recorded;
+- ``documents`` (with their indexed texts and embeddings): the order they were
+  first written.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from mnemo_server.domain.user_data import (
     MemoryVersion,
 )
 from mnemo_server.store import rows as convert
+from mnemo_server.store.documents import rows as document_rows
 from mnemo_server.store.governance import consent
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.memories import rows
@@ -46,6 +49,7 @@ from mnemo_server.store.memories.versions import earlier_versions
 from mnemo_server.store.schema import (
     compaction_checkpoints,
     conversations,
+    documents,
     failed_runs,
     memories,
     memory_candidates,
@@ -234,6 +238,11 @@ def _events(conn: Connection, user_id: str, limit: int, after: Keyset | None) ->
     return Page(tuple(found[:limit]), (convert.to_micros(last.create_time), last.sequence))
 
 
+def _documents(conn: Connection, user_id: str, limit: int, after: Keyset | None) -> Page[Any]:
+    statement = select(*document_rows.COLUMNS).where(documents.c.user_id == user_id)
+    return _keyed_page(conn, statement, [documents.c.id], document_rows.document, limit, after)
+
+
 _SECTIONS: dict[
     ExportSection, Callable[[Connection, str, int, Keyset | None], Page[ExportItem]]
 ] = {
@@ -249,6 +258,7 @@ _SECTIONS: dict[
     ExportSection.TOMBSTONES: _tombstones,
     ExportSection.CANDIDATES: _candidates,
     ExportSection.EVENTS: _events,
+    ExportSection.DOCUMENTS: _documents,
 }
 
 

@@ -48,6 +48,7 @@ from mnemo_server.domain.models import Conversation, ConversationKey, NewMessage
 from mnemo_server.domain.names import user_name
 from mnemo_server.domain.user_data import CompactionCheckpoint, UserData
 from mnemo_server.store import rows as convert
+from mnemo_server.store.documents import rows as document_rows
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import consent as consent_rows
 from mnemo_server.store.memories import rows
@@ -57,6 +58,7 @@ from mnemo_server.store.memories.writes import vector_row
 from mnemo_server.store.schema import (
     compaction_checkpoints,
     conversations,
+    documents,
     events,
     failed_runs,
     memories,
@@ -440,6 +442,7 @@ def _with_etags(data: UserData, now: int) -> UserData:
             for s in data.states
         ),
         memories=tuple(dataclasses.replace(m, etag=_etag(m.etag)) for m in data.memories),
+        documents=tuple(dataclasses.replace(d, etag=_etag(d.etag)) for d in data.documents),
         memory_settings=None
         if data.memory_settings is None
         else dataclasses.replace(data.memory_settings, etag=_etag(data.memory_settings.etag)),
@@ -466,6 +469,7 @@ def _changes(user_id: str, data: UserData) -> list[NewChange]:
     feed += [change_log.memory_upserted(m) for m in data.memories]
     feed += [change_log.memory_deleted(t) for t in data.tombstones]
     feed += [change_log.candidate_upserted(c) for c in data.candidates]
+    feed += [change_log.upsert(d.name, document_rows.slim(d)) for d in data.documents]
     return feed
 
 
@@ -490,5 +494,6 @@ def import_user(tx: Tx, command: ImportUserData) -> tuple[str, ...]:
     _load_histories(conn, user_id, data, pks, now)
     _load_memories(conn, user_id, data, now)
     _load_governance(conn, user_id, data)
+    _insert(conn, documents, [document_rows.values(d) for d in data.documents])
     change_log.append(tx, user_id, _changes(user_id, data))
     return skipped

@@ -1,0 +1,1 @@
+"""DocumentService: servicer, request rules, conversions."""

@@ -1,0 +1,1 @@
+"""Documents (``DocumentService``): rows, units of work, reads."""
