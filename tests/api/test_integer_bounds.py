@@ -104,6 +104,7 @@ BASES: dict[str, Base] = {
     "AppendMessages": _one(cv.AppendMessagesRequest(conversation=C1, messages=[message("x")])),
     "ListMessages": _one(cv.ListMessagesRequest(parent=C1)),
     "StreamMessages": _one(cv.StreamMessagesRequest(parent=C1)),
+    "PopMessages": _one(cv.PopMessagesRequest(conversation=C1, count=1)),
     "RecordFailedRun": _one(
         cv.RecordFailedRunRequest(
             conversation=C1,
