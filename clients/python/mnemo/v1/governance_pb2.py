@@ -23,12 +23,13 @@ _sym_db = _symbol_database.Default()
 
 
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
+from mnemo.v1 import checkpoints_pb2 as mnemo_dot_v1_dot_checkpoints__pb2
 from mnemo.v1 import conversations_pb2 as mnemo_dot_v1_dot_conversations__pb2
 from mnemo.v1 import memories_pb2 as mnemo_dot_v1_dot_memories__pb2
 from mnemo.v1 import working_memory_pb2 as mnemo_dot_v1_dot_working__memory__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19mnemo/v1/governance.proto\x12\x08mnemo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cmnemo/v1/conversations.proto\x1a\x17mnemo/v1/memories.proto\x1a\x1dmnemo/v1/working_memory.proto\"\xaf\x01\n\x07\x43onsent\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12,\n\x05state\x18\x02 \x01(\x0e\x32\x16.mnemo.v1.ConsentStateR\x05state\x12%\n\x0epolicy_version\x18\x03 \x01(\tR\rpolicyVersion\x12;\n\x0bupdate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"\x8f\x01\n\x0eMemorySettings\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n\x07\x65nabled\x18\x02 \x01(\x08R\x07\x65nabled\x12\x12\n\x04\x65tag\x18\x03 \x01(\tR\x04\x65tag\x12;\n\x0bupdate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"\'\n\x11GetConsentRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\"A\n\x12GetConsentResponse\x12+\n\x07\x63onsent\x18\x01 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\"@\n\x11SetConsentRequest\x12+\n\x07\x63onsent\x18\x01 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\"\x99\x01\n\x12SetConsentResponse\x12+\n\x07\x63onsent\x18\x01 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\x12\x31\n\x14\x63\x61ncelled_candidates\x18\x02 \x01(\x05R\x13\x63\x61ncelledCandidates\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\".\n\x18GetMemorySettingsRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\"^\n\x19GetMemorySettingsResponse\x12\x41\n\x0fmemory_settings\x18\x01 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\"`\n\x1bUpdateMemorySettingsRequest\x12\x41\n\x0fmemory_settings\x18\x01 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\"\x86\x01\n\x1cUpdateMemorySettingsResponse\x12\x41\n\x0fmemory_settings\x18\x01 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"\xcf\x05\n\x0c\x45xportRecord\x12<\n\x0c\x63onversation\x18\x01 \x01(\x0b\x32\x16.mnemo.v1.ConversationH\x00R\x0c\x63onversation\x12\x34\n\x07message\x18\x02 \x01(\x0b\x32\x18.mnemo.v1.HistoryMessageH\x00R\x07message\x12\x34\n\nfailed_run\x18\x03 \x01(\x0b\x32\x13.mnemo.v1.FailedRunH\x00R\tfailedRun\x12:\n\x0cmemory_state\x18\x04 \x01(\x0b\x32\x15.mnemo.v1.MemoryStateH\x00R\x0bmemoryState\x12*\n\x06memory\x18\x05 \x01(\x0b\x32\x10.mnemo.v1.MemoryH\x00R\x06memory\x12\x39\n\ttombstone\x18\x06 \x01(\x0b\x32\x19.mnemo.v1.MemoryTombstoneH\x00R\ttombstone\x12\x39\n\tcandidate\x18\x07 \x01(\x0b\x32\x19.mnemo.v1.MemoryCandidateH\x00R\tcandidate\x12-\n\x07\x63onsent\x18\x08 \x01(\x0b\x32\x11.mnemo.v1.ConsentH\x00R\x07\x63onsent\x12\x43\n\x0fmemory_settings\x18\t \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsH\x00R\x0ememorySettings\x12\'\n\x05\x65vent\x18\n \x01(\x0b\x32\x0f.mnemo.v1.EventH\x00R\x05\x65vent\x12\x39\n\x0ememory_version\x18\x0b \x01(\x0b\x32\x10.mnemo.v1.MemoryH\x00R\rmemoryVersion\x12U\n\x15\x63ompaction_checkpoint\x18\x0c \x01(\x0b\x32\x1e.mnemo.v1.CompactionCheckpointH\x00R\x14\x63ompactionCheckpointB\x08\n\x06record\"\x80\x02\n\x14\x43ompactionCheckpoint\x12\"\n\x0c\x63onversation\x18\x01 \x01(\tR\x0c\x63onversation\x12\x1a\n\x08revision\x18\x02 \x01(\tR\x08revision\x12\x18\n\x07\x63overed\x18\x03 \x01(\x03R\x07\x63overed\x12:\n\x0breplacement\x18\x04 \x03(\x0b\x32\x18.mnemo.v1.HistoryMessageR\x0breplacement\x12\x15\n\x06run_id\x18\x05 \x01(\tR\x05runId\x12;\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\"/\n\x15\x45xportUserDataRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\"H\n\x16\x45xportUserDataResponse\x12.\n\x06record\x18\x01 \x01(\x0b\x32\x16.mnemo.v1.ExportRecordR\x06record\"_\n\x15ImportUserDataRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12.\n\x06record\x18\x02 \x01(\x0b\x32\x16.mnemo.v1.ExportRecordR\x06record\"\xbe\x01\n\x16ImportUserDataResponse\x12\x44\n\x06loaded\x18\x01 \x03(\x0b\x32,.mnemo.v1.ImportUserDataResponse.LoadedEntryR\x06loaded\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\x1a\x39\n\x0bLoadedEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\x03R\x05value:\x02\x38\x01\"/\n\x15\x44\x65leteUserDataRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\"\x9a\x04\n\x16\x44\x65leteUserDataResponse\x12T\n\x0c\x64\x65leted_rows\x18\x01 \x03(\x0b\x32\x31.mnemo.v1.DeleteUserDataResponse.DeletedRowsEntryR\x0b\x64\x65letedRows\x12;\n\x0b\x64\x65lete_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ndeleteTime\x12W\n\rretained_rows\x18\x03 \x03(\x0b\x32\x32.mnemo.v1.DeleteUserDataResponse.RetainedRowsEntryR\x0cretainedRows\x12+\n\x07\x63onsent\x18\x04 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\x12\x41\n\x0fmemory_settings\x18\x05 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\x1a>\n\x10\x44\x65letedRowsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\x03R\x05value:\x02\x38\x01\x1a?\n\x11RetainedRowsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\x03R\x05value:\x02\x38\x01\"\x99\x02\n\x05\x45vent\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\'\n\x04type\x18\x02 \x01(\x0e\x32\x13.mnemo.v1.EventTypeR\x04type\x12?\n\nattributes\x18\x03 \x03(\x0b\x32\x1f.mnemo.v1.Event.AttributesEntryR\nattributes\x12;\n\x0b\x63reate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12\x16\n\x06tenant\x18\x05 \x01(\tR\x06tenant\x1a=\n\x0f\x41ttributesEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\"\x92\x01\n\x11ListEventsRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12\x1b\n\tpage_size\x18\x02 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x03 \x01(\tR\tpageToken\x12)\n\x05types\x18\x04 \x03(\x0e\x32\x13.mnemo.v1.EventTypeR\x05types\"e\n\x12ListEventsResponse\x12\'\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x0f.mnemo.v1.EventR\x06\x65vents\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"W\n\x12WatchEventsRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12)\n\x05types\x18\x02 \x03(\x0e\x32\x13.mnemo.v1.EventTypeR\x05types\"<\n\x13WatchEventsResponse\x12%\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x0f.mnemo.v1.EventR\x05\x65vent*e\n\x0c\x43onsentState\x12\x1d\n\x19\x43ONSENT_STATE_UNSPECIFIED\x10\x00\x12\x19\n\x15\x43ONSENT_STATE_GRANTED\x10\x01\x12\x1b\n\x17\x43ONSENT_STATE_WITHDRAWN\x10\x02*\x9f\x02\n\tEventType\x12\x1a\n\x16\x45VENT_TYPE_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x45VENT_TYPE_MEMORY_SAVED\x10\x01\x12\x1d\n\x19\x45VENT_TYPE_MEMORY_DELETED\x10\x02\x12\x1d\n\x19\x45VENT_TYPE_MEMORY_CLEARED\x10\x03\x12\x1e\n\x1a\x45VENT_TYPE_MEMORY_RECALLED\x10\x04\x12)\n%EVENT_TYPE_MEMORY_EXTRACTION_PROPOSED\x10\x05\x12)\n%EVENT_TYPE_MEMORY_EXTRACTION_RESOLVED\x10\x06\x12%\n!EVENT_TYPE_MEMORY_CONSENT_CHANGED\x10\x07\x32\x84\x06\n\x11GovernanceService\x12G\n\nGetConsent\x12\x1b.mnemo.v1.GetConsentRequest\x1a\x1c.mnemo.v1.GetConsentResponse\x12G\n\nSetConsent\x12\x1b.mnemo.v1.SetConsentRequest\x1a\x1c.mnemo.v1.SetConsentResponse\x12\\\n\x11GetMemorySettings\x12\".mnemo.v1.GetMemorySettingsRequest\x1a#.mnemo.v1.GetMemorySettingsResponse\x12\x65\n\x14UpdateMemorySettings\x12%.mnemo.v1.UpdateMemorySettingsRequest\x1a&.mnemo.v1.UpdateMemorySettingsResponse\x12U\n\x0e\x45xportUserData\x12\x1f.mnemo.v1.ExportUserDataRequest\x1a .mnemo.v1.ExportUserDataResponse0\x01\x12U\n\x0eImportUserData\x12\x1f.mnemo.v1.ImportUserDataRequest\x1a .mnemo.v1.ImportUserDataResponse(\x01\x12S\n\x0e\x44\x65leteUserData\x12\x1f.mnemo.v1.DeleteUserDataRequest\x1a .mnemo.v1.DeleteUserDataResponse\x12G\n\nListEvents\x12\x1b.mnemo.v1.ListEventsRequest\x1a\x1c.mnemo.v1.ListEventsResponse\x12L\n\x0bWatchEvents\x12\x1c.mnemo.v1.WatchEventsRequest\x1a\x1d.mnemo.v1.WatchEventsResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19mnemo/v1/governance.proto\x12\x08mnemo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1amnemo/v1/checkpoints.proto\x1a\x1cmnemo/v1/conversations.proto\x1a\x17mnemo/v1/memories.proto\x1a\x1dmnemo/v1/working_memory.proto\"\xaf\x01\n\x07\x43onsent\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12,\n\x05state\x18\x02 \x01(\x0e\x32\x16.mnemo.v1.ConsentStateR\x05state\x12%\n\x0epolicy_version\x18\x03 \x01(\tR\rpolicyVersion\x12;\n\x0bupdate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"\x8f\x01\n\x0eMemorySettings\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n\x07\x65nabled\x18\x02 \x01(\x08R\x07\x65nabled\x12\x12\n\x04\x65tag\x18\x03 \x01(\tR\x04\x65tag\x12;\n\x0bupdate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"\'\n\x11GetConsentRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\"A\n\x12GetConsentResponse\x12+\n\x07\x63onsent\x18\x01 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\"@\n\x11SetConsentRequest\x12+\n\x07\x63onsent\x18\x01 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\"\x99\x01\n\x12SetConsentResponse\x12+\n\x07\x63onsent\x18\x01 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\x12\x31\n\x14\x63\x61ncelled_candidates\x18\x02 \x01(\x05R\x13\x63\x61ncelledCandidates\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\".\n\x18GetMemorySettingsRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\"^\n\x19GetMemorySettingsResponse\x12\x41\n\x0fmemory_settings\x18\x01 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\"`\n\x1bUpdateMemorySettingsRequest\x12\x41\n\x0fmemory_settings\x18\x01 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\"\x86\x01\n\x1cUpdateMemorySettingsResponse\x12\x41\n\x0fmemory_settings\x18\x01 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"\x87\x06\n\x0c\x45xportRecord\x12<\n\x0c\x63onversation\x18\x01 \x01(\x0b\x32\x16.mnemo.v1.ConversationH\x00R\x0c\x63onversation\x12\x34\n\x07message\x18\x02 \x01(\x0b\x32\x18.mnemo.v1.HistoryMessageH\x00R\x07message\x12\x34\n\nfailed_run\x18\x03 \x01(\x0b\x32\x13.mnemo.v1.FailedRunH\x00R\tfailedRun\x12:\n\x0cmemory_state\x18\x04 \x01(\x0b\x32\x15.mnemo.v1.MemoryStateH\x00R\x0bmemoryState\x12*\n\x06memory\x18\x05 \x01(\x0b\x32\x10.mnemo.v1.MemoryH\x00R\x06memory\x12\x39\n\ttombstone\x18\x06 \x01(\x0b\x32\x19.mnemo.v1.MemoryTombstoneH\x00R\ttombstone\x12\x39\n\tcandidate\x18\x07 \x01(\x0b\x32\x19.mnemo.v1.MemoryCandidateH\x00R\tcandidate\x12-\n\x07\x63onsent\x18\x08 \x01(\x0b\x32\x11.mnemo.v1.ConsentH\x00R\x07\x63onsent\x12\x43\n\x0fmemory_settings\x18\t \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsH\x00R\x0ememorySettings\x12\'\n\x05\x65vent\x18\n \x01(\x0b\x32\x0f.mnemo.v1.EventH\x00R\x05\x65vent\x12\x39\n\x0ememory_version\x18\x0b \x01(\x0b\x32\x10.mnemo.v1.MemoryH\x00R\rmemoryVersion\x12U\n\x15\x63ompaction_checkpoint\x18\x0c \x01(\x0b\x32\x1e.mnemo.v1.CompactionCheckpointH\x00R\x14\x63ompactionCheckpoint\x12\x36\n\ncheckpoint\x18\x19 \x01(\x0b\x32\x14.mnemo.v1.CheckpointH\x00R\ncheckpointB\x08\n\x06record\"\x80\x02\n\x14\x43ompactionCheckpoint\x12\"\n\x0c\x63onversation\x18\x01 \x01(\tR\x0c\x63onversation\x12\x1a\n\x08revision\x18\x02 \x01(\tR\x08revision\x12\x18\n\x07\x63overed\x18\x03 \x01(\x03R\x07\x63overed\x12:\n\x0breplacement\x18\x04 \x03(\x0b\x32\x18.mnemo.v1.HistoryMessageR\x0breplacement\x12\x15\n\x06run_id\x18\x05 \x01(\tR\x05runId\x12;\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\"/\n\x15\x45xportUserDataRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\"H\n\x16\x45xportUserDataResponse\x12.\n\x06record\x18\x01 \x01(\x0b\x32\x16.mnemo.v1.ExportRecordR\x06record\"_\n\x15ImportUserDataRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12.\n\x06record\x18\x02 \x01(\x0b\x32\x16.mnemo.v1.ExportRecordR\x06record\"\xbe\x01\n\x16ImportUserDataResponse\x12\x44\n\x06loaded\x18\x01 \x03(\x0b\x32,.mnemo.v1.ImportUserDataResponse.LoadedEntryR\x06loaded\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\x1a\x39\n\x0bLoadedEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\x03R\x05value:\x02\x38\x01\"/\n\x15\x44\x65leteUserDataRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\"\x9a\x04\n\x16\x44\x65leteUserDataResponse\x12T\n\x0c\x64\x65leted_rows\x18\x01 \x03(\x0b\x32\x31.mnemo.v1.DeleteUserDataResponse.DeletedRowsEntryR\x0b\x64\x65letedRows\x12;\n\x0b\x64\x65lete_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ndeleteTime\x12W\n\rretained_rows\x18\x03 \x03(\x0b\x32\x32.mnemo.v1.DeleteUserDataResponse.RetainedRowsEntryR\x0cretainedRows\x12+\n\x07\x63onsent\x18\x04 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\x12\x41\n\x0fmemory_settings\x18\x05 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\x1a>\n\x10\x44\x65letedRowsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\x03R\x05value:\x02\x38\x01\x1a?\n\x11RetainedRowsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\x03R\x05value:\x02\x38\x01\"\x99\x02\n\x05\x45vent\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\'\n\x04type\x18\x02 \x01(\x0e\x32\x13.mnemo.v1.EventTypeR\x04type\x12?\n\nattributes\x18\x03 \x03(\x0b\x32\x1f.mnemo.v1.Event.AttributesEntryR\nattributes\x12;\n\x0b\x63reate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12\x16\n\x06tenant\x18\x05 \x01(\tR\x06tenant\x1a=\n\x0f\x41ttributesEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\"\x92\x01\n\x11ListEventsRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12\x1b\n\tpage_size\x18\x02 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x03 \x01(\tR\tpageToken\x12)\n\x05types\x18\x04 \x03(\x0e\x32\x13.mnemo.v1.EventTypeR\x05types\"e\n\x12ListEventsResponse\x12\'\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x0f.mnemo.v1.EventR\x06\x65vents\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"W\n\x12WatchEventsRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12)\n\x05types\x18\x02 \x03(\x0e\x32\x13.mnemo.v1.EventTypeR\x05types\"<\n\x13WatchEventsResponse\x12%\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x0f.mnemo.v1.EventR\x05\x65vent*e\n\x0c\x43onsentState\x12\x1d\n\x19\x43ONSENT_STATE_UNSPECIFIED\x10\x00\x12\x19\n\x15\x43ONSENT_STATE_GRANTED\x10\x01\x12\x1b\n\x17\x43ONSENT_STATE_WITHDRAWN\x10\x02*\x9f\x02\n\tEventType\x12\x1a\n\x16\x45VENT_TYPE_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x45VENT_TYPE_MEMORY_SAVED\x10\x01\x12\x1d\n\x19\x45VENT_TYPE_MEMORY_DELETED\x10\x02\x12\x1d\n\x19\x45VENT_TYPE_MEMORY_CLEARED\x10\x03\x12\x1e\n\x1a\x45VENT_TYPE_MEMORY_RECALLED\x10\x04\x12)\n%EVENT_TYPE_MEMORY_EXTRACTION_PROPOSED\x10\x05\x12)\n%EVENT_TYPE_MEMORY_EXTRACTION_RESOLVED\x10\x06\x12%\n!EVENT_TYPE_MEMORY_CONSENT_CHANGED\x10\x07\x32\x84\x06\n\x11GovernanceService\x12G\n\nGetConsent\x12\x1b.mnemo.v1.GetConsentRequest\x1a\x1c.mnemo.v1.GetConsentResponse\x12G\n\nSetConsent\x12\x1b.mnemo.v1.SetConsentRequest\x1a\x1c.mnemo.v1.SetConsentResponse\x12\\\n\x11GetMemorySettings\x12\".mnemo.v1.GetMemorySettingsRequest\x1a#.mnemo.v1.GetMemorySettingsResponse\x12\x65\n\x14UpdateMemorySettings\x12%.mnemo.v1.UpdateMemorySettingsRequest\x1a&.mnemo.v1.UpdateMemorySettingsResponse\x12U\n\x0e\x45xportUserData\x12\x1f.mnemo.v1.ExportUserDataRequest\x1a .mnemo.v1.ExportUserDataResponse0\x01\x12U\n\x0eImportUserData\x12\x1f.mnemo.v1.ImportUserDataRequest\x1a .mnemo.v1.ImportUserDataResponse(\x01\x12S\n\x0e\x44\x65leteUserData\x12\x1f.mnemo.v1.DeleteUserDataRequest\x1a .mnemo.v1.DeleteUserDataResponse\x12G\n\nListEvents\x12\x1b.mnemo.v1.ListEventsRequest\x1a\x1c.mnemo.v1.ListEventsResponse\x12L\n\x0bWatchEvents\x12\x1c.mnemo.v1.WatchEventsRequest\x1a\x1d.mnemo.v1.WatchEventsResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,64 +44,64 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DELETEUSERDATARESPONSE_RETAINEDROWSENTRY']._serialized_options = b'8\001'
   _globals['_EVENT_ATTRIBUTESENTRY']._loaded_options = None
   _globals['_EVENT_ATTRIBUTESENTRY']._serialized_options = b'8\001'
-  _globals['_CONSENTSTATE']._serialized_start=3862
-  _globals['_CONSENTSTATE']._serialized_end=3963
-  _globals['_EVENTTYPE']._serialized_start=3966
-  _globals['_EVENTTYPE']._serialized_end=4253
-  _globals['_CONSENT']._serialized_start=159
-  _globals['_CONSENT']._serialized_end=334
-  _globals['_MEMORYSETTINGS']._serialized_start=337
-  _globals['_MEMORYSETTINGS']._serialized_end=480
-  _globals['_GETCONSENTREQUEST']._serialized_start=482
-  _globals['_GETCONSENTREQUEST']._serialized_end=521
-  _globals['_GETCONSENTRESPONSE']._serialized_start=523
-  _globals['_GETCONSENTRESPONSE']._serialized_end=588
-  _globals['_SETCONSENTREQUEST']._serialized_start=590
-  _globals['_SETCONSENTREQUEST']._serialized_end=654
-  _globals['_SETCONSENTRESPONSE']._serialized_start=657
-  _globals['_SETCONSENTRESPONSE']._serialized_end=810
-  _globals['_GETMEMORYSETTINGSREQUEST']._serialized_start=812
-  _globals['_GETMEMORYSETTINGSREQUEST']._serialized_end=858
-  _globals['_GETMEMORYSETTINGSRESPONSE']._serialized_start=860
-  _globals['_GETMEMORYSETTINGSRESPONSE']._serialized_end=954
-  _globals['_UPDATEMEMORYSETTINGSREQUEST']._serialized_start=956
-  _globals['_UPDATEMEMORYSETTINGSREQUEST']._serialized_end=1052
-  _globals['_UPDATEMEMORYSETTINGSRESPONSE']._serialized_start=1055
-  _globals['_UPDATEMEMORYSETTINGSRESPONSE']._serialized_end=1189
-  _globals['_EXPORTRECORD']._serialized_start=1192
-  _globals['_EXPORTRECORD']._serialized_end=1911
-  _globals['_COMPACTIONCHECKPOINT']._serialized_start=1914
-  _globals['_COMPACTIONCHECKPOINT']._serialized_end=2170
-  _globals['_EXPORTUSERDATAREQUEST']._serialized_start=2172
-  _globals['_EXPORTUSERDATAREQUEST']._serialized_end=2219
-  _globals['_EXPORTUSERDATARESPONSE']._serialized_start=2221
-  _globals['_EXPORTUSERDATARESPONSE']._serialized_end=2293
-  _globals['_IMPORTUSERDATAREQUEST']._serialized_start=2295
-  _globals['_IMPORTUSERDATAREQUEST']._serialized_end=2390
-  _globals['_IMPORTUSERDATARESPONSE']._serialized_start=2393
-  _globals['_IMPORTUSERDATARESPONSE']._serialized_end=2583
-  _globals['_IMPORTUSERDATARESPONSE_LOADEDENTRY']._serialized_start=2526
-  _globals['_IMPORTUSERDATARESPONSE_LOADEDENTRY']._serialized_end=2583
-  _globals['_DELETEUSERDATAREQUEST']._serialized_start=2585
-  _globals['_DELETEUSERDATAREQUEST']._serialized_end=2632
-  _globals['_DELETEUSERDATARESPONSE']._serialized_start=2635
-  _globals['_DELETEUSERDATARESPONSE']._serialized_end=3173
-  _globals['_DELETEUSERDATARESPONSE_DELETEDROWSENTRY']._serialized_start=3046
-  _globals['_DELETEUSERDATARESPONSE_DELETEDROWSENTRY']._serialized_end=3108
-  _globals['_DELETEUSERDATARESPONSE_RETAINEDROWSENTRY']._serialized_start=3110
-  _globals['_DELETEUSERDATARESPONSE_RETAINEDROWSENTRY']._serialized_end=3173
-  _globals['_EVENT']._serialized_start=3176
-  _globals['_EVENT']._serialized_end=3457
-  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_start=3396
-  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_end=3457
-  _globals['_LISTEVENTSREQUEST']._serialized_start=3460
-  _globals['_LISTEVENTSREQUEST']._serialized_end=3606
-  _globals['_LISTEVENTSRESPONSE']._serialized_start=3608
-  _globals['_LISTEVENTSRESPONSE']._serialized_end=3709
-  _globals['_WATCHEVENTSREQUEST']._serialized_start=3711
-  _globals['_WATCHEVENTSREQUEST']._serialized_end=3798
-  _globals['_WATCHEVENTSRESPONSE']._serialized_start=3800
-  _globals['_WATCHEVENTSRESPONSE']._serialized_end=3860
-  _globals['_GOVERNANCESERVICE']._serialized_start=4256
-  _globals['_GOVERNANCESERVICE']._serialized_end=5028
+  _globals['_CONSENTSTATE']._serialized_start=3946
+  _globals['_CONSENTSTATE']._serialized_end=4047
+  _globals['_EVENTTYPE']._serialized_start=4050
+  _globals['_EVENTTYPE']._serialized_end=4337
+  _globals['_CONSENT']._serialized_start=187
+  _globals['_CONSENT']._serialized_end=362
+  _globals['_MEMORYSETTINGS']._serialized_start=365
+  _globals['_MEMORYSETTINGS']._serialized_end=508
+  _globals['_GETCONSENTREQUEST']._serialized_start=510
+  _globals['_GETCONSENTREQUEST']._serialized_end=549
+  _globals['_GETCONSENTRESPONSE']._serialized_start=551
+  _globals['_GETCONSENTRESPONSE']._serialized_end=616
+  _globals['_SETCONSENTREQUEST']._serialized_start=618
+  _globals['_SETCONSENTREQUEST']._serialized_end=682
+  _globals['_SETCONSENTRESPONSE']._serialized_start=685
+  _globals['_SETCONSENTRESPONSE']._serialized_end=838
+  _globals['_GETMEMORYSETTINGSREQUEST']._serialized_start=840
+  _globals['_GETMEMORYSETTINGSREQUEST']._serialized_end=886
+  _globals['_GETMEMORYSETTINGSRESPONSE']._serialized_start=888
+  _globals['_GETMEMORYSETTINGSRESPONSE']._serialized_end=982
+  _globals['_UPDATEMEMORYSETTINGSREQUEST']._serialized_start=984
+  _globals['_UPDATEMEMORYSETTINGSREQUEST']._serialized_end=1080
+  _globals['_UPDATEMEMORYSETTINGSRESPONSE']._serialized_start=1083
+  _globals['_UPDATEMEMORYSETTINGSRESPONSE']._serialized_end=1217
+  _globals['_EXPORTRECORD']._serialized_start=1220
+  _globals['_EXPORTRECORD']._serialized_end=1995
+  _globals['_COMPACTIONCHECKPOINT']._serialized_start=1998
+  _globals['_COMPACTIONCHECKPOINT']._serialized_end=2254
+  _globals['_EXPORTUSERDATAREQUEST']._serialized_start=2256
+  _globals['_EXPORTUSERDATAREQUEST']._serialized_end=2303
+  _globals['_EXPORTUSERDATARESPONSE']._serialized_start=2305
+  _globals['_EXPORTUSERDATARESPONSE']._serialized_end=2377
+  _globals['_IMPORTUSERDATAREQUEST']._serialized_start=2379
+  _globals['_IMPORTUSERDATAREQUEST']._serialized_end=2474
+  _globals['_IMPORTUSERDATARESPONSE']._serialized_start=2477
+  _globals['_IMPORTUSERDATARESPONSE']._serialized_end=2667
+  _globals['_IMPORTUSERDATARESPONSE_LOADEDENTRY']._serialized_start=2610
+  _globals['_IMPORTUSERDATARESPONSE_LOADEDENTRY']._serialized_end=2667
+  _globals['_DELETEUSERDATAREQUEST']._serialized_start=2669
+  _globals['_DELETEUSERDATAREQUEST']._serialized_end=2716
+  _globals['_DELETEUSERDATARESPONSE']._serialized_start=2719
+  _globals['_DELETEUSERDATARESPONSE']._serialized_end=3257
+  _globals['_DELETEUSERDATARESPONSE_DELETEDROWSENTRY']._serialized_start=3130
+  _globals['_DELETEUSERDATARESPONSE_DELETEDROWSENTRY']._serialized_end=3192
+  _globals['_DELETEUSERDATARESPONSE_RETAINEDROWSENTRY']._serialized_start=3194
+  _globals['_DELETEUSERDATARESPONSE_RETAINEDROWSENTRY']._serialized_end=3257
+  _globals['_EVENT']._serialized_start=3260
+  _globals['_EVENT']._serialized_end=3541
+  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_start=3480
+  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_end=3541
+  _globals['_LISTEVENTSREQUEST']._serialized_start=3544
+  _globals['_LISTEVENTSREQUEST']._serialized_end=3690
+  _globals['_LISTEVENTSRESPONSE']._serialized_start=3692
+  _globals['_LISTEVENTSRESPONSE']._serialized_end=3793
+  _globals['_WATCHEVENTSREQUEST']._serialized_start=3795
+  _globals['_WATCHEVENTSREQUEST']._serialized_end=3882
+  _globals['_WATCHEVENTSRESPONSE']._serialized_start=3884
+  _globals['_WATCHEVENTSRESPONSE']._serialized_end=3944
+  _globals['_GOVERNANCESERVICE']._serialized_start=4340
+  _globals['_GOVERNANCESERVICE']._serialized_end=5112
 # @@protoc_insertion_point(module_scope)

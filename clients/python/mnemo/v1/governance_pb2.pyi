@@ -1,6 +1,7 @@
 import datetime
 
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from mnemo.v1 import checkpoints_pb2 as _checkpoints_pb2
 from mnemo.v1 import conversations_pb2 as _conversations_pb2
 from mnemo.v1 import memories_pb2 as _memories_pb2
 from mnemo.v1 import working_memory_pb2 as _working_memory_pb2
@@ -120,7 +121,7 @@ class UpdateMemorySettingsResponse(_message.Message):
     def __init__(self, memory_settings: _Optional[_Union[MemorySettings, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class ExportRecord(_message.Message):
-    __slots__ = ("conversation", "message", "failed_run", "memory_state", "memory", "tombstone", "candidate", "consent", "memory_settings", "event", "memory_version", "compaction_checkpoint")
+    __slots__ = ("conversation", "message", "failed_run", "memory_state", "memory", "tombstone", "candidate", "consent", "memory_settings", "event", "memory_version", "compaction_checkpoint", "checkpoint")
     CONVERSATION_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     FAILED_RUN_FIELD_NUMBER: _ClassVar[int]
@@ -133,6 +134,7 @@ class ExportRecord(_message.Message):
     EVENT_FIELD_NUMBER: _ClassVar[int]
     MEMORY_VERSION_FIELD_NUMBER: _ClassVar[int]
     COMPACTION_CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     conversation: _conversations_pb2.Conversation
     message: _conversations_pb2.HistoryMessage
     failed_run: _conversations_pb2.FailedRun
@@ -145,7 +147,8 @@ class ExportRecord(_message.Message):
     event: Event
     memory_version: _memories_pb2.Memory
     compaction_checkpoint: CompactionCheckpoint
-    def __init__(self, conversation: _Optional[_Union[_conversations_pb2.Conversation, _Mapping]] = ..., message: _Optional[_Union[_conversations_pb2.HistoryMessage, _Mapping]] = ..., failed_run: _Optional[_Union[_conversations_pb2.FailedRun, _Mapping]] = ..., memory_state: _Optional[_Union[_working_memory_pb2.MemoryState, _Mapping]] = ..., memory: _Optional[_Union[_memories_pb2.Memory, _Mapping]] = ..., tombstone: _Optional[_Union[_memories_pb2.MemoryTombstone, _Mapping]] = ..., candidate: _Optional[_Union[_memories_pb2.MemoryCandidate, _Mapping]] = ..., consent: _Optional[_Union[Consent, _Mapping]] = ..., memory_settings: _Optional[_Union[MemorySettings, _Mapping]] = ..., event: _Optional[_Union[Event, _Mapping]] = ..., memory_version: _Optional[_Union[_memories_pb2.Memory, _Mapping]] = ..., compaction_checkpoint: _Optional[_Union[CompactionCheckpoint, _Mapping]] = ...) -> None: ...
+    checkpoint: _checkpoints_pb2.Checkpoint
+    def __init__(self, conversation: _Optional[_Union[_conversations_pb2.Conversation, _Mapping]] = ..., message: _Optional[_Union[_conversations_pb2.HistoryMessage, _Mapping]] = ..., failed_run: _Optional[_Union[_conversations_pb2.FailedRun, _Mapping]] = ..., memory_state: _Optional[_Union[_working_memory_pb2.MemoryState, _Mapping]] = ..., memory: _Optional[_Union[_memories_pb2.Memory, _Mapping]] = ..., tombstone: _Optional[_Union[_memories_pb2.MemoryTombstone, _Mapping]] = ..., candidate: _Optional[_Union[_memories_pb2.MemoryCandidate, _Mapping]] = ..., consent: _Optional[_Union[Consent, _Mapping]] = ..., memory_settings: _Optional[_Union[MemorySettings, _Mapping]] = ..., event: _Optional[_Union[Event, _Mapping]] = ..., memory_version: _Optional[_Union[_memories_pb2.Memory, _Mapping]] = ..., compaction_checkpoint: _Optional[_Union[CompactionCheckpoint, _Mapping]] = ..., checkpoint: _Optional[_Union[_checkpoints_pb2.Checkpoint, _Mapping]] = ...) -> None: ...
 
 class CompactionCheckpoint(_message.Message):
     __slots__ = ("conversation", "revision", "covered", "replacement", "run_id", "create_time")
