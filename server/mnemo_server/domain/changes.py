@@ -8,10 +8,10 @@ never later finds an uncommitted ``m < n`` appearing (no gap).
 
 The state is the resource as the mutation left it, as a domain object:
 ``MemoryState``, ``Conversation``, ``StoredMessage``, ``Memory``,
-``MemoryTombstone``, ``MemorySettings``, ``Consent``, ``MemoryCandidate`` or
-``FailedRun``; ``None`` for an erasure, and for earlier changes of a memory
-whose text a private delete removed (the delete's own change carries the
-tombstone).
+``MemoryTombstone``, ``MemorySettings``, ``Consent``, ``MemoryCandidate``,
+``FailedRun`` or ``CheckpointRef``; ``None`` for an erasure, and for
+earlier changes of a memory whose text a private delete removed (the
+delete's own change carries the tombstone).
 
 What each write appends (``store.feed.changes``; UPSERT unless said):
 
@@ -39,6 +39,9 @@ What each write appends (``store.feed.changes``; UPSERT unless said):
 - settings: ``MemorySettings``; consent: ``Consent`` (then every pending
   candidate a withdrawal cancelled); setting the stored consent again appends
   nothing;
+- graph checkpoints (``store.checkpoints.writes``): put and writes: the
+  ``CheckpointRef`` (no bytes); pruned or run-deleted checkpoints: DELETE
+  with the ref; a deleted thread: DELETE of the thread (no state);
 - import: one change per imported resource; erasure: every change of the
   user is deleted and one ERASE change (resource ``users/{user}``, no state)
   appended.
@@ -50,6 +53,7 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
+from mnemo_server.domain.checkpoints import CheckpointRef
 from mnemo_server.domain.governance import Consent, MemorySettings
 from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTombstone
 from mnemo_server.domain.models import Conversation, FailedRun, MemoryState, StoredMessage
@@ -64,6 +68,7 @@ ChangeState = (
     | Consent
     | MemoryCandidate
     | FailedRun
+    | CheckpointRef
 )
 
 

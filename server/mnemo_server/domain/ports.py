@@ -22,6 +22,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from mnemo_server.domain.changes import ChangePage
+from mnemo_server.domain.checkpoints import CheckpointQuery, StoredCheckpoint, ThreadKey
 from mnemo_server.domain.commands import Command, Written
 from mnemo_server.domain.commands.governance import DeleteUserData, ImportUserData
 from mnemo_server.domain.governance import (
@@ -306,4 +307,21 @@ class ChangeStore(Protocol):
         changes, never one from the middle); returns how many were deleted.
         Each user's cursor counter survives (even with no change left), so
         cursors keep growing."""
+        ...
+
+
+class CheckpointStore(Protocol):
+    """Graph checkpoints (``domain.checkpoints``); the writes are commands
+    (``domain.commands.checkpoints``)."""
+
+    async def get_checkpoint(
+        self, key: ThreadKey, checkpoint_ns: str, checkpoint_id: str
+    ) -> StoredCheckpoint | None:
+        """The checkpoint with its pending writes (``checkpoint_id`` ``""``:
+        the newest of the namespace), or ``None``. Raises nothing of its own."""
+        ...
+
+    async def list_checkpoints(self, query: CheckpointQuery) -> list[StoredCheckpoint]:
+        """Up to ``query.limit`` checkpoints, newest first, each with its
+        pending writes. Raises nothing of its own."""
         ...

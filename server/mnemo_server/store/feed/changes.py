@@ -64,6 +64,7 @@ from mnemo_server.domain.changes import (
     ChangeState,
     NewChange,
 )
+from mnemo_server.domain.checkpoints import CheckpointRef
 from mnemo_server.domain.errors import OutOfRange
 from mnemo_server.domain.governance import (
     Consent,
@@ -128,6 +129,7 @@ STATE_TYPES: dict[str, type[Any]] = {
         Consent,
         MemoryCandidate,
         FailedRun,
+        CheckpointRef,
     )
 }
 """The stored type name of each kind of state."""
