@@ -1,0 +1,1 @@
+"""Adapters of Mnemo to agent runtimes (optional extras of ``mnemo-client``)."""
