@@ -34,7 +34,7 @@ NPM_STAMP := $(TS_DIR)/node_modules/.installed
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters tests/support tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	test-unit test-store test-api test-typescript lint-typescript test-browser bench bench-venv \
+	test-unit test-store test-api test-langgraph test-typescript lint-typescript test-browser bench bench-venv \
 	bench-report bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
@@ -180,7 +180,7 @@ soak: $(STAMP) ## Mixed load for 20 min (not in make test): RSS, fds, DB connect
 # ----------------------------------------------------------------------- tests
 
 # Every language's suite is a prerequisite here.
-test: $(STAMP) gen-check buf-lint lint test-python test-typescript test-browser ## All checks and tests (what CI runs): gen-check, buf-lint, lint, test-python, test-typescript, test-browser
+test: $(STAMP) gen-check buf-lint lint test-python test-typescript test-browser test-langgraph ## All checks and tests (what CI runs): gen-check, buf-lint, lint, test-python, test-typescript, test-browser, test-langgraph
 	@echo "make test: all checks and test suites passed"
 
 NGINX := /usr/sbin/nginx
@@ -189,6 +189,28 @@ test-python: $(STAMP) ## Python tests: pytest over tests/, against SQLite and a 
 	@command -v nginx >/dev/null || test -x $(NGINX) || { echo "==> apt-get install nginx"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null; }
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# LangGraph's own suites against the Mnemo adapters, in a venv of their own
+# (.venv-langgraph: the pinned langgraph packages of LG_REQS with --no-deps,
+# plus mnemo-client from clients/python), each beside a live server on
+# 127.0.0.1 over a throwaway SQLite (tests/peers/with_mnemo_server.py).
+LG_VENV := .venv-langgraph
+LG_REQS := tests/peers/requirements-langgraph.txt
+LG_STAMP := $(LG_VENV)/.installed
+WITH_SERVER := $(PY) -m tests.peers.with_mnemo_server --
+
+$(LG_STAMP): $(LG_REQS) clients/python/pyproject.toml
+	@echo "==> installing the LangGraph peers' environment $(LG_VENV) (pinned by $(LG_REQS))"
+	rm -rf $(LG_VENV)
+	$(PYTHON) -m venv $(LG_VENV)
+	$(LG_VENV)/bin/python -m pip install --quiet --progress-bar off --no-deps -r $(LG_REQS)
+	PYTHONWARNINGS="ignore:Editable installation" \
+		$(LG_VENV)/bin/python -m pip install --quiet --progress-bar off --no-deps -e clients/python
+	@touch $@
+
+test-langgraph: $(STAMP) $(LG_STAMP) ## LangGraph: checkpointer conformance (validate()) for MnemoSaver, and a graph interrupted in one process and resumed in another
+	$(WITH_SERVER) $(LG_VENV)/bin/python tests/peers/langgraph_saver_conformance.py
+	$(WITH_SERVER) $(LG_VENV)/bin/python tests/peers/langgraph_interrupt_resume.py
 
 test-unit: $(STAMP) ## pytest tests/unit
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
