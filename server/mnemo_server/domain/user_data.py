@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from mnemo_server.domain.checkpoints import StoredCheckpoint
 from mnemo_server.domain.governance import Consent, Event, MemorySettings
 from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTombstone
 from mnemo_server.domain.models import (
@@ -125,6 +126,7 @@ ExportItem = (
     | MemoryTombstone
     | MemoryCandidate
     | Event
+    | StoredCheckpoint
 )
 """One record of an export."""
 
@@ -144,6 +146,7 @@ class ExportSection(StrEnum):
     TOMBSTONES = "tombstones"
     CANDIDATES = "candidates"
     EVENTS = "events"
+    GRAPH_CHECKPOINTS = "graph_checkpoints"
 
 
 EXPORT_SECTIONS: tuple[ExportSection, ...] = tuple(ExportSection)
@@ -173,3 +176,5 @@ class UserData:
     tombstones: tuple[MemoryTombstone, ...] = ()
     candidates: tuple[MemoryCandidate, ...] = ()
     events: tuple[Event, ...] = ()
+    graph_checkpoints: tuple[StoredCheckpoint, ...] = ()
+    """Graph checkpoints with their pending writes (``domain.checkpoints``)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from datetime import UTC
 from typing import Any
 
 from mnemo.v1 import checkpoints_pb2 as pb
@@ -24,6 +25,8 @@ from mnemo_server.domain.checkpoints import (
     MAX_CHECKPOINT_METADATA_BYTES,
     MAX_NAMESPACE_CHARS,
     MAX_WRITES_PER_CALL,
+    PendingWrite,
+    StoredCheckpoint,
     ThreadKey,
 )
 
@@ -58,13 +61,13 @@ def checkpoint_keys(v: Validator, checkpoint_ns: str, checkpoint_id: str, prefix
     v.identifier(checkpoint_id, f"{prefix}checkpoint_id")
 
 
-def checkpoint(v: Validator, value: pb.Checkpoint) -> None:
+def checkpoint(v: Validator, value: pb.Checkpoint, prefix: str = "checkpoint") -> None:
     """A checkpoint to store: id required, metadata a JSON object."""
-    checkpoint_keys(v, value.checkpoint_ns, value.checkpoint_id, "checkpoint.")
-    v.required(value.checkpoint_id, "checkpoint.checkpoint_id")
-    v.identifier(value.parent_checkpoint_id, "checkpoint.parent_checkpoint_id")
-    v.identifier(value.type, "checkpoint.type")
-    metadata(v, value.metadata_json, "checkpoint.metadata_json")
+    checkpoint_keys(v, value.checkpoint_ns, value.checkpoint_id, f"{prefix}.")
+    v.required(value.checkpoint_id, f"{prefix}.checkpoint_id")
+    v.identifier(value.parent_checkpoint_id, f"{prefix}.parent_checkpoint_id")
+    v.identifier(value.type, f"{prefix}.type")
+    metadata(v, value.metadata_json, f"{prefix}.metadata_json")
 
 
 def metadata(v: Validator, value: str, field: str) -> None:
@@ -121,3 +124,44 @@ def ids(v: Validator, values: Any, field: str) -> tuple[str, ...]:
     for index, value in enumerate(values[: MAX_WRITES_PER_CALL + 1]):
         v.identifier(value, f"{field}[{index}]", required=True)
     return tuple(values)
+
+
+def imported(v: Validator, user_id: str, value: pb.Checkpoint, prefix: str) -> StoredCheckpoint:
+    """An ``ExportRecord.checkpoint`` of an import into ``user_id``: a thread
+    of that user, the checkpoint's rules, its writes' rules (the record's
+    ``create_time`` kept when set)."""
+    key = _NO_THREAD
+    match = _THREAD.fullmatch(value.thread)
+    if match is None or match.group(1) != user_id:
+        v.add(
+            names.invalid_name(
+                value.thread, f"{prefix}.thread", f"users/{user_id}/threads/{{thread}}"
+            )
+        )
+    else:
+        key = ThreadKey(user_id, match.group(2))
+    checkpoint(v, value, prefix)
+    writes(v, value.pending_writes, f"{prefix}.pending_writes")
+    return StoredCheckpoint(
+        thread_id=key.thread_id,
+        checkpoint_ns=value.checkpoint_ns,
+        checkpoint_id=value.checkpoint_id,
+        parent_checkpoint_id=value.parent_checkpoint_id,
+        type=value.type,
+        checkpoint=value.checkpoint,
+        metadata_json=value.metadata_json or "{}",
+        create_time=value.create_time.ToDatetime(tzinfo=UTC)
+        if value.HasField("create_time")
+        else None,
+        pending_writes=tuple(
+            PendingWrite(
+                task_id=w.task_id,
+                idx=w.idx,
+                channel=w.channel,
+                type=w.type,
+                value=w.value,
+                task_path=w.task_path,
+            )
+            for w in value.pending_writes
+        ),
+    )

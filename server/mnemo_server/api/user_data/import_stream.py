@@ -36,11 +36,13 @@ from typing import Any, Generic, TypeVar
 
 from mnemo.v1 import governance_pb2 as pb
 from mnemo_server.api import names
+from mnemo_server.api.checkpoints.requests import imported as imported_checkpoint
 from mnemo_server.api.user_data import records
 from mnemo_server.api.user_data.convert import record_kind
 from mnemo_server.api.validation import Validator, too_large
 from mnemo_server.auth.caller import CallScope
 from mnemo_server.config import Settings
+from mnemo_server.domain.checkpoints import StoredCheckpoint
 from mnemo_server.domain.errors import InvalidArgument
 from mnemo_server.domain.governance import Consent, Event, MemorySettings
 from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTombstone
@@ -80,6 +82,7 @@ _PARSERS: dict[str, Parser] = {
     "consent": lambda v, user, value, at, _: records.consent(v, user, value, at),
     "memory_settings": lambda v, user, value, at, _: records.memory_settings(v, user, value, at),
     "event": lambda v, user, value, at, _: records.event(v, user, value, at),
+    "checkpoint": lambda v, user, value, at, _: imported_checkpoint(v, user, value, at),
 }
 """The record kinds an import reads (``ExportRecord``'s oneof member names)."""
 
@@ -118,6 +121,7 @@ class ImportCollector:
         self.consents = _Records[Consent]()
         self.settings = _Records[MemorySettings]()
         self.events = _Records[Event]()
+        self.graph_checkpoints = _Records[StoredCheckpoint]()
         self._by_kind: dict[str, _Records[Any]] = {
             "conversation": self.conversations,
             "memory_state": self.states,
@@ -131,6 +135,7 @@ class ImportCollector:
             "consent": self.consents,
             "memory_settings": self.settings,
             "event": self.events,
+            "checkpoint": self.graph_checkpoints,
         }
 
     @property
@@ -201,6 +206,12 @@ class ImportCollector:
             whole, self.settings.items, lambda _: "settings", "memory_settings", "is the second one"
         )
         _unique(whole, self.events.items, lambda e: e.event_id, "event.name")
+        _unique(
+            whole,
+            self.graph_checkpoints.items,
+            lambda c: (c.thread_id, c.checkpoint_ns, c.checkpoint_id),
+            "checkpoint.checkpoint_id",
+        )
         self._collect(whole)
         if self._errors:
             self._raise()
@@ -217,6 +228,7 @@ class ImportCollector:
             tombstones=self.tombstones.values(),
             candidates=self.candidates.values(),
             events=self.events.values(),
+            graph_checkpoints=self.graph_checkpoints.values(),
         )
 
     def _check_conversations(self, v: Validator) -> None:

@@ -16,7 +16,9 @@ an import reproduces (``memories.id``, ``failed_runs.id``, ``events.id``):
 - ``memory_versions``: by entry (the order of ``memories``), then version;
 - ``tombstones``: by memory id; ``candidates``: by creation time, then id;
 - ``consent``, ``memory_settings``: one record each, when ever set;
-- ``events``: the order they were recorded.
+- ``events``: the order they were recorded;
+- ``graph_checkpoints`` (with their pending writes): by thread, namespace and
+  id (``store.checkpoints.user_data``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from mnemo_server.domain.user_data import (
     MemoryVersion,
 )
 from mnemo_server.store import rows as convert
+from mnemo_server.store.checkpoints import user_data as graph_checkpoints
 from mnemo_server.store.governance import consent as governance
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.memories import rows
@@ -249,6 +252,7 @@ _SECTIONS: dict[
     ExportSection.TOMBSTONES: _tombstones,
     ExportSection.CANDIDATES: _candidates,
     ExportSection.EVENTS: _events,
+    ExportSection.GRAPH_CHECKPOINTS: graph_checkpoints.export_page,
 }
 
 

@@ -48,6 +48,7 @@ from mnemo_server.domain.models import Conversation, ConversationKey, NewMessage
 from mnemo_server.domain.names import user_name
 from mnemo_server.domain.user_data import CompactionCheckpoint, UserData
 from mnemo_server.store import rows as convert
+from mnemo_server.store.checkpoints import user_data as graph_checkpoints
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import consent as consent_rows
 from mnemo_server.store.memories import rows
@@ -466,6 +467,7 @@ def _changes(user_id: str, data: UserData) -> list[NewChange]:
     feed += [change_log.memory_upserted(m) for m in data.memories]
     feed += [change_log.memory_deleted(t) for t in data.tombstones]
     feed += [change_log.candidate_upserted(c) for c in data.candidates]
+    feed += graph_checkpoints.changes(user_id, data.graph_checkpoints)
     return feed
 
 
@@ -490,5 +492,6 @@ def import_user(tx: Tx, command: ImportUserData) -> tuple[str, ...]:
     _load_histories(conn, user_id, data, pks, now)
     _load_memories(conn, user_id, data, now)
     _load_governance(conn, user_id, data)
+    graph_checkpoints.load(conn, user_id, data.graph_checkpoints, now)
     change_log.append(tx, user_id, _changes(user_id, data))
     return skipped
