@@ -12,6 +12,7 @@ MNEMO_SERVICES = {
     "mnemo.v1.MemoryService",
     "mnemo.v1.GovernanceService",
     "mnemo.v1.SyncService",
+    "mnemo.v1.CheckpointService",
 }
 
 

@@ -53,6 +53,7 @@ SECTION_TABLES = {
     ExportSection.TOMBSTONES: "memory_tombstones",
     ExportSection.CANDIDATES: "memory_candidates",
     ExportSection.EVENTS: "events",
+    ExportSection.GRAPH_CHECKPOINTS: "graph_checkpoints",
 }
 Rows = dict[str, list[dict[str, Any]]]
 Export = dict[str, dict[ExportSection, list[ExportItem]]]
