@@ -26,6 +26,7 @@ import sys
 import uuid
 from typing import Annotated, Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, interrupt
@@ -69,10 +70,10 @@ def _graph(saver: MnemoSaver) -> CompiledStateGraph[Any, Any, Any, Any]:
 
 def phone(thread_id: str) -> dict[str, Any]:
     """Run until the interrupt (sync API)."""
-    config = {"configurable": {"thread_id": thread_id}}
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
     with MnemoClient(TARGET) as client:
         graph = _graph(MnemoSaver(client, user=USER))
-        result = graph.invoke({"steps": []}, config)
+        result = graph.invoke(State(steps=[]), config)
         (asked,) = result["__interrupt__"]
         return {
             "pid": os.getpid(),
@@ -83,11 +84,12 @@ def phone(thread_id: str) -> dict[str, Any]:
 
 async def laptop(thread_id: str) -> dict[str, Any]:
     """Resume from the stored checkpoint (async API)."""
-    config = {"configurable": {"thread_id": thread_id}}
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
     async with AsyncMnemoClient(TARGET) as client:
         graph = _graph(MnemoSaver(user=USER, async_client=client))
         waiting = await graph.aget_state(config)
-        result = await graph.ainvoke(Command(resume="yes"), config)
+        answer: Command[Any] = Command(resume="yes")
+        result = await graph.ainvoke(answer, config)
         history = [s async for s in graph.aget_state_history(config)]
         return {
             "pid": os.getpid(),

@@ -39,10 +39,10 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    SerializerProtocol,
     get_checkpoint_id,
     get_checkpoint_metadata,
 )
+from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from mnemo.client import AsyncMnemoClient, MnemoClient, NotFoundError
 from mnemo.v1 import checkpoints_pb2 as cp
@@ -353,7 +353,7 @@ class MnemoSaver(BaseCheckpointSaver[str]):
         for chunk in _chunks(thread_ids):
             await self.async_client.prune_threads(self.user, chunk, strategy=cast(Any, strategy))
 
-    def get_next_version(self, current: str | None, channel: None) -> str:
+    def get_next_version(self, current: str | int | None, channel: None) -> str:
         """The SQLite and PostgreSQL savers' versions: a zero-padded counter
         and a random fraction, so they sort as text."""
         if current is None:
