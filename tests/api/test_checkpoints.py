@@ -12,7 +12,9 @@ import pytest
 
 from mnemo.v1 import checkpoints_pb2 as cp
 from mnemo.v1 import checkpoints_pb2_grpc, sync_pb2_grpc
+from mnemo.v1 import governance_pb2 as gv
 from mnemo.v1 import sync_pb2 as sy
+from tests.api.user_data import export, load
 from tests.support.rpc_errors import rpc_failure
 
 Stub = checkpoints_pb2_grpc.CheckpointServiceStub
@@ -236,3 +238,21 @@ def test_bad_requests_name_their_fields(checkpoints: Stub) -> None:
         ),
     )
     assert (failure.reason, failure.fields) == ("FIELD_TOO_LARGE", ("checkpoint.checkpoint_ns",))
+
+
+def test_an_import_refuses_a_checkpoint_of_another_user_or_twice(channel: grpc.Channel) -> None:
+    record = gv.ExportRecord(
+        checkpoint=cp.Checkpoint(thread="users/u2/threads/t", checkpoint_id="01", type="json")
+    )
+    twice = gv.ExportRecord(checkpoint=cp.Checkpoint(thread=THREAD, checkpoint_id="01"))
+    failure = rpc_failure(
+        load, channel, "u1", [record, twice, twice, gv.ExportRecord(checkpoint=cp.Checkpoint())]
+    )
+    assert (failure.code, failure.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_NAME")
+    assert set(failure.fields) == {
+        "records[0].checkpoint.thread",
+        "records[2].checkpoint.checkpoint_id",
+        "records[3].checkpoint.thread",
+        "records[3].checkpoint.checkpoint_id",
+    }
+    assert export(channel, "u1") == []
