@@ -31,7 +31,6 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, interrupt
 
-from mnemo.client import AsyncMnemoClient, MnemoClient
 from mnemo.integrations.langgraph import MnemoSaver
 
 TARGET = os.environ.get("MNEMO_TARGET", "127.0.0.1:50051")
@@ -71,8 +70,8 @@ def _graph(saver: MnemoSaver) -> CompiledStateGraph[Any, Any, Any, Any]:
 def phone(thread_id: str) -> dict[str, Any]:
     """Run until the interrupt (sync API)."""
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-    with MnemoClient(TARGET) as client:
-        graph = _graph(MnemoSaver(client, user=USER))
+    with MnemoSaver.from_target(TARGET, user=USER) as saver:
+        graph = _graph(saver)
         result = graph.invoke(State(steps=[]), config)
         (asked,) = result["__interrupt__"]
         return {
@@ -85,8 +84,8 @@ def phone(thread_id: str) -> dict[str, Any]:
 async def laptop(thread_id: str) -> dict[str, Any]:
     """Resume from the stored checkpoint (async API)."""
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-    async with AsyncMnemoClient(TARGET) as client:
-        graph = _graph(MnemoSaver(user=USER, async_client=client))
+    async with MnemoSaver.afrom_target(TARGET, user=USER) as saver:
+        graph = _graph(saver)
         waiting = await graph.aget_state(config)
         answer: Command[Any] = Command(resume="yes")
         result = await graph.ainvoke(answer, config)

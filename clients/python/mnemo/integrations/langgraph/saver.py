@@ -8,6 +8,11 @@ One line swaps it for ``InMemorySaver``, ``SqliteSaver`` or ``PostgresSaver``::
     saver = MnemoSaver(MnemoClient(target), user="alice", async_client=AsyncMnemoClient(target))
     graph = builder.compile(checkpointer=saver)
 
+or, owning its clients (as ``SqliteSaver.from_conn_string``)::
+
+    with MnemoSaver.from_target(target, user="alice") as saver: ...        # sync methods
+    async with MnemoSaver.afrom_target(target, user="alice") as saver: ... # both
+
 Checkpoints are stored the way LangGraph's SQLite saver stores them: the
 whole checkpoint as ``serde.dumps_typed`` bytes, the metadata as JSON, each
 pending write as typed bytes under (task_id, idx), so what LangGraph saved
@@ -29,6 +34,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -100,6 +106,27 @@ class MnemoSaver(BaseCheckpointSaver[str]):
         self._client = client
         self._async_client = async_client
         self.user = user
+
+    @classmethod
+    @contextmanager
+    def from_target(
+        cls, target: str, *, user: str, serde: SerializerProtocol | None = None, **options: Any
+    ) -> Iterator[MnemoSaver]:
+        """A saver with a ``MnemoClient(target, **options)`` of its own (sync
+        methods only), closed on exit."""
+        with MnemoClient(target, **options) as client:
+            yield cls(client, user=user, serde=serde)
+
+    @classmethod
+    @asynccontextmanager
+    async def afrom_target(
+        cls, target: str, *, user: str, serde: SerializerProtocol | None = None, **options: Any
+    ) -> AsyncIterator[MnemoSaver]:
+        """A saver with a ``MnemoClient`` and an ``AsyncMnemoClient`` of its
+        own (both halves), closed on exit."""
+        with MnemoClient(target, **options) as client:
+            async with AsyncMnemoClient(target, **options) as async_client:
+                yield cls(client, user=user, async_client=async_client, serde=serde)
 
     @property
     def client(self) -> MnemoClient:
