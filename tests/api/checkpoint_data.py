@@ -27,7 +27,7 @@ def populate_checkpoints(channel: grpc.Channel, user: str, mark: str) -> None:
                 stub.PutCheckpoint(
                     cp.PutCheckpointRequest(
                         checkpoint=cp.Checkpoint(
-                            thread=name,
+                            thread_name=name,
                             checkpoint_ns=ns,
                             checkpoint_id=checkpoint_id,
                             parent_checkpoint_id=parent,
@@ -40,7 +40,7 @@ def populate_checkpoints(channel: grpc.Channel, user: str, mark: str) -> None:
                 parent = checkpoint_id
         stub.PutCheckpointWrites(
             cp.PutCheckpointWritesRequest(
-                thread=name,
+                parent=name,
                 checkpoint_id="02",
                 writes=[
                     cp.PendingWrite(

@@ -39,7 +39,7 @@ def _put(s: Stub, n: int) -> Any:
     return s.PutCheckpoint(
         cp.PutCheckpointRequest(
             checkpoint=cp.Checkpoint(
-                thread=THREAD,
+                thread_name=THREAD,
                 checkpoint_id=f"{n:04d}",
                 parent_checkpoint_id=f"{n - 1:04d}",
                 type="msgpack",
@@ -53,7 +53,7 @@ def _put(s: Stub, n: int) -> Any:
 def _writes(s: Stub, n: int) -> Any:
     return s.PutCheckpointWrites(
         cp.PutCheckpointWritesRequest(
-            thread=THREAD,
+            parent=THREAD,
             checkpoint_id=f"{n:04d}",
             writes=[
                 cp.PendingWrite(task_id="task", idx=i, channel=f"ch{i}", type="msgpack", value=b"x")
@@ -64,7 +64,7 @@ def _writes(s: Stub, n: int) -> Any:
 
 
 def _get(s: Stub, n: int) -> Any:
-    return s.GetCheckpoint(cp.GetCheckpointRequest(thread=THREAD))
+    return s.GetCheckpoint(cp.GetCheckpointRequest(parent=THREAD))
 
 
 def _list(s: Stub, n: int) -> Any:

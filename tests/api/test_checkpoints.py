@@ -38,7 +38,7 @@ def _put(
     response: cp.PutCheckpointResponse = stub.PutCheckpoint(
         cp.PutCheckpointRequest(
             checkpoint=cp.Checkpoint(
-                thread=thread,
+                thread_name=thread,
                 checkpoint_ns=ns,
                 checkpoint_id=checkpoint_id,
                 parent_checkpoint_id=parent,
@@ -54,7 +54,7 @@ def _put(
 def _write(stub: Stub, checkpoint_id: str, task: str, *writes: tuple[int, str, bytes]) -> int:
     response = stub.PutCheckpointWrites(
         cp.PutCheckpointWritesRequest(
-            thread=THREAD,
+            parent=THREAD,
             checkpoint_id=checkpoint_id,
             writes=[
                 cp.PendingWrite(task_id=task, idx=idx, channel=ch, type="msgpack", value=value)
@@ -77,7 +77,7 @@ def test_a_checkpoint_and_its_writes_round_trip_byte_for_byte(checkpoints: Stub)
     assert put.change_cursor > 0 and put.checkpoint.checkpoint == b""
     assert _write(checkpoints, "02", "task-b", (0, "messages", b"\x01\x02"), (1, "x", b"")) == 2
     assert _write(checkpoints, "02", "task-a", (0, "y", b"\x03")) == 1
-    got = checkpoints.GetCheckpoint(cp.GetCheckpointRequest(thread=THREAD)).checkpoint
+    got = checkpoints.GetCheckpoint(cp.GetCheckpointRequest(parent=THREAD)).checkpoint
     assert (got.checkpoint_id, got.parent_checkpoint_id, got.type) == ("02", "01", "msgpack")
     assert got.checkpoint == b"\x00\xffstate 02"
     assert json.loads(got.metadata_json) == {"source": "loop", "step": 0}
@@ -86,7 +86,7 @@ def test_a_checkpoint_and_its_writes_round_trip_byte_for_byte(checkpoints: Stub)
         ("task-b", 0, "messages", b"\x01\x02"),
         ("task-b", 1, "x", b""),
     ]
-    first = checkpoints.GetCheckpoint(cp.GetCheckpointRequest(thread=THREAD, checkpoint_id="01"))
+    first = checkpoints.GetCheckpoint(cp.GetCheckpointRequest(parent=THREAD, checkpoint_id="01"))
     assert first.checkpoint.checkpoint == b"\x00\xffstate 01"
     assert list(first.checkpoint.pending_writes) == []
 
@@ -97,10 +97,19 @@ def test_regular_writes_are_kept_and_special_ones_replaced(checkpoints: Stub) ->
     assert _write(checkpoints, "01", "t", (0, "ch", b"second")) == 0
     assert _write(checkpoints, "01", "t", (-3, "__interrupt__", b"ask")) == 1
     assert _write(checkpoints, "01", "t", (-3, "__interrupt__", b"ask again")) == 1
-    got = checkpoints.GetCheckpoint(cp.GetCheckpointRequest(thread=THREAD)).checkpoint
+    got = checkpoints.GetCheckpoint(cp.GetCheckpointRequest(parent=THREAD)).checkpoint
     assert sorted((w.idx, w.value) for w in got.pending_writes) == [
         (-3, b"ask again"),
         (0, b"first"),
+    ]
+    # One key twice in a call (two errors both map to idx -1): special writes,
+    # the last wins; regular ones, the first (LangGraph's savers' executemany).
+    assert _write(checkpoints, "01", "u", (-1, "__error__", b"e1"), (-1, "__error__", b"e2")) == 1
+    assert _write(checkpoints, "01", "u", (0, "ch", b"r1"), (0, "ch", b"r2")) == 1
+    got = checkpoints.GetCheckpoint(cp.GetCheckpointRequest(parent=THREAD)).checkpoint
+    assert [(w.idx, w.value) for w in got.pending_writes if w.task_id == "u"] == [
+        (-1, b"e2"),
+        (0, b"r1"),
     ]
 
 
@@ -123,11 +132,11 @@ def test_list_is_newest_first_with_namespace_filter_before_and_limit(checkpoints
 
 
 def test_a_missing_checkpoint_is_not_found(checkpoints: Stub) -> None:
-    failure = rpc_failure(checkpoints.GetCheckpoint, cp.GetCheckpointRequest(thread=THREAD))
+    failure = rpc_failure(checkpoints.GetCheckpoint, cp.GetCheckpointRequest(parent=THREAD))
     assert (failure.code, failure.reason) == (grpc.StatusCode.NOT_FOUND, "NOT_FOUND")
     _put(checkpoints, "01")
     failure = rpc_failure(
-        checkpoints.GetCheckpoint, cp.GetCheckpointRequest(thread=THREAD, checkpoint_id="02")
+        checkpoints.GetCheckpoint, cp.GetCheckpointRequest(parent=THREAD, checkpoint_id="02")
     )
     assert failure.metadata == {"name": f"{THREAD}/checkpoints/02"}
 
@@ -138,16 +147,16 @@ def test_delete_copy_prune_and_delete_for_runs(checkpoints: Stub) -> None:
     _put(checkpoints, "05", ns="child:1", metadata={"run_id": "run1"})
     _write(checkpoints, "02", "t", (0, "ch", b"v"))
     copied = checkpoints.CopyThread(
-        cp.CopyThreadRequest(source=THREAD, target="users/u1/threads/t2")
+        cp.CopyThreadRequest(name=THREAD, target_name="users/u1/threads/t2")
     )
     assert copied.copied_count == 4
-    t2 = checkpoints.GetCheckpoint(cp.GetCheckpointRequest(thread="users/u1/threads/t2"))
+    t2 = checkpoints.GetCheckpoint(cp.GetCheckpointRequest(parent="users/u1/threads/t2"))
     assert (
         t2.checkpoint.checkpoint == b"\x00\xffstate 02" and len(t2.checkpoint.pending_writes) == 1
     )
     pruned = checkpoints.PruneThreads(
         cp.PruneThreadsRequest(
-            parent="users/u1", threads=[THREAD], strategy=cp.PRUNE_STRATEGY_KEEP_LATEST
+            parent="users/u1", thread_ids=["t1"], strategy=cp.PRUNE_STRATEGY_KEEP_LATEST
         )
     )
     assert pruned.deleted_count == 2
@@ -187,7 +196,7 @@ def test_the_change_feed_carries_the_checkpoint_ref(
     _write(checkpoints, "01", "t", (0, "ch", b"secret value"))
     feed = sync_pb2_grpc.SyncServiceStub(channel)
     put, writes = feed.ListChanges(sy.ListChangesRequest(parent="users/u1")).changes
-    assert put.checkpoint.thread == THREAD and put.checkpoint.checkpoint_ns == "child:1"
+    assert put.checkpoint.thread_name == THREAD and put.checkpoint.checkpoint_ns == "child:1"
     assert put.checkpoint.checkpoint == b"" and json.loads(put.checkpoint.metadata_json) == {
         "step": 4
     }
@@ -200,19 +209,19 @@ def test_bad_requests_name_their_fields(checkpoints: Stub) -> None:
     failure = rpc_failure(
         checkpoints.PutCheckpoint,
         cp.PutCheckpointRequest(
-            checkpoint=cp.Checkpoint(thread="users/u1/threads/", metadata_json="[1]")
+            checkpoint=cp.Checkpoint(thread_name="users/u1/threads/", metadata_json="[1]")
         ),
     )
     assert (failure.code, failure.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_NAME")
     assert set(failure.fields) == {
-        "checkpoint.thread",
+        "checkpoint.thread_name",
         "checkpoint.checkpoint_id",
         "checkpoint.metadata_json",
     }
     failure = rpc_failure(
         checkpoints.PutCheckpointWrites,
         cp.PutCheckpointWritesRequest(
-            thread=THREAD, checkpoint_id="01", writes=[cp.PendingWrite(task_id="t")]
+            parent=THREAD, checkpoint_id="01", writes=[cp.PendingWrite(task_id="t")]
         ),
     )
     assert (failure.reason, failure.fields) == ("INVALID_FIELD", ("writes[0].channel",))
@@ -223,18 +232,20 @@ def test_bad_requests_name_their_fields(checkpoints: Stub) -> None:
     assert failure.fields == ("metadata_filter['source']",)
     failure = rpc_failure(
         checkpoints.PruneThreads,
-        cp.PruneThreadsRequest(parent="users/u1", threads=["users/u2/threads/t"]),
+        cp.PruneThreadsRequest(parent="users/u1", thread_ids=["t/1"]),
     )
-    assert set(failure.fields) == {"threads[0]", "strategy"}
+    assert set(failure.fields) == {"thread_ids[0]", "strategy"}
     failure = rpc_failure(
         checkpoints.CopyThread,
-        cp.CopyThreadRequest(source=THREAD, target="users/u2/threads/t"),
+        cp.CopyThreadRequest(name=THREAD, target_name="users/u2/threads/t"),
     )
-    assert failure.fields == ("target",)
+    assert failure.fields == ("target_name",)
     failure = rpc_failure(
         checkpoints.PutCheckpoint,
         cp.PutCheckpointRequest(
-            checkpoint=cp.Checkpoint(thread=THREAD, checkpoint_id="01", checkpoint_ns="x" * 1025)
+            checkpoint=cp.Checkpoint(
+                thread_name=THREAD, checkpoint_id="01", checkpoint_ns="x" * 1025
+            )
         ),
     )
     assert (failure.reason, failure.fields) == ("FIELD_TOO_LARGE", ("checkpoint.checkpoint_ns",))
@@ -242,17 +253,17 @@ def test_bad_requests_name_their_fields(checkpoints: Stub) -> None:
 
 def test_an_import_refuses_a_checkpoint_of_another_user_or_twice(channel: grpc.Channel) -> None:
     record = gv.ExportRecord(
-        checkpoint=cp.Checkpoint(thread="users/u2/threads/t", checkpoint_id="01", type="json")
+        checkpoint=cp.Checkpoint(thread_name="users/u2/threads/t", checkpoint_id="01", type="json")
     )
-    twice = gv.ExportRecord(checkpoint=cp.Checkpoint(thread=THREAD, checkpoint_id="01"))
+    twice = gv.ExportRecord(checkpoint=cp.Checkpoint(thread_name=THREAD, checkpoint_id="01"))
     failure = rpc_failure(
         load, channel, "u1", [record, twice, twice, gv.ExportRecord(checkpoint=cp.Checkpoint())]
     )
     assert (failure.code, failure.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_NAME")
     assert set(failure.fields) == {
-        "records[0].checkpoint.thread",
+        "records[0].checkpoint.thread_name",
         "records[2].checkpoint.checkpoint_id",
-        "records[3].checkpoint.thread",
+        "records[3].checkpoint.thread_name",
         "records[3].checkpoint.checkpoint_id",
     }
     assert export(channel, "u1") == []

@@ -146,7 +146,7 @@ def test_an_export_is_in_a_deterministic_order(channel: grpc.Channel) -> None:
     ]
     assert checkpoints[-1][1] == 0
     graph = [
-        (r.checkpoint.thread[-2:], r.checkpoint.checkpoint_ns, r.checkpoint.checkpoint_id)
+        (r.checkpoint.thread_name[-2:], r.checkpoint.checkpoint_ns, r.checkpoint.checkpoint_id)
         for r in records
         if r.HasField("checkpoint")
     ]

@@ -19,7 +19,7 @@ def test_names_and_the_filter_as_json() -> None:
     assert not call.request.HasField("checkpoint_ns")
     assert dict(call.request.metadata_filter) == {"source": '"input"', "step": "2", "ok": "true"}
     prune = checkpoints.prune_threads("u1", ["a", "b"], strategy="delete").request
-    assert list(prune.threads) == ["users/u1/threads/a", "users/u1/threads/b"]
+    assert list(prune.thread_ids) == ["a", "b"]
     assert prune.strategy == cp.PRUNE_STRATEGY_DELETE
     with pytest.raises(InvalidArgumentError):
         checkpoints.delete_thread("u1", "t/../other")

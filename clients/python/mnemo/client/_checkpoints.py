@@ -67,7 +67,7 @@ def put_checkpoint(
     """
     request = cp.PutCheckpointRequest(
         checkpoint=cp.Checkpoint(
-            thread=thread_name(user, thread),
+            thread_name=thread_name(user, thread),
             checkpoint_ns=checkpoint_ns,
             checkpoint_id=checkpoint_id,
             parent_checkpoint_id=parent_checkpoint_id,
@@ -98,7 +98,7 @@ def put_checkpoint_writes(
             ``INVALID_FIELD``, ``FIELD_TOO_LARGE``).
     """
     request = cp.PutCheckpointWritesRequest(
-        thread=thread_name(user, thread),
+        parent=thread_name(user, thread),
         checkpoint_ns=checkpoint_ns,
         checkpoint_id=checkpoint_id,
         writes=writes,
@@ -122,7 +122,7 @@ def get_checkpoint(
         NotFoundError: no such checkpoint (``NOT_FOUND``).
     """
     request = cp.GetCheckpointRequest(
-        thread=thread_name(user, thread), checkpoint_ns=checkpoint_ns, checkpoint_id=checkpoint_id
+        parent=thread_name(user, thread), checkpoint_ns=checkpoint_ns, checkpoint_id=checkpoint_id
     )
     return UnaryCall(_rpc("GetCheckpoint"), request, _checkpoint, timeout)
 
@@ -179,7 +179,7 @@ def copy_thread(
         InvalidArgumentError: a malformed name (``INVALID_NAME``).
     """
     request = cp.CopyThreadRequest(
-        source=thread_name(user, source), target=thread_name(user, target)
+        name=thread_name(user, source), target_name=thread_name(user, target)
     )
     return UnaryCall(_rpc("CopyThread"), request, _count("copied_count"), timeout)
 
@@ -199,7 +199,7 @@ def prune_threads(
     """
     request = cp.PruneThreadsRequest(
         parent=user_name(user),
-        threads=[thread_name(user, t) for t in threads],
+        thread_ids=[_id(t, "thread") for t in threads],
         strategy=_STRATEGIES.get(strategy, cp.PRUNE_STRATEGY_UNSPECIFIED),
     )
     return UnaryCall(_rpc("PruneThreads"), request, _count("deleted_count"), timeout)

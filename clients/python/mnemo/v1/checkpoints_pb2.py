@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1amnemo/v1/checkpoints.proto\x12\x08mnemo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf5\x02\n\nCheckpoint\x12\x16\n\x06thread\x18\x01 \x01(\tR\x06thread\x12#\n\rcheckpoint_ns\x18\x02 \x01(\tR\x0c\x63heckpointNs\x12#\n\rcheckpoint_id\x18\x03 \x01(\tR\x0c\x63heckpointId\x12\x30\n\x14parent_checkpoint_id\x18\x04 \x01(\tR\x12parentCheckpointId\x12\x12\n\x04type\x18\x05 \x01(\tR\x04type\x12\x1e\n\ncheckpoint\x18\x06 \x01(\x0cR\ncheckpoint\x12#\n\rmetadata_json\x18\x07 \x01(\tR\x0cmetadataJson\x12=\n\x0epending_writes\x18\x08 \x03(\x0b\x32\x16.mnemo.v1.PendingWriteR\rpendingWrites\x12;\n\x0b\x63reate_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\"\x9a\x01\n\x0cPendingWrite\x12\x17\n\x07task_id\x18\x01 \x01(\tR\x06taskId\x12\x10\n\x03idx\x18\x02 \x01(\x05R\x03idx\x12\x18\n\x07\x63hannel\x18\x03 \x01(\tR\x07\x63hannel\x12\x12\n\x04type\x18\x04 \x01(\tR\x04type\x12\x14\n\x05value\x18\x05 \x01(\x0cR\x05value\x12\x1b\n\ttask_path\x18\x06 \x01(\tR\x08taskPath\"L\n\x14PutCheckpointRequest\x12\x34\n\ncheckpoint\x18\x01 \x01(\x0b\x32\x14.mnemo.v1.CheckpointR\ncheckpoint\"r\n\x15PutCheckpointResponse\x12\x34\n\ncheckpoint\x18\x01 \x01(\x0b\x32\x14.mnemo.v1.CheckpointR\ncheckpoint\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"\xae\x01\n\x1aPutCheckpointWritesRequest\x12\x16\n\x06thread\x18\x01 \x01(\tR\x06thread\x12#\n\rcheckpoint_ns\x18\x02 \x01(\tR\x0c\x63heckpointNs\x12#\n\rcheckpoint_id\x18\x03 \x01(\tR\x0c\x63heckpointId\x12.\n\x06writes\x18\x04 \x03(\x0b\x32\x16.mnemo.v1.PendingWriteR\x06writes\"g\n\x1bPutCheckpointWritesResponse\x12#\n\rwritten_count\x18\x01 \x01(\x05R\x0cwrittenCount\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"x\n\x14GetCheckpointRequest\x12\x16\n\x06thread\x18\x01 \x01(\tR\x06thread\x12#\n\rcheckpoint_ns\x18\x02 \x01(\tR\x0c\x63heckpointNs\x12#\n\rcheckpoint_id\x18\x03 \x01(\tR\x0c\x63heckpointId\"M\n\x15GetCheckpointResponse\x12\x34\n\ncheckpoint\x18\x01 \x01(\x0b\x32\x14.mnemo.v1.CheckpointR\ncheckpoint\"\xdd\x02\n\x16ListCheckpointsRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12(\n\rcheckpoint_ns\x18\x02 \x01(\tH\x00R\x0c\x63heckpointNs\x88\x01\x01\x12]\n\x0fmetadata_filter\x18\x03 \x03(\x0b\x32\x34.mnemo.v1.ListCheckpointsRequest.MetadataFilterEntryR\x0emetadataFilter\x12\x30\n\x14\x62\x65\x66ore_checkpoint_id\x18\x04 \x01(\tR\x12\x62\x65\x66oreCheckpointId\x12\x1b\n\tpage_size\x18\x05 \x01(\x05R\x08pageSize\x1a\x41\n\x13MetadataFilterEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\x42\x10\n\x0e_checkpoint_ns\"\x8c\x01\n\x17ListCheckpointsResponse\x12\x36\n\x0b\x63heckpoints\x18\x01 \x03(\x0b\x32\x14.mnemo.v1.CheckpointR\x0b\x63heckpoints\x12\x39\n\x19next_before_checkpoint_id\x18\x02 \x01(\tR\x16nextBeforeCheckpointId\")\n\x13\x44\x65leteThreadRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\"`\n\x14\x44\x65leteThreadResponse\x12#\n\rdeleted_count\x18\x01 \x01(\x03R\x0c\x64\x65letedCount\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"C\n\x11\x43opyThreadRequest\x12\x16\n\x06source\x18\x01 \x01(\tR\x06source\x12\x16\n\x06target\x18\x02 \x01(\tR\x06target\"\\\n\x12\x43opyThreadResponse\x12!\n\x0c\x63opied_count\x18\x01 \x01(\x03R\x0b\x63opiedCount\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"|\n\x13PruneThreadsRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12\x18\n\x07threads\x18\x02 \x03(\tR\x07threads\x12\x33\n\x08strategy\x18\x03 \x01(\x0e\x32\x17.mnemo.v1.PruneStrategyR\x08strategy\"`\n\x14PruneThreadsResponse\x12#\n\rdeleted_count\x18\x01 \x01(\x03R\x0c\x64\x65letedCount\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"R\n\x1f\x44\x65leteCheckpointsForRunsRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12\x17\n\x07run_ids\x18\x02 \x03(\tR\x06runIds\"l\n DeleteCheckpointsForRunsResponse\x12#\n\rdeleted_count\x18\x01 \x01(\x03R\x0c\x64\x65letedCount\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor*j\n\rPruneStrategy\x12\x1e\n\x1aPRUNE_STRATEGY_UNSPECIFIED\x10\x00\x12\x1e\n\x1aPRUNE_STRATEGY_KEEP_LATEST\x10\x01\x12\x19\n\x15PRUNE_STRATEGY_DELETE\x10\x02\x32\xcd\x05\n\x11\x43heckpointService\x12P\n\rPutCheckpoint\x12\x1e.mnemo.v1.PutCheckpointRequest\x1a\x1f.mnemo.v1.PutCheckpointResponse\x12\x62\n\x13PutCheckpointWrites\x12$.mnemo.v1.PutCheckpointWritesRequest\x1a%.mnemo.v1.PutCheckpointWritesResponse\x12P\n\rGetCheckpoint\x12\x1e.mnemo.v1.GetCheckpointRequest\x1a\x1f.mnemo.v1.GetCheckpointResponse\x12V\n\x0fListCheckpoints\x12 .mnemo.v1.ListCheckpointsRequest\x1a!.mnemo.v1.ListCheckpointsResponse\x12M\n\x0c\x44\x65leteThread\x12\x1d.mnemo.v1.DeleteThreadRequest\x1a\x1e.mnemo.v1.DeleteThreadResponse\x12G\n\nCopyThread\x12\x1b.mnemo.v1.CopyThreadRequest\x1a\x1c.mnemo.v1.CopyThreadResponse\x12M\n\x0cPruneThreads\x12\x1d.mnemo.v1.PruneThreadsRequest\x1a\x1e.mnemo.v1.PruneThreadsResponse\x12q\n\x18\x44\x65leteCheckpointsForRuns\x12).mnemo.v1.DeleteCheckpointsForRunsRequest\x1a*.mnemo.v1.DeleteCheckpointsForRunsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1amnemo/v1/checkpoints.proto\x12\x08mnemo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfe\x02\n\nCheckpoint\x12\x1f\n\x0bthread_name\x18\x01 \x01(\tR\nthreadName\x12#\n\rcheckpoint_ns\x18\x02 \x01(\tR\x0c\x63heckpointNs\x12#\n\rcheckpoint_id\x18\x03 \x01(\tR\x0c\x63heckpointId\x12\x30\n\x14parent_checkpoint_id\x18\x04 \x01(\tR\x12parentCheckpointId\x12\x12\n\x04type\x18\x05 \x01(\tR\x04type\x12\x1e\n\ncheckpoint\x18\x06 \x01(\x0cR\ncheckpoint\x12#\n\rmetadata_json\x18\x07 \x01(\tR\x0cmetadataJson\x12=\n\x0epending_writes\x18\x08 \x03(\x0b\x32\x16.mnemo.v1.PendingWriteR\rpendingWrites\x12;\n\x0b\x63reate_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\"\x9a\x01\n\x0cPendingWrite\x12\x17\n\x07task_id\x18\x01 \x01(\tR\x06taskId\x12\x10\n\x03idx\x18\x02 \x01(\x05R\x03idx\x12\x18\n\x07\x63hannel\x18\x03 \x01(\tR\x07\x63hannel\x12\x12\n\x04type\x18\x04 \x01(\tR\x04type\x12\x14\n\x05value\x18\x05 \x01(\x0cR\x05value\x12\x1b\n\ttask_path\x18\x06 \x01(\tR\x08taskPath\"L\n\x14PutCheckpointRequest\x12\x34\n\ncheckpoint\x18\x01 \x01(\x0b\x32\x14.mnemo.v1.CheckpointR\ncheckpoint\"r\n\x15PutCheckpointResponse\x12\x34\n\ncheckpoint\x18\x01 \x01(\x0b\x32\x14.mnemo.v1.CheckpointR\ncheckpoint\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"\xae\x01\n\x1aPutCheckpointWritesRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12#\n\rcheckpoint_ns\x18\x02 \x01(\tR\x0c\x63heckpointNs\x12#\n\rcheckpoint_id\x18\x03 \x01(\tR\x0c\x63heckpointId\x12.\n\x06writes\x18\x04 \x03(\x0b\x32\x16.mnemo.v1.PendingWriteR\x06writes\"g\n\x1bPutCheckpointWritesResponse\x12#\n\rwritten_count\x18\x01 \x01(\x05R\x0cwrittenCount\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"x\n\x14GetCheckpointRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12#\n\rcheckpoint_ns\x18\x02 \x01(\tR\x0c\x63heckpointNs\x12#\n\rcheckpoint_id\x18\x03 \x01(\tR\x0c\x63heckpointId\"M\n\x15GetCheckpointResponse\x12\x34\n\ncheckpoint\x18\x01 \x01(\x0b\x32\x14.mnemo.v1.CheckpointR\ncheckpoint\"\xdd\x02\n\x16ListCheckpointsRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12(\n\rcheckpoint_ns\x18\x02 \x01(\tH\x00R\x0c\x63heckpointNs\x88\x01\x01\x12]\n\x0fmetadata_filter\x18\x03 \x03(\x0b\x32\x34.mnemo.v1.ListCheckpointsRequest.MetadataFilterEntryR\x0emetadataFilter\x12\x30\n\x14\x62\x65\x66ore_checkpoint_id\x18\x04 \x01(\tR\x12\x62\x65\x66oreCheckpointId\x12\x1b\n\tpage_size\x18\x05 \x01(\x05R\x08pageSize\x1a\x41\n\x13MetadataFilterEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\x42\x10\n\x0e_checkpoint_ns\"\x8c\x01\n\x17ListCheckpointsResponse\x12\x36\n\x0b\x63heckpoints\x18\x01 \x03(\x0b\x32\x14.mnemo.v1.CheckpointR\x0b\x63heckpoints\x12\x39\n\x19next_before_checkpoint_id\x18\x02 \x01(\tR\x16nextBeforeCheckpointId\")\n\x13\x44\x65leteThreadRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\"`\n\x14\x44\x65leteThreadResponse\x12#\n\rdeleted_count\x18\x01 \x01(\x03R\x0c\x64\x65letedCount\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"H\n\x11\x43opyThreadRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x1f\n\x0btarget_name\x18\x02 \x01(\tR\ntargetName\"\\\n\x12\x43opyThreadResponse\x12!\n\x0c\x63opied_count\x18\x01 \x01(\x03R\x0b\x63opiedCount\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"\x81\x01\n\x13PruneThreadsRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12\x1d\n\nthread_ids\x18\x02 \x03(\tR\tthreadIds\x12\x33\n\x08strategy\x18\x03 \x01(\x0e\x32\x17.mnemo.v1.PruneStrategyR\x08strategy\"`\n\x14PruneThreadsResponse\x12#\n\rdeleted_count\x18\x01 \x01(\x03R\x0c\x64\x65letedCount\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"R\n\x1f\x44\x65leteCheckpointsForRunsRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12\x17\n\x07run_ids\x18\x02 \x03(\tR\x06runIds\"l\n DeleteCheckpointsForRunsResponse\x12#\n\rdeleted_count\x18\x01 \x01(\x03R\x0c\x64\x65letedCount\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor*j\n\rPruneStrategy\x12\x1e\n\x1aPRUNE_STRATEGY_UNSPECIFIED\x10\x00\x12\x1e\n\x1aPRUNE_STRATEGY_KEEP_LATEST\x10\x01\x12\x19\n\x15PRUNE_STRATEGY_DELETE\x10\x02\x32\xcd\x05\n\x11\x43heckpointService\x12P\n\rPutCheckpoint\x12\x1e.mnemo.v1.PutCheckpointRequest\x1a\x1f.mnemo.v1.PutCheckpointResponse\x12\x62\n\x13PutCheckpointWrites\x12$.mnemo.v1.PutCheckpointWritesRequest\x1a%.mnemo.v1.PutCheckpointWritesResponse\x12P\n\rGetCheckpoint\x12\x1e.mnemo.v1.GetCheckpointRequest\x1a\x1f.mnemo.v1.GetCheckpointResponse\x12V\n\x0fListCheckpoints\x12 .mnemo.v1.ListCheckpointsRequest\x1a!.mnemo.v1.ListCheckpointsResponse\x12M\n\x0c\x44\x65leteThread\x12\x1d.mnemo.v1.DeleteThreadRequest\x1a\x1e.mnemo.v1.DeleteThreadResponse\x12G\n\nCopyThread\x12\x1b.mnemo.v1.CopyThreadRequest\x1a\x1c.mnemo.v1.CopyThreadResponse\x12M\n\x0cPruneThreads\x12\x1d.mnemo.v1.PruneThreadsRequest\x1a\x1e.mnemo.v1.PruneThreadsResponse\x12q\n\x18\x44\x65leteCheckpointsForRuns\x12).mnemo.v1.DeleteCheckpointsForRunsRequest\x1a*.mnemo.v1.DeleteCheckpointsForRunsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,46 +34,46 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_LISTCHECKPOINTSREQUEST_METADATAFILTERENTRY']._loaded_options = None
   _globals['_LISTCHECKPOINTSREQUEST_METADATAFILTERENTRY']._serialized_options = b'8\001'
-  _globals['_PRUNESTRATEGY']._serialized_start=2500
-  _globals['_PRUNESTRATEGY']._serialized_end=2606
+  _globals['_PRUNESTRATEGY']._serialized_start=2520
+  _globals['_PRUNESTRATEGY']._serialized_end=2626
   _globals['_CHECKPOINT']._serialized_start=74
-  _globals['_CHECKPOINT']._serialized_end=447
-  _globals['_PENDINGWRITE']._serialized_start=450
-  _globals['_PENDINGWRITE']._serialized_end=604
-  _globals['_PUTCHECKPOINTREQUEST']._serialized_start=606
-  _globals['_PUTCHECKPOINTREQUEST']._serialized_end=682
-  _globals['_PUTCHECKPOINTRESPONSE']._serialized_start=684
-  _globals['_PUTCHECKPOINTRESPONSE']._serialized_end=798
-  _globals['_PUTCHECKPOINTWRITESREQUEST']._serialized_start=801
-  _globals['_PUTCHECKPOINTWRITESREQUEST']._serialized_end=975
-  _globals['_PUTCHECKPOINTWRITESRESPONSE']._serialized_start=977
-  _globals['_PUTCHECKPOINTWRITESRESPONSE']._serialized_end=1080
-  _globals['_GETCHECKPOINTREQUEST']._serialized_start=1082
-  _globals['_GETCHECKPOINTREQUEST']._serialized_end=1202
-  _globals['_GETCHECKPOINTRESPONSE']._serialized_start=1204
-  _globals['_GETCHECKPOINTRESPONSE']._serialized_end=1281
-  _globals['_LISTCHECKPOINTSREQUEST']._serialized_start=1284
-  _globals['_LISTCHECKPOINTSREQUEST']._serialized_end=1633
-  _globals['_LISTCHECKPOINTSREQUEST_METADATAFILTERENTRY']._serialized_start=1550
-  _globals['_LISTCHECKPOINTSREQUEST_METADATAFILTERENTRY']._serialized_end=1615
-  _globals['_LISTCHECKPOINTSRESPONSE']._serialized_start=1636
-  _globals['_LISTCHECKPOINTSRESPONSE']._serialized_end=1776
-  _globals['_DELETETHREADREQUEST']._serialized_start=1778
-  _globals['_DELETETHREADREQUEST']._serialized_end=1819
-  _globals['_DELETETHREADRESPONSE']._serialized_start=1821
-  _globals['_DELETETHREADRESPONSE']._serialized_end=1917
-  _globals['_COPYTHREADREQUEST']._serialized_start=1919
-  _globals['_COPYTHREADREQUEST']._serialized_end=1986
-  _globals['_COPYTHREADRESPONSE']._serialized_start=1988
-  _globals['_COPYTHREADRESPONSE']._serialized_end=2080
-  _globals['_PRUNETHREADSREQUEST']._serialized_start=2082
-  _globals['_PRUNETHREADSREQUEST']._serialized_end=2206
-  _globals['_PRUNETHREADSRESPONSE']._serialized_start=2208
-  _globals['_PRUNETHREADSRESPONSE']._serialized_end=2304
-  _globals['_DELETECHECKPOINTSFORRUNSREQUEST']._serialized_start=2306
-  _globals['_DELETECHECKPOINTSFORRUNSREQUEST']._serialized_end=2388
-  _globals['_DELETECHECKPOINTSFORRUNSRESPONSE']._serialized_start=2390
-  _globals['_DELETECHECKPOINTSFORRUNSRESPONSE']._serialized_end=2498
-  _globals['_CHECKPOINTSERVICE']._serialized_start=2609
-  _globals['_CHECKPOINTSERVICE']._serialized_end=3326
+  _globals['_CHECKPOINT']._serialized_end=456
+  _globals['_PENDINGWRITE']._serialized_start=459
+  _globals['_PENDINGWRITE']._serialized_end=613
+  _globals['_PUTCHECKPOINTREQUEST']._serialized_start=615
+  _globals['_PUTCHECKPOINTREQUEST']._serialized_end=691
+  _globals['_PUTCHECKPOINTRESPONSE']._serialized_start=693
+  _globals['_PUTCHECKPOINTRESPONSE']._serialized_end=807
+  _globals['_PUTCHECKPOINTWRITESREQUEST']._serialized_start=810
+  _globals['_PUTCHECKPOINTWRITESREQUEST']._serialized_end=984
+  _globals['_PUTCHECKPOINTWRITESRESPONSE']._serialized_start=986
+  _globals['_PUTCHECKPOINTWRITESRESPONSE']._serialized_end=1089
+  _globals['_GETCHECKPOINTREQUEST']._serialized_start=1091
+  _globals['_GETCHECKPOINTREQUEST']._serialized_end=1211
+  _globals['_GETCHECKPOINTRESPONSE']._serialized_start=1213
+  _globals['_GETCHECKPOINTRESPONSE']._serialized_end=1290
+  _globals['_LISTCHECKPOINTSREQUEST']._serialized_start=1293
+  _globals['_LISTCHECKPOINTSREQUEST']._serialized_end=1642
+  _globals['_LISTCHECKPOINTSREQUEST_METADATAFILTERENTRY']._serialized_start=1559
+  _globals['_LISTCHECKPOINTSREQUEST_METADATAFILTERENTRY']._serialized_end=1624
+  _globals['_LISTCHECKPOINTSRESPONSE']._serialized_start=1645
+  _globals['_LISTCHECKPOINTSRESPONSE']._serialized_end=1785
+  _globals['_DELETETHREADREQUEST']._serialized_start=1787
+  _globals['_DELETETHREADREQUEST']._serialized_end=1828
+  _globals['_DELETETHREADRESPONSE']._serialized_start=1830
+  _globals['_DELETETHREADRESPONSE']._serialized_end=1926
+  _globals['_COPYTHREADREQUEST']._serialized_start=1928
+  _globals['_COPYTHREADREQUEST']._serialized_end=2000
+  _globals['_COPYTHREADRESPONSE']._serialized_start=2002
+  _globals['_COPYTHREADRESPONSE']._serialized_end=2094
+  _globals['_PRUNETHREADSREQUEST']._serialized_start=2097
+  _globals['_PRUNETHREADSREQUEST']._serialized_end=2226
+  _globals['_PRUNETHREADSRESPONSE']._serialized_start=2228
+  _globals['_PRUNETHREADSRESPONSE']._serialized_end=2324
+  _globals['_DELETECHECKPOINTSFORRUNSREQUEST']._serialized_start=2326
+  _globals['_DELETECHECKPOINTSFORRUNSREQUEST']._serialized_end=2408
+  _globals['_DELETECHECKPOINTSFORRUNSRESPONSE']._serialized_start=2410
+  _globals['_DELETECHECKPOINTSFORRUNSRESPONSE']._serialized_end=2518
+  _globals['_CHECKPOINTSERVICE']._serialized_start=2629
+  _globals['_CHECKPOINTSERVICE']._serialized_end=3346
 # @@protoc_insertion_point(module_scope)

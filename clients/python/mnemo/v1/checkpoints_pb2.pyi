@@ -20,8 +20,8 @@ PRUNE_STRATEGY_KEEP_LATEST: PruneStrategy
 PRUNE_STRATEGY_DELETE: PruneStrategy
 
 class Checkpoint(_message.Message):
-    __slots__ = ("thread", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint", "metadata_json", "pending_writes", "create_time")
-    THREAD_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("thread_name", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint", "metadata_json", "pending_writes", "create_time")
+    THREAD_NAME_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_NS_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
     PARENT_CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -30,7 +30,7 @@ class Checkpoint(_message.Message):
     METADATA_JSON_FIELD_NUMBER: _ClassVar[int]
     PENDING_WRITES_FIELD_NUMBER: _ClassVar[int]
     CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
-    thread: str
+    thread_name: str
     checkpoint_ns: str
     checkpoint_id: str
     parent_checkpoint_id: str
@@ -39,7 +39,7 @@ class Checkpoint(_message.Message):
     metadata_json: str
     pending_writes: _containers.RepeatedCompositeFieldContainer[PendingWrite]
     create_time: _timestamp_pb2.Timestamp
-    def __init__(self, thread: _Optional[str] = ..., checkpoint_ns: _Optional[str] = ..., checkpoint_id: _Optional[str] = ..., parent_checkpoint_id: _Optional[str] = ..., type: _Optional[str] = ..., checkpoint: _Optional[bytes] = ..., metadata_json: _Optional[str] = ..., pending_writes: _Optional[_Iterable[_Union[PendingWrite, _Mapping]]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, thread_name: _Optional[str] = ..., checkpoint_ns: _Optional[str] = ..., checkpoint_id: _Optional[str] = ..., parent_checkpoint_id: _Optional[str] = ..., type: _Optional[str] = ..., checkpoint: _Optional[bytes] = ..., metadata_json: _Optional[str] = ..., pending_writes: _Optional[_Iterable[_Union[PendingWrite, _Mapping]]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class PendingWrite(_message.Message):
     __slots__ = ("task_id", "idx", "channel", "type", "value", "task_path")
@@ -72,16 +72,16 @@ class PutCheckpointResponse(_message.Message):
     def __init__(self, checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class PutCheckpointWritesRequest(_message.Message):
-    __slots__ = ("thread", "checkpoint_ns", "checkpoint_id", "writes")
-    THREAD_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("parent", "checkpoint_ns", "checkpoint_id", "writes")
+    PARENT_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_NS_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
     WRITES_FIELD_NUMBER: _ClassVar[int]
-    thread: str
+    parent: str
     checkpoint_ns: str
     checkpoint_id: str
     writes: _containers.RepeatedCompositeFieldContainer[PendingWrite]
-    def __init__(self, thread: _Optional[str] = ..., checkpoint_ns: _Optional[str] = ..., checkpoint_id: _Optional[str] = ..., writes: _Optional[_Iterable[_Union[PendingWrite, _Mapping]]] = ...) -> None: ...
+    def __init__(self, parent: _Optional[str] = ..., checkpoint_ns: _Optional[str] = ..., checkpoint_id: _Optional[str] = ..., writes: _Optional[_Iterable[_Union[PendingWrite, _Mapping]]] = ...) -> None: ...
 
 class PutCheckpointWritesResponse(_message.Message):
     __slots__ = ("written_count", "change_cursor")
@@ -92,14 +92,14 @@ class PutCheckpointWritesResponse(_message.Message):
     def __init__(self, written_count: _Optional[int] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class GetCheckpointRequest(_message.Message):
-    __slots__ = ("thread", "checkpoint_ns", "checkpoint_id")
-    THREAD_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("parent", "checkpoint_ns", "checkpoint_id")
+    PARENT_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_NS_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
-    thread: str
+    parent: str
     checkpoint_ns: str
     checkpoint_id: str
-    def __init__(self, thread: _Optional[str] = ..., checkpoint_ns: _Optional[str] = ..., checkpoint_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, parent: _Optional[str] = ..., checkpoint_ns: _Optional[str] = ..., checkpoint_id: _Optional[str] = ...) -> None: ...
 
 class GetCheckpointResponse(_message.Message):
     __slots__ = ("checkpoint",)
@@ -151,12 +151,12 @@ class DeleteThreadResponse(_message.Message):
     def __init__(self, deleted_count: _Optional[int] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class CopyThreadRequest(_message.Message):
-    __slots__ = ("source", "target")
-    SOURCE_FIELD_NUMBER: _ClassVar[int]
-    TARGET_FIELD_NUMBER: _ClassVar[int]
-    source: str
-    target: str
-    def __init__(self, source: _Optional[str] = ..., target: _Optional[str] = ...) -> None: ...
+    __slots__ = ("name", "target_name")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TARGET_NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    target_name: str
+    def __init__(self, name: _Optional[str] = ..., target_name: _Optional[str] = ...) -> None: ...
 
 class CopyThreadResponse(_message.Message):
     __slots__ = ("copied_count", "change_cursor")
@@ -167,14 +167,14 @@ class CopyThreadResponse(_message.Message):
     def __init__(self, copied_count: _Optional[int] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class PruneThreadsRequest(_message.Message):
-    __slots__ = ("parent", "threads", "strategy")
+    __slots__ = ("parent", "thread_ids", "strategy")
     PARENT_FIELD_NUMBER: _ClassVar[int]
-    THREADS_FIELD_NUMBER: _ClassVar[int]
+    THREAD_IDS_FIELD_NUMBER: _ClassVar[int]
     STRATEGY_FIELD_NUMBER: _ClassVar[int]
     parent: str
-    threads: _containers.RepeatedScalarFieldContainer[str]
+    thread_ids: _containers.RepeatedScalarFieldContainer[str]
     strategy: PruneStrategy
-    def __init__(self, parent: _Optional[str] = ..., threads: _Optional[_Iterable[str]] = ..., strategy: _Optional[_Union[PruneStrategy, str]] = ...) -> None: ...
+    def __init__(self, parent: _Optional[str] = ..., thread_ids: _Optional[_Iterable[str]] = ..., strategy: _Optional[_Union[PruneStrategy, str]] = ...) -> None: ...
 
 class PruneThreadsResponse(_message.Message):
     __slots__ = ("deleted_count", "change_cursor")

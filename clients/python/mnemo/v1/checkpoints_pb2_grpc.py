@@ -164,9 +164,10 @@ class CheckpointServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CopyThread(self, request, context):
-        """Copies every checkpoint and write of `source` to `target` (same user),
-        keeping namespaces, ids and parents; what `target` already holds under
-        the same keys is replaced. A source without checkpoints copies nothing.
+        """Copies every checkpoint and write of thread `name` to `target_name` (of
+        the same user), keeping namespaces, ids and parents; what the target
+        already holds under the same keys is replaced. A thread without
+        checkpoints copies nothing.
 
         Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD). Idempotent.
         """

@@ -84,9 +84,10 @@ class CheckpointServiceStub:
     Errors: INVALID_ARGUMENT (INVALID_NAME). Idempotent.
     """
     CopyThread: _grpc.UnaryUnaryMultiCallable[_checkpoints_pb2.CopyThreadRequest, _checkpoints_pb2.CopyThreadResponse]
-    """Copies every checkpoint and write of `source` to `target` (same user),
-    keeping namespaces, ids and parents; what `target` already holds under
-    the same keys is replaced. A source without checkpoints copies nothing.
+    """Copies every checkpoint and write of thread `name` to `target_name` (of
+    the same user), keeping namespaces, ids and parents; what the target
+    already holds under the same keys is replaced. A thread without
+    checkpoints copies nothing.
 
     Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD). Idempotent.
     """
@@ -159,9 +160,10 @@ class CheckpointServiceAsyncStub(CheckpointServiceStub):
     Errors: INVALID_ARGUMENT (INVALID_NAME). Idempotent.
     """
     CopyThread: _aio.UnaryUnaryMultiCallable[_checkpoints_pb2.CopyThreadRequest, _checkpoints_pb2.CopyThreadResponse]  # type: ignore[assignment]
-    """Copies every checkpoint and write of `source` to `target` (same user),
-    keeping namespaces, ids and parents; what `target` already holds under
-    the same keys is replaced. A source without checkpoints copies nothing.
+    """Copies every checkpoint and write of thread `name` to `target_name` (of
+    the same user), keeping namespaces, ids and parents; what the target
+    already holds under the same keys is replaced. A thread without
+    checkpoints copies nothing.
 
     Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD). Idempotent.
     """
@@ -267,9 +269,10 @@ class CheckpointServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _checkpoints_pb2.CopyThreadRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_checkpoints_pb2.CopyThreadResponse, _abc.Awaitable[_checkpoints_pb2.CopyThreadResponse]]:
-        """Copies every checkpoint and write of `source` to `target` (same user),
-        keeping namespaces, ids and parents; what `target` already holds under
-        the same keys is replaced. A source without checkpoints copies nothing.
+        """Copies every checkpoint and write of thread `name` to `target_name` (of
+        the same user), keeping namespaces, ids and parents; what the target
+        already holds under the same keys is replaced. A thread without
+        checkpoints copies nothing.
 
         Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD). Idempotent.
         """

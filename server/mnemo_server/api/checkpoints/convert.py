@@ -46,7 +46,7 @@ def writes_to_proto(writes: Iterable[PendingWrite]) -> list[pb.PendingWrite]:
 def checkpoint_to_proto(user_id: str, value: StoredCheckpoint) -> pb.Checkpoint:
     """The checkpoint with its bytes and pending writes."""
     return pb.Checkpoint(
-        thread=thread_name(ThreadKey(user_id, value.thread_id)),
+        thread_name=thread_name(ThreadKey(user_id, value.thread_id)),
         checkpoint_ns=value.checkpoint_ns,
         checkpoint_id=value.checkpoint_id,
         parent_checkpoint_id=value.parent_checkpoint_id,
@@ -61,7 +61,7 @@ def checkpoint_to_proto(user_id: str, value: StoredCheckpoint) -> pb.Checkpoint:
 def ref_to_proto(user_id: str, ref: CheckpointRef) -> pb.Checkpoint:
     """The change feed's checkpoint: no bytes, the writes without values."""
     return pb.Checkpoint(
-        thread=thread_name(ThreadKey(user_id, ref.thread_id)),
+        thread_name=thread_name(ThreadKey(user_id, ref.thread_id)),
         checkpoint_ns=ref.checkpoint_ns,
         checkpoint_id=ref.checkpoint_id,
         parent_checkpoint_id=ref.parent_checkpoint_id,

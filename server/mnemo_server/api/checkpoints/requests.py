@@ -118,6 +118,15 @@ def page_size(value: int, v: Validator, field: str = "page_size") -> int:
     return min(value, MAX_PAGE_SIZE)
 
 
+def thread_ids(v: Validator, values: Any, field: str) -> tuple[str, ...]:
+    """At most ``MAX_WRITES_PER_CALL`` thread ids (``api.names`` ids)."""
+    v.max_items(len(values), field, MAX_WRITES_PER_CALL)
+    for index, value in enumerate(values[: MAX_WRITES_PER_CALL + 1]):
+        if not names.is_valid_id(value):
+            v.invalid(f"{field}[{index}]", "must be a thread id (1-128 of A-Z a-z 0-9 . _ ~ : -)")
+    return tuple(values)
+
+
 def ids(v: Validator, values: Any, field: str) -> tuple[str, ...]:
     """At most ``MAX_WRITES_PER_CALL`` identifiers, each required."""
     v.max_items(len(values), field, MAX_WRITES_PER_CALL)
@@ -131,17 +140,25 @@ def imported(v: Validator, user_id: str, value: pb.Checkpoint, prefix: str) -> S
     of that user, the checkpoint's rules, its writes' rules (the record's
     ``create_time`` kept when set)."""
     key = _NO_THREAD
-    match = _THREAD.fullmatch(value.thread)
+    match = _THREAD.fullmatch(value.thread_name)
     if match is None or match.group(1) != user_id:
         v.add(
             names.invalid_name(
-                value.thread, f"{prefix}.thread", f"users/{user_id}/threads/{{thread}}"
+                value.thread_name, f"{prefix}.thread_name", f"users/{user_id}/threads/{{thread}}"
             )
         )
     else:
         key = ThreadKey(user_id, match.group(2))
     checkpoint(v, value, prefix)
     writes(v, value.pending_writes, f"{prefix}.pending_writes")
+    seen: set[tuple[str, int]] = set()
+    for index, write in enumerate(value.pending_writes):
+        if (write.task_id, write.idx) in seen:
+            v.invalid(
+                f"{prefix}.pending_writes[{index}].idx",
+                "repeats an earlier write's task_id and idx",
+            )
+        seen.add((write.task_id, write.idx))
     return StoredCheckpoint(
         thread_id=key.thread_id,
         checkpoint_ns=value.checkpoint_ns,

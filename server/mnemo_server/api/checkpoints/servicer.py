@@ -47,7 +47,7 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
         scope = current_scope()
         value = request.checkpoint
         v = Validator()
-        key = rules.thread(v, value.thread, "checkpoint.thread", scope)
+        key = rules.thread(v, value.thread_name, "checkpoint.thread_name", scope)
         rules.checkpoint(v, value)
         v.raise_if_invalid()
         written = await self._writes(
@@ -75,7 +75,7 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
     ) -> pb.PutCheckpointWritesResponse:
         scope = current_scope()
         v = Validator()
-        key = rules.thread(v, request.thread, "thread", scope)
+        key = rules.thread(v, request.parent, "parent", scope)
         rules.checkpoint_keys(v, request.checkpoint_ns, request.checkpoint_id)
         v.required(request.checkpoint_id, "checkpoint_id")
         rules.writes(v, request.writes)
@@ -98,7 +98,7 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
         self, request: pb.GetCheckpointRequest, context: Context
     ) -> pb.GetCheckpointResponse:
         v = Validator()
-        key = rules.thread(v, request.thread, "thread", current_scope())
+        key = rules.thread(v, request.parent, "parent", current_scope())
         rules.checkpoint_keys(v, request.checkpoint_ns, request.checkpoint_id)
         v.raise_if_invalid()
         found = await self._checkpoints.get(key, request.checkpoint_ns, request.checkpoint_id)
@@ -145,10 +145,10 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
     ) -> pb.CopyThreadResponse:
         scope = current_scope()
         v = Validator()
-        source = rules.thread(v, request.source, "source", scope)
-        target = rules.thread(v, request.target, "target", scope)
+        source = rules.thread(v, request.name, "name", scope)
+        target = rules.thread(v, request.target_name, "target_name", scope)
         if source.user_id and target.user_id and source.user_id != target.user_id:
-            v.invalid("target", "must be a thread of the source's user")
+            v.invalid("target_name", "must be a thread of the same user as name")
         v.raise_if_invalid()
         written = await self._writes(
             CopyThread(
@@ -168,14 +168,7 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
         scope = current_scope()
         v = Validator()
         user_id = v.attempt(lambda: names.parse_user(request.parent, "parent", scope), "")
-        v.max_items(len(request.threads), "threads", rules.MAX_PAGE_SIZE)
-        thread_ids: list[str] = []
-        for index, name in enumerate(request.threads[: rules.MAX_PAGE_SIZE + 1]):
-            field = f"threads[{index}]"
-            key = rules.thread(v, name, field, scope)
-            if key.user_id and user_id and key.user_id != user_id:
-                v.invalid(field, "must be a thread of the parent user")
-            thread_ids.append(key.thread_id)
+        thread_ids = rules.thread_ids(v, request.thread_ids, "thread_ids")
         strategy = _STRATEGIES.get(request.strategy)
         if strategy is None:
             v.invalid("strategy", "must be PRUNE_STRATEGY_KEEP_LATEST or PRUNE_STRATEGY_DELETE")

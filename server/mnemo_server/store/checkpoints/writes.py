@@ -137,10 +137,15 @@ def put_writes(tx: Tx, command: PutCheckpointWrites) -> int:
     ensure_user(tx, command.caller, command.user_id, now)
     rows = [_write_row(command, write, now) for write in command.writes]
     if all(write.idx < 0 for write in command.writes):
-        _upsert(tx, graph_checkpoint_writes, _WRITE_KEY, rows)
-        stored = list(command.writes)
+        # The last of writes with one key wins, as in LangGraph's savers
+        # (executemany of INSERT OR REPLACE); one statement must not upsert
+        # a row twice.
+        last = {(w.task_id, w.idx): (w, row) for w, row in zip(command.writes, rows, strict=True)}
+        _upsert(tx, graph_checkpoint_writes, _WRITE_KEY, [row for _, row in last.values()])
+        stored = [w for w, _ in last.values()]
     else:
-        # RETURNING tells an inserted row from a skipped one on both drivers.
+        # RETURNING tells an inserted row from a skipped one on both drivers;
+        # of writes with one key, the first wins (INSERT OR IGNORE's rule).
         statement = _insert(tx, graph_checkpoint_writes).on_conflict_do_nothing().returning(_wr.idx)
         stored = [
             write

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file mnemo/v1/checkpoints.proto.
  */
 export const file_mnemo_v1_checkpoints: GenFile = /*@__PURE__*/
-  fileDesc("ChptbmVtby92MS9jaGVja3BvaW50cy5wcm90bxIIbW5lbW8udjEiggIKCkNoZWNrcG9pbnQSDgoGdGhyZWFkGAEgASgJEhUKDWNoZWNrcG9pbnRfbnMYAiABKAkSFQoNY2hlY2twb2ludF9pZBgDIAEoCRIcChRwYXJlbnRfY2hlY2twb2ludF9pZBgEIAEoCRIMCgR0eXBlGAUgASgJEhIKCmNoZWNrcG9pbnQYBiABKAwSFQoNbWV0YWRhdGFfanNvbhgHIAEoCRIuCg5wZW5kaW5nX3dyaXRlcxgIIAMoCzIWLm1uZW1vLnYxLlBlbmRpbmdXcml0ZRIvCgtjcmVhdGVfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibQoMUGVuZGluZ1dyaXRlEg8KB3Rhc2tfaWQYASABKAkSCwoDaWR4GAIgASgFEg8KB2NoYW5uZWwYAyABKAkSDAoEdHlwZRgEIAEoCRINCgV2YWx1ZRgFIAEoDBIRCgl0YXNrX3BhdGgYBiABKAkiQAoUUHV0Q2hlY2twb2ludFJlcXVlc3QSKAoKY2hlY2twb2ludBgBIAEoCzIULm1uZW1vLnYxLkNoZWNrcG9pbnQiWAoVUHV0Q2hlY2twb2ludFJlc3BvbnNlEigKCmNoZWNrcG9pbnQYASABKAsyFC5tbmVtby52MS5DaGVja3BvaW50EhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiggEKGlB1dENoZWNrcG9pbnRXcml0ZXNSZXF1ZXN0Eg4KBnRocmVhZBgBIAEoCRIVCg1jaGVja3BvaW50X25zGAIgASgJEhUKDWNoZWNrcG9pbnRfaWQYAyABKAkSJgoGd3JpdGVzGAQgAygLMhYubW5lbW8udjEuUGVuZGluZ1dyaXRlIksKG1B1dENoZWNrcG9pbnRXcml0ZXNSZXNwb25zZRIVCg13cml0dGVuX2NvdW50GAEgASgFEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiVAoUR2V0Q2hlY2twb2ludFJlcXVlc3QSDgoGdGhyZWFkGAEgASgJEhUKDWNoZWNrcG9pbnRfbnMYAiABKAkSFQoNY2hlY2twb2ludF9pZBgDIAEoCSJBChVHZXRDaGVja3BvaW50UmVzcG9uc2USKAoKY2hlY2twb2ludBgBIAEoCzIULm1uZW1vLnYxLkNoZWNrcG9pbnQijQIKFkxpc3RDaGVja3BvaW50c1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEhoKDWNoZWNrcG9pbnRfbnMYAiABKAlIAIgBARJNCg9tZXRhZGF0YV9maWx0ZXIYAyADKAsyNC5tbmVtby52MS5MaXN0Q2hlY2twb2ludHNSZXF1ZXN0Lk1ldGFkYXRhRmlsdGVyRW50cnkSHAoUYmVmb3JlX2NoZWNrcG9pbnRfaWQYBCABKAkSEQoJcGFnZV9zaXplGAUgASgFGjUKE01ldGFkYXRhRmlsdGVyRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIQCg5fY2hlY2twb2ludF9ucyJnChdMaXN0Q2hlY2twb2ludHNSZXNwb25zZRIpCgtjaGVja3BvaW50cxgBIAMoCzIULm1uZW1vLnYxLkNoZWNrcG9pbnQSIQoZbmV4dF9iZWZvcmVfY2hlY2twb2ludF9pZBgCIAEoCSIjChNEZWxldGVUaHJlYWRSZXF1ZXN0EgwKBG5hbWUYASABKAkiRAoURGVsZXRlVGhyZWFkUmVzcG9uc2USFQoNZGVsZXRlZF9jb3VudBgBIAEoAxIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDIjMKEUNvcHlUaHJlYWRSZXF1ZXN0Eg4KBnNvdXJjZRgBIAEoCRIOCgZ0YXJnZXQYAiABKAkiQQoSQ29weVRocmVhZFJlc3BvbnNlEhQKDGNvcGllZF9jb3VudBgBIAEoAxIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDImEKE1BydW5lVGhyZWFkc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEg8KB3RocmVhZHMYAiADKAkSKQoIc3RyYXRlZ3kYAyABKA4yFy5tbmVtby52MS5QcnVuZVN0cmF0ZWd5IkQKFFBydW5lVGhyZWFkc1Jlc3BvbnNlEhUKDWRlbGV0ZWRfY291bnQYASABKAMSFQoNY2hhbmdlX2N1cnNvchgPIAEoAyJCCh9EZWxldGVDaGVja3BvaW50c0ZvclJ1bnNSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRIPCgdydW5faWRzGAIgAygJIlAKIERlbGV0ZUNoZWNrcG9pbnRzRm9yUnVuc1Jlc3BvbnNlEhUKDWRlbGV0ZWRfY291bnQYASABKAMSFQoNY2hhbmdlX2N1cnNvchgPIAEoAypqCg1QcnVuZVN0cmF0ZWd5Eh4KGlBSVU5FX1NUUkFURUdZX1VOU1BFQ0lGSUVEEAASHgoaUFJVTkVfU1RSQVRFR1lfS0VFUF9MQVRFU1QQARIZChVQUlVORV9TVFJBVEVHWV9ERUxFVEUQAjLNBQoRQ2hlY2twb2ludFNlcnZpY2USUAoNUHV0Q2hlY2twb2ludBIeLm1uZW1vLnYxLlB1dENoZWNrcG9pbnRSZXF1ZXN0Gh8ubW5lbW8udjEuUHV0Q2hlY2twb2ludFJlc3BvbnNlEmIKE1B1dENoZWNrcG9pbnRXcml0ZXMSJC5tbmVtby52MS5QdXRDaGVja3BvaW50V3JpdGVzUmVxdWVzdBolLm1uZW1vLnYxLlB1dENoZWNrcG9pbnRXcml0ZXNSZXNwb25zZRJQCg1HZXRDaGVja3BvaW50Eh4ubW5lbW8udjEuR2V0Q2hlY2twb2ludFJlcXVlc3QaHy5tbmVtby52MS5HZXRDaGVja3BvaW50UmVzcG9uc2USVgoPTGlzdENoZWNrcG9pbnRzEiAubW5lbW8udjEuTGlzdENoZWNrcG9pbnRzUmVxdWVzdBohLm1uZW1vLnYxLkxpc3RDaGVja3BvaW50c1Jlc3BvbnNlEk0KDERlbGV0ZVRocmVhZBIdLm1uZW1vLnYxLkRlbGV0ZVRocmVhZFJlcXVlc3QaHi5tbmVtby52MS5EZWxldGVUaHJlYWRSZXNwb25zZRJHCgpDb3B5VGhyZWFkEhsubW5lbW8udjEuQ29weVRocmVhZFJlcXVlc3QaHC5tbmVtby52MS5Db3B5VGhyZWFkUmVzcG9uc2USTQoMUHJ1bmVUaHJlYWRzEh0ubW5lbW8udjEuUHJ1bmVUaHJlYWRzUmVxdWVzdBoeLm1uZW1vLnYxLlBydW5lVGhyZWFkc1Jlc3BvbnNlEnEKGERlbGV0ZUNoZWNrcG9pbnRzRm9yUnVucxIpLm1uZW1vLnYxLkRlbGV0ZUNoZWNrcG9pbnRzRm9yUnVuc1JlcXVlc3QaKi5tbmVtby52MS5EZWxldGVDaGVja3BvaW50c0ZvclJ1bnNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChptbmVtby92MS9jaGVja3BvaW50cy5wcm90bxIIbW5lbW8udjEihwIKCkNoZWNrcG9pbnQSEwoLdGhyZWFkX25hbWUYASABKAkSFQoNY2hlY2twb2ludF9ucxgCIAEoCRIVCg1jaGVja3BvaW50X2lkGAMgASgJEhwKFHBhcmVudF9jaGVja3BvaW50X2lkGAQgASgJEgwKBHR5cGUYBSABKAkSEgoKY2hlY2twb2ludBgGIAEoDBIVCg1tZXRhZGF0YV9qc29uGAcgASgJEi4KDnBlbmRpbmdfd3JpdGVzGAggAygLMhYubW5lbW8udjEuUGVuZGluZ1dyaXRlEi8KC2NyZWF0ZV90aW1lGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJtCgxQZW5kaW5nV3JpdGUSDwoHdGFza19pZBgBIAEoCRILCgNpZHgYAiABKAUSDwoHY2hhbm5lbBgDIAEoCRIMCgR0eXBlGAQgASgJEg0KBXZhbHVlGAUgASgMEhEKCXRhc2tfcGF0aBgGIAEoCSJAChRQdXRDaGVja3BvaW50UmVxdWVzdBIoCgpjaGVja3BvaW50GAEgASgLMhQubW5lbW8udjEuQ2hlY2twb2ludCJYChVQdXRDaGVja3BvaW50UmVzcG9uc2USKAoKY2hlY2twb2ludBgBIAEoCzIULm1uZW1vLnYxLkNoZWNrcG9pbnQSFQoNY2hhbmdlX2N1cnNvchgPIAEoAyKCAQoaUHV0Q2hlY2twb2ludFdyaXRlc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEhUKDWNoZWNrcG9pbnRfbnMYAiABKAkSFQoNY2hlY2twb2ludF9pZBgDIAEoCRImCgZ3cml0ZXMYBCADKAsyFi5tbmVtby52MS5QZW5kaW5nV3JpdGUiSwobUHV0Q2hlY2twb2ludFdyaXRlc1Jlc3BvbnNlEhUKDXdyaXR0ZW5fY291bnQYASABKAUSFQoNY2hhbmdlX2N1cnNvchgPIAEoAyJUChRHZXRDaGVja3BvaW50UmVxdWVzdBIOCgZwYXJlbnQYASABKAkSFQoNY2hlY2twb2ludF9ucxgCIAEoCRIVCg1jaGVja3BvaW50X2lkGAMgASgJIkEKFUdldENoZWNrcG9pbnRSZXNwb25zZRIoCgpjaGVja3BvaW50GAEgASgLMhQubW5lbW8udjEuQ2hlY2twb2ludCKNAgoWTGlzdENoZWNrcG9pbnRzUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSGgoNY2hlY2twb2ludF9ucxgCIAEoCUgAiAEBEk0KD21ldGFkYXRhX2ZpbHRlchgDIAMoCzI0Lm1uZW1vLnYxLkxpc3RDaGVja3BvaW50c1JlcXVlc3QuTWV0YWRhdGFGaWx0ZXJFbnRyeRIcChRiZWZvcmVfY2hlY2twb2ludF9pZBgEIAEoCRIRCglwYWdlX3NpemUYBSABKAUaNQoTTWV0YWRhdGFGaWx0ZXJFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQhAKDl9jaGVja3BvaW50X25zImcKF0xpc3RDaGVja3BvaW50c1Jlc3BvbnNlEikKC2NoZWNrcG9pbnRzGAEgAygLMhQubW5lbW8udjEuQ2hlY2twb2ludBIhChluZXh0X2JlZm9yZV9jaGVja3BvaW50X2lkGAIgASgJIiMKE0RlbGV0ZVRocmVhZFJlcXVlc3QSDAoEbmFtZRgBIAEoCSJEChREZWxldGVUaHJlYWRSZXNwb25zZRIVCg1kZWxldGVkX2NvdW50GAEgASgDEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiNgoRQ29weVRocmVhZFJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgt0YXJnZXRfbmFtZRgCIAEoCSJBChJDb3B5VGhyZWFkUmVzcG9uc2USFAoMY29waWVkX2NvdW50GAEgASgDEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiZAoTUHJ1bmVUaHJlYWRzUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSEgoKdGhyZWFkX2lkcxgCIAMoCRIpCghzdHJhdGVneRgDIAEoDjIXLm1uZW1vLnYxLlBydW5lU3RyYXRlZ3kiRAoUUHJ1bmVUaHJlYWRzUmVzcG9uc2USFQoNZGVsZXRlZF9jb3VudBgBIAEoAxIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDIkIKH0RlbGV0ZUNoZWNrcG9pbnRzRm9yUnVuc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEg8KB3J1bl9pZHMYAiADKAkiUAogRGVsZXRlQ2hlY2twb2ludHNGb3JSdW5zUmVzcG9uc2USFQoNZGVsZXRlZF9jb3VudBgBIAEoAxIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDKmoKDVBydW5lU3RyYXRlZ3kSHgoaUFJVTkVfU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIeChpQUlVORV9TVFJBVEVHWV9LRUVQX0xBVEVTVBABEhkKFVBSVU5FX1NUUkFURUdZX0RFTEVURRACMs0FChFDaGVja3BvaW50U2VydmljZRJQCg1QdXRDaGVja3BvaW50Eh4ubW5lbW8udjEuUHV0Q2hlY2twb2ludFJlcXVlc3QaHy5tbmVtby52MS5QdXRDaGVja3BvaW50UmVzcG9uc2USYgoTUHV0Q2hlY2twb2ludFdyaXRlcxIkLm1uZW1vLnYxLlB1dENoZWNrcG9pbnRXcml0ZXNSZXF1ZXN0GiUubW5lbW8udjEuUHV0Q2hlY2twb2ludFdyaXRlc1Jlc3BvbnNlElAKDUdldENoZWNrcG9pbnQSHi5tbmVtby52MS5HZXRDaGVja3BvaW50UmVxdWVzdBofLm1uZW1vLnYxLkdldENoZWNrcG9pbnRSZXNwb25zZRJWCg9MaXN0Q2hlY2twb2ludHMSIC5tbmVtby52MS5MaXN0Q2hlY2twb2ludHNSZXF1ZXN0GiEubW5lbW8udjEuTGlzdENoZWNrcG9pbnRzUmVzcG9uc2USTQoMRGVsZXRlVGhyZWFkEh0ubW5lbW8udjEuRGVsZXRlVGhyZWFkUmVxdWVzdBoeLm1uZW1vLnYxLkRlbGV0ZVRocmVhZFJlc3BvbnNlEkcKCkNvcHlUaHJlYWQSGy5tbmVtby52MS5Db3B5VGhyZWFkUmVxdWVzdBocLm1uZW1vLnYxLkNvcHlUaHJlYWRSZXNwb25zZRJNCgxQcnVuZVRocmVhZHMSHS5tbmVtby52MS5QcnVuZVRocmVhZHNSZXF1ZXN0Gh4ubW5lbW8udjEuUHJ1bmVUaHJlYWRzUmVzcG9uc2UScQoYRGVsZXRlQ2hlY2twb2ludHNGb3JSdW5zEikubW5lbW8udjEuRGVsZXRlQ2hlY2twb2ludHNGb3JSdW5zUmVxdWVzdBoqLm1uZW1vLnYxLkRlbGV0ZUNoZWNrcG9pbnRzRm9yUnVuc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * One checkpoint of a thread.
@@ -21,11 +21,11 @@ export const file_mnemo_v1_checkpoints: GenFile = /*@__PURE__*/
  */
 export type Checkpoint = Message<"mnemo.v1.Checkpoint"> & {
   /**
-   * `users/{user}/threads/{thread}`.
+   * `users/{user}/threads/{thread}`: the thread it belongs to.
    *
-   * @generated from field: string thread = 1;
+   * @generated from field: string thread_name = 1;
    */
-  thread: string;
+  threadName: string;
 
   /**
    * The namespace ("" for the root graph, "node:task" for subgraphs); at
@@ -157,7 +157,7 @@ export const PendingWriteSchema: GenMessage<PendingWrite> = /*@__PURE__*/
  */
 export type PutCheckpointRequest = Message<"mnemo.v1.PutCheckpointRequest"> & {
   /**
-   * The checkpoint; `thread` and `checkpoint_id` are required.
+   * The checkpoint; `thread_name` and `checkpoint_id` are required.
    *
    * @generated from field: mnemo.v1.Checkpoint checkpoint = 1;
    */
@@ -206,11 +206,11 @@ export const PutCheckpointResponseSchema: GenMessage<PutCheckpointResponse> = /*
  */
 export type PutCheckpointWritesRequest = Message<"mnemo.v1.PutCheckpointWritesRequest"> & {
   /**
-   * `users/{user}/threads/{thread}`.
+   * `users/{user}/threads/{thread}`: the checkpoint's thread.
    *
-   * @generated from field: string thread = 1;
+   * @generated from field: string parent = 1;
    */
-  thread: string;
+  parent: string;
 
   /**
    * The checkpoint's namespace.
@@ -276,11 +276,11 @@ export const PutCheckpointWritesResponseSchema: GenMessage<PutCheckpointWritesRe
  */
 export type GetCheckpointRequest = Message<"mnemo.v1.GetCheckpointRequest"> & {
   /**
-   * `users/{user}/threads/{thread}`.
+   * `users/{user}/threads/{thread}`: the checkpoint's thread.
    *
-   * @generated from field: string thread = 1;
+   * @generated from field: string parent = 1;
    */
-  thread: string;
+  parent: string;
 
   /**
    * The namespace.
@@ -462,16 +462,16 @@ export type CopyThreadRequest = Message<"mnemo.v1.CopyThreadRequest"> & {
   /**
    * `users/{user}/threads/{thread}`: the thread to copy.
    *
-   * @generated from field: string source = 1;
+   * @generated from field: string name = 1;
    */
-  source: string;
+  name: string;
 
   /**
    * `users/{user}/threads/{thread}`: the copy, of the same user.
    *
-   * @generated from field: string target = 2;
+   * @generated from field: string target_name = 2;
    */
-  target: string;
+  targetName: string;
 };
 
 /**
@@ -523,11 +523,12 @@ export type PruneThreadsRequest = Message<"mnemo.v1.PruneThreadsRequest"> & {
   parent: string;
 
   /**
-   * `users/{user}/threads/{thread}` names of that user; at most 1000.
+   * The ids of the user's threads to prune (`{thread}` of
+   * `users/{user}/threads/{thread}`); at most 1000.
    *
-   * @generated from field: repeated string threads = 2;
+   * @generated from field: repeated string thread_ids = 2;
    */
-  threads: string[];
+  threadIds: string[];
 
   /**
    * Required.
@@ -753,9 +754,10 @@ export const CheckpointService: GenService<{
     output: typeof DeleteThreadResponseSchema;
   },
   /**
-   * Copies every checkpoint and write of `source` to `target` (same user),
-   * keeping namespaces, ids and parents; what `target` already holds under
-   * the same keys is replaced. A source without checkpoints copies nothing.
+   * Copies every checkpoint and write of thread `name` to `target_name` (of
+   * the same user), keeping namespaces, ids and parents; what the target
+   * already holds under the same keys is replaced. A thread without
+   * checkpoints copies nothing.
    *
    * Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD). Idempotent.
    *
