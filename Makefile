@@ -239,8 +239,12 @@ $(LANGGRAPH_STAMP): $(LANGGRAPH_REQS) clients/python/pyproject.toml
 		$(LANGGRAPH_VENV)/bin/python -m pip install --quiet --progress-bar off --no-deps -e clients/python
 	@touch $@
 
-test-langgraph: $(STAMP) $(LANGGRAPH_STAMP) ## LangGraph's store tests (langgraph-checkpoint sdist, tests/test_store.py) against MnemoStore and a live server
+WITH_SERVER := $(PY) -m tests.peers.with_mnemo_server --
+
+test-langgraph: $(STAMP) $(LANGGRAPH_STAMP) ## LangGraph: its store tests (langgraph-checkpoint sdist) against MnemoStore, checkpointer conformance for MnemoSaver, a graph interrupted in one process and resumed in another
 	timeout 600 $(LANGGRAPH_VENV)/bin/python tests/peers/run_langgraph.py --cache $(PEERS_CACHE) $(PYTEST_ARGS)
+	timeout 300 $(WITH_SERVER) $(LANGGRAPH_VENV)/bin/python tests/peers/langgraph_saver_conformance.py
+	timeout 300 $(WITH_SERVER) $(LANGGRAPH_VENV)/bin/python tests/peers/langgraph_interrupt_resume.py
 
 # The build is the TypeScript lint: tsc with strict + noUncheckedIndexedAccess
 # (tsconfig.json) fails on any type error. dist/ is rebuilt from scratch so a

@@ -22,6 +22,7 @@ from google.protobuf import text_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from mnemo.v1 import checkpoints_pb2 as cp
 from mnemo.v1 import conversations_pb2 as cv
 from mnemo.v1 import conversations_pb2_grpc
 from mnemo.v1 import documents_pb2 as dc
@@ -51,6 +52,8 @@ CLIENT_SIDE = {grpc.StatusCode.DEADLINE_EXCEEDED}
 SERVER_BUGS = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
 U1, C1 = "users/u1", "users/u1/conversations/c1"
 VECTOR = mm.Embedding(model="edge-2d", values=[0.5, 0.25])
+THREAD = f"{U1}/threads/t1"
+PENDING_WRITE = cp.PendingWrite(task_id="task", channel="ch", type="bytes", value=b"v")
 
 Requests = list[Message]
 Base = Callable[[grpc.Channel, int], Requests]
@@ -165,6 +168,17 @@ BASES: dict[str, Base] = {
         dc.SearchDocumentsRequest(parent=U1, query="tea", query_embedding=[0.5, 0.25])
     ),
     "ListDocumentNamespaces": _one(dc.ListDocumentNamespacesRequest(parent=U1)),
+    "PutCheckpoint": _one(
+        cp.PutCheckpointRequest(
+            checkpoint=cp.Checkpoint(
+                thread_name=THREAD, checkpoint_id="c2", pending_writes=[PENDING_WRITE]
+            )
+        )
+    ),
+    "PutCheckpointWrites": _one(
+        cp.PutCheckpointWritesRequest(parent=THREAD, checkpoint_id="c1", writes=[PENDING_WRITE])
+    ),
+    "ListCheckpoints": _one(cp.ListCheckpointsRequest(parent=THREAD)),
     "RememberExchange": _one(
         wm.RememberExchangeRequest(
             name=f"{U1}/memoryState", exchange=wm.Exchange(ask="q", answer="a")
@@ -244,7 +258,8 @@ def _outcome(channel: grpc.Channel, rpc: Rpc, requests: Requests) -> str:
 def _seed(channel: grpc.Channel) -> None:
     """``test_fuzz.seed``, plus what u1's export needs to hold every kind of
     record: a candidate with a vector, an earlier version, a checkpoint, a
-    document with an embedding."""
+    document with an embedding; and a
+    graph checkpoint with a pending write."""
     seed(channel)
     for rpc, request in (
         (
@@ -269,6 +284,12 @@ def _seed(channel: grpc.Channel) -> None:
     ):
         call(channel, _rpc(rpc), request)
     call(channel, _rpc("ReplaceHistoryPrefix"), _replace_prefix(channel, 0))
+    checkpoint = cp.Checkpoint(thread_name=THREAD, checkpoint_id="c1", type="bytes")
+    call(channel, _rpc("PutCheckpoint"), cp.PutCheckpointRequest(checkpoint=checkpoint))
+    writes = cp.PutCheckpointWritesRequest(
+        parent=THREAD, checkpoint_id="c1", writes=[PENDING_WRITE]
+    )
+    call(channel, _rpc("PutCheckpointWrites"), writes)
 
 
 def _outcomes(channel: grpc.Channel) -> dict[str, str]:

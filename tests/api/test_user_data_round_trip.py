@@ -31,6 +31,7 @@ from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import working_memory_pb2 as wm
 from mnemo_server.api.user_data.convert import RECORD_KINDS
 from mnemo_server.domain.compaction import encode_revision
+from tests.api.checkpoint_data import checkpoint_views
 from tests.api.user_data import TIMEOUT_S, erase, export, load, populate, serialized
 from tests.support.rpc_errors import rpc_failure
 from tests.support.user_rows import user_digest
@@ -60,6 +61,7 @@ def _api_views(channel: grpc.Channel, user: str) -> list[Message]:
         views.append(history.SnapshotHistory(cv.SnapshotHistoryRequest(conversation=name)))
         views.append(history.ListFailedRuns(cv.ListFailedRunsRequest(parent=name)))
         views.append(states.GetMemoryState(wm.GetMemoryStateRequest(name=f"{name}/memoryState")))
+    views += checkpoint_views(channel, user)
     listed = memories.ListMemories(mm.ListMemoriesRequest(parent=parent, include_archived=True))
     views.append(listed)
     for memory in listed.memories:
@@ -122,6 +124,7 @@ def test_an_export_is_in_a_deterministic_order(channel: grpc.Channel) -> None:
         "candidate",
         "event",
         "document",
+        "checkpoint",
     ]
     assert kinds == sorted(kinds, key=sections.index)  # each kind in one run
     states = [r.memory_state.name for r in records if r.HasField("memory_state")]
@@ -148,6 +151,14 @@ def test_an_export_is_in_a_deterministic_order(channel: grpc.Channel) -> None:
     assert list(documents[1].index.texts[0].embedding) == [0.5, -0.25]
     assert documents[2].HasField("index") and not documents[2].index.texts
     assert not documents[0].HasField("index") and documents[3].ttl.seconds == 86_400
+    graph = [
+        (r.checkpoint.thread_name[-2:], r.checkpoint.checkpoint_ns, r.checkpoint.checkpoint_id)
+        for r in records
+        if r.HasField("checkpoint")
+    ]
+    assert graph == [
+        (t, ns, i) for t in ("t1", "t2") for ns, i in (("", "01"), ("", "02"), ("sub:1", "05"))
+    ]
 
 
 def test_an_unknown_user_exports_nothing(channel: grpc.Channel) -> None:

@@ -22,6 +22,7 @@ from mnemo.v1 import documents_pb2 as dc
 from mnemo.v1 import governance_pb2 as gv
 from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import working_memory_pb2 as wm
+from tests.api.checkpoint_data import populate_checkpoints
 
 TIMEOUT_S = 30.0
 
@@ -194,6 +195,7 @@ def populate(channel: grpc.Channel, user: str, mark: str) -> None:
             memory_settings=gv.MemorySettings(name=f"{parent}/memorySettings", enabled=True)
         )
     )
+    populate_checkpoints(channel, user, mark)
 
 
 def export(channel: grpc.Channel, user: str) -> list[gv.ExportRecord]:

@@ -19,6 +19,7 @@ from mnemo.client import _history as history
 from mnemo.client import _working_memory as working_memory
 from mnemo.client._channel_options import SERVICES, channel_options
 from mnemo.v1 import (
+    checkpoints_pb2,
     conversations_pb2,
     governance_pb2,
     memories_pb2,
@@ -125,6 +126,7 @@ def test_retries_cover_every_mnemo_service() -> None:
             memories_pb2,
             governance_pb2,
             sync_pb2,
+            checkpoints_pb2,
         )
         for service in module.DESCRIPTOR.services_by_name.values()
     }
@@ -159,7 +161,7 @@ def _public_methods(cls: type) -> dict[str, inspect.Signature]:
 def test_both_clients_have_the_same_methods_and_signatures() -> None:
     sync_methods = _public_methods(MnemoClient)
     assert _public_methods(AsyncMnemoClient) == sync_methods
-    assert len(sync_methods) == 57
+    assert len(sync_methods) == 65  # 50 + pop/get message, 5 document and 8 checkpoint calls
     assert inspect.iscoroutinefunction(AsyncMnemoClient.close)
 
 

@@ -54,6 +54,7 @@ SECTION_TABLES = {
     ExportSection.CANDIDATES: "memory_candidates",
     ExportSection.EVENTS: "events",
     ExportSection.DOCUMENTS: "documents",
+    ExportSection.GRAPH_CHECKPOINTS: "graph_checkpoints",
 }
 Rows = dict[str, list[dict[str, Any]]]
 Export = dict[str, dict[ExportSection, list[ExportItem]]]

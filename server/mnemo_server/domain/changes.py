@@ -9,9 +9,9 @@ never later finds an uncommitted ``m < n`` appearing (no gap).
 The state is the resource as the mutation left it, as a domain object:
 ``MemoryState``, ``Conversation``, ``StoredMessage``, ``Memory``,
 ``MemoryTombstone``, ``MemorySettings``, ``Consent``, ``MemoryCandidate``,
-``FailedRun`` or ``Document``; ``None`` for an erasure, and for earlier changes of a memory
-whose text a private delete removed (the delete's own change carries the
-tombstone).
+``FailedRun``, ``Document`` or ``CheckpointRef``; ``None`` for an erasure, and
+for earlier changes of a memory whose text a private delete removed (the
+delete's own change carries the tombstone).
 
 What each write appends (``store.feed.changes``; UPSERT unless said):
 
@@ -42,6 +42,9 @@ What each write appends (``store.feed.changes``; UPSERT unless said):
 - documents put: the ``Document`` (without embeddings); delete (and the
   purge of an expired one): DELETE with the ``Document`` without its value
   (its earlier changes lose their state);
+- graph checkpoints (``store.checkpoints.writes``): put and writes: the
+  ``CheckpointRef`` (no bytes); pruned or run-deleted checkpoints: DELETE
+  with the ref; a deleted thread: DELETE of the thread (no state);
 - import: one change per imported resource; erasure: every change of the
   user is deleted and one ERASE change (resource ``users/{user}``, no state)
   appended.
@@ -53,6 +56,7 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
+from mnemo_server.domain.checkpoints import CheckpointRef
 from mnemo_server.domain.documents import Document
 from mnemo_server.domain.governance import Consent, MemorySettings
 from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTombstone
@@ -69,6 +73,7 @@ ChangeState = (
     | MemoryCandidate
     | FailedRun
     | Document
+    | CheckpointRef
 )
 
 

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from mnemo_server.domain.changes import ChangePage
+from mnemo_server.domain.checkpoints import CheckpointQuery, StoredCheckpoint, ThreadKey
 from mnemo_server.domain.commands import Command, Written
 from mnemo_server.domain.commands.governance import DeleteUserData, ImportUserData
 from mnemo_server.domain.documents import (
@@ -349,4 +350,21 @@ class DocumentStore(Protocol):
     async def purge_expired_documents(self, *, limit: int) -> int:
         """Delete up to ``limit`` expired documents (each appends its
         DELETE change); how many."""
+        ...
+
+
+class CheckpointStore(Protocol):
+    """Graph checkpoints (``domain.checkpoints``); the writes are commands
+    (``domain.commands.checkpoints``)."""
+
+    async def get_checkpoint(
+        self, key: ThreadKey, checkpoint_ns: str, checkpoint_id: str
+    ) -> StoredCheckpoint | None:
+        """The checkpoint with its pending writes (``checkpoint_id`` ``""``:
+        the newest of the namespace), or ``None``. Raises nothing of its own."""
+        ...
+
+    async def list_checkpoints(self, query: CheckpointQuery) -> list[StoredCheckpoint]:
+        """Up to ``query.limit`` checkpoints, newest first, each with its
+        pending writes. Raises nothing of its own."""
         ...

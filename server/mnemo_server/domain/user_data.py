@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from mnemo_server.domain.checkpoints import StoredCheckpoint
 from mnemo_server.domain.documents import Document
 from mnemo_server.domain.governance import Consent, Event, MemorySettings
 from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTombstone
@@ -122,6 +123,7 @@ ExportItem = (
     | MemoryCandidate
     | Event
     | Document
+    | StoredCheckpoint
 )
 """One record of an export."""
 
@@ -142,6 +144,7 @@ class ExportSection(StrEnum):
     CANDIDATES = "candidates"
     EVENTS = "events"
     DOCUMENTS = "documents"
+    GRAPH_CHECKPOINTS = "graph_checkpoints"
 
 
 EXPORT_SECTIONS: tuple[ExportSection, ...] = tuple(ExportSection)
@@ -172,3 +175,5 @@ class UserData:
     candidates: tuple[MemoryCandidate, ...] = ()
     events: tuple[Event, ...] = ()
     documents: tuple[Document, ...] = ()
+    graph_checkpoints: tuple[StoredCheckpoint, ...] = ()
+    """Graph checkpoints with their pending writes (``domain.checkpoints``)."""

@@ -15,6 +15,7 @@ attribute           class                     ports
 ``governance``      ``SqlGovernanceStore``    ``GovernanceStore``
 ``feed``            ``SqlChangeStore``        ``ChangeStore``
 ``user_data``       ``SqlUserData``           ``UserDataStore``
+``checkpoints``     ``SqlCheckpointStore``    ``CheckpointStore``
 ==================  ========================  =======================================
 
 ``SqlStore`` itself is the ``CommandStore``.
@@ -26,6 +27,8 @@ from datetime import timedelta
 from typing import TypeVar
 
 from mnemo_server.domain.commands import Command, Written
+from mnemo_server.store.checkpoints import writes as checkpoint_writes
+from mnemo_server.store.checkpoints.store import SqlCheckpointStore
 from mnemo_server.store.conversations import compaction, conversation, messages, working_memory
 from mnemo_server.store.conversations.store import SqlConversationStore
 from mnemo_server.store.documents import writes as document_writes
@@ -61,6 +64,7 @@ UNIT_MODULES = (
     user_erase,
     load,
     document_writes,
+    checkpoint_writes,
 )
 """The modules whose ``@units.unit`` functions carry out the commands
 (imported here so that every unit is registered before the first write)."""
@@ -93,6 +97,7 @@ class SqlStore:
         self.feed = SqlChangeStore(db)
         self.user_data = SqlUserData(db, vector_cache=self.vector_cache)
         self.documents = SqlDocumentStore(db)
+        self.checkpoints = SqlCheckpointStore(db)
 
     async def execute(self, command: Command[R]) -> Written[R]:
         value, cursor = await self.database.write(

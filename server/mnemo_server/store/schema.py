@@ -465,6 +465,48 @@ documents = Table(
     Index(None, "expire_at"),
 )
 
+# Graph checkpoints (``domain.checkpoints``, ``store.checkpoints``): the
+# client's serialized bytes as given, keyed by thread, namespace and id; the
+# metadata as JSON text, its ``run_id`` copied into a column for
+# ``DeleteCheckpointsForRuns``. Not ``compaction_checkpoints`` (conversation
+# history), hence the prefix.
+
+graph_checkpoints = Table(
+    "graph_checkpoints",
+    metadata,
+    _user_id(),
+    Column("thread_id", ID, nullable=False),
+    Column("checkpoint_ns", Text, nullable=False),
+    Column("checkpoint_id", ID, nullable=False),
+    Column("parent_checkpoint_id", ID, nullable=False),
+    Column("checkpoint_type", Text, nullable=False),
+    Column("checkpoint", LargeBinary, nullable=False),
+    Column("metadata_json", Text, nullable=False),
+    Column("run_id", ID, nullable=True),
+    Column("created_at", MICROS, nullable=False),
+    PrimaryKeyConstraint("user_id", "thread_id", "checkpoint_ns", "checkpoint_id"),
+    Index(None, "user_id", "run_id"),
+)
+
+graph_checkpoint_writes = Table(
+    "graph_checkpoint_writes",
+    metadata,
+    _user_id(),
+    Column("thread_id", ID, nullable=False),
+    Column("checkpoint_ns", Text, nullable=False),
+    Column("checkpoint_id", ID, nullable=False),
+    Column("task_id", ID, nullable=False),
+    Column("idx", Integer, nullable=False),
+    Column("channel", Text, nullable=False),
+    Column("value_type", Text, nullable=False),
+    Column("value", LargeBinary, nullable=False),
+    Column("task_path", Text, nullable=False),
+    Column("created_at", MICROS, nullable=False),
+    PrimaryKeyConstraint(
+        "user_id", "thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"
+    ),
+)
+
 memories_fts: TableClause = table("memories_fts", column("rowid", Integer))
 """SQLite only: the FTS5 table over ``memories.search_document`` (queries only)."""
 
@@ -494,6 +536,8 @@ __all__ = [
     "documents",
     "events",
     "failed_runs",
+    "graph_checkpoint_writes",
+    "graph_checkpoints",
     "idempotency_records",
     "include_name",
     "memories",

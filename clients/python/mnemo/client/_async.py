@@ -11,6 +11,7 @@ import grpc.aio
 
 from mnemo.client import _candidates as candidates
 from mnemo.client import _changes as changes
+from mnemo.client import _checkpoints as checkpoints
 from mnemo.client import _conversations as conversations
 from mnemo.client import _documents as documents
 from mnemo.client import _governance as governance
@@ -102,6 +103,15 @@ class AsyncMnemoClient(ClientBase[grpc.aio.Channel]):
     save_memory_state = client_method(working_memory.save_memory_state, _call)
     remember_exchange = client_method(working_memory.remember_exchange, _call)
     clear_memory_state = client_method(working_memory.clear_memory_state, _call)
+
+    put_checkpoint = client_method(checkpoints.put_checkpoint, _call)
+    put_checkpoint_writes = client_method(checkpoints.put_checkpoint_writes, _call)
+    get_checkpoint = client_method(checkpoints.get_checkpoint, _call)
+    list_checkpoints_page = client_method(checkpoints.list_checkpoints_page, _call)
+    delete_thread = client_method(checkpoints.delete_thread, _call)
+    copy_thread = client_method(checkpoints.copy_thread, _call)
+    prune_threads = client_method(checkpoints.prune_threads, _call)
+    delete_checkpoints_for_runs = client_method(checkpoints.delete_checkpoints_for_runs, _call)
 
     create_conversation = client_method(conversations.create_conversation, _call)
     get_conversation = client_method(conversations.get_conversation, _call)

@@ -13,6 +13,7 @@ SERVICES = (
     "mnemo.v1.MemoryService",
     "mnemo.v1.GovernanceService",
     "mnemo.v1.SyncService",
+    "mnemo.v1.CheckpointService",
 )
 
 #: gRPC caps ``maxAttempts`` at 5 (the first attempt included).

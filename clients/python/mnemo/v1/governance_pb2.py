@@ -23,13 +23,14 @@ _sym_db = _symbol_database.Default()
 
 
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
+from mnemo.v1 import checkpoints_pb2 as mnemo_dot_v1_dot_checkpoints__pb2
 from mnemo.v1 import conversations_pb2 as mnemo_dot_v1_dot_conversations__pb2
 from mnemo.v1 import documents_pb2 as mnemo_dot_v1_dot_documents__pb2
 from mnemo.v1 import memories_pb2 as mnemo_dot_v1_dot_memories__pb2
 from mnemo.v1 import working_memory_pb2 as mnemo_dot_v1_dot_working__memory__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19mnemo/v1/governance.proto\x12\x08mnemo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cmnemo/v1/conversations.proto\x1a\x18mnemo/v1/documents.proto\x1a\x17mnemo/v1/memories.proto\x1a\x1dmnemo/v1/working_memory.proto\"\xaf\x01\n\x07\x43onsent\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12,\n\x05state\x18\x02 \x01(\x0e\x32\x16.mnemo.v1.ConsentStateR\x05state\x12%\n\x0epolicy_version\x18\x03 \x01(\tR\rpolicyVersion\x12;\n\x0bupdate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"\x8f\x01\n\x0eMemorySettings\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n\x07\x65nabled\x18\x02 \x01(\x08R\x07\x65nabled\x12\x12\n\x04\x65tag\x18\x03 \x01(\tR\x04\x65tag\x12;\n\x0bupdate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"\'\n\x11GetConsentRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\"A\n\x12GetConsentResponse\x12+\n\x07\x63onsent\x18\x01 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\"@\n\x11SetConsentRequest\x12+\n\x07\x63onsent\x18\x01 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\"\x99\x01\n\x12SetConsentResponse\x12+\n\x07\x63onsent\x18\x01 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\x12\x31\n\x14\x63\x61ncelled_candidates\x18\x02 \x01(\x05R\x13\x63\x61ncelledCandidates\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\".\n\x18GetMemorySettingsRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\"^\n\x19GetMemorySettingsResponse\x12\x41\n\x0fmemory_settings\x18\x01 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\"`\n\x1bUpdateMemorySettingsRequest\x12\x41\n\x0fmemory_settings\x18\x01 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\"\x86\x01\n\x1cUpdateMemorySettingsResponse\x12\x41\n\x0fmemory_settings\x18\x01 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"\x81\x06\n\x0c\x45xportRecord\x12<\n\x0c\x63onversation\x18\x01 \x01(\x0b\x32\x16.mnemo.v1.ConversationH\x00R\x0c\x63onversation\x12\x34\n\x07message\x18\x02 \x01(\x0b\x32\x18.mnemo.v1.HistoryMessageH\x00R\x07message\x12\x34\n\nfailed_run\x18\x03 \x01(\x0b\x32\x13.mnemo.v1.FailedRunH\x00R\tfailedRun\x12:\n\x0cmemory_state\x18\x04 \x01(\x0b\x32\x15.mnemo.v1.MemoryStateH\x00R\x0bmemoryState\x12*\n\x06memory\x18\x05 \x01(\x0b\x32\x10.mnemo.v1.MemoryH\x00R\x06memory\x12\x39\n\ttombstone\x18\x06 \x01(\x0b\x32\x19.mnemo.v1.MemoryTombstoneH\x00R\ttombstone\x12\x39\n\tcandidate\x18\x07 \x01(\x0b\x32\x19.mnemo.v1.MemoryCandidateH\x00R\tcandidate\x12-\n\x07\x63onsent\x18\x08 \x01(\x0b\x32\x11.mnemo.v1.ConsentH\x00R\x07\x63onsent\x12\x43\n\x0fmemory_settings\x18\t \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsH\x00R\x0ememorySettings\x12\'\n\x05\x65vent\x18\n \x01(\x0b\x32\x0f.mnemo.v1.EventH\x00R\x05\x65vent\x12\x39\n\x0ememory_version\x18\x0b \x01(\x0b\x32\x10.mnemo.v1.MemoryH\x00R\rmemoryVersion\x12U\n\x15\x63ompaction_checkpoint\x18\x0c \x01(\x0b\x32\x1e.mnemo.v1.CompactionCheckpointH\x00R\x14\x63ompactionCheckpoint\x12\x30\n\x08\x64ocument\x18\x14 \x01(\x0b\x32\x12.mnemo.v1.DocumentH\x00R\x08\x64ocumentB\x08\n\x06record\"\x80\x02\n\x14\x43ompactionCheckpoint\x12\"\n\x0c\x63onversation\x18\x01 \x01(\tR\x0c\x63onversation\x12\x1a\n\x08revision\x18\x02 \x01(\tR\x08revision\x12\x18\n\x07\x63overed\x18\x03 \x01(\x03R\x07\x63overed\x12:\n\x0breplacement\x18\x04 \x03(\x0b\x32\x18.mnemo.v1.HistoryMessageR\x0breplacement\x12\x15\n\x06run_id\x18\x05 \x01(\tR\x05runId\x12;\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\"/\n\x15\x45xportUserDataRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\"H\n\x16\x45xportUserDataResponse\x12.\n\x06record\x18\x01 \x01(\x0b\x32\x16.mnemo.v1.ExportRecordR\x06record\"_\n\x15ImportUserDataRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12.\n\x06record\x18\x02 \x01(\x0b\x32\x16.mnemo.v1.ExportRecordR\x06record\"\xbe\x01\n\x16ImportUserDataResponse\x12\x44\n\x06loaded\x18\x01 \x03(\x0b\x32,.mnemo.v1.ImportUserDataResponse.LoadedEntryR\x06loaded\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\x1a\x39\n\x0bLoadedEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\x03R\x05value:\x02\x38\x01\"/\n\x15\x44\x65leteUserDataRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\"\x9a\x04\n\x16\x44\x65leteUserDataResponse\x12T\n\x0c\x64\x65leted_rows\x18\x01 \x03(\x0b\x32\x31.mnemo.v1.DeleteUserDataResponse.DeletedRowsEntryR\x0b\x64\x65letedRows\x12;\n\x0b\x64\x65lete_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ndeleteTime\x12W\n\rretained_rows\x18\x03 \x03(\x0b\x32\x32.mnemo.v1.DeleteUserDataResponse.RetainedRowsEntryR\x0cretainedRows\x12+\n\x07\x63onsent\x18\x04 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\x12\x41\n\x0fmemory_settings\x18\x05 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\x1a>\n\x10\x44\x65letedRowsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\x03R\x05value:\x02\x38\x01\x1a?\n\x11RetainedRowsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\x03R\x05value:\x02\x38\x01\"\x99\x02\n\x05\x45vent\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\'\n\x04type\x18\x02 \x01(\x0e\x32\x13.mnemo.v1.EventTypeR\x04type\x12?\n\nattributes\x18\x03 \x03(\x0b\x32\x1f.mnemo.v1.Event.AttributesEntryR\nattributes\x12;\n\x0b\x63reate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12\x16\n\x06tenant\x18\x05 \x01(\tR\x06tenant\x1a=\n\x0f\x41ttributesEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\"\x92\x01\n\x11ListEventsRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12\x1b\n\tpage_size\x18\x02 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x03 \x01(\tR\tpageToken\x12)\n\x05types\x18\x04 \x03(\x0e\x32\x13.mnemo.v1.EventTypeR\x05types\"e\n\x12ListEventsResponse\x12\'\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x0f.mnemo.v1.EventR\x06\x65vents\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"W\n\x12WatchEventsRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12)\n\x05types\x18\x02 \x03(\x0e\x32\x13.mnemo.v1.EventTypeR\x05types\"<\n\x13WatchEventsResponse\x12%\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x0f.mnemo.v1.EventR\x05\x65vent*e\n\x0c\x43onsentState\x12\x1d\n\x19\x43ONSENT_STATE_UNSPECIFIED\x10\x00\x12\x19\n\x15\x43ONSENT_STATE_GRANTED\x10\x01\x12\x1b\n\x17\x43ONSENT_STATE_WITHDRAWN\x10\x02*\x9f\x02\n\tEventType\x12\x1a\n\x16\x45VENT_TYPE_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x45VENT_TYPE_MEMORY_SAVED\x10\x01\x12\x1d\n\x19\x45VENT_TYPE_MEMORY_DELETED\x10\x02\x12\x1d\n\x19\x45VENT_TYPE_MEMORY_CLEARED\x10\x03\x12\x1e\n\x1a\x45VENT_TYPE_MEMORY_RECALLED\x10\x04\x12)\n%EVENT_TYPE_MEMORY_EXTRACTION_PROPOSED\x10\x05\x12)\n%EVENT_TYPE_MEMORY_EXTRACTION_RESOLVED\x10\x06\x12%\n!EVENT_TYPE_MEMORY_CONSENT_CHANGED\x10\x07\x32\x84\x06\n\x11GovernanceService\x12G\n\nGetConsent\x12\x1b.mnemo.v1.GetConsentRequest\x1a\x1c.mnemo.v1.GetConsentResponse\x12G\n\nSetConsent\x12\x1b.mnemo.v1.SetConsentRequest\x1a\x1c.mnemo.v1.SetConsentResponse\x12\\\n\x11GetMemorySettings\x12\".mnemo.v1.GetMemorySettingsRequest\x1a#.mnemo.v1.GetMemorySettingsResponse\x12\x65\n\x14UpdateMemorySettings\x12%.mnemo.v1.UpdateMemorySettingsRequest\x1a&.mnemo.v1.UpdateMemorySettingsResponse\x12U\n\x0e\x45xportUserData\x12\x1f.mnemo.v1.ExportUserDataRequest\x1a .mnemo.v1.ExportUserDataResponse0\x01\x12U\n\x0eImportUserData\x12\x1f.mnemo.v1.ImportUserDataRequest\x1a .mnemo.v1.ImportUserDataResponse(\x01\x12S\n\x0e\x44\x65leteUserData\x12\x1f.mnemo.v1.DeleteUserDataRequest\x1a .mnemo.v1.DeleteUserDataResponse\x12G\n\nListEvents\x12\x1b.mnemo.v1.ListEventsRequest\x1a\x1c.mnemo.v1.ListEventsResponse\x12L\n\x0bWatchEvents\x12\x1c.mnemo.v1.WatchEventsRequest\x1a\x1d.mnemo.v1.WatchEventsResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19mnemo/v1/governance.proto\x12\x08mnemo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1amnemo/v1/checkpoints.proto\x1a\x1cmnemo/v1/conversations.proto\x1a\x18mnemo/v1/documents.proto\x1a\x17mnemo/v1/memories.proto\x1a\x1dmnemo/v1/working_memory.proto\"\xaf\x01\n\x07\x43onsent\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12,\n\x05state\x18\x02 \x01(\x0e\x32\x16.mnemo.v1.ConsentStateR\x05state\x12%\n\x0epolicy_version\x18\x03 \x01(\tR\rpolicyVersion\x12;\n\x0bupdate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"\x8f\x01\n\x0eMemorySettings\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n\x07\x65nabled\x18\x02 \x01(\x08R\x07\x65nabled\x12\x12\n\x04\x65tag\x18\x03 \x01(\tR\x04\x65tag\x12;\n\x0bupdate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"\'\n\x11GetConsentRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\"A\n\x12GetConsentResponse\x12+\n\x07\x63onsent\x18\x01 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\"@\n\x11SetConsentRequest\x12+\n\x07\x63onsent\x18\x01 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\"\x99\x01\n\x12SetConsentResponse\x12+\n\x07\x63onsent\x18\x01 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\x12\x31\n\x14\x63\x61ncelled_candidates\x18\x02 \x01(\x05R\x13\x63\x61ncelledCandidates\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\".\n\x18GetMemorySettingsRequest\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\"^\n\x19GetMemorySettingsResponse\x12\x41\n\x0fmemory_settings\x18\x01 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\"`\n\x1bUpdateMemorySettingsRequest\x12\x41\n\x0fmemory_settings\x18\x01 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\"\x86\x01\n\x1cUpdateMemorySettingsResponse\x12\x41\n\x0fmemory_settings\x18\x01 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\"\xb9\x06\n\x0c\x45xportRecord\x12<\n\x0c\x63onversation\x18\x01 \x01(\x0b\x32\x16.mnemo.v1.ConversationH\x00R\x0c\x63onversation\x12\x34\n\x07message\x18\x02 \x01(\x0b\x32\x18.mnemo.v1.HistoryMessageH\x00R\x07message\x12\x34\n\nfailed_run\x18\x03 \x01(\x0b\x32\x13.mnemo.v1.FailedRunH\x00R\tfailedRun\x12:\n\x0cmemory_state\x18\x04 \x01(\x0b\x32\x15.mnemo.v1.MemoryStateH\x00R\x0bmemoryState\x12*\n\x06memory\x18\x05 \x01(\x0b\x32\x10.mnemo.v1.MemoryH\x00R\x06memory\x12\x39\n\ttombstone\x18\x06 \x01(\x0b\x32\x19.mnemo.v1.MemoryTombstoneH\x00R\ttombstone\x12\x39\n\tcandidate\x18\x07 \x01(\x0b\x32\x19.mnemo.v1.MemoryCandidateH\x00R\tcandidate\x12-\n\x07\x63onsent\x18\x08 \x01(\x0b\x32\x11.mnemo.v1.ConsentH\x00R\x07\x63onsent\x12\x43\n\x0fmemory_settings\x18\t \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsH\x00R\x0ememorySettings\x12\'\n\x05\x65vent\x18\n \x01(\x0b\x32\x0f.mnemo.v1.EventH\x00R\x05\x65vent\x12\x39\n\x0ememory_version\x18\x0b \x01(\x0b\x32\x10.mnemo.v1.MemoryH\x00R\rmemoryVersion\x12U\n\x15\x63ompaction_checkpoint\x18\x0c \x01(\x0b\x32\x1e.mnemo.v1.CompactionCheckpointH\x00R\x14\x63ompactionCheckpoint\x12\x30\n\x08\x64ocument\x18\x14 \x01(\x0b\x32\x12.mnemo.v1.DocumentH\x00R\x08\x64ocument\x12\x36\n\ncheckpoint\x18\x19 \x01(\x0b\x32\x14.mnemo.v1.CheckpointH\x00R\ncheckpointB\x08\n\x06record\"\x80\x02\n\x14\x43ompactionCheckpoint\x12\"\n\x0c\x63onversation\x18\x01 \x01(\tR\x0c\x63onversation\x12\x1a\n\x08revision\x18\x02 \x01(\tR\x08revision\x12\x18\n\x07\x63overed\x18\x03 \x01(\x03R\x07\x63overed\x12:\n\x0breplacement\x18\x04 \x03(\x0b\x32\x18.mnemo.v1.HistoryMessageR\x0breplacement\x12\x15\n\x06run_id\x18\x05 \x01(\tR\x05runId\x12;\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\"/\n\x15\x45xportUserDataRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\"H\n\x16\x45xportUserDataResponse\x12.\n\x06record\x18\x01 \x01(\x0b\x32\x16.mnemo.v1.ExportRecordR\x06record\"_\n\x15ImportUserDataRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12.\n\x06record\x18\x02 \x01(\x0b\x32\x16.mnemo.v1.ExportRecordR\x06record\"\xbe\x01\n\x16ImportUserDataResponse\x12\x44\n\x06loaded\x18\x01 \x03(\x0b\x32,.mnemo.v1.ImportUserDataResponse.LoadedEntryR\x06loaded\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\x1a\x39\n\x0bLoadedEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\x03R\x05value:\x02\x38\x01\"/\n\x15\x44\x65leteUserDataRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\"\x9a\x04\n\x16\x44\x65leteUserDataResponse\x12T\n\x0c\x64\x65leted_rows\x18\x01 \x03(\x0b\x32\x31.mnemo.v1.DeleteUserDataResponse.DeletedRowsEntryR\x0b\x64\x65letedRows\x12;\n\x0b\x64\x65lete_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ndeleteTime\x12W\n\rretained_rows\x18\x03 \x03(\x0b\x32\x32.mnemo.v1.DeleteUserDataResponse.RetainedRowsEntryR\x0cretainedRows\x12+\n\x07\x63onsent\x18\x04 \x01(\x0b\x32\x11.mnemo.v1.ConsentR\x07\x63onsent\x12\x41\n\x0fmemory_settings\x18\x05 \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsR\x0ememorySettings\x12#\n\rchange_cursor\x18\x0f \x01(\x03R\x0c\x63hangeCursor\x1a>\n\x10\x44\x65letedRowsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\x03R\x05value:\x02\x38\x01\x1a?\n\x11RetainedRowsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\x03R\x05value:\x02\x38\x01\"\x99\x02\n\x05\x45vent\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\'\n\x04type\x18\x02 \x01(\x0e\x32\x13.mnemo.v1.EventTypeR\x04type\x12?\n\nattributes\x18\x03 \x03(\x0b\x32\x1f.mnemo.v1.Event.AttributesEntryR\nattributes\x12;\n\x0b\x63reate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12\x16\n\x06tenant\x18\x05 \x01(\tR\x06tenant\x1a=\n\x0f\x41ttributesEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\"\x92\x01\n\x11ListEventsRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12\x1b\n\tpage_size\x18\x02 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x03 \x01(\tR\tpageToken\x12)\n\x05types\x18\x04 \x03(\x0e\x32\x13.mnemo.v1.EventTypeR\x05types\"e\n\x12ListEventsResponse\x12\'\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x0f.mnemo.v1.EventR\x06\x65vents\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"W\n\x12WatchEventsRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12)\n\x05types\x18\x02 \x03(\x0e\x32\x13.mnemo.v1.EventTypeR\x05types\"<\n\x13WatchEventsResponse\x12%\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x0f.mnemo.v1.EventR\x05\x65vent*e\n\x0c\x43onsentState\x12\x1d\n\x19\x43ONSENT_STATE_UNSPECIFIED\x10\x00\x12\x19\n\x15\x43ONSENT_STATE_GRANTED\x10\x01\x12\x1b\n\x17\x43ONSENT_STATE_WITHDRAWN\x10\x02*\x9f\x02\n\tEventType\x12\x1a\n\x16\x45VENT_TYPE_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x45VENT_TYPE_MEMORY_SAVED\x10\x01\x12\x1d\n\x19\x45VENT_TYPE_MEMORY_DELETED\x10\x02\x12\x1d\n\x19\x45VENT_TYPE_MEMORY_CLEARED\x10\x03\x12\x1e\n\x1a\x45VENT_TYPE_MEMORY_RECALLED\x10\x04\x12)\n%EVENT_TYPE_MEMORY_EXTRACTION_PROPOSED\x10\x05\x12)\n%EVENT_TYPE_MEMORY_EXTRACTION_RESOLVED\x10\x06\x12%\n!EVENT_TYPE_MEMORY_CONSENT_CHANGED\x10\x07\x32\x84\x06\n\x11GovernanceService\x12G\n\nGetConsent\x12\x1b.mnemo.v1.GetConsentRequest\x1a\x1c.mnemo.v1.GetConsentResponse\x12G\n\nSetConsent\x12\x1b.mnemo.v1.SetConsentRequest\x1a\x1c.mnemo.v1.SetConsentResponse\x12\\\n\x11GetMemorySettings\x12\".mnemo.v1.GetMemorySettingsRequest\x1a#.mnemo.v1.GetMemorySettingsResponse\x12\x65\n\x14UpdateMemorySettings\x12%.mnemo.v1.UpdateMemorySettingsRequest\x1a&.mnemo.v1.UpdateMemorySettingsResponse\x12U\n\x0e\x45xportUserData\x12\x1f.mnemo.v1.ExportUserDataRequest\x1a .mnemo.v1.ExportUserDataResponse0\x01\x12U\n\x0eImportUserData\x12\x1f.mnemo.v1.ImportUserDataRequest\x1a .mnemo.v1.ImportUserDataResponse(\x01\x12S\n\x0e\x44\x65leteUserData\x12\x1f.mnemo.v1.DeleteUserDataRequest\x1a .mnemo.v1.DeleteUserDataResponse\x12G\n\nListEvents\x12\x1b.mnemo.v1.ListEventsRequest\x1a\x1c.mnemo.v1.ListEventsResponse\x12L\n\x0bWatchEvents\x12\x1c.mnemo.v1.WatchEventsRequest\x1a\x1d.mnemo.v1.WatchEventsResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -44,64 +45,64 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DELETEUSERDATARESPONSE_RETAINEDROWSENTRY']._serialized_options = b'8\001'
   _globals['_EVENT_ATTRIBUTESENTRY']._loaded_options = None
   _globals['_EVENT_ATTRIBUTESENTRY']._serialized_options = b'8\001'
-  _globals['_CONSENTSTATE']._serialized_start=3938
-  _globals['_CONSENTSTATE']._serialized_end=4039
-  _globals['_EVENTTYPE']._serialized_start=4042
-  _globals['_EVENTTYPE']._serialized_end=4329
-  _globals['_CONSENT']._serialized_start=185
-  _globals['_CONSENT']._serialized_end=360
-  _globals['_MEMORYSETTINGS']._serialized_start=363
-  _globals['_MEMORYSETTINGS']._serialized_end=506
-  _globals['_GETCONSENTREQUEST']._serialized_start=508
-  _globals['_GETCONSENTREQUEST']._serialized_end=547
-  _globals['_GETCONSENTRESPONSE']._serialized_start=549
-  _globals['_GETCONSENTRESPONSE']._serialized_end=614
-  _globals['_SETCONSENTREQUEST']._serialized_start=616
-  _globals['_SETCONSENTREQUEST']._serialized_end=680
-  _globals['_SETCONSENTRESPONSE']._serialized_start=683
-  _globals['_SETCONSENTRESPONSE']._serialized_end=836
-  _globals['_GETMEMORYSETTINGSREQUEST']._serialized_start=838
-  _globals['_GETMEMORYSETTINGSREQUEST']._serialized_end=884
-  _globals['_GETMEMORYSETTINGSRESPONSE']._serialized_start=886
-  _globals['_GETMEMORYSETTINGSRESPONSE']._serialized_end=980
-  _globals['_UPDATEMEMORYSETTINGSREQUEST']._serialized_start=982
-  _globals['_UPDATEMEMORYSETTINGSREQUEST']._serialized_end=1078
-  _globals['_UPDATEMEMORYSETTINGSRESPONSE']._serialized_start=1081
-  _globals['_UPDATEMEMORYSETTINGSRESPONSE']._serialized_end=1215
-  _globals['_EXPORTRECORD']._serialized_start=1218
-  _globals['_EXPORTRECORD']._serialized_end=1987
-  _globals['_COMPACTIONCHECKPOINT']._serialized_start=1990
-  _globals['_COMPACTIONCHECKPOINT']._serialized_end=2246
-  _globals['_EXPORTUSERDATAREQUEST']._serialized_start=2248
-  _globals['_EXPORTUSERDATAREQUEST']._serialized_end=2295
-  _globals['_EXPORTUSERDATARESPONSE']._serialized_start=2297
-  _globals['_EXPORTUSERDATARESPONSE']._serialized_end=2369
-  _globals['_IMPORTUSERDATAREQUEST']._serialized_start=2371
-  _globals['_IMPORTUSERDATAREQUEST']._serialized_end=2466
-  _globals['_IMPORTUSERDATARESPONSE']._serialized_start=2469
-  _globals['_IMPORTUSERDATARESPONSE']._serialized_end=2659
-  _globals['_IMPORTUSERDATARESPONSE_LOADEDENTRY']._serialized_start=2602
-  _globals['_IMPORTUSERDATARESPONSE_LOADEDENTRY']._serialized_end=2659
-  _globals['_DELETEUSERDATAREQUEST']._serialized_start=2661
-  _globals['_DELETEUSERDATAREQUEST']._serialized_end=2708
-  _globals['_DELETEUSERDATARESPONSE']._serialized_start=2711
-  _globals['_DELETEUSERDATARESPONSE']._serialized_end=3249
-  _globals['_DELETEUSERDATARESPONSE_DELETEDROWSENTRY']._serialized_start=3122
-  _globals['_DELETEUSERDATARESPONSE_DELETEDROWSENTRY']._serialized_end=3184
-  _globals['_DELETEUSERDATARESPONSE_RETAINEDROWSENTRY']._serialized_start=3186
-  _globals['_DELETEUSERDATARESPONSE_RETAINEDROWSENTRY']._serialized_end=3249
-  _globals['_EVENT']._serialized_start=3252
-  _globals['_EVENT']._serialized_end=3533
-  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_start=3472
-  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_end=3533
-  _globals['_LISTEVENTSREQUEST']._serialized_start=3536
-  _globals['_LISTEVENTSREQUEST']._serialized_end=3682
-  _globals['_LISTEVENTSRESPONSE']._serialized_start=3684
-  _globals['_LISTEVENTSRESPONSE']._serialized_end=3785
-  _globals['_WATCHEVENTSREQUEST']._serialized_start=3787
-  _globals['_WATCHEVENTSREQUEST']._serialized_end=3874
-  _globals['_WATCHEVENTSRESPONSE']._serialized_start=3876
-  _globals['_WATCHEVENTSRESPONSE']._serialized_end=3936
-  _globals['_GOVERNANCESERVICE']._serialized_start=4332
-  _globals['_GOVERNANCESERVICE']._serialized_end=5104
+  _globals['_CONSENTSTATE']._serialized_start=4022
+  _globals['_CONSENTSTATE']._serialized_end=4123
+  _globals['_EVENTTYPE']._serialized_start=4126
+  _globals['_EVENTTYPE']._serialized_end=4413
+  _globals['_CONSENT']._serialized_start=213
+  _globals['_CONSENT']._serialized_end=388
+  _globals['_MEMORYSETTINGS']._serialized_start=391
+  _globals['_MEMORYSETTINGS']._serialized_end=534
+  _globals['_GETCONSENTREQUEST']._serialized_start=536
+  _globals['_GETCONSENTREQUEST']._serialized_end=575
+  _globals['_GETCONSENTRESPONSE']._serialized_start=577
+  _globals['_GETCONSENTRESPONSE']._serialized_end=642
+  _globals['_SETCONSENTREQUEST']._serialized_start=644
+  _globals['_SETCONSENTREQUEST']._serialized_end=708
+  _globals['_SETCONSENTRESPONSE']._serialized_start=711
+  _globals['_SETCONSENTRESPONSE']._serialized_end=864
+  _globals['_GETMEMORYSETTINGSREQUEST']._serialized_start=866
+  _globals['_GETMEMORYSETTINGSREQUEST']._serialized_end=912
+  _globals['_GETMEMORYSETTINGSRESPONSE']._serialized_start=914
+  _globals['_GETMEMORYSETTINGSRESPONSE']._serialized_end=1008
+  _globals['_UPDATEMEMORYSETTINGSREQUEST']._serialized_start=1010
+  _globals['_UPDATEMEMORYSETTINGSREQUEST']._serialized_end=1106
+  _globals['_UPDATEMEMORYSETTINGSRESPONSE']._serialized_start=1109
+  _globals['_UPDATEMEMORYSETTINGSRESPONSE']._serialized_end=1243
+  _globals['_EXPORTRECORD']._serialized_start=1246
+  _globals['_EXPORTRECORD']._serialized_end=2071
+  _globals['_COMPACTIONCHECKPOINT']._serialized_start=2074
+  _globals['_COMPACTIONCHECKPOINT']._serialized_end=2330
+  _globals['_EXPORTUSERDATAREQUEST']._serialized_start=2332
+  _globals['_EXPORTUSERDATAREQUEST']._serialized_end=2379
+  _globals['_EXPORTUSERDATARESPONSE']._serialized_start=2381
+  _globals['_EXPORTUSERDATARESPONSE']._serialized_end=2453
+  _globals['_IMPORTUSERDATAREQUEST']._serialized_start=2455
+  _globals['_IMPORTUSERDATAREQUEST']._serialized_end=2550
+  _globals['_IMPORTUSERDATARESPONSE']._serialized_start=2553
+  _globals['_IMPORTUSERDATARESPONSE']._serialized_end=2743
+  _globals['_IMPORTUSERDATARESPONSE_LOADEDENTRY']._serialized_start=2686
+  _globals['_IMPORTUSERDATARESPONSE_LOADEDENTRY']._serialized_end=2743
+  _globals['_DELETEUSERDATAREQUEST']._serialized_start=2745
+  _globals['_DELETEUSERDATAREQUEST']._serialized_end=2792
+  _globals['_DELETEUSERDATARESPONSE']._serialized_start=2795
+  _globals['_DELETEUSERDATARESPONSE']._serialized_end=3333
+  _globals['_DELETEUSERDATARESPONSE_DELETEDROWSENTRY']._serialized_start=3206
+  _globals['_DELETEUSERDATARESPONSE_DELETEDROWSENTRY']._serialized_end=3268
+  _globals['_DELETEUSERDATARESPONSE_RETAINEDROWSENTRY']._serialized_start=3270
+  _globals['_DELETEUSERDATARESPONSE_RETAINEDROWSENTRY']._serialized_end=3333
+  _globals['_EVENT']._serialized_start=3336
+  _globals['_EVENT']._serialized_end=3617
+  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_start=3556
+  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_end=3617
+  _globals['_LISTEVENTSREQUEST']._serialized_start=3620
+  _globals['_LISTEVENTSREQUEST']._serialized_end=3766
+  _globals['_LISTEVENTSRESPONSE']._serialized_start=3768
+  _globals['_LISTEVENTSRESPONSE']._serialized_end=3869
+  _globals['_WATCHEVENTSREQUEST']._serialized_start=3871
+  _globals['_WATCHEVENTSREQUEST']._serialized_end=3958
+  _globals['_WATCHEVENTSRESPONSE']._serialized_start=3960
+  _globals['_WATCHEVENTSRESPONSE']._serialized_end=4020
+  _globals['_GOVERNANCESERVICE']._serialized_start=4416
+  _globals['_GOVERNANCESERVICE']._serialized_end=5188
 # @@protoc_insertion_point(module_scope)

@@ -1,6 +1,7 @@
 import datetime
 
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from mnemo.v1 import checkpoints_pb2 as _checkpoints_pb2
 from mnemo.v1 import conversations_pb2 as _conversations_pb2
 from mnemo.v1 import documents_pb2 as _documents_pb2
 from mnemo.v1 import memories_pb2 as _memories_pb2
@@ -121,7 +122,7 @@ class UpdateMemorySettingsResponse(_message.Message):
     def __init__(self, memory_settings: _Optional[_Union[MemorySettings, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class ExportRecord(_message.Message):
-    __slots__ = ("conversation", "message", "failed_run", "memory_state", "memory", "tombstone", "candidate", "consent", "memory_settings", "event", "memory_version", "compaction_checkpoint", "document")
+    __slots__ = ("conversation", "message", "failed_run", "memory_state", "memory", "tombstone", "candidate", "consent", "memory_settings", "event", "memory_version", "compaction_checkpoint", "document", "checkpoint")
     CONVERSATION_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     FAILED_RUN_FIELD_NUMBER: _ClassVar[int]
@@ -135,6 +136,7 @@ class ExportRecord(_message.Message):
     MEMORY_VERSION_FIELD_NUMBER: _ClassVar[int]
     COMPACTION_CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     conversation: _conversations_pb2.Conversation
     message: _conversations_pb2.HistoryMessage
     failed_run: _conversations_pb2.FailedRun
@@ -148,7 +150,8 @@ class ExportRecord(_message.Message):
     memory_version: _memories_pb2.Memory
     compaction_checkpoint: CompactionCheckpoint
     document: _documents_pb2.Document
-    def __init__(self, conversation: _Optional[_Union[_conversations_pb2.Conversation, _Mapping]] = ..., message: _Optional[_Union[_conversations_pb2.HistoryMessage, _Mapping]] = ..., failed_run: _Optional[_Union[_conversations_pb2.FailedRun, _Mapping]] = ..., memory_state: _Optional[_Union[_working_memory_pb2.MemoryState, _Mapping]] = ..., memory: _Optional[_Union[_memories_pb2.Memory, _Mapping]] = ..., tombstone: _Optional[_Union[_memories_pb2.MemoryTombstone, _Mapping]] = ..., candidate: _Optional[_Union[_memories_pb2.MemoryCandidate, _Mapping]] = ..., consent: _Optional[_Union[Consent, _Mapping]] = ..., memory_settings: _Optional[_Union[MemorySettings, _Mapping]] = ..., event: _Optional[_Union[Event, _Mapping]] = ..., memory_version: _Optional[_Union[_memories_pb2.Memory, _Mapping]] = ..., compaction_checkpoint: _Optional[_Union[CompactionCheckpoint, _Mapping]] = ..., document: _Optional[_Union[_documents_pb2.Document, _Mapping]] = ...) -> None: ...
+    checkpoint: _checkpoints_pb2.Checkpoint
+    def __init__(self, conversation: _Optional[_Union[_conversations_pb2.Conversation, _Mapping]] = ..., message: _Optional[_Union[_conversations_pb2.HistoryMessage, _Mapping]] = ..., failed_run: _Optional[_Union[_conversations_pb2.FailedRun, _Mapping]] = ..., memory_state: _Optional[_Union[_working_memory_pb2.MemoryState, _Mapping]] = ..., memory: _Optional[_Union[_memories_pb2.Memory, _Mapping]] = ..., tombstone: _Optional[_Union[_memories_pb2.MemoryTombstone, _Mapping]] = ..., candidate: _Optional[_Union[_memories_pb2.MemoryCandidate, _Mapping]] = ..., consent: _Optional[_Union[Consent, _Mapping]] = ..., memory_settings: _Optional[_Union[MemorySettings, _Mapping]] = ..., event: _Optional[_Union[Event, _Mapping]] = ..., memory_version: _Optional[_Union[_memories_pb2.Memory, _Mapping]] = ..., compaction_checkpoint: _Optional[_Union[CompactionCheckpoint, _Mapping]] = ..., document: _Optional[_Union[_documents_pb2.Document, _Mapping]] = ..., checkpoint: _Optional[_Union[_checkpoints_pb2.Checkpoint, _Mapping]] = ...) -> None: ...
 
 class CompactionCheckpoint(_message.Message):
     __slots__ = ("conversation", "revision", "covered", "replacement", "run_id", "create_time")

@@ -23,6 +23,7 @@ _sym_db = _symbol_database.Default()
 
 
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
+from mnemo.v1 import checkpoints_pb2 as mnemo_dot_v1_dot_checkpoints__pb2
 from mnemo.v1 import conversations_pb2 as mnemo_dot_v1_dot_conversations__pb2
 from mnemo.v1 import documents_pb2 as mnemo_dot_v1_dot_documents__pb2
 from mnemo.v1 import governance_pb2 as mnemo_dot_v1_dot_governance__pb2
@@ -30,27 +31,27 @@ from mnemo.v1 import memories_pb2 as mnemo_dot_v1_dot_memories__pb2
 from mnemo.v1 import working_memory_pb2 as mnemo_dot_v1_dot_working__memory__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13mnemo/v1/sync.proto\x12\x08mnemo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cmnemo/v1/conversations.proto\x1a\x18mnemo/v1/documents.proto\x1a\x19mnemo/v1/governance.proto\x1a\x17mnemo/v1/memories.proto\x1a\x1dmnemo/v1/working_memory.proto\"\x86\x06\n\x06\x43hange\x12\x16\n\x06\x63ursor\x18\x01 \x01(\x03R\x06\x63ursor\x12\x37\n\toperation\x18\x02 \x01(\x0e\x32\x19.mnemo.v1.ChangeOperationR\toperation\x12#\n\rresource_name\x18\x03 \x01(\tR\x0cresourceName\x12\x12\n\x04\x65tag\x18\x04 \x01(\tR\x04\x65tag\x12;\n\x0b\x63hange_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nchangeTime\x12:\n\x0cmemory_state\x18\n \x01(\x0b\x32\x15.mnemo.v1.MemoryStateH\x00R\x0bmemoryState\x12<\n\x0c\x63onversation\x18\x0b \x01(\x0b\x32\x16.mnemo.v1.ConversationH\x00R\x0c\x63onversation\x12\x34\n\x07message\x18\x0c \x01(\x0b\x32\x18.mnemo.v1.HistoryMessageH\x00R\x07message\x12*\n\x06memory\x18\r \x01(\x0b\x32\x10.mnemo.v1.MemoryH\x00R\x06memory\x12\x39\n\ttombstone\x18\x0e \x01(\x0b\x32\x19.mnemo.v1.MemoryTombstoneH\x00R\ttombstone\x12\x43\n\x0fmemory_settings\x18\x0f \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsH\x00R\x0ememorySettings\x12-\n\x07\x63onsent\x18\x10 \x01(\x0b\x32\x11.mnemo.v1.ConsentH\x00R\x07\x63onsent\x12\x39\n\tcandidate\x18\x11 \x01(\x0b\x32\x19.mnemo.v1.MemoryCandidateH\x00R\tcandidate\x12\x34\n\nfailed_run\x18\x12 \x01(\x0b\x32\x13.mnemo.v1.FailedRunH\x00R\tfailedRun\x12\x30\n\x08\x64ocument\x18\x14 \x01(\x0b\x32\x12.mnemo.v1.DocumentH\x00R\x08\x64ocumentB\x07\n\x05state\"l\n\x12ListChangesRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12!\n\x0c\x61\x66ter_cursor\x18\x02 \x01(\x03R\x0b\x61\x66terCursor\x12\x1b\n\tpage_size\x18\x03 \x01(\x05R\x08pageSize\"\xac\x01\n\x13ListChangesResponse\x12*\n\x07\x63hanges\x18\x01 \x03(\x0b\x32\x10.mnemo.v1.ChangeR\x07\x63hanges\x12\x1f\n\x0bnext_cursor\x18\x02 \x01(\x03R\nnextCursor\x12#\n\rlatest_cursor\x18\x03 \x01(\x03R\x0clatestCursor\x12#\n\roldest_cursor\x18\x04 \x01(\x03R\x0coldestCursor\"P\n\x13WatchChangesRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12!\n\x0c\x61\x66ter_cursor\x18\x02 \x01(\x03R\x0b\x61\x66terCursor\"S\n\tHeartbeat\x12\x16\n\x06\x63ursor\x18\x01 \x01(\x03R\x06\x63ursor\x12.\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x04time\"\x80\x01\n\x14WatchChangesResponse\x12*\n\x06\x63hange\x18\x01 \x01(\x0b\x32\x10.mnemo.v1.ChangeH\x00R\x06\x63hange\x12\x33\n\theartbeat\x18\x02 \x01(\x0b\x32\x13.mnemo.v1.HeartbeatH\x00R\theartbeatB\x07\n\x05\x65vent*\x89\x01\n\x0f\x43hangeOperation\x12 \n\x1c\x43HANGE_OPERATION_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x43HANGE_OPERATION_UPSERT\x10\x01\x12\x1b\n\x17\x43HANGE_OPERATION_DELETE\x10\x02\x12\x1a\n\x16\x43HANGE_OPERATION_ERASE\x10\x03\x32\xaa\x01\n\x0bSyncService\x12J\n\x0bListChanges\x12\x1c.mnemo.v1.ListChangesRequest\x1a\x1d.mnemo.v1.ListChangesResponse\x12O\n\x0cWatchChanges\x12\x1d.mnemo.v1.WatchChangesRequest\x1a\x1e.mnemo.v1.WatchChangesResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13mnemo/v1/sync.proto\x12\x08mnemo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1amnemo/v1/checkpoints.proto\x1a\x1cmnemo/v1/conversations.proto\x1a\x18mnemo/v1/documents.proto\x1a\x19mnemo/v1/governance.proto\x1a\x17mnemo/v1/memories.proto\x1a\x1dmnemo/v1/working_memory.proto\"\xbe\x06\n\x06\x43hange\x12\x16\n\x06\x63ursor\x18\x01 \x01(\x03R\x06\x63ursor\x12\x37\n\toperation\x18\x02 \x01(\x0e\x32\x19.mnemo.v1.ChangeOperationR\toperation\x12#\n\rresource_name\x18\x03 \x01(\tR\x0cresourceName\x12\x12\n\x04\x65tag\x18\x04 \x01(\tR\x04\x65tag\x12;\n\x0b\x63hange_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nchangeTime\x12:\n\x0cmemory_state\x18\n \x01(\x0b\x32\x15.mnemo.v1.MemoryStateH\x00R\x0bmemoryState\x12<\n\x0c\x63onversation\x18\x0b \x01(\x0b\x32\x16.mnemo.v1.ConversationH\x00R\x0c\x63onversation\x12\x34\n\x07message\x18\x0c \x01(\x0b\x32\x18.mnemo.v1.HistoryMessageH\x00R\x07message\x12*\n\x06memory\x18\r \x01(\x0b\x32\x10.mnemo.v1.MemoryH\x00R\x06memory\x12\x39\n\ttombstone\x18\x0e \x01(\x0b\x32\x19.mnemo.v1.MemoryTombstoneH\x00R\ttombstone\x12\x43\n\x0fmemory_settings\x18\x0f \x01(\x0b\x32\x18.mnemo.v1.MemorySettingsH\x00R\x0ememorySettings\x12-\n\x07\x63onsent\x18\x10 \x01(\x0b\x32\x11.mnemo.v1.ConsentH\x00R\x07\x63onsent\x12\x39\n\tcandidate\x18\x11 \x01(\x0b\x32\x19.mnemo.v1.MemoryCandidateH\x00R\tcandidate\x12\x34\n\nfailed_run\x18\x12 \x01(\x0b\x32\x13.mnemo.v1.FailedRunH\x00R\tfailedRun\x12\x30\n\x08\x64ocument\x18\x14 \x01(\x0b\x32\x12.mnemo.v1.DocumentH\x00R\x08\x64ocument\x12\x36\n\ncheckpoint\x18\x19 \x01(\x0b\x32\x14.mnemo.v1.CheckpointH\x00R\ncheckpointB\x07\n\x05state\"l\n\x12ListChangesRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12!\n\x0c\x61\x66ter_cursor\x18\x02 \x01(\x03R\x0b\x61\x66terCursor\x12\x1b\n\tpage_size\x18\x03 \x01(\x05R\x08pageSize\"\xac\x01\n\x13ListChangesResponse\x12*\n\x07\x63hanges\x18\x01 \x03(\x0b\x32\x10.mnemo.v1.ChangeR\x07\x63hanges\x12\x1f\n\x0bnext_cursor\x18\x02 \x01(\x03R\nnextCursor\x12#\n\rlatest_cursor\x18\x03 \x01(\x03R\x0clatestCursor\x12#\n\roldest_cursor\x18\x04 \x01(\x03R\x0coldestCursor\"P\n\x13WatchChangesRequest\x12\x16\n\x06parent\x18\x01 \x01(\tR\x06parent\x12!\n\x0c\x61\x66ter_cursor\x18\x02 \x01(\x03R\x0b\x61\x66terCursor\"S\n\tHeartbeat\x12\x16\n\x06\x63ursor\x18\x01 \x01(\x03R\x06\x63ursor\x12.\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x04time\"\x80\x01\n\x14WatchChangesResponse\x12*\n\x06\x63hange\x18\x01 \x01(\x0b\x32\x10.mnemo.v1.ChangeH\x00R\x06\x63hange\x12\x33\n\theartbeat\x18\x02 \x01(\x0b\x32\x13.mnemo.v1.HeartbeatH\x00R\theartbeatB\x07\n\x05\x65vent*\x89\x01\n\x0f\x43hangeOperation\x12 \n\x1c\x43HANGE_OPERATION_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x43HANGE_OPERATION_UPSERT\x10\x01\x12\x1b\n\x17\x43HANGE_OPERATION_DELETE\x10\x02\x12\x1a\n\x16\x43HANGE_OPERATION_ERASE\x10\x03\x32\xaa\x01\n\x0bSyncService\x12J\n\x0bListChanges\x12\x1c.mnemo.v1.ListChangesRequest\x1a\x1d.mnemo.v1.ListChangesResponse\x12O\n\x0cWatchChanges\x12\x1d.mnemo.v1.WatchChangesRequest\x1a\x1e.mnemo.v1.WatchChangesResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mnemo.v1.sync_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CHANGEOPERATION']._serialized_start=1566
-  _globals['_CHANGEOPERATION']._serialized_end=1703
-  _globals['_CHANGE']._serialized_start=206
-  _globals['_CHANGE']._serialized_end=980
-  _globals['_LISTCHANGESREQUEST']._serialized_start=982
-  _globals['_LISTCHANGESREQUEST']._serialized_end=1090
-  _globals['_LISTCHANGESRESPONSE']._serialized_start=1093
-  _globals['_LISTCHANGESRESPONSE']._serialized_end=1265
-  _globals['_WATCHCHANGESREQUEST']._serialized_start=1267
-  _globals['_WATCHCHANGESREQUEST']._serialized_end=1347
-  _globals['_HEARTBEAT']._serialized_start=1349
-  _globals['_HEARTBEAT']._serialized_end=1432
-  _globals['_WATCHCHANGESRESPONSE']._serialized_start=1435
-  _globals['_WATCHCHANGESRESPONSE']._serialized_end=1563
-  _globals['_SYNCSERVICE']._serialized_start=1706
-  _globals['_SYNCSERVICE']._serialized_end=1876
+  _globals['_CHANGEOPERATION']._serialized_start=1650
+  _globals['_CHANGEOPERATION']._serialized_end=1787
+  _globals['_CHANGE']._serialized_start=234
+  _globals['_CHANGE']._serialized_end=1064
+  _globals['_LISTCHANGESREQUEST']._serialized_start=1066
+  _globals['_LISTCHANGESREQUEST']._serialized_end=1174
+  _globals['_LISTCHANGESRESPONSE']._serialized_start=1177
+  _globals['_LISTCHANGESRESPONSE']._serialized_end=1349
+  _globals['_WATCHCHANGESREQUEST']._serialized_start=1351
+  _globals['_WATCHCHANGESREQUEST']._serialized_end=1431
+  _globals['_HEARTBEAT']._serialized_start=1433
+  _globals['_HEARTBEAT']._serialized_end=1516
+  _globals['_WATCHCHANGESRESPONSE']._serialized_start=1519
+  _globals['_WATCHCHANGESRESPONSE']._serialized_end=1647
+  _globals['_SYNCSERVICE']._serialized_start=1790
+  _globals['_SYNCSERVICE']._serialized_end=1960
 # @@protoc_insertion_point(module_scope)

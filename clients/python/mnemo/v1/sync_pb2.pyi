@@ -1,6 +1,7 @@
 import datetime
 
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from mnemo.v1 import checkpoints_pb2 as _checkpoints_pb2
 from mnemo.v1 import conversations_pb2 as _conversations_pb2
 from mnemo.v1 import documents_pb2 as _documents_pb2
 from mnemo.v1 import governance_pb2 as _governance_pb2
@@ -27,7 +28,7 @@ CHANGE_OPERATION_DELETE: ChangeOperation
 CHANGE_OPERATION_ERASE: ChangeOperation
 
 class Change(_message.Message):
-    __slots__ = ("cursor", "operation", "resource_name", "etag", "change_time", "memory_state", "conversation", "message", "memory", "tombstone", "memory_settings", "consent", "candidate", "failed_run", "document")
+    __slots__ = ("cursor", "operation", "resource_name", "etag", "change_time", "memory_state", "conversation", "message", "memory", "tombstone", "memory_settings", "consent", "candidate", "failed_run", "document", "checkpoint")
     CURSOR_FIELD_NUMBER: _ClassVar[int]
     OPERATION_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -43,6 +44,7 @@ class Change(_message.Message):
     CANDIDATE_FIELD_NUMBER: _ClassVar[int]
     FAILED_RUN_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     cursor: int
     operation: ChangeOperation
     resource_name: str
@@ -58,7 +60,8 @@ class Change(_message.Message):
     candidate: _memories_pb2.MemoryCandidate
     failed_run: _conversations_pb2.FailedRun
     document: _documents_pb2.Document
-    def __init__(self, cursor: _Optional[int] = ..., operation: _Optional[_Union[ChangeOperation, str]] = ..., resource_name: _Optional[str] = ..., etag: _Optional[str] = ..., change_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., memory_state: _Optional[_Union[_working_memory_pb2.MemoryState, _Mapping]] = ..., conversation: _Optional[_Union[_conversations_pb2.Conversation, _Mapping]] = ..., message: _Optional[_Union[_conversations_pb2.HistoryMessage, _Mapping]] = ..., memory: _Optional[_Union[_memories_pb2.Memory, _Mapping]] = ..., tombstone: _Optional[_Union[_memories_pb2.MemoryTombstone, _Mapping]] = ..., memory_settings: _Optional[_Union[_governance_pb2.MemorySettings, _Mapping]] = ..., consent: _Optional[_Union[_governance_pb2.Consent, _Mapping]] = ..., candidate: _Optional[_Union[_memories_pb2.MemoryCandidate, _Mapping]] = ..., failed_run: _Optional[_Union[_conversations_pb2.FailedRun, _Mapping]] = ..., document: _Optional[_Union[_documents_pb2.Document, _Mapping]] = ...) -> None: ...
+    checkpoint: _checkpoints_pb2.Checkpoint
+    def __init__(self, cursor: _Optional[int] = ..., operation: _Optional[_Union[ChangeOperation, str]] = ..., resource_name: _Optional[str] = ..., etag: _Optional[str] = ..., change_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., memory_state: _Optional[_Union[_working_memory_pb2.MemoryState, _Mapping]] = ..., conversation: _Optional[_Union[_conversations_pb2.Conversation, _Mapping]] = ..., message: _Optional[_Union[_conversations_pb2.HistoryMessage, _Mapping]] = ..., memory: _Optional[_Union[_memories_pb2.Memory, _Mapping]] = ..., tombstone: _Optional[_Union[_memories_pb2.MemoryTombstone, _Mapping]] = ..., memory_settings: _Optional[_Union[_governance_pb2.MemorySettings, _Mapping]] = ..., consent: _Optional[_Union[_governance_pb2.Consent, _Mapping]] = ..., candidate: _Optional[_Union[_memories_pb2.MemoryCandidate, _Mapping]] = ..., failed_run: _Optional[_Union[_conversations_pb2.FailedRun, _Mapping]] = ..., document: _Optional[_Union[_documents_pb2.Document, _Mapping]] = ..., checkpoint: _Optional[_Union[_checkpoints_pb2.Checkpoint, _Mapping]] = ...) -> None: ...
 
 class ListChangesRequest(_message.Message):
     __slots__ = ("parent", "after_cursor", "page_size")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from mnemo.v1 import sync_pb2 as pb
+from mnemo_server.api.checkpoints.convert import ref_to_proto
 from mnemo_server.api.convert import (
     conversation_to_proto,
     failed_run_to_proto,
@@ -21,6 +22,7 @@ from mnemo_server.api.memories.convert import (
     tombstone_to_proto,
 )
 from mnemo_server.domain.changes import Change, ChangeOperation
+from mnemo_server.domain.checkpoints import CheckpointRef
 from mnemo_server.domain.documents import Document
 from mnemo_server.domain.governance import Consent, MemorySettings
 from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTombstone
@@ -80,6 +82,8 @@ def change_to_proto(change: Change) -> pb.Change:
         message.failed_run.CopyFrom(failed_run_to_proto(_key(change), state))
     elif isinstance(state, Document):
         message.document.CopyFrom(document_to_proto(state, with_index=True))
+    elif isinstance(state, CheckpointRef):
+        message.checkpoint.CopyFrom(ref_to_proto(change.user_id, state))
     return message
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from mnemo.v1 import conversations_pb2, memories_pb2
 from mnemo.v1 import governance_pb2 as pb
 from mnemo_server.api import convert, names
+from mnemo_server.api.checkpoints.convert import checkpoint_to_proto
 from mnemo_server.api.documents.convert import document_to_proto
 from mnemo_server.api.governance.convert import (
     consent_to_proto,
@@ -23,6 +24,7 @@ from mnemo_server.api.memories.convert import (
     memory_to_proto,
     tombstone_to_proto,
 )
+from mnemo_server.domain.checkpoints import StoredCheckpoint
 from mnemo_server.domain.compaction import encode_revision
 from mnemo_server.domain.documents import Document
 from mnemo_server.domain.governance import Consent, Event, MemorySettings
@@ -110,4 +112,6 @@ def record_of(user_id: str, item: ExportItem) -> pb.ExportRecord:
             return pb.ExportRecord(event=event_to_proto(item))
         case Document():
             return pb.ExportRecord(document=document_to_proto(item, with_index=True))
+        case StoredCheckpoint():
+            return pb.ExportRecord(checkpoint=checkpoint_to_proto(user_id, item))
     raise TypeError(f"not an export record: {type(item).__name__}")

@@ -36,12 +36,14 @@ from typing import Any, Generic, TypeVar
 
 from mnemo.v1 import governance_pb2 as pb
 from mnemo_server.api import names
+from mnemo_server.api.checkpoints.requests import imported as imported_checkpoint
 from mnemo_server.api.documents import records as document_records
 from mnemo_server.api.user_data import records
 from mnemo_server.api.user_data.convert import record_kind
 from mnemo_server.api.validation import Validator, too_large
 from mnemo_server.auth.caller import CallScope
 from mnemo_server.config import Settings
+from mnemo_server.domain.checkpoints import StoredCheckpoint
 from mnemo_server.domain.documents import Document
 from mnemo_server.domain.errors import InvalidArgument
 from mnemo_server.domain.governance import Consent, Event, MemorySettings
@@ -83,6 +85,7 @@ _PARSERS: dict[str, Parser] = {
     "memory_settings": lambda v, user, value, at, _: records.memory_settings(v, user, value, at),
     "event": lambda v, user, value, at, _: records.event(v, user, value, at),
     "document": lambda v, user, value, at, _: document_records.document(v, user, value, at),
+    "checkpoint": lambda v, user, value, at, _: imported_checkpoint(v, user, value, at),
 }
 """The record kinds an import reads (``ExportRecord``'s oneof member names)."""
 
@@ -122,6 +125,7 @@ class ImportCollector:
         self.settings = _Records[MemorySettings]()
         self.events = _Records[Event]()
         self.documents = _Records[Document]()
+        self.graph_checkpoints = _Records[StoredCheckpoint]()
         self._by_kind: dict[str, _Records[Any]] = {
             "conversation": self.conversations,
             "memory_state": self.states,
@@ -136,6 +140,7 @@ class ImportCollector:
             "memory_settings": self.settings,
             "event": self.events,
             "document": self.documents,
+            "checkpoint": self.graph_checkpoints,
         }
 
     @property
@@ -207,6 +212,12 @@ class ImportCollector:
         )
         _unique(whole, self.events.items, lambda e: e.event_id, "event.name")
         _unique(whole, self.documents.items, lambda d: d.name, "document.name")
+        _unique(
+            whole,
+            self.graph_checkpoints.items,
+            lambda c: (c.thread_id, c.checkpoint_ns, c.checkpoint_id),
+            "checkpoint.checkpoint_id",
+        )
         self._collect(whole)
         if self._errors:
             self._raise()
@@ -224,6 +235,7 @@ class ImportCollector:
             candidates=self.candidates.values(),
             events=self.events.values(),
             documents=self.documents.values(),
+            graph_checkpoints=self.graph_checkpoints.values(),
         )
 
     def _check_conversations(self, v: Validator) -> None:

@@ -63,6 +63,7 @@ from mnemo_server.domain.changes import (
     ChangeState,
     NewChange,
 )
+from mnemo_server.domain.checkpoints import CheckpointRef
 from mnemo_server.domain.documents import Document
 from mnemo_server.domain.errors import OutOfRange
 from mnemo_server.domain.governance import (
@@ -129,6 +130,7 @@ STATE_TYPES: dict[str, type[Any]] = {
         MemoryCandidate,
         FailedRun,
         Document,
+        CheckpointRef,
     )
 }
 """The stored type name of each kind of state."""

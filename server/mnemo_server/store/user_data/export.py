@@ -19,6 +19,8 @@ an import reproduces (``memories.id``, ``failed_runs.id``, ``events.id``):
 - ``events``: the order they were recorded;
 - ``documents`` (with their indexed texts and embeddings): the order they were
   first written.
+- ``graph_checkpoints`` (with their pending writes): by thread, namespace and
+  id (``store.checkpoints.user_data``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from mnemo_server.domain.user_data import (
     MemoryVersion,
 )
 from mnemo_server.store import rows as convert
+from mnemo_server.store.checkpoints import user_data as graph_checkpoints
 from mnemo_server.store.documents import rows as document_rows
 from mnemo_server.store.governance import consent
 from mnemo_server.store.governance import events as event_log
@@ -259,6 +262,7 @@ _SECTIONS: dict[
     ExportSection.CANDIDATES: _candidates,
     ExportSection.EVENTS: _events,
     ExportSection.DOCUMENTS: _documents,
+    ExportSection.GRAPH_CHECKPOINTS: graph_checkpoints.export_page,
 }
 
 

@@ -48,6 +48,7 @@ from mnemo_server.domain.models import Conversation, ConversationKey, NewMessage
 from mnemo_server.domain.names import user_name
 from mnemo_server.domain.user_data import CompactionCheckpoint, UserData
 from mnemo_server.store import rows as convert
+from mnemo_server.store.checkpoints import user_data as graph_checkpoints
 from mnemo_server.store.documents import rows as document_rows
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import consent as consent_rows
@@ -470,6 +471,7 @@ def _changes(user_id: str, data: UserData) -> list[NewChange]:
     feed += [change_log.memory_deleted(t) for t in data.tombstones]
     feed += [change_log.candidate_upserted(c) for c in data.candidates]
     feed += [change_log.upsert(d.name, document_rows.slim(d)) for d in data.documents]
+    feed += graph_checkpoints.changes(user_id, data.graph_checkpoints)
     return feed
 
 
@@ -495,5 +497,6 @@ def import_user(tx: Tx, command: ImportUserData) -> tuple[str, ...]:
     _load_memories(conn, user_id, data, now)
     _load_governance(conn, user_id, data)
     _insert(conn, documents, [document_rows.values(d) for d in data.documents])
+    graph_checkpoints.load(conn, user_id, data.graph_checkpoints, now)
     change_log.append(tx, user_id, _changes(user_id, data))
     return skipped

@@ -2,8 +2,11 @@
 
 - ``MnemoStore``: a ``langgraph.store.base.BaseStore`` over Mnemo's
   ``DocumentService`` (``mnemo.integrations.langgraph.store``).
+- ``MnemoSaver``: a checkpointer (``BaseCheckpointSaver``) over Mnemo's
+  ``CheckpointService`` (``mnemo.integrations.langgraph.saver``).
 """
 
+from mnemo.integrations.langgraph.saver import MnemoSaver
 from mnemo.integrations.langgraph.store import MnemoStore
 
-__all__ = ["MnemoStore"]
+__all__ = ["MnemoSaver", "MnemoStore"]

@@ -1,0 +1,1 @@
+"""``CheckpointService``: servicer, request rules, conversions."""

@@ -1,0 +1,2 @@
+"""Graph checkpoints (``CheckpointService``): reads (``store``, ``reads``) and
+the units of work (``writes``)."""
