@@ -39,6 +39,7 @@ WRITE_RESPONSES = {
     "DeleteConversation",
     "AppendMessages",
     "ClearMessages",
+    "PopMessages",
     "RecordFailedRun",
     "ReplaceHistoryPrefix",
     "CreateMemory",
@@ -163,6 +164,10 @@ def test_every_write_answers_the_cursor_of_its_last_change(
                 conversation=CHAT, run_id="r", error=cv.RunError(message="boom")
             )
         ),
+    )
+    check(
+        "PopMessages",
+        lambda: history.PopMessages(cv.PopMessagesRequest(conversation=CHAT, count=1)),
     )
     check(
         "ClearMessages",
