@@ -6,15 +6,25 @@ raises a single ``InvalidArgument`` listing all of them (up to
 (and message, and metadata) are those of the first problem found, with the
 metadata key ``fields`` naming every offending field listed. Use cases then
 assume valid input.
+
+The static rules of a request's scalar fields (required, sizes, id
+patterns, ranges) are data: each service's ``api/<service>/rules.py``
+declares them once as a table of ``FieldRule`` per request type, and
+``check_fields`` applies a request's rules in table order. What a table
+cannot say (names, which the call's scope authorizes; SDK-native messages;
+limits from ``Settings``) is checked by the functions beside the table.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from google.protobuf import timestamp_pb2
+from google.protobuf.message import Message
 
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.messages import loads_strict, parse_message
@@ -235,3 +245,110 @@ def is_json(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+# ------------------------------------------------------------ rules as data
+
+Check = Callable[[Validator, Any, str], None]
+"""One static rule: records the problems of ``value`` (at ``field``) on the validator."""
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    """A static rule of one field of a request, by its path from the request:
+    ``request_id``, ``error.message``, ``memory_state.recent[].ask`` (``[]``:
+    every element of a repeated field, reported as ``recent[i]``).
+    ``when_set``: only when the last field is present (a message or
+    ``optional`` field)."""
+
+    path: str
+    check: Check
+    when_set: bool = False
+    _steps: tuple[tuple[str, bool], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        steps = tuple(
+            (step.removesuffix("[]"), step.endswith("[]")) for step in self.path.split(".")
+        )
+        object.__setattr__(self, "_steps", steps)
+
+    def apply(self, v: Validator, request: Message) -> None:
+        self._walk(v, request, 0, "")
+
+    def _walk(self, v: Validator, holder: Any, depth: int, prefix: str) -> None:
+        name, repeated = self._steps[depth]
+        here = f"{prefix}{name}"
+        last = depth == len(self._steps) - 1
+        if last and self.when_set and not holder.HasField(name):
+            return
+        value = getattr(holder, name)
+        if not repeated:
+            if last:
+                self.check(v, value, here)
+            else:
+                self._walk(v, value, depth + 1, f"{here}.")
+            return
+        for index, item in enumerate(value):
+            if last:
+                self.check(v, item, f"{here}[{index}]")
+            else:
+                self._walk(v, item, depth + 1, f"{here}[{index}].")
+
+
+Rules = Mapping[type[Message], tuple[FieldRule, ...]]
+"""A service's table: the static rules of each request type, in field order."""
+
+
+def check_fields(v: Validator, request: Message, rules: Rules) -> None:
+    """Record every violation of ``request``'s rules in ``rules`` on ``v``
+    (the caller raises once, with the problems of the rest of the request)."""
+    for rule in rules[type(request)]:
+        rule.apply(v, request)
+
+
+def identifier(*, required: bool = False) -> Check:
+    """A client-chosen key: at most ``MAX_ID_CHARS`` characters, no NUL."""
+    return lambda v, value, path: v.identifier(value, path, required=required)
+
+
+def text(limit: int, *, required: bool = False) -> Check:
+    """A free text of at most ``limit`` UTF-8 bytes, no NUL."""
+    return lambda v, value, path: v.text(value, path, limit, required=required)
+
+
+def max_bytes(limit: int) -> Check:
+    return lambda v, value, path: v.max_bytes(value, path, limit)
+
+
+def json_text(limit: int) -> Check:
+    """An optional JSON document of at most ``limit`` bytes."""
+    return lambda v, value, path: v.json_text(value, path, limit)
+
+
+def non_negative() -> Check:
+    return lambda v, value, path: v.non_negative(value, path)
+
+
+def position(*, minimum: int = 0) -> Check:
+    """A message position or count, ``minimum`` to ``MAX_POSITION``."""
+    return lambda v, value, path: v.position(value, path, minimum=minimum)
+
+
+def required() -> Check:
+    return lambda v, value, path: v.required(value, path)
+
+
+def timestamp() -> Check:
+    """A timestamp within 0001-01-01..9999-12-31 (use with ``when_set``)."""
+    return lambda v, value, path: v.timestamp(value, path)
+
+
+def pattern(regex: str, description: str) -> Check:
+    """An optional value (empty allowed) that must match ``regex`` in full."""
+    compiled = re.compile(regex)
+
+    def check(v: Validator, value: str, path: str) -> None:
+        if value and compiled.fullmatch(value) is None:
+            v.invalid(path, description)
+
+    return check

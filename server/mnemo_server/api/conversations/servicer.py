@@ -11,8 +11,10 @@ import grpc
 from mnemo.v1 import conversations_pb2 as pb
 from mnemo.v1 import conversations_pb2_grpc as pb_grpc
 from mnemo_server.api import convert, names, pagination
+from mnemo_server.api.conversations.rules import RULES
+from mnemo_server.api.conversations.rules import messages as messages_of
 from mnemo_server.api.idempotency import idempotency_of
-from mnemo_server.api.validation import MAX_ID_CHARS, MAX_POSITION, MAX_TEXT_BYTES, Validator
+from mnemo_server.api.validation import MAX_POSITION, Validator, check_fields
 from mnemo_server.auth.caller import CallScope, caller_of, current_scope
 from mnemo_server.config import Settings
 from mnemo_server.domain.commands.conversations import (
@@ -77,13 +79,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     def _messages(
         self, v: Validator, values: Any, field: str, *, min_count: int = 0
     ) -> list[NewMessage]:
-        return v.new_messages(
-            [m.message_json for m in values],
-            field,
-            max_bytes=self._settings.max_message_bytes,
-            max_count=self._settings.max_messages_per_append,
-            min_count=min_count,
-        )
+        return messages_of(v, values, field, self._settings, min_count=min_count)
 
     def _metadata(self, v: Validator, holder: Any, field: str) -> JsonObject:
         try:
@@ -102,13 +98,8 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         scope = current_scope()
         v = Validator()
         user_id = v.attempt(lambda: names.parse_user(request.parent, "parent", scope), "")
-        if request.conversation_id and not names.is_valid_id(request.conversation_id):
-            v.invalid(
-                "conversation_id",
-                "must be 1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a letter or digit",
-            )
+        check_fields(v, request, RULES)
         metadata = self._metadata(v, request.conversation, "conversation.metadata")
-        v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
         temporary = request.conversation.temporary
         written = await self._writes(
@@ -197,12 +188,8 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         v = Validator()
         key = _conversation_key(v, request.conversation, "conversation", scope)
         messages = self._messages(v, request.messages, "messages", min_count=1)
-        v.identifier(request.run_id, "run_id")
-        v.non_negative(request.turn, "turn")
-        v.identifier(request.request_id, "request_id")
+        check_fields(v, request, RULES)
         expected = request.expected_position if request.HasField("expected_position") else None
-        if expected is not None:
-            v.position(expected, "expected_position")
         metadata = self._metadata(v, request, "metadata")
         v.raise_if_invalid()
         written = await self._writes(
@@ -231,7 +218,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         v = Validator()
         key = _conversation_key(v, request.parent, "parent", current_scope())
         limit, after = _paging(v, request, pagination.MESSAGES, "ListMessages")
-        v.position(request.start_position, "start_position")
+        check_fields(v, request, RULES)
         resume = v.attempt(lambda: _message_position_keyset(after), None)
         v.raise_if_invalid()
         start = request.start_position if resume is None else resume + 1
@@ -286,12 +273,8 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         scope = current_scope()
         v = Validator()
         key = _conversation_key(v, request.conversation, "conversation", scope)
-        v.identifier(request.run_id, "run_id", required=True)
-        v.text(request.error.message, "error.message", MAX_TEXT_BYTES, required=True)
-        v.text(request.error.code, "error.code", MAX_ID_CHARS)
-        v.json_text(request.error.details_json, "error.details_json", MAX_TEXT_BYTES)
+        check_fields(v, request, RULES)
         messages = self._messages(v, request.messages, "messages")
-        v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
         written = await self._writes(
             RecordFailedRun(
@@ -339,13 +322,10 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         scope = current_scope()
         v = Validator()
         key = _conversation_key(v, request.conversation, "conversation", scope)
-        v.required(request.revision, "revision")
+        check_fields(v, request, RULES)
         if request.revision:
             v.attempt(lambda: decode_revision(request.revision, field="revision"), (0, 0))
-        v.position(request.message_count, "message_count", minimum=1)
         replacement = self._messages(v, request.replacement, "replacement")
-        v.identifier(request.run_id, "run_id")
-        v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
         written = await self._writes(
             ReplaceHistoryPrefix(

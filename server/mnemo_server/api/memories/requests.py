@@ -24,14 +24,14 @@ from google.protobuf import field_mask_pb2
 from mnemo.v1 import memories_pb2 as pb
 from mnemo_server.api import names
 from mnemo_server.api.memories.convert import RECALL_SCOPES, SCOPES, SOURCES
+from mnemo_server.api.memories.rules import RULES
 from mnemo_server.api.pagination import invalid_page_token
-from mnemo_server.api.validation import MAX_TEXT_BYTES, Validator
+from mnemo_server.api.validation import Validator, check_fields
 from mnemo_server.auth.caller import CallScope
 from mnemo_server.domain import inject
 from mnemo_server.domain.errors import InvalidArgument
 from mnemo_server.domain.limits import (
     MAX_EMBEDDING_DIMENSIONS,
-    MAX_KEY_BYTES,
     check_memory_draft,
     embedding_violations,
 )
@@ -54,9 +54,6 @@ E = TypeVar("E")
 UPDATABLE = ("text", "metadata", "pinned", "embedding")
 """``UpdateMemory`` mask paths; an empty mask means ``text``."""
 
-MAX_QUERY_BYTES = MAX_TEXT_BYTES
-"""A recall query may be a whole outbound message."""
-
 MAX_PROPOSED_CANDIDATES = 100
 
 MAX_BATCH_CREATE = 1000
@@ -67,7 +64,6 @@ MEMORY_PATTERN = "users/{user}/memories/{memory}"
 CANDIDATE_PATTERN = "users/{user}/memoryCandidates/{candidate}"
 _MEMORY = re.compile(rf"users/({names.ID_PATTERN})/memories/({names.ID_PATTERN})")
 _CANDIDATE = re.compile(rf"users/({names.ID_PATTERN})/memoryCandidates/({names.ID_PATTERN})")
-_ID_RULE = "must be 1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a letter or digit"
 
 
 # ------------------------------------------------------------------ names
@@ -126,13 +122,6 @@ def origin_of(v: Validator, value: str, field: str, user_id: str, call: CallScop
     a conversation of ``user_id``); ``""`` for none or an invalid name
     (reported on ``v``)."""
     return conversation_of(v, value, field, user_id, call) or ""
-
-
-def new_memory_id(v: Validator, value: str, field: str = "memory_id") -> str:
-    """A client-chosen id (AIP-133) or ``""`` (the server generates one)."""
-    if value and not names.is_valid_id(value):
-        v.invalid(field, _ID_RULE)
-    return value
 
 
 # ------------------------------------------------------------------ enums
@@ -228,8 +217,8 @@ def batch_drafts_of(
 ) -> list[tuple[str, MemoryDraft]]:
     """The ``(memory_id, draft)`` of each entry of a batch, in order (``""``:
     the server picks the id), each checked as ``CreateMemory`` checks its
-    request, under ``requests[i]``; an entry's ``parent`` is empty or the
-    batch's, its ``request_id`` empty."""
+    request, under ``requests[i]`` (the ids by ``RULES``); an entry's
+    ``parent`` is empty or the batch's, its ``request_id`` empty."""
     count = len(request.requests)
     if count == 0:
         v.invalid("requests", "needs at least 1 request")
@@ -245,7 +234,7 @@ def batch_drafts_of(
                 "must be empty: the batch's request_id makes the whole batch idempotent",
             )
         draft = draft_of(v, entry.memory, f"{field}.memory", user_id, call)
-        drafts.append((new_memory_id(v, entry.memory_id, f"{field}.memory_id"), draft))
+        drafts.append((entry.memory_id, draft))
     return drafts
 
 
@@ -305,7 +294,7 @@ def list_query_of(
     conversation_id = conversation_of(v, request.conversation, "conversation", user_id, call)
     if request.conversation and scope is MemoryScope.IDENTITY:
         v.invalid("conversation", "must be empty when scope is identity")
-    v.max_bytes(request.key, "key", MAX_KEY_BYTES)
+    check_fields(v, request, RULES)
     return MemoryListQuery(
         limit=limit,
         after=after,
@@ -347,7 +336,7 @@ def _recall_basics(
     call: CallScope | None,
     scope: RecallScope = RecallScope.ANY,
 ) -> RecallQuery:
-    v.text(request.query, "query", MAX_QUERY_BYTES)
+    check_fields(v, request, RULES)
     embedding = None
     if request.HasField("query_embedding"):
         embedding = embedding_of(request.query_embedding)

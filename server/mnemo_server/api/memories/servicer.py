@@ -16,11 +16,13 @@ import grpc
 from mnemo.v1 import memories_pb2 as pb
 from mnemo.v1 import memories_pb2_grpc as pb_grpc
 from mnemo_server.api import pagination
+from mnemo_server.api.conversations.rules import messages as messages_of
 from mnemo_server.api.convert import expected_etag
 from mnemo_server.api.idempotency import idempotency_of
 from mnemo_server.api.memories import convert
 from mnemo_server.api.memories import requests as parse
-from mnemo_server.api.validation import Validator
+from mnemo_server.api.memories.rules import RULES
+from mnemo_server.api.validation import Validator, check_fields
 from mnemo_server.auth.caller import caller_of, current_scope
 from mnemo_server.config import Settings
 from mnemo_server.domain.commands.memories import (
@@ -108,17 +110,16 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         v = Validator()
         user_id = parse.user_of(v, request.parent, "parent", scope)
         draft = parse.draft_of(v, request.memory, "memory", user_id, scope)
-        memory_id = parse.new_memory_id(v, request.memory_id)
         origin = parse.origin_of(
             v, request.origin_conversation, "origin_conversation", user_id, scope
         )
-        v.identifier(request.request_id, "request_id")
+        check_fields(v, request, RULES)
         v.raise_if_invalid()
         written = await self._memories.create(
             CreateMemories(
                 caller=caller_of(scope),
                 user_id=user_id,
-                drafts=((memory_id or new_id(), draft),),
+                drafts=((request.memory_id or new_id(), draft),),
                 origin_conversation_ids=(origin,),
                 idempotency=idempotency_of(request, "CreateMemory"),
             )
@@ -138,7 +139,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         user_id = parse.user_of(v, request.parent, "parent", scope)
         drafts = parse.batch_drafts_of(v, request, user_id, scope)
         origins = parse.batch_origins_of(v, request, user_id, scope)
-        v.identifier(request.request_id, "request_id")
+        check_fields(v, request, RULES)
         v.raise_if_invalid()
         written = await self._memories.create(
             CreateMemories(
@@ -282,16 +283,8 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         conversation_id = parse.conversation_of(
             v, request.conversation, "conversation", user_id, scope
         )
-        messages = v.new_messages(
-            [m.message_json for m in request.messages],
-            "messages",
-            max_bytes=self._settings.max_message_bytes,
-            max_count=self._settings.max_messages_per_append,
-            min_count=1,
-        )
-        v.identifier(request.run_id, "run_id")
-        v.non_negative(request.turn, "turn")
-        v.identifier(request.request_id, "request_id")
+        messages = messages_of(v, request.messages, "messages", self._settings, min_count=1)
+        check_fields(v, request, RULES)
         v.raise_if_invalid()
         written = await self._extraction.extract(
             ExtractMemories(
@@ -333,9 +326,6 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             conversation_id = parse.conversation_of(
                 v, candidate.conversation, f"{field}.conversation", user_id, scope
             )
-            v.identifier(candidate.run_id, f"{field}.run_id")
-            v.non_negative(candidate.turn, f"{field}.turn")
-            v.identifier(candidate.extractor, f"{field}.extractor")
             proposals.append(
                 Proposal(
                     draft,
@@ -345,7 +335,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
                     candidate.extractor,
                 )
             )
-        v.identifier(request.request_id, "request_id")
+        check_fields(v, request, RULES)
         v.raise_if_invalid()
         written = await self._extraction.propose(
             ProposeCandidates(

@@ -1,0 +1,85 @@
+"""ConversationService request rules: the static table, and the rules that
+depend on ``Settings`` beside it.
+
+``RULES`` holds every static rule of a request's scalar fields, in field
+order (``api.validation.check_fields`` applies them); names (authorized by
+the call's scope), metadata and SDK-native messages are checked by the
+servicer and ``messages`` below, on the same ``Validator``, so a request's
+problems are reported at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mnemo.v1 import conversations_pb2 as pb
+from mnemo_server.api import names
+from mnemo_server.api.validation import (
+    MAX_ID_CHARS,
+    MAX_TEXT_BYTES,
+    FieldRule,
+    Rules,
+    Validator,
+    identifier,
+    json_text,
+    non_negative,
+    pattern,
+    position,
+    required,
+    text,
+)
+from mnemo_server.config import Settings
+from mnemo_server.domain.models import NewMessage
+
+ID_RULE = "must be 1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a letter or digit"
+
+RULES: Rules = {
+    pb.CreateConversationRequest: (
+        FieldRule("conversation_id", pattern(names.ID_PATTERN, ID_RULE)),
+        FieldRule("request_id", identifier()),
+    ),
+    pb.AppendMessagesRequest: (
+        FieldRule("run_id", identifier()),
+        FieldRule("turn", non_negative()),
+        FieldRule("request_id", identifier()),
+        FieldRule("expected_position", position(), when_set=True),
+    ),
+    pb.ListMessagesRequest: (FieldRule("start_position", position()),),
+    pb.StreamMessagesRequest: (FieldRule("start_position", position()),),
+    pb.RecordFailedRunRequest: (
+        FieldRule("run_id", identifier(required=True)),
+        FieldRule("error.message", text(MAX_TEXT_BYTES, required=True)),
+        FieldRule("error.code", text(MAX_ID_CHARS)),
+        FieldRule("error.details_json", json_text(MAX_TEXT_BYTES)),
+        FieldRule("request_id", identifier()),
+    ),
+    pb.ReplaceHistoryPrefixRequest: (
+        FieldRule("revision", required()),
+        FieldRule("message_count", position(minimum=1)),
+        FieldRule("run_id", identifier()),
+        FieldRule("request_id", identifier()),
+    ),
+}
+
+
+# ------------------------------------------------------------ from settings
+
+
+def messages(
+    v: Validator,
+    values: Sequence[Any],
+    field: str,
+    settings: Settings,
+    *,
+    min_count: int = 0,
+) -> list[NewMessage]:
+    """SDK-native messages (``{field}[i].message_json``): at most
+    ``max_messages_per_append`` of at most ``max_message_bytes`` each."""
+    return v.new_messages(
+        [m.message_json for m in values],
+        field,
+        max_bytes=settings.max_message_bytes,
+        max_count=settings.max_messages_per_append,
+        min_count=min_count,
+    )
