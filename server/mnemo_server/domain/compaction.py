@@ -45,6 +45,7 @@ def decode_revision(revision: str, *, field: str = "revision") -> tuple[int, int
         raise InvalidArgument(
             f"{field} is not a revision returned by SnapshotHistory; take a new snapshot",
             violations=(FieldViolation(field, "not a revision this server issued"),),
+            reason="INVALID_FIELD",
         ) from None
 
 
@@ -70,6 +71,7 @@ def next_checkpoint(
         raise InvalidArgument(
             f"{field} must be between 1 and the projection size {size}",
             violations=(FieldViolation(field, f"must be in 1..{size} (got {message_count})"),),
+            reason="INVALID_FIELD",
         )
     kept_replacement = len(previous.replacement)
     if message_count <= kept_replacement:

@@ -58,7 +58,7 @@ def conversation_name(user_id: str, conversation_id: str) -> str:
 
 def conversation_not_found(user_id: str, conversation_id: str) -> NotFound:
     name = conversation_name(user_id, conversation_id)
-    return NotFound(f"{name} does not exist", metadata={"name": name})
+    return NotFound(f"{name} does not exist", metadata={"name": name}, reason="NOT_FOUND")
 
 
 # -------------------------------------------------------------------- rows

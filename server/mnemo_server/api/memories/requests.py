@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from google.protobuf import field_mask_pb2
@@ -24,17 +26,13 @@ from google.protobuf import field_mask_pb2
 from mnemo.v1 import memories_pb2 as pb
 from mnemo_server.api import names
 from mnemo_server.api.memories.convert import RECALL_SCOPES, SCOPES, SOURCES
-from mnemo_server.api.memories.rules import RULES
+from mnemo_server.api.memories.rules import RULES, check_memory_draft, embedding_violations
 from mnemo_server.api.pagination import invalid_page_token
 from mnemo_server.api.validation import Validator, check_fields
 from mnemo_server.auth.caller import CallScope
 from mnemo_server.domain import inject
-from mnemo_server.domain.errors import InvalidArgument
-from mnemo_server.domain.limits import (
-    MAX_EMBEDDING_DIMENSIONS,
-    check_memory_draft,
-    embedding_violations,
-)
+from mnemo_server.domain.errors import FieldViolation, InvalidArgument, MnemoError, Part
+from mnemo_server.domain.limits import MAX_EMBEDDING_DIMENSIONS
 from mnemo_server.domain.memory_models import (
     DEFAULT_RECALL_RESULTS,
     MAX_RECALL_RESULTS,
@@ -172,6 +170,81 @@ def check_embedding(v: Validator, embedding: Embedding, path: str) -> None:
     )
 
 
+# ------------------------------------------------------- store's findings
+
+
+@dataclass(frozen=True)
+class EntryFields:
+    """Where a request holds the inputs of its write, to name the field of an
+    error the store raises about one (its ``Entry``): draft ``i`` at
+    ``draft(i)``, its client-chosen id at ``memory_id(i)`` (``None``: the
+    server chose the ids, and no field is named)."""
+
+    draft: Callable[[int], str] = lambda i: "memory"
+    memory_id: Callable[[int], str] | None = None
+
+    def path(self, error: MnemoError) -> str | None:
+        entry = error.entry
+        if entry is None:
+            return None
+        if entry.part is Part.QUERY_EMBEDDING:
+            return "query_embedding.values"
+        if entry.part is Part.EMBEDDING:
+            return f"{self.draft(entry.index)}.embedding.values"
+        return None if self.memory_id is None else self.memory_id(entry.index)
+
+    def located(self, error: MnemoError) -> MnemoError:
+        """``error`` with its field named: metadata and a field violation."""
+        entry, field = error.entry, self.path(error)
+        if entry is None or field is None:
+            return error
+        if entry.part is not Part.MEMORY_ID:
+            expected, got = error.metadata["expected"], error.metadata["got"]
+            return replace(
+                error,
+                message=f"{field} has {got} values; vectors of this model have {expected}",
+                violations=(FieldViolation(field, f"must have {expected} values (got {got})"),),
+            )
+        name = error.metadata["name"]
+        if entry.same_as is not None and self.memory_id is not None:
+            first = self.memory_id(entry.same_as)
+            return replace(
+                error,
+                message=f"{field} names {name}, as {first} does; choose another memory id",
+                metadata={"name": name, "field": field},
+                violations=(FieldViolation(field, f"the id of {first} too"),),
+            )
+        what = "already exists (or existed and was deleted)"
+        return replace(
+            error,
+            metadata={"name": name, "field": field},
+            violations=(FieldViolation(field, f"{name} {what}"),),
+        )
+
+    @contextmanager
+    def naming(self) -> Iterator[None]:
+        """Raise the store's errors of the block with their fields named."""
+        try:
+            yield
+        except MnemoError as error:
+            if error.entry is None:
+                raise
+            raise self.located(error) from None
+
+
+CREATE_FIELDS = EntryFields(memory_id=lambda i: "memory_id")
+BATCH_FIELDS = EntryFields(
+    draft=lambda i: f"requests[{i}].memory", memory_id=lambda i: f"requests[{i}].memory_id"
+)
+EXTRACT_FIELDS = EntryFields(draft=lambda i: f"memories[{i}]")
+APPROVE_FIELDS = EntryFields(draft=lambda i: "candidate.memory")
+UPDATE_FIELDS = EntryFields()
+"""Drafts of ``CreateMemory``, ``BatchCreateMemories``, ``ExtractMemories``
+(server ids; its entries are the response's ``memories[i]``),
+``ApproveMemoryCandidate`` (a server id), ``UpdateMemory``; recall's query
+vector is ``query_embedding`` whatever the layout."""
+
+
 # ------------------------------------------------------------------ drafts
 
 
@@ -187,7 +260,7 @@ def draft_of(
     """The entry a request saves or proposes (output-only fields ignored).
 
     Unspecified scope is identity, unspecified source tool call; ``source``
-    overrides the request's. Checked with ``domain.limits.check_memory_draft``.
+    overrides the request's. Checked with ``api.memories.rules.check_memory_draft``.
     """
     scope = _required_enum(v, memory.scope, f"{prefix}.scope", SCOPES, MemoryScope.IDENTITY)
     chosen = _required_enum(v, memory.source, f"{prefix}.source", SOURCES, MemorySource.TOOL_CALL)

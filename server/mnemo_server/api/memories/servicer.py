@@ -29,7 +29,6 @@ from mnemo_server.domain.commands.memories import (
     ApproveCandidate,
     CreateMemories,
     DeleteMemory,
-    DraftFields,
     ExtractMemories,
     ProposeCandidates,
     RejectCandidate,
@@ -68,10 +67,6 @@ class _Listing:
 
     def next_token(self, binding: tuple[str, ...], next_after: Keyset | None) -> str:
         return pagination.encode_page_token(self.kind, binding, next_after)
-
-
-BATCH_FIELDS = DraftFields(batch="requests")
-"""Where a ``BatchCreateMemoriesRequest`` holds its entries."""
 
 
 def _archived(user_id: str, saved: tuple[SavedMemory, ...]) -> list[str]:
@@ -115,15 +110,16 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         )
         check_fields(v, request, RULES)
         v.raise_if_invalid()
-        written = await self._memories.create(
-            CreateMemories(
-                caller=caller_of(scope),
-                user_id=user_id,
-                drafts=((request.memory_id or new_id(), draft),),
-                origin_conversation_ids=(origin,),
-                idempotency=idempotency_of(request, "CreateMemory"),
+        with parse.CREATE_FIELDS.naming():
+            written = await self._memories.create(
+                CreateMemories(
+                    caller=caller_of(scope),
+                    user_id=user_id,
+                    drafts=((request.memory_id or new_id(), draft),),
+                    origin_conversation_ids=(origin,),
+                    idempotency=idempotency_of(request, "CreateMemory"),
+                )
             )
-        )
         (saved,) = written.value
         response = pb.CreateMemoryResponse(
             archived=_archived(user_id, written.value), change_cursor=written.change_cursor
@@ -141,16 +137,16 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         origins = parse.batch_origins_of(v, request, user_id, scope)
         check_fields(v, request, RULES)
         v.raise_if_invalid()
-        written = await self._memories.create(
-            CreateMemories(
-                caller=caller_of(scope),
-                user_id=user_id,
-                drafts=tuple((memory_id or new_id(), draft) for memory_id, draft in drafts),
-                origin_conversation_ids=origins,
-                idempotency=idempotency_of(request, "BatchCreateMemories"),
-                fields=BATCH_FIELDS,
+        with parse.BATCH_FIELDS.naming():
+            written = await self._memories.create(
+                CreateMemories(
+                    caller=caller_of(scope),
+                    user_id=user_id,
+                    drafts=tuple((memory_id or new_id(), draft) for memory_id, draft in drafts),
+                    origin_conversation_ids=origins,
+                    idempotency=idempotency_of(request, "BatchCreateMemories"),
+                )
             )
-        )
         response = pb.BatchCreateMemoriesResponse(
             archived=_archived(user_id, written.value), change_cursor=written.change_cursor
         )
@@ -194,16 +190,17 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             v, request.origin_conversation, "origin_conversation", user_id, scope
         )
         v.raise_if_invalid()
-        written = await self._memories.update(
-            UpdateMemory(
-                caller=caller_of(scope),
-                user_id=user_id,
-                memory_id=memory_id,
-                change=change,
-                expected_etag=expected_etag(request.memory.etag),
-                origin_conversation_id=origin,
+        with parse.UPDATE_FIELDS.naming():
+            written = await self._memories.update(
+                UpdateMemory(
+                    caller=caller_of(scope),
+                    user_id=user_id,
+                    memory_id=memory_id,
+                    change=change,
+                    expected_etag=expected_etag(request.memory.etag),
+                    origin_conversation_id=origin,
+                )
             )
-        )
         return pb.UpdateMemoryResponse(
             memory=convert.memory_to_proto(written.value), change_cursor=written.change_cursor
         )
@@ -256,7 +253,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         user_id = parse.user_of(v, request.parent, "parent", scope)
         query = parse.recall_query_of(v, request, user_id, scope)
         v.raise_if_invalid()
-        for hit in await self._recall.recall(caller_of(scope), user_id, query):
+        with parse.UPDATE_FIELDS.naming():
+            hits = await self._recall.recall(caller_of(scope), user_id, query)
+        for hit in hits:
             yield convert.hit_to_proto(hit)
 
     async def BuildContext(
@@ -267,9 +266,10 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         user_id = parse.user_of(v, request.parent, "parent", scope)
         query, max_entries, max_bytes = parse.context_query_of(v, request, user_id, scope)
         v.raise_if_invalid()
-        built = await self._recall.build_context(
-            caller_of(scope), user_id, query, max_entries=max_entries, max_bytes=max_bytes
-        )
+        with parse.UPDATE_FIELDS.naming():
+            built = await self._recall.build_context(
+                caller_of(scope), user_id, query, max_entries=max_entries, max_bytes=max_bytes
+            )
         return convert.context_to_proto(user_id, built)
 
     # ------------------------------------------------------------- candidates
@@ -286,18 +286,19 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         messages = messages_of(v, request.messages, "messages", self._settings, min_count=1)
         check_fields(v, request, RULES)
         v.raise_if_invalid()
-        written = await self._extraction.extract(
-            ExtractMemories(
-                caller=caller_of(scope),
-                user_id=user_id,
-                messages=tuple(messages),
-                conversation_id=conversation_id or "",
-                run_id=request.run_id,
-                turn=request.turn,
-                require_approval=request.require_approval,
-                idempotency=idempotency_of(request, "ExtractMemories"),
+        with parse.EXTRACT_FIELDS.naming():
+            written = await self._extraction.extract(
+                ExtractMemories(
+                    caller=caller_of(scope),
+                    user_id=user_id,
+                    messages=tuple(messages),
+                    conversation_id=conversation_id or "",
+                    run_id=request.run_id,
+                    turn=request.turn,
+                    require_approval=request.require_approval,
+                    idempotency=idempotency_of(request, "ExtractMemories"),
+                )
             )
-        )
         extracted = written.value
         return pb.ExtractMemoriesResponse(
             candidates=convert.candidates_to_proto(extracted.candidates),
@@ -371,14 +372,15 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.ApproveMemoryCandidateResponse:
         scope = current_scope()
         user_id, candidate_id = parse.parse_candidate(request.name, "name", scope)
-        written = await self._writes(
-            ApproveCandidate(
-                caller=caller_of(scope),
-                user_id=user_id,
-                candidate_id=candidate_id,
-                memory_id=new_id(),
+        with parse.APPROVE_FIELDS.naming():
+            written = await self._writes(
+                ApproveCandidate(
+                    caller=caller_of(scope),
+                    user_id=user_id,
+                    candidate_id=candidate_id,
+                    memory_id=new_id(),
+                )
             )
-        )
         memory, candidate = written.value
         return pb.ApproveMemoryCandidateResponse(
             memory=convert.memory_to_proto(memory),
