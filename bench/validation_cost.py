@@ -7,8 +7,9 @@ This measures, in one run:
 
 - **hand-written**: the CPU per call of Mnemo's own edge validation of a
   realistic ``CreateMemoryRequest`` (text, key, four metadata entries) and
-  ``AppendMessagesRequest`` (ten SDK-native messages), exactly as the
-  servicers run it (``mnemo_server.api.<service>.rules``);
+  ``AppendMessagesRequest`` (ten SDK-native messages), as the servicers run
+  it (the rules tables of ``mnemo_server.api.<service>.rules`` and the
+  checks beside them: names, the entry's limits, the messages' JSON);
 - **protovalidate**: the CPU per call of ``protovalidate.Validator`` (2.1.0,
   its Rust engine) over the same requests, their messages annotated with the
   rules Mnemo applies that ``buf.validate`` can express (names as patterns,
@@ -38,6 +39,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +60,10 @@ from bench.servers import cpu_seconds, migrate, serve
 from mnemo.v1 import conversations_pb2 as cv
 from mnemo.v1 import memories_pb2 as mm
 from mnemo_server.api import convert, names
+from mnemo_server.api.conversations import rules as conversation_rules
 from mnemo_server.api.memories import requests as parse
-from mnemo_server.api.validation import Validator
+from mnemo_server.api.memories import rules as memory_rules
+from mnemo_server.api.validation import Validator, check_fields
 from mnemo_server.config import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,7 +98,9 @@ def append_messages_request() -> cv.AppendMessagesRequest:
     for turn in range(10):
         role = "user" if turn % 2 == 0 else "assistant"
         content = [{"type": "text", "text": f"Turn {turn}: what about the hotel near the station?"}]
-        messages.append(cv.HistoryMessage(message_json=json.dumps({"role": role, "content": content})))
+        messages.append(
+            cv.HistoryMessage(message_json=json.dumps({"role": role, "content": content}))
+        )
     return cv.AppendMessagesRequest(
         conversation="users/bench-user/conversations/trip-planning",
         messages=messages,
@@ -112,33 +118,28 @@ SETTINGS = Settings()
 
 
 def hand_create_memory(request: mm.CreateMemoryRequest) -> object:
-    scope = None
+    """``MemoryServicer.CreateMemory``'s validation (no call scope)."""
     v = Validator()
-    user_id = parse.user_of(v, request.parent, "parent", scope)
-    draft = parse.draft_of(v, request.memory, "memory", user_id, scope)
-    memory_id = parse.new_memory_id(v, request.memory_id)
-    origin = parse.origin_of(v, request.origin_conversation, "origin_conversation", user_id, scope)
-    v.identifier(request.request_id, "request_id")
+    user_id = parse.user_of(v, request.parent, "parent", None)
+    draft = parse.draft_of(v, request.memory, "memory", user_id, None)
+    origin = parse.origin_of(v, request.origin_conversation, "origin_conversation", user_id, None)
+    check_fields(v, request, memory_rules.RULES)
     v.raise_if_invalid()
-    return draft, memory_id, origin
+    return draft, origin
 
 
 def hand_append_messages(request: cv.AppendMessagesRequest) -> object:
-    scope = None
+    """``ConversationServicer.AppendMessages``'s validation (no call scope)."""
     v = Validator()
-    key = v.attempt(lambda: names.parse_conversation(request.conversation, "conversation", scope), None)
-    messages = v.new_messages([m.message_json for m in request.messages], "messages",
-        max_bytes=SETTINGS.max_message_bytes, max_count=SETTINGS.max_messages_per_append, min_count=1)
-    v.identifier(request.run_id, "run_id")
-    v.non_negative(request.turn, "turn")
-    v.identifier(request.request_id, "request_id")
-    expected = request.expected_position if request.HasField("expected_position") else None
-    if expected is not None:
-        v.position(expected, "expected_position")
+    key = v.attempt(
+        lambda: names.parse_conversation(request.conversation, "conversation", None), None
+    )
+    messages = conversation_rules.messages(v, request.messages, "messages", SETTINGS, min_count=1)
+    check_fields(v, request, conversation_rules.RULES)
     metadata = convert.metadata_from_struct(request.metadata)
     v.metadata(metadata, "metadata")
     v.raise_if_invalid()
-    return key, messages
+    return key, messages, metadata
 
 
 # ------------------------------------------------------------ protovalidate
@@ -370,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
         annotated = Annotated()
     for label, (request, hand) in requests.items():
         figures: dict[str, float] = {}
-        figures["hand_us"], _ = per_call_us(lambda: hand(request), args.calls, args.repeat)
+        figures["hand_us"], _ = per_call_us(partial(hand, request), args.calls, args.repeat)
         if validator is not None and annotated is not None:
             twin = annotated.cls(type(request).DESCRIPTOR.name).FromString(
                 request.SerializeToString()
@@ -378,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
             assert validator.collect_violations(twin) == [], validator.collect_violations(twin)
             _check_catches(validator, twin)
             figures["protovalidate_us"], _ = per_call_us(
-                lambda: validator.collect_violations(twin), args.calls, args.repeat
+                partial(validator.collect_violations, twin), args.calls, args.repeat
             )
         results[label] = figures
     cpu, wall = empty_rpc(max(args.calls // 2, 1000), args.repeat)
@@ -391,9 +392,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _check_catches(validator: Any, valid: Message) -> None:
     """The annotations are live: a request broken on purpose has violations."""
-    broken = type(valid)()
+    broken: Any = type(valid)()
     broken.CopyFrom(valid)
-    if hasattr(broken, "parent"):
+    if valid.DESCRIPTOR.name == "CreateMemoryRequest":
         broken.parent = "not a name"
     else:
         broken.turn = -1

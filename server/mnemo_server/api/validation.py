@@ -141,16 +141,22 @@ class Validator:
         self.max_items(len(values), field, max_count)
         result: list[NewMessage] = []
         for index, message_json in enumerate(values[: max_count + 1]):
-            item_field = f"{field}[{index}].message_json"
-            size = len(message_json.encode("utf-8", "surrogatepass"))
-            if size > max_bytes:
-                self.add(too_large(item_field, max_bytes, "bytes", size))
-                continue
-            try:
-                result.append(parse_message(message_json, item_field))
-            except InvalidArgument as error:
-                self.add(error)
+            message = self.message(message_json, f"{field}[{index}].message_json", max_bytes)
+            if message is not None:
+                result.append(message)
         return result
+
+    def message(self, message_json: str, field: str, max_bytes: int) -> NewMessage | None:
+        """One SDK-native message of at most ``max_bytes``; ``None`` after a problem."""
+        size = len(message_json.encode("utf-8", "surrogatepass"))
+        if size > max_bytes:
+            self.add(too_large(field, max_bytes, "bytes", size))
+            return None
+        try:
+            return parse_message(message_json, field)
+        except InvalidArgument as error:
+            self.add(error)
+            return None
 
     def max_chars(self, value: str, field: str, limit: int = MAX_ID_CHARS) -> None:
         if len(value) > limit:
@@ -272,8 +278,9 @@ class FieldRule:
         )
         object.__setattr__(self, "_steps", steps)
 
-    def apply(self, v: Validator, request: Message) -> None:
-        self._walk(v, request, 0, "")
+    def apply(self, v: Validator, request: Message, prefix: str = "") -> None:
+        """Check the field of ``request`` (reported under ``prefix.``, if any)."""
+        self._walk(v, request, 0, f"{prefix}." if prefix else "")
 
     def _walk(self, v: Validator, holder: Any, depth: int, prefix: str) -> None:
         name, repeated = self._steps[depth]
@@ -299,11 +306,12 @@ Rules = Mapping[type[Message], tuple[FieldRule, ...]]
 """A service's table: the static rules of each request type, in field order."""
 
 
-def check_fields(v: Validator, request: Message, rules: Rules) -> None:
+def check_fields(v: Validator, request: Message, rules: Rules, prefix: str = "") -> None:
     """Record every violation of ``request``'s rules in ``rules`` on ``v``
-    (the caller raises once, with the problems of the rest of the request)."""
+    (the caller raises once, with the problems of the rest of the request);
+    ``prefix``: where ``request`` is in the whole (``records[3].message``)."""
     for rule in rules[type(request)]:
-        rule.apply(v, request)
+        rule.apply(v, request, prefix)
 
 
 def identifier(*, required: bool = False) -> Check:

@@ -30,6 +30,10 @@ class Part(StrEnum):
     """A draft's (or an update's) vector."""
     QUERY_EMBEDDING = "query_embedding"
     """A recall's query vector."""
+    MESSAGE_COUNT = "message_count"
+    """How many projection messages a compaction replaces."""
+    REVISION = "revision"
+    """The history revision a compaction was computed from."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,7 @@ class Entry:
 
     The domain and the store never name request fields: the API layer turns
     an ``Entry`` into the request's field path and its field violation
-    (``api.memories.requests.EntryFields``)."""
+    (``api.memories.requests.EntryFields``, ``api.conversations.rules``)."""
 
     part: Part
     index: int = 0

@@ -10,7 +10,9 @@ problems are reported at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from mnemo.v1 import conversations_pb2 as pb
@@ -30,9 +32,18 @@ from mnemo_server.api.validation import (
     text,
 )
 from mnemo_server.config import Settings
+from mnemo_server.domain.compaction import revision_parts
+from mnemo_server.domain.errors import FieldViolation, InvalidArgument, Part
 from mnemo_server.domain.models import NewMessage
 
 ID_RULE = "must be 1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a letter or digit"
+
+RUN_ERROR = (
+    FieldRule("error.message", text(MAX_TEXT_BYTES, required=True)),
+    FieldRule("error.code", text(MAX_ID_CHARS)),
+    FieldRule("error.details_json", json_text(MAX_TEXT_BYTES)),
+)
+"""A failed run's ``RunError``, as recorded and as imported."""
 
 RULES: Rules = {
     pb.CreateConversationRequest: (
@@ -49,9 +60,7 @@ RULES: Rules = {
     pb.StreamMessagesRequest: (FieldRule("start_position", position()),),
     pb.RecordFailedRunRequest: (
         FieldRule("run_id", identifier(required=True)),
-        FieldRule("error.message", text(MAX_TEXT_BYTES, required=True)),
-        FieldRule("error.code", text(MAX_ID_CHARS)),
-        FieldRule("error.details_json", json_text(MAX_TEXT_BYTES)),
+        *RUN_ERROR,
         FieldRule("request_id", identifier()),
     ),
     pb.ReplaceHistoryPrefixRequest: (
@@ -61,6 +70,45 @@ RULES: Rules = {
         FieldRule("request_id", identifier()),
     ),
 }
+
+
+def _foreign_revision(field: str) -> InvalidArgument:
+    return InvalidArgument(
+        f"{field} is not a revision returned by SnapshotHistory; take a new snapshot",
+        reason="INVALID_FIELD",
+        violations=(FieldViolation(field, "not a revision this server issued"),),
+    )
+
+
+def revision_of(v: Validator, value: str, field: str) -> tuple[int, int] | None:
+    """The ``(generation, sequence)`` of a revision we issued; else an
+    ``INVALID_FIELD`` for ``field`` and ``None``."""
+    parts = revision_parts(value)
+    if parts is None:
+        v.add(_foreign_revision(field))
+    return parts
+
+
+@contextmanager
+def compaction_named(message_count: int) -> Iterator[None]:
+    """Raise the store's errors of the block about ``ReplaceHistoryPrefix``'s
+    inputs (``Entry`` ``MESSAGE_COUNT``, ``REVISION``) for the request's fields."""
+    try:
+        yield
+    except InvalidArgument as error:
+        part = None if error.entry is None else error.entry.part
+        if part is Part.REVISION:
+            raise _foreign_revision("revision") from None
+        if part is not Part.MESSAGE_COUNT:
+            raise
+        size = error.metadata["limit"]
+        raise replace(
+            error,
+            message=f"message_count must be between 1 and the projection size {size}",
+            violations=(
+                FieldViolation("message_count", f"must be in 1..{size} (got {message_count})"),
+            ),
+        ) from None
 
 
 # ------------------------------------------------------------ from settings
@@ -75,7 +123,8 @@ def messages(
     min_count: int = 0,
 ) -> list[NewMessage]:
     """SDK-native messages (``{field}[i].message_json``): at most
-    ``max_messages_per_append`` of at most ``max_message_bytes`` each."""
+    ``max_messages_per_append`` of at most ``max_message_bytes`` each
+    (``min_count`` at least)."""
     return v.new_messages(
         [m.message_json for m in values],
         field,

@@ -11,7 +11,7 @@ import grpc
 from mnemo.v1 import conversations_pb2 as pb
 from mnemo.v1 import conversations_pb2_grpc as pb_grpc
 from mnemo_server.api import convert, names, pagination
-from mnemo_server.api.conversations.rules import RULES
+from mnemo_server.api.conversations.rules import RULES, compaction_named, revision_of
 from mnemo_server.api.conversations.rules import messages as messages_of
 from mnemo_server.api.idempotency import idempotency_of
 from mnemo_server.api.validation import MAX_POSITION, Validator, check_fields
@@ -26,7 +26,6 @@ from mnemo_server.domain.commands.conversations import (
     ReplaceHistoryPrefix,
     UpdateConversation,
 )
-from mnemo_server.domain.compaction import decode_revision
 from mnemo_server.domain.models import ConversationKey, JsonObject, Keyset, NewMessage
 from mnemo_server.domain.usecases.conversations import Conversations, new_conversation_id
 from mnemo_server.domain.usecases.writes import Writes
@@ -324,21 +323,22 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         key = _conversation_key(v, request.conversation, "conversation", scope)
         check_fields(v, request, RULES)
         if request.revision:
-            v.attempt(lambda: decode_revision(request.revision, field="revision"), (0, 0))
+            revision_of(v, request.revision, "revision")
         replacement = self._messages(v, request.replacement, "replacement")
         v.raise_if_invalid()
-        written = await self._writes(
-            ReplaceHistoryPrefix(
-                caller=caller_of(scope),
-                user_id=key.user_id,
-                conversation_id=key.conversation_id,
-                revision=request.revision,
-                message_count=request.message_count,
-                replacement=tuple(replacement),
-                run_id=request.run_id,
-                idempotency=idempotency_of(request, "ReplaceHistoryPrefix"),
+        with compaction_named(request.message_count):
+            written = await self._writes(
+                ReplaceHistoryPrefix(
+                    caller=caller_of(scope),
+                    user_id=key.user_id,
+                    conversation_id=key.conversation_id,
+                    revision=request.revision,
+                    message_count=request.message_count,
+                    replacement=tuple(replacement),
+                    run_id=request.run_id,
+                    idempotency=idempotency_of(request, "ReplaceHistoryPrefix"),
+                )
             )
-        )
         snapshot = written.value
         return pb.ReplaceHistoryPrefixResponse(
             revision=snapshot.revision,

@@ -22,18 +22,27 @@ from mnemo_server.config import Settings
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.working_memory import check_summary_budget
 
+
+def exchange(path: str) -> tuple[FieldRule, FieldRule]:
+    """The rules of an ``Exchange``'s texts at ``path`` (saved, remembered, imported)."""
+    return (
+        FieldRule(f"{path}.ask", text(MAX_TEXT_BYTES, required=True)),
+        FieldRule(f"{path}.answer", text(MAX_TEXT_BYTES)),
+    )
+
+
+SUMMARY = text(MAX_SUMMARY_BYTES)
+
 RULES: Rules = {
     pb.SaveMemoryStateRequest: (
-        FieldRule("memory_state.summary", text(MAX_SUMMARY_BYTES)),
-        FieldRule("memory_state.recent[].ask", text(MAX_TEXT_BYTES, required=True)),
-        FieldRule("memory_state.recent[].answer", text(MAX_TEXT_BYTES)),
+        FieldRule("memory_state.summary", SUMMARY),
+        *exchange("memory_state.recent[]"),
         FieldRule("memory_state.recent[].at", timestamp(), when_set=True),
     ),
     pb.RememberExchangeRequest: (
-        FieldRule("exchange.ask", text(MAX_TEXT_BYTES, required=True)),
-        FieldRule("exchange.answer", text(MAX_TEXT_BYTES)),
+        *exchange("exchange"),
         FieldRule("exchange.at", timestamp(), when_set=True),
-        FieldRule("summary", text(MAX_SUMMARY_BYTES), when_set=True),
+        FieldRule("summary", SUMMARY, when_set=True),
         FieldRule("request_id", identifier()),
     ),
 }
