@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 from google.protobuf import timestamp_pb2
@@ -110,21 +111,18 @@ class Validator:
 
     def text(self, value: str, field: str, limit: int, *, required: bool = False) -> None:
         """A free text: required if asked, at most ``limit`` UTF-8 bytes, no NUL."""
-        if required and not value:
-            self.invalid(field, "is required")
-        self.max_bytes(value, field, limit)
-        self._no_nul(value, field)
+        if not value:
+            if required:
+                self.invalid(field, "is required")
+            return
+        if len(value) * 4 > limit:  # else it fits, whatever its UTF-8
+            self.max_bytes(value, field, limit)
+        if "\x00" in value:
+            self.invalid(field, "must not contain NUL characters")
 
     def identifier(self, value: str, field: str, *, required: bool = False) -> None:
         """A client-chosen key (``request_id``, ``run_id``): at most 128 characters, no NUL."""
-        if required and not value:
-            self.invalid(field, "is required")
-        self.max_chars(value, field, MAX_ID_CHARS)
-        self._no_nul(value, field)
-
-    def _no_nul(self, value: str, field: str) -> None:
-        if "\x00" in value:
-            self.invalid(field, "must not contain NUL characters")
+        (_required_identifier if required else _identifier)(self, value, field)
 
     def new_messages(
         self,
@@ -139,24 +137,29 @@ class Validator:
         if len(values) < min_count:
             self.invalid(field, f"needs at least {min_count} message(s)")
         self.max_items(len(values), field, max_count)
-        result: list[NewMessage] = []
-        for index, message_json in enumerate(values[: max_count + 1]):
-            message = self.message(message_json, f"{field}[{index}].message_json", max_bytes)
-            if message is not None:
-                result.append(message)
-        return result
+        items = values[: max_count + 1]
+        paths = [f"{field}[{i}].message_json" for i in range(len(items))]
+        return self._parsed(zip(items, paths, strict=True), max_bytes)
 
     def message(self, message_json: str, field: str, max_bytes: int) -> NewMessage | None:
         """One SDK-native message of at most ``max_bytes``; ``None`` after a problem."""
-        size = len(message_json.encode("utf-8", "surrogatepass"))
-        if size > max_bytes:
-            self.add(too_large(field, max_bytes, "bytes", size))
-            return None
-        try:
-            return parse_message(message_json, field)
-        except InvalidArgument as error:
-            self.add(error)
-            return None
+        parsed = self._parsed(((message_json, field),), max_bytes)
+        return parsed[0] if parsed else None
+
+    def _parsed(self, items: Iterable[tuple[str, str]], max_bytes: int) -> list[NewMessage]:
+        """The ``(message_json, field)`` that parse, the others' problems recorded."""
+        result: list[NewMessage] = []
+        for message_json, path in items:
+            if len(message_json) * 4 > max_bytes:  # else it fits, whatever its UTF-8
+                size = len(message_json.encode("utf-8", "surrogatepass"))
+                if size > max_bytes:
+                    self.add(too_large(path, max_bytes, "bytes", size))
+                    continue
+            try:
+                result.append(parse_message(message_json, path))
+            except InvalidArgument as error:
+                self.add(error)
+        return result
 
     def max_chars(self, value: str, field: str, limit: int = MAX_ID_CHARS) -> None:
         if len(value) > limit:
@@ -271,12 +274,17 @@ class FieldRule:
     check: Check
     when_set: bool = False
     _steps: tuple[tuple[str, bool], ...] = field(init=False, repr=False, compare=False)
+    top: str = field(init=False, repr=False, compare=False)
+    """The field's name when it is a scalar of the message itself (the
+    common case, checked without a walk), else ``""``."""
 
     def __post_init__(self) -> None:
         steps = tuple(
             (step.removesuffix("[]"), step.endswith("[]")) for step in self.path.split(".")
         )
         object.__setattr__(self, "_steps", steps)
+        simple = len(steps) == 1 and not steps[0][1]
+        object.__setattr__(self, "top", steps[0][0] if simple else "")
 
     def apply(self, v: Validator, request: Message, prefix: str = "") -> None:
         """Check the field of ``request`` (reported under ``prefix.``, if any)."""
@@ -311,44 +319,67 @@ def check_fields(v: Validator, request: Message, rules: Rules, prefix: str = "")
     (the caller raises once, with the problems of the rest of the request);
     ``prefix``: where ``request`` is in the whole (``records[3].message``)."""
     for rule in rules[type(request)]:
-        rule.apply(v, request, prefix)
+        top = rule.top
+        if top and not prefix:
+            if not rule.when_set or request.HasField(top):
+                rule.check(v, getattr(request, top), top)
+        else:
+            rule.apply(v, request, prefix)
+
+
+# The checks are the ``Validator``'s methods, bound to their limits with
+# ``partial``, or for the commonest a function of their own (one call each).
+
+
+def _identifier(v: Validator, value: str, field: str) -> None:
+    if value:
+        if len(value) > MAX_ID_CHARS:
+            v.add(too_large(field, MAX_ID_CHARS, "characters", len(value)))
+        if "\x00" in value:
+            v.invalid(field, "must not contain NUL characters")
+
+
+def _required_identifier(v: Validator, value: str, field: str) -> None:
+    if not value:
+        v.invalid(field, "is required")
+    _identifier(v, value, field)
 
 
 def identifier(*, required: bool = False) -> Check:
     """A client-chosen key: at most ``MAX_ID_CHARS`` characters, no NUL."""
-    return lambda v, value, path: v.identifier(value, path, required=required)
+    return _required_identifier if required else _identifier
 
 
 def text(limit: int, *, required: bool = False) -> Check:
     """A free text of at most ``limit`` UTF-8 bytes, no NUL."""
-    return lambda v, value, path: v.text(value, path, limit, required=required)
+    return partial(Validator.text, limit=limit, required=required)
 
 
 def max_bytes(limit: int) -> Check:
-    return lambda v, value, path: v.max_bytes(value, path, limit)
+    return partial(Validator.max_bytes, limit=limit)
 
 
 def json_text(limit: int) -> Check:
     """An optional JSON document of at most ``limit`` bytes."""
-    return lambda v, value, path: v.json_text(value, path, limit)
+    return partial(Validator.json_text, limit=limit)
 
 
 def non_negative() -> Check:
-    return lambda v, value, path: v.non_negative(value, path)
+    return Validator.non_negative
 
 
 def position(*, minimum: int = 0) -> Check:
     """A message position or count, ``minimum`` to ``MAX_POSITION``."""
-    return lambda v, value, path: v.position(value, path, minimum=minimum)
+    return partial(Validator.position, minimum=minimum)
 
 
 def required() -> Check:
-    return lambda v, value, path: v.required(value, path)
+    return Validator.required
 
 
 def timestamp() -> Check:
     """A timestamp within 0001-01-01..9999-12-31 (use with ``when_set``)."""
-    return lambda v, value, path: v.timestamp(value, path)
+    return Validator.timestamp
 
 
 def pattern(regex: str, description: str) -> Check:
