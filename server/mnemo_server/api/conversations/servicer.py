@@ -233,7 +233,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     ) -> AsyncIterator[pb.StreamMessagesResponse]:
         v = Validator()
         key = _conversation_key(v, request.parent, "parent", current_scope())
-        v.position(request.start_position, "start_position")
+        check_fields(v, request, RULES)
         batch_size = v.attempt(
             lambda: pagination.page_size(
                 request.batch_size, pagination.STREAM_BATCH, field="batch_size"
