@@ -28,7 +28,7 @@ from google.protobuf import timestamp_pb2
 from google.protobuf.message import Message
 
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
-from mnemo_server.domain.messages import loads_strict, parse_message
+from mnemo_server.domain.messages import MessageProblem, loads_strict, parse_message
 from mnemo_server.domain.models import NewMessage
 
 T = TypeVar("T")
@@ -69,6 +69,16 @@ def too_large(field: str, limit: int, unit: str, actual: int) -> InvalidArgument
         reason="FIELD_TOO_LARGE",
         metadata={"field": field, "limit": str(limit)},
         violations=(FieldViolation(field, f"at most {limit} {unit} (got {actual})"),),
+    )
+
+
+def invalid_message(field: str, problem: str) -> InvalidArgument:
+    """``INVALID_MESSAGE`` for the SDK-native message in ``field``."""
+    return InvalidArgument(
+        f"{field} {problem}",
+        reason="INVALID_MESSAGE",
+        metadata={"field": field},
+        violations=(FieldViolation(field, problem),),
     )
 
 
@@ -156,9 +166,9 @@ class Validator:
                     self.add(too_large(path, max_bytes, "bytes", size))
                     continue
             try:
-                result.append(parse_message(message_json, path))
-            except InvalidArgument as error:
-                self.add(error)
+                result.append(parse_message(message_json))
+            except MessageProblem as problem:
+                self.add(invalid_message(path, str(problem)))
         return result
 
     def max_chars(self, value: str, field: str, limit: int = MAX_ID_CHARS) -> None:

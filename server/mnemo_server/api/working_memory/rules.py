@@ -20,7 +20,7 @@ from mnemo_server.api.validation import (
 )
 from mnemo_server.config import Settings
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
-from mnemo_server.domain.working_memory import check_summary_budget
+from mnemo_server.domain.working_memory import count_words
 
 
 def exchange(path: str) -> tuple[FieldRule, FieldRule]:
@@ -80,5 +80,14 @@ def recent_count(count: int, settings: Settings) -> None:
 
 
 def summary_budget(summary: str, settings: Settings, field: str) -> None:
-    """At most ``summary_max_words`` words (``SUMMARY_OVER_BUDGET``)."""
-    check_summary_budget(summary, settings.summary_max_words, field=field)
+    """At most ``summary_max_words`` words, else ``SUMMARY_OVER_BUDGET``: the
+    summary is never truncated, the scribe that wrote it must shorten it."""
+    max_words = settings.summary_max_words
+    words = count_words(summary)
+    if words > max_words:
+        raise InvalidArgument(
+            f"{field} has {words} words; the budget is {max_words}: shorten the summary",
+            reason="SUMMARY_OVER_BUDGET",
+            metadata={"max_words": str(max_words), "words": str(words)},
+            violations=(FieldViolation(field, f"at most {max_words} words (got {words})"),),
+        )

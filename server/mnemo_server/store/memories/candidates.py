@@ -159,7 +159,7 @@ def approve(tx: Tx, command: ApproveCandidate) -> tuple[Memory, MemoryCandidate]
     extractor) and mark it approved. Raises ``NotFound``, CANDIDATE_RESOLVED
     (rejected, cancelled, or approved into an entry deleted since),
     ``AlreadyExists`` (``memory_id`` taken), EMBEDDING_DIMENSION_MISMATCH
-    (field ``candidate.memory.embedding.values``)."""
+    (``Entry(Part.EMBEDDING)``)."""
     user_id, candidate_id, memory_id = command.user_id, command.candidate_id, command.memory_id
     # Locked first, then gated by the candidate's conversations.
     lock = lock_for_memory(tx, command.caller, user_id)
