@@ -31,7 +31,7 @@ GEN_DIRS := $(PY_GEN_DIR) $(TS_GEN_DIR)
 # protoc-gen-es is a `make gen` plugin. Redone when the lock file changes.
 NPM_STAMP := $(TS_DIR)/node_modules/.installed
 # Our typed code, checked by mypy in strict mode (those of them that exist yet).
-MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters tests/support tools bench)
+MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters clients/python/mnemo/integrations tests/support tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
 	test-unit test-store test-api test-typescript lint-typescript test-browser bench bench-venv \
@@ -87,7 +87,7 @@ npm-ci: $(NPM_STAMP) ## Install the TypeScript client's node_modules (npm ci) if
 gen: $(STAMP) $(NPM_STAMP) ## Generate Python (clients/python/mnemo/v1) and TypeScript (clients/typescript/src/gen) from protos/
 	@mkdir -p $(PY_GEN_DIR)
 	@# Remove the old output first so that a deleted .proto leaves nothing behind.
-	@rm -f $(PY_GEN_DIR)/*_pb2.py $(PY_GEN_DIR)/*_pb2.pyi $(PY_GEN_DIR)/*_pb2_grpc.py
+	@rm -f $(PY_GEN_DIR)/*_pb2.py $(PY_GEN_DIR)/*_pb2.pyi $(PY_GEN_DIR)/*_pb2_grpc.py $(PY_GEN_DIR)/*_pb2_grpc.pyi
 	@rm -rf $(TS_GEN_DIR)
 	$(BUF) generate
 	@# google/rpc/error_details.proto from the pinned googleapis-common-protos (TypeScript only).
@@ -116,10 +116,11 @@ buf-lint: $(STAMP) ## Lint the protos (buf lint) and check their formatting (buf
 
 # ---------------------------------------------------------------- lint, format
 
-lint: $(STAMP) ## Lint Python: ruff check, ruff format --check, mypy --strict on our code
+lint: $(STAMP) ## Lint Python: ruff check, ruff format --check, mypy --strict on our code, lint-imports (layer contracts)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(if $(MYPY_PATHS),$(BIN)/mypy $(MYPY_PATHS),@echo "mypy: nothing to check yet")
+	$(BIN)/lint-imports
 
 fmt: $(STAMP) ## Format Python (ruff: imports + format) and protos (buf format -w)
 	$(BIN)/ruff check --select I --fix .

@@ -63,7 +63,7 @@ from mnemo_server.api import convert, names
 from mnemo_server.api.conversations import rules as conversation_rules
 from mnemo_server.api.memories import requests as parse
 from mnemo_server.api.memories import rules as memory_rules
-from mnemo_server.api.validation import Validator, check_fields
+from mnemo_server.api.validation import Validator, check_fields, messages_of
 from mnemo_server.config import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,7 +134,7 @@ def hand_append_messages(request: cv.AppendMessagesRequest) -> object:
     key = v.attempt(
         lambda: names.parse_conversation(request.conversation, "conversation", None), None
     )
-    messages = conversation_rules.messages(v, request.messages, "messages", SETTINGS, min_count=1)
+    messages = messages_of(v, request.messages, "messages", SETTINGS, min_count=1)
     check_fields(v, request, conversation_rules.RULES)
     metadata = convert.metadata_from_struct(request.metadata)
     v.metadata(metadata, "metadata")

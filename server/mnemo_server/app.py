@@ -12,6 +12,7 @@ process (``listen="127.0.0.1:0"``; ``start()`` returns the bound port)::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Sequence
 from datetime import timedelta
@@ -38,13 +39,13 @@ from mnemo_server.api.memories.servicer import MemoryServicer
 from mnemo_server.api.sync.servicer import SyncServicer
 from mnemo_server.api.user_data.handlers import UserDataHandlers
 from mnemo_server.api.working_memory.servicer import WorkingMemoryServicer
+from mnemo_server.auth import tls
 from mnemo_server.auth.interceptor import Admission, AuthInterceptor
-from mnemo_server.auth.jwt import load_verifier
+from mnemo_server.auth.jwt import JwtKeyFiles, JwtPolicy, TokenVerifier, load_verifier
 from mnemo_server.auth.ratelimit import RateLimiter
-from mnemo_server.auth.tls import server_credentials
 from mnemo_server.config import Settings, is_loopback
 from mnemo_server.domain.change_watch import ChangeFeed, ChangeWatchSettings, Wakeups
-from mnemo_server.domain.embedding import load_embedder
+from mnemo_server.domain.embedding import Embedder, load_embedder
 from mnemo_server.domain.ports import UserStore
 from mnemo_server.domain.usecases.conversations import Conversations
 from mnemo_server.domain.usecases.extraction import Extraction
@@ -60,7 +61,7 @@ from mnemo_server.health import SERVING, HealthService, ServingStatus
 from mnemo_server.rpc.errors import ErrorMappingInterceptor
 from mnemo_server.store import migrate
 from mnemo_server.store.composed import SqlStore
-from mnemo_server.store.feed.notify import ChangeNotifier, open_notifier
+from mnemo_server.store.feed.notify import open_notifier
 from mnemo_server.store.transactions.database import BatchLimits, Database, open_database
 from mnemo_server.web.server import WebPort
 
@@ -74,6 +75,13 @@ MEMORY_SERVICE = memories_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_
 GOVERNANCE_SERVICE = governance_pb2.DESCRIPTOR.services_by_name["GovernanceService"].full_name
 SYNC_SERVICE = sync_pb2.DESCRIPTOR.services_by_name["SyncService"].full_name
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+MNEMO_SERVICES = (
+    WORKING_MEMORY_SERVICE,
+    CONVERSATION_SERVICE,
+    MEMORY_SERVICE,
+    GOVERNANCE_SERVICE,
+    SYNC_SERVICE,
+)
 
 log = logging.getLogger("mnemo")
 
@@ -82,12 +90,38 @@ class ServerNotStarted(RuntimeError):
     """``stop`` or ``port`` before ``start``."""
 
 
+# Settings stop here: auth/ takes plain values (docs/import-contracts.md).
+def jwt_verifier(settings: Settings) -> TokenVerifier:
+    """The bearer-token verifier of ``--jwt-*``. Raises ``AuthConfigError``."""
+    policy = JwtPolicy(
+        audience=settings.jwt_audience,
+        issuer=settings.jwt_issuer,
+        tenant_claim=settings.jwt_tenant_claim,
+        admin_role=settings.jwt_admin_role,
+        leeway_seconds=settings.jwt_leeway_seconds,
+    )
+    files = JwtKeyFiles(
+        hs256_secret_file=settings.jwt_hs256_secret_file,
+        public_key_file=settings.jwt_public_key_file,
+        jwks_file=settings.jwt_jwks_file,
+        jwks_refresh_seconds=settings.jwt_jwks_refresh_seconds,
+    )
+    return load_verifier(policy, files)
+
+
+def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
+    """The TLS credentials of ``--tls-*`` (``None``: plaintext). Raises ``TlsConfigError``."""
+    return tls.server_credentials(
+        settings.tls_cert_file, settings.tls_key_file, settings.tls_client_ca_file
+    )
+
+
 def admission_of(settings: Settings, users: UserStore) -> Admission:
     """Authentication (``--auth``) and rate limits (``--rate-limit-*``) of every call.
 
     Raises ``AuthConfigError`` (a ``ValueError``) for an unusable key file.
     """
-    verifier = load_verifier(settings) if settings.auth == "jwt" else None
+    verifier = jwt_verifier(settings) if settings.auth == "jwt" else None
     if verifier is None and not is_loopback(settings.listen):
         log.warning(
             "serving WITHOUT authentication on %s (--allow-unauthenticated-non-loopback): "
@@ -127,26 +161,35 @@ def watch_settings(settings: Settings) -> ChangeWatchSettings:
 
 
 class MnemoServer:
-    """One Mnemo server process's gRPC server and database."""
+    """One Mnemo server process's gRPC server and database.
+
+    ``start`` runs named build steps in order; each step that opens something
+    registers how to close it on one exit stack, so a step that fails closes,
+    in reverse order, what the steps before it opened, and ``stop`` closes the
+    same stack after its graceful steps. A start that failed can be retried.
+    """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._server: grpc.aio.Server | None = None
         self._database: Database | None = None
-        self._health = HealthService()
         self._port: int | None = None
         # The gRPC-Web / Connect port (--web-listen), forwarding to this server.
-        self._web: WebPort | None = None
         self.web_port: int | None = None
         self.service_names: tuple[str, ...] = ()
-        # Set at shutdown: ends event watches and the purge of temporary conversations.
+        # What a start opened, closed last to first; None when nothing is open.
+        self._opened: contextlib.AsyncExitStack | None = None
+        # How long ``stop`` lets in-flight calls finish (a failed start: none).
+        self._grace: float | None = 0
+        self._fresh_state()
+
+    def _fresh_state(self) -> None:
+        """What one start shares between its steps (a failed start used it up)."""
+        self._health = HealthService()
+        # Set at shutdown: ends event watches, purges and prunes.
         self._stopping = asyncio.Event()
-        self._purge: asyncio.Task[None] | None = None
-        # Prunes idempotency records and changes past their time (``maintenance``).
-        self._prune: asyncio.Task[None] | None = None
         # Wake-ups of this process's change watches; closed at shutdown.
         self._wakeups = Wakeups()
-        self._notifier: ChangeNotifier | None = None
 
     @property
     def port(self) -> int:
@@ -173,38 +216,76 @@ class MnemoServer:
         stale schema or another application's database),
         ``preflight.DatabaseUnusable`` (a damaged file or not a database),
         ``ValueError`` (an unusable database URL, ``EmbedderConfigError`` for
-        an embedder that cannot be loaded, or an unusable JWT key or TLS file) or ``RuntimeError`` (the address cannot
-        be bound).
+        an embedder that cannot be loaded, or an unusable JWT key or TLS
+        file) or ``RuntimeError`` (an address cannot be bound, or the server
+        is already started). Whatever it raises, everything it had opened is
+        closed again.
+        """
+        if self._opened is not None:
+            raise RuntimeError("the server is already started")
+        self._fresh_state()
+        self._grace, self.web_port = 0, None
+        async with contextlib.AsyncExitStack() as opened:
+            port = await self._build(opened)
+            self._opened = opened.pop_all()
+        return port
+
+    async def _build(self, opened: contextlib.AsyncExitStack) -> int:
+        """The build steps, in order; each registers on ``opened`` how to undo it.
+
+        ``opened`` closes in reverse, as ``stop`` did before the exit stack:
+        the gRPC and web ports first, then the notifier, the background tasks
+        and last the database they all use.
         """
         settings = self.settings
         embedder = load_embedder(settings.embedder)
         credentials = server_credentials(settings)
         await prepare_schema(settings)
-        self._database = open_database(
+        database = self._open_database(opened)
+        store = SqlStore(
+            database, idempotency_window=timedelta(seconds=settings.idempotency_window_seconds)
+        )
+        server = self._grpc_server(admission_of(settings, store.users))
+        self._add_services(server, store, embedder)
+        self._start_background_tasks(opened, store)
+        await self._start_notifier(opened, store)
+        port, web = await self._bind_and_serve(opened, server, credentials)
+        if web is not None:
+            self.web_port = await web.start(self.service_names)
+        await self._set_health(("", *MNEMO_SERVICES), SERVING)
+        self._server, self._port, self._database = server, port, database
+        return port
+
+    def _open_database(self, opened: contextlib.AsyncExitStack) -> Database:
+        """Open the database (lazily: nothing connects yet); closed last."""
+        settings = self.settings
+        database = open_database(
             settings.effective_database_url,
             read_lanes=settings.read_connections,
             write_lanes=settings.write_connections,
             limits=BatchLimits(writes=settings.write_batch),
         )
-        store = SqlStore(
-            self._database,
-            idempotency_window=timedelta(seconds=settings.idempotency_window_seconds),
-        )
-        try:
-            admission = admission_of(settings, store.users)
-        except ValueError:
-            await self._database.close()
-            raise
-        server = grpc.aio.server(
+        opened.push_async_callback(database.close)
+        return database
+
+    def _grpc_server(self, admission: Admission) -> grpc.aio.Server:
+        """The gRPC server, nothing bound yet."""
+        return grpc.aio.server(
             # Authentication first: an unauthenticated caller learns nothing else.
             interceptors=[AuthInterceptor(admission), ErrorMappingInterceptor()],
             options=(
-                ("grpc.max_receive_message_length", settings.max_request_bytes),
+                ("grpc.max_receive_message_length", self.settings.max_request_bytes),
                 # gRPC sets SO_REUSEPORT by default: a second server on a taken
                 # port would start and silently get part of the connections.
                 ("grpc.so_reuseport", 0),
             ),
         )
+
+    def _add_services(
+        self, server: grpc.aio.Server, store: SqlStore, embedder: Embedder | None
+    ) -> None:
+        """Every mnemo.v1 service over ``store``, health and reflection."""
+        settings = self.settings
         writes = Writes(store)
         working_memory_pb2_grpc.add_WorkingMemoryServiceServicer_to_server(
             WorkingMemoryServicer(WorkingMemory(store.conversations), writes, settings), server
@@ -228,10 +309,7 @@ class MnemoServer:
                 Governance(store.governance, self._stopping),
                 writes,
                 settings,
-                UserDataHandlers(
-                    UserDataRights(store.user_data),
-                    settings,
-                ),
+                UserDataHandlers(UserDataRights(store.user_data), settings),
             ),
             server,
         )
@@ -239,36 +317,16 @@ class MnemoServer:
             SyncServicer(ChangeFeed(store.feed, self._wakeups, watch_settings(settings))), server
         )
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
-        mnemo_services = (
-            WORKING_MEMORY_SERVICE,
-            CONVERSATION_SERVICE,
-            MEMORY_SERVICE,
-            GOVERNANCE_SERVICE,
-            SYNC_SERVICE,
-        )
-        self.service_names = (*mnemo_services, HEALTH_SERVICE, reflection.SERVICE_NAME)
+        self.service_names = (*MNEMO_SERVICES, HEALTH_SERVICE, reflection.SERVICE_NAME)
         reflection.enable_server_reflection(self.service_names, server)
-        web = WebPort(settings) if settings.web_listen else None
-        if web is not None:
-            web.attach(server)
-        try:
-            if credentials is None:
-                port = server.add_insecure_port(settings.listen)
-            else:
-                port = server.add_secure_port(settings.listen, credentials)
-        except RuntimeError:
-            await self._database.close()
-            raise RuntimeError(f"cannot listen on {settings.listen}") from None
-        self._notifier = open_notifier(
-            settings.effective_database_url,
-            self._wakeups,
-            store.feed,
-            poll_seconds=settings.watch_poll_seconds,
-        )
-        await self._notifier.start()
-        await server.start()
-        self._server, self._port = server, port
-        self._purge = asyncio.create_task(
+
+    def _start_background_tasks(self, opened: contextlib.AsyncExitStack, store: SqlStore) -> None:
+        """The purge of expired temporary conversations and the prune of
+        idempotency records and changes past their time (``maintenance``);
+        both end when ``_stopping`` is set and are awaited before the
+        database closes."""
+        settings = self.settings
+        purge = asyncio.create_task(
             purge_until_stopped(
                 store.conversations, settings.purge_interval_seconds, self._stopping
             ),
@@ -277,21 +335,66 @@ class MnemoServer:
         retention = Retention(
             settings.idempotency_window_seconds, settings.change_retention_seconds
         )
-        self._prune = asyncio.create_task(
+        prune = asyncio.create_task(
             prune_until_stopped(
                 store, store.feed, retention, settings.purge_interval_seconds, self._stopping
             ),
             name="mnemo-prune-records-and-changes",
         )
+        opened.push_async_callback(self._end_background_tasks, purge, prune)
+
+    async def _end_background_tasks(self, *tasks: asyncio.Task[None]) -> None:
+        self._stopping.set()
+        for task in tasks:
+            await task
+
+    async def _start_notifier(self, opened: contextlib.AsyncExitStack, store: SqlStore) -> None:
+        """Wake this process's change watches on commits (of any process)."""
+        settings = self.settings
+        notifier = open_notifier(
+            settings.effective_database_url,
+            self._wakeups,
+            store.feed,
+            poll_seconds=settings.watch_poll_seconds,
+        )
+        opened.push_async_callback(notifier.stop)
+        await notifier.start()
+
+    async def _bind_and_serve(
+        self,
+        opened: contextlib.AsyncExitStack,
+        server: grpc.aio.Server,
+        credentials: grpc.ServerCredentials | None,
+    ) -> tuple[int, WebPort | None]:
+        """Bind ``--listen`` and start serving; returns the port and the web
+        port (``--web-listen``), which then forwards to this server and is
+        started by the caller.
+
+        Nothing can fail between binding and starting but the start itself:
+        grpc.aio keeps the port of a server that never started bound until the
+        process ends, even once stopped.
+        """
+        settings = self.settings
+        try:
+            if credentials is None:
+                port = server.add_insecure_port(settings.listen)
+            else:
+                port = server.add_secure_port(settings.listen, credentials)
+        except RuntimeError:
+            raise RuntimeError(f"cannot listen on {settings.listen}") from None
+        web = WebPort(settings) if settings.web_listen else None
+        opened.push_async_callback(self._stop_serving, server, web)
         if web is not None:
-            self._web = web
-            try:
-                self.web_port = await web.start(self.service_names)
-            except (RuntimeError, ValueError):
-                await self.stop(0)
-                raise
-        await self._set_health(("", *mnemo_services), SERVING)
-        return port
+            web.attach(server)
+        await server.start()
+        return port, web
+
+    async def _stop_serving(self, server: grpc.aio.Server, web: WebPort | None) -> None:
+        """Refuse new calls and let in-flight ones finish for ``_grace`` seconds."""
+        if web is None:
+            await server.stop(self._grace)
+        else:  # web responses end as the gRPC calls they forward end
+            await asyncio.gather(server.stop(self._grace), web.stop(self._grace))
 
     async def _set_health(self, services: Sequence[str], status: ServingStatus) -> None:
         for service in services:
@@ -299,21 +402,14 @@ class MnemoServer:
 
     async def stop(self, grace: float | None) -> None:
         """Turn health NOT_SERVING, refuse new calls, let in-flight calls finish
-        for up to ``grace`` seconds (then cancel them) and close the database."""
+        for up to ``grace`` seconds (then cancel them), stop the notifier and
+        the background tasks and close the database."""
         if self._server is None:
             raise ServerNotStarted("the server is not started")
         await self._health.enter_graceful_shutdown()
         self._stopping.set()
         self._wakeups.close()  # every change watch ends with OK; clients resume
-        if self._web is None:
-            await self._server.stop(grace)
-        else:  # web responses end as the gRPC calls they forward end
-            await asyncio.gather(self._server.stop(grace), self._web.stop(grace))
-        if self._notifier is not None:
-            await self._notifier.stop()
-        if self._purge is not None:
-            await self._purge
-        if self._prune is not None:
-            await self._prune
-        if self._database is not None:
-            await self._database.close()
+        opened, self._opened = self._opened, None
+        if opened is not None:
+            self._grace = grace
+            await opened.aclose()

@@ -14,7 +14,7 @@ import ipaddress
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -584,8 +584,3 @@ def _check_jwt(settings: Settings) -> None:
         )
     if not settings.jwt_audience:
         raise ConfigError("--auth jwt needs --jwt-audience (the aud every token must carry)")
-
-
-def field_names() -> tuple[str, ...]:
-    """Names of every ``Settings`` field (each has exactly one ``Option``)."""
-    return tuple(f.name for f in fields(Settings))

@@ -206,7 +206,7 @@ CASES: dict[str, tuple[Call, int, int]] = {
     ),
     # The gate, the query terms' statistics, the candidates (compact rows),
     # the hits' entries; on PostgreSQL the candidate read between setting
-    # and resetting its planner options (store.memory_text_index).
+    # and resetting its planner options (store.memories.text_index).
     "RecallMemories": (lambda s, n: _recall(s), 6, 6),
     "SetConsent (unchanged)": (
         lambda s, n: s.governance.SetConsent(

@@ -301,7 +301,7 @@ async def test_erasure_keeps_the_counter_and_leaves_only_its_change(
     assert (page.latest_cursor, page.oldest_cursor) == (4, 4)
     # An erasure that finds nothing to delete appends nothing.
     nothing = await erase_user(user_data, ALICE)
-    assert (nothing.erased.changed_anything, nothing.erased.deleted_rows["changes"]) == (False, 0)
+    assert not any(nothing.erased.deleted_rows.values())
     assert [c.cursor for c in await _all(sql_store)] == [4]
     # The cursors keep growing; a second erasure that deletes something
     # replaces the earlier ERASE change: a user keeps one.

@@ -1,20 +1,35 @@
 """History conformance (ConversationStore): appends, idempotency, concurrency,
-listing, clearing and failed runs, on every backend."""
+listing, streaming, clearing and failed runs, on every backend."""
 
 from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from typing import Any
 
 import pytest
 
 from mnemo_server.domain.errors import Aborted, FailedPrecondition, NotFound
-from mnemo_server.domain.models import AppendResult, FailedRun, NewMessage, RunError
+from mnemo_server.domain.models import (
+    AppendResult,
+    ConversationKey,
+    FailedRun,
+    NewMessage,
+    RunError,
+    StoredMessage,
+)
+from mnemo_server.domain.usecases.conversations import Conversations
 from mnemo_server.store.composed import SqlStore
 from tests.store.samples import idem, message, messages
-from tests.store.writes import append_messages, clear_messages, record_failed_run
+from tests.store.writes import (
+    append_messages,
+    clear_messages,
+    delete_conversation,
+    pop_messages,
+    record_failed_run,
+    replace_history_prefix,
+)
 
 
 async def append(
@@ -240,3 +255,69 @@ async def test_a_retried_failed_run_is_recorded_once(history: SqlStore) -> None:
     assert again == first
     listed = await history.conversations.list_failed_runs("alice", "c1", limit=10, after=None)
     assert listed.items == (first,)
+
+
+async def test_a_pop_removes_the_tail_once_and_keeps_the_rest(history: SqlStore) -> None:
+    await append(history, messages("a", "b", "c"))
+    popped = await pop_messages(history, "alice", "c1", 2, idempotency=idem("pop-1"))
+    assert [m.text for m in popped.messages] == ["b", "c"]
+    assert popped.conversation.message_count == 1
+    again = await pop_messages(history, "alice", "c1", 2, idempotency=idem("pop-1"))
+    assert again == popped  # the recorded result, nothing popped twice
+    with pytest.raises(Aborted) as mismatch:
+        await pop_messages(history, "alice", "c1", 1, expected_next_position=3)
+    assert mismatch.value.reason == "POSITION_MISMATCH"
+    page = await history.conversations.list_messages("alice", "c1", start_position=0, limit=10)
+    assert [m.text for m in page.items] == ["a"]
+    assert (await history.conversations.get_message("alice", "c1", 0)).text == "a"
+    with pytest.raises(NotFound):
+        await history.conversations.get_message("alice", "c1", 1)
+    with pytest.raises(NotFound):
+        await pop_messages(history, "alice", "nope", 1)
+
+
+# ------------------------------------------- streaming: one view of the history
+
+
+def stream(history: SqlStore, batch_size: int = 2) -> AsyncIterator[tuple[StoredMessage, ...]]:
+    """alice's c1 streamed through the use case, ``batch_size`` per batch."""
+    return Conversations(history.conversations).stream_messages(
+        ConversationKey("alice", "c1"), start_position=0, batch_size=batch_size
+    )
+
+
+async def test_appends_and_compaction_between_batches_do_not_reach_a_stream(
+    history: SqlStore,
+) -> None:
+    await append(history, messages("a", "b", "c", "d", "e"))
+    batches = stream(history)
+    first = await anext(batches)
+    await append(history, messages("f", "g"))
+    snapshot = await history.conversations.snapshot_history("alice", "c1")
+    await replace_history_prefix(
+        history, "alice", "c1", revision=snapshot.revision, message_count=4
+    )
+    rest = [batch async for batch in batches]
+    assert [[m.text for m in batch] for batch in [first, *rest]] == [["a", "b"], ["c", "d"], ["e"]]
+
+
+@pytest.mark.parametrize("rewrite", ["clear", "delete", "pop"])
+async def test_a_stream_never_mixes_two_histories(history: SqlStore, rewrite: str) -> None:
+    await append(history, messages("a", "b", "c", "d", "e"))
+    batches = stream(history)
+    assert [m.text for m in await anext(batches)] == ["a", "b"]
+    if rewrite == "clear":
+        await clear_messages(history, "alice", "c1")
+        await append(history, messages("v", "w", "x", "y", "z"))  # the same positions again
+    elif rewrite == "delete":
+        await delete_conversation(history, "alice", "c1")
+        await append(history, messages("v", "w", "x", "y", "z"))
+    else:
+        await pop_messages(history, "alice", "c1", 3)
+        await append(history, messages("x", "y", "z"))
+    with pytest.raises(Aborted) as rewritten:
+        await anext(batches)
+    assert rewritten.value.reason == "CONCURRENT_MODIFICATION"
+    assert rewritten.value.metadata == {"name": "users/alice/conversations/c1"}
+    again = [m.text async for batch in stream(history) for m in batch]
+    assert again == (["a", "b", "x", "y", "z"] if rewrite == "pop" else ["v", "w", "x", "y", "z"])

@@ -19,14 +19,15 @@ from mnemo_server.domain.memory_models import (
     RecallScope,
 )
 from mnemo_server.domain.ranking import visible_conversations
-from mnemo_server.domain.text_search import query_terms, text_terms
-from mnemo_server.domain.vectors import cosine_similarity, decode_vector, encode_vector
+from mnemo_server.domain.text_search import query_terms, stems
+from mnemo_server.domain.vectors import decode_vector, encode_vector
 from mnemo_server.store.composed import SqlStore
 from mnemo_server.store.memories import recall as recall_reads
 from mnemo_server.store.transactions.database import Database
 from tests.store import reads
 from tests.store.memory_samples import draft, save
 from tests.store.writes import create_memories, delete_memory, update_memory
+from tests.support.vectors import cosine
 
 # Saved in one call: equal update times, so the order below depends on
 # matched terms, the current conversation, pinned and the id only.
@@ -154,7 +155,7 @@ async def test_hostile_queries_match_what_their_terms_match(store: SqlStore, que
     await create_memories(store, "alice", FIXTURE)
     terms = set(query_terms(query))
     live = FIXTURE[:12] + FIXTURE[13:]  # f13 is archived
-    expected = {mid for mid, d in live if not d.conversation_id and terms & text_terms(d.text)}
+    expected = {mid for mid, d in live if not d.conversation_id and terms & set(stems(d.text))}
     found = await reads.recalled_ids(store, "alice", _query(query), limit=50)
     assert set(found) == expected
 
@@ -196,7 +197,7 @@ async def test_semantic_candidates_are_the_exact_top_k(store: SqlStore) -> None:
     assert [m for m, _ in nearest] == ["v1", "v2", "v6", "v4"]
     for memory_id, similarity in nearest:
         stored = decode_vector(encode_vector(vectors[memory_id]))  # float32
-        assert similarity == pytest.approx(cosine_similarity(query, stored), abs=1e-12)
+        assert similarity == pytest.approx(cosine(query, stored), abs=1e-12)
     # Through recall: the semantic rank alone orders a query without text
     # (v5 points away from the query: not a hit), equal scores the newer
     # first (v6 is saved after v2, as separate saves in order would be).

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC
 from typing import Any
 
+import psycopg
 import pytest
 
 from mnemo_server.domain.errors import Aborted, FailedPrecondition
@@ -168,3 +170,44 @@ async def test_a_second_client_reads_exactly_what_the_first_wrote(
         assert await SqlStore(cloud).conversations.get_state(DEFAULT) == written.state
     finally:
         await cloud.close()
+
+
+async def test_a_first_write_that_waited_for_another_first_write_keeps_it(
+    sql_store: SqlStore, database_url: str, backend: str
+) -> None:
+    """PostgreSQL: a first write of a conversation's state that waits for the
+    conversation's lock while another first write commits its state row must
+    see that row (no duplicate insert surfacing as INTERNAL, no lost write)."""
+    if backend != "postgres":
+        pytest.skip("SQLite has one writer: first writes never overlap")
+    await writes.create_conversation(sql_store, "alice", "c1")
+    key = ConversationKey("alice", "c1")
+    dsn = database_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(dsn) as other:
+        pk = other.execute(
+            "SELECT id FROM conversations WHERE user_id = 'alice' AND conversation_id = 'c1' "
+            "FOR UPDATE"
+        ).fetchone()
+        assert pk is not None
+        other.execute(
+            "INSERT INTO working_memory (conversation_pk, user_id, summary, recent_json, etag, "
+            "updated_at) VALUES (%s, 'alice', 'from the other writer', '[]', 'e1', 1)",
+            (pk[0],),
+        )
+        waiting = asyncio.ensure_future(writes.remember(sql_store, key, exchange(1), keep_recent=5))
+        with psycopg.connect(dsn, autocommit=True) as watcher:
+            for _ in range(500):
+                await asyncio.sleep(0.01)
+                blocked = watcher.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND datname = current_database()"
+                ).fetchone()
+                if blocked and blocked[0]:
+                    break
+            else:
+                pytest.fail("the store's write never waited for the conversation's lock")
+        other.commit()
+    result = await waiting
+    assert result.state.summary == "from the other writer"
+    assert [e.ask for e in result.state.recent] == ["ask 1"]
+    assert (await sql_store.conversations.get_state(key)) == result.state

@@ -18,6 +18,8 @@ from mnemo_server.domain.commands.conversations import (
     ClearMessages,
     CreateConversation,
     DeleteConversation,
+    PopMessages,
+    PopResult,
     RecordFailedRun,
     ReplaceHistoryPrefix,
     UpdateConversation,
@@ -263,6 +265,28 @@ async def clear_messages(
 ) -> Conversation:
     return await run(
         store, ClearMessages(caller=caller, user_id=user_id, conversation_id=conversation_id)
+    )
+
+
+async def pop_messages(
+    store: CommandStore,
+    user_id: str,
+    conversation_id: str,
+    count: int,
+    *,
+    expected_next_position: int | None = None,
+    idempotency: Idempotency | None = None,
+) -> PopResult:
+    return await run(
+        store,
+        PopMessages(
+            caller=None,
+            user_id=user_id,
+            conversation_id=conversation_id,
+            count=count,
+            expected_next_position=expected_next_position,
+            idempotency=idempotency,
+        ),
     )
 
 

@@ -72,12 +72,12 @@ GLOBAL_STATEMENTS: tuple[GlobalStatement, ...] = (
     _global(
         r"^SELECT .* FROM conversations WHERE conversations\.expire_at <=",
         "maintenance: the purge finds expired temporary conversations of every user "
-        "(store.sql_temporary; a fan-out, one batch per pass)",
+        "(store.conversations.temporary; a fan-out, one batch per pass)",
     ),
     _global(
         r"^DELETE FROM changes WHERE .* changes\.created_at < ",
         "maintenance: the change feed's retention prune, every user's old changes "
-        "(store.sql_changes)",
+        "(store.feed.changes)",
     ),
     _global(
         r"^DELETE FROM idempotency_records WHERE .* idempotency_records\.created_at < ",

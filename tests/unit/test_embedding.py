@@ -22,7 +22,7 @@ from mnemo_server.domain.embedding import (
 )
 from mnemo_server.domain.errors import Entry, Part
 from mnemo_server.domain.memory_models import Embedding
-from mnemo_server.domain.vectors import VectorIndex, cosine_similarity
+from tests.support.vectors import cosine, user_vectors
 
 
 class FixedEmbedder:
@@ -80,7 +80,7 @@ def test_hashing_embedder_is_deterministic_unit_length_and_word_based() -> None:
         assert len(vector) == 64
         assert math.isclose(math.hypot(*vector), 1.0)
         assert embedding_violations(Embedding(embedder.model, vector), "e") == []
-    assert cosine_similarity(first[0], first[1]) > cosine_similarity(first[0], first[2])
+    assert cosine(first[0], first[1]) > cosine(first[0], first[2])
     assert embedder.embed([]) == []
     assert load_embedder("hashing").dimensions == 256  # type: ignore[union-attr]
 
@@ -122,8 +122,8 @@ def test_static_model_embeds_offline_with_real_semantics() -> None:
     assert vectors == embedder.embed(texts)
     for vector in vectors:
         assert embedding_violations(Embedding(embedder.model, vector), "e") == []
-    index = VectorIndex([(str(i), v) for i, v in enumerate(vectors)])
+    index = user_vectors(vectors)
     # No word in common with the entry it should find: only the model knows.
-    assert index.top_k(embedder.embed(["puppy"])[0], 1)[0][0] == "2"
-    assert index.top_k(embedder.embed(["nut allergy"])[0], 1)[0][0] == "3"
+    assert index.nearest(embedder.embed(["puppy"])[0], 1, ["c"])[0][0] == "v002"
+    assert index.nearest(embedder.embed(["nut allergy"])[0], 1, ["c"])[0][0] == "v003"
     assert embedder.embed([]) == []

@@ -17,7 +17,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
-from mnemo_server.auth.jwt import JwtPolicy, TokenVerifier, load_verifier
+from mnemo_server.app import jwt_verifier
+from mnemo_server.auth.jwt import JwtPolicy, TokenVerifier
 from mnemo_server.auth.keys import AuthConfigError, JwksFile, parse_jwks
 from mnemo_server.config import Settings
 from mnemo_server.domain.errors import Unauthenticated
@@ -46,7 +47,7 @@ def _verifier(path: Path, clock: Clock, refresh: float = 10.0) -> TokenVerifier:
 def test_the_kid_selects_the_key_and_its_algorithm(tmp_path: Path) -> None:
     jwks = JwksKeys.of(SigningKeys.rs256(), SigningKeys.es256(), SigningKeys.hs256())
     settings = dataclasses.replace(Settings(), **jwks.server_settings(tmp_path))
-    verifier = load_verifier(settings)
+    verifier = jwt_verifier(settings)
     for kid in ("k0", "k1", "k2"):
         assert verifier.verify(jwks.token(kid, "alice", tenant="t1")).user_id == "alice", kid
     rs256, es256 = jwks.keys["k0"], jwks.keys["k1"]
@@ -158,7 +159,7 @@ def test_the_leeway_is_configurable(claim: str, tmp_path: Path) -> None:
     settings = dataclasses.replace(
         Settings(), **keys.server_settings(tmp_path, jwt_leeway_seconds=5.0)
     )
-    verifier = load_verifier(settings)
+    verifier = jwt_verifier(settings)
     now = claims("alice")["iat"]
     # exp in the past, or nbf in the future, by less and by more than the leeway.
     sign = -1 if claim == "exp" else 1

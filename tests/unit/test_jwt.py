@@ -9,8 +9,9 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from mnemo_server.app import jwt_verifier
 from mnemo_server.auth.caller import Caller
-from mnemo_server.auth.jwt import MAX_TOKEN_CHARS, AuthConfigError, TokenVerifier, load_verifier
+from mnemo_server.auth.jwt import MAX_TOKEN_CHARS, AuthConfigError, TokenVerifier
 from mnemo_server.config import Settings
 from mnemo_server.domain.errors import Unauthenticated
 from tests.support.tokens import AUDIENCE, SigningKeys, claims, hs256_with, unsigned
@@ -18,7 +19,7 @@ from tests.support.tokens import AUDIENCE, SigningKeys, claims, hs256_with, unsi
 
 def _verifier(keys: SigningKeys, tmp_path: Path, **overrides: object) -> TokenVerifier:
     settings = dataclasses.replace(Settings(), **keys.server_settings(tmp_path, **overrides))
-    return load_verifier(settings)
+    return jwt_verifier(settings)
 
 
 def _problem(verifier: TokenVerifier, token: str) -> str:
@@ -108,7 +109,7 @@ def test_unusable_key_files_are_refused_with_the_reason(tmp_path: Path) -> None:
     }
     for expected, settings in cases.items():
         with pytest.raises(AuthConfigError, match=expected):
-            load_verifier(settings)
+            jwt_verifier(settings)
 
 
 def test_a_trailing_newline_is_not_part_of_the_secret(tmp_path: Path) -> None:
@@ -118,4 +119,4 @@ def test_a_trailing_newline_is_not_part_of_the_secret(tmp_path: Path) -> None:
     settings = dataclasses.replace(
         Settings(), auth="jwt", jwt_hs256_secret_file=path, jwt_audience=AUDIENCE
     )
-    assert load_verifier(settings).verify(keys.token("alice")).user_id == "alice"
+    assert jwt_verifier(settings).verify(keys.token("alice")).user_id == "alice"

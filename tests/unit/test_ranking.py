@@ -1,4 +1,4 @@
-"""The recall ranking policy and exact vector search."""
+"""The recall ranking policy (the vector search: ``test_vector_cache.py``)."""
 
 from __future__ import annotations
 
@@ -24,14 +24,8 @@ from mnemo_server.domain.ranking import (
     rank,
     visible_conversations,
 )
-from mnemo_server.domain.text_search import query_terms, text_terms
-from mnemo_server.domain.vectors import (
-    VectorIndex,
-    cosine_similarity,
-    decode_vector,
-    encode_vector,
-    top_k_cosine,
-)
+from mnemo_server.domain.text_search import query_terms, stems
+from mnemo_server.domain.vectors import decode_vector, encode_vector
 
 T0 = 1_767_225_600_000_000  # 2026-01-01 in epoch microseconds
 
@@ -56,12 +50,12 @@ def stats_of(entries: list[Entry]) -> TermStats:
     """The statistics a store keeps for these live entries."""
     counts: Counter[str] = Counter()
     for e in entries:
-        counts.update(text_terms(e.text))
+        counts.update(set(stems(e.text)))
     return TermStats(len(entries), dict(counts))
 
 
 def candidate(e: Entry, query: RecallQuery, similarity: float | None = None) -> Candidate:
-    matched = text_terms(e.text) & set(query_terms(query.text))
+    matched = set(stems(e.text)) & set(query_terms(query.text))
     return Candidate(
         e.memory_id,
         e.conversation,
@@ -211,13 +205,9 @@ def test_scope_filter(scope: RecallScope, expected: list[str]) -> None:
 def test_rare_terms_are_full_and_common_ones_sampled() -> None:
     stats = TermStats(10_000, {"bram": 3, "jazz": 150, "tea": 3_000, "work": 2_000, "usual": 900})
     plan = lexical_plan(["usual", "tea", "bram", "jazz", "nowhere", "work"], stats)
-    assert plan == LexicalPlan(
-        full=("bram", "jazz"), sampled=("usual", "work", "tea"), exhaustive=False
-    )
-    assert lexical_plan(["bram", "jazz"], stats) == LexicalPlan(
-        ("bram", "jazz"), (), exhaustive=True
-    )
-    assert lexical_plan(["nowhere"], stats) == LexicalPlan((), (), exhaustive=True)
+    assert plan == LexicalPlan(full=("bram", "jazz"), sampled=("usual", "work", "tea"))
+    assert lexical_plan(["bram", "jazz"], stats) == LexicalPlan(("bram", "jazz"), ())
+    assert lexical_plan(["nowhere"], stats) == LexicalPlan((), ())
 
 
 def test_the_full_terms_stay_within_the_budget_and_sampling_is_bounded() -> None:
@@ -226,7 +216,6 @@ def test_the_full_terms_stay_within_the_budget_and_sampling_is_bounded() -> None
     assert sum(many[t] for t in plan.full) <= FULL_BUDGET
     assert plan.full == ("t00", "t01", "t02")
     assert len(plan.sampled) == SAMPLED_TERMS
-    assert not plan.exhaustive
 
 
 # --- cut-offs -------------------------------------------------------------------------
@@ -347,83 +336,7 @@ def test_duplicate_candidates_count_once() -> None:
     assert hits[0].candidate.similarity == 0.4
 
 
-# --- vectors ---------------------------------------------------------------------------------------
-
-
-def naive_cosine(a: list[float], b: list[float]) -> float:
-    dot = math.fsum(x * y for x, y in zip(a, b, strict=True))
-    return dot / (math.sqrt(math.fsum(x * x for x in a)) * math.sqrt(math.fsum(y * y for y in b)))
-
-
-def test_cosine_similarity_known_values() -> None:
-    assert cosine_similarity([1, 0], [0, 1]) == 0.0
-    assert cosine_similarity([1, 2, 3], [2, 4, 6]) == pytest.approx(1.0)
-    assert cosine_similarity([1, 0], [-1, 0]) == -1.0
-    assert cosine_similarity([0, 0], [1, 1]) == 0.0
-    with pytest.raises(ValueError, match="dimensions"):
-        cosine_similarity([1], [1, 2])
-
-
-vector = st.lists(st.floats(-10, 10, allow_nan=False), min_size=4, max_size=4)
-
-
-@settings(max_examples=100, deadline=None)
-@given(
-    query=vector.filter(lambda v: any(abs(x) > 1e-3 for x in v)),
-    vectors=st.lists(vector.filter(lambda v: any(abs(x) > 1e-3 for x in v)), max_size=30),
-    k=st.integers(1, 10),
-)
-def test_top_k_is_exact(query: list[float], vectors: list[list[float]], k: int) -> None:
-    items = [(f"v{i:03d}", v) for i, v in enumerate(vectors)]
-    expected = sorted(
-        ((key, naive_cosine(query, v)) for key, v in items), key=lambda x: (-x[1], x[0])
-    )
-    for found in (VectorIndex(items).top_k(query, k), top_k_cosine(query, items, k)):
-        assert len(found) == min(k, len(items))
-        assert [c for _, c in found] == pytest.approx([c for _, c in expected[:k]], abs=1e-9)
-        # Any key returned is at least as similar as the k-th best.
-        if found:
-            assert min(c for _, c in found) >= expected[len(found) - 1][1] - 1e-9
-
-
-def test_ties_resolve_by_key_and_zero_vectors_are_skipped() -> None:
-    items = [("c", [1.0, 0.0]), ("a", [2.0, 0.0]), ("b", [3.0, 0.0]), ("z", [0.0, 0.0])]
-    assert VectorIndex(items).top_k([1.0, 0.0], 2) == [("a", 1.0), ("b", 1.0)]
-    assert top_k_cosine([1.0, 0.0], items, 2) == [("a", 1.0), ("b", 1.0)]
-    assert len(VectorIndex(items)) == 3
-
-
-def test_min_similarity_and_errors() -> None:
-    items = [("a", [1.0, 0.0]), ("b", [0.0, 1.0]), ("c", [-1.0, 0.0])]
-    index = VectorIndex(items)
-    assert [key for key, _ in index.top_k([1.0, 0.1], 3, min_similarity=0.0)] == ["a", "b"]
-    assert index.top_k([1.0, 0.0], 0) == []
-    with pytest.raises(ValueError, match="dimensions"):
-        index.top_k([1.0, 0.0, 0.0], 1)
-    with pytest.raises(ValueError, match="zeros"):
-        index.top_k([0.0, 0.0], 1)
-    with pytest.raises(ValueError, match="dimensions"):
-        VectorIndex([("a", [1.0]), ("b", [1.0, 2.0])])
-    with pytest.raises(ValueError, match="unique"):
-        VectorIndex([("a", [1.0]), ("a", [2.0])])
-
-
-@pytest.mark.slow
-def test_exact_at_100000_vectors() -> None:
-    rng = random.Random(42)
-    vectors = [[rng.uniform(-1, 1) for _ in range(8)] for _ in range(100_000)]
-    items = [(f"m{i:06d}", v) for i, v in enumerate(vectors)]
-    query = [rng.uniform(-1, 1) for _ in range(8)]
-    # Plant an exact duplicate direction and a near one.
-    items[77_777] = ("m077777", [x * 3 for x in query])
-    items[12_345] = ("m012345", [x + 1e-3 for x in query])
-    found = VectorIndex(items).top_k(query, 10)
-    assert [key for key, _ in found[:2]] == ["m077777", "m012345"]
-    expected = sorted(((k, naive_cosine(query, v)) for k, v in items), key=lambda x: (-x[1], x[0]))[
-        :10
-    ]
-    assert [k for k, _ in found] == [k for k, _ in expected]
-    assert [k for k, _ in top_k_cosine(query, items, 10)] == [k for k, _ in expected]
+# --- the vector codec ---------------------------------------------------------------------------------------
 
 
 def test_vector_codec_round_trips_float32() -> None:

@@ -126,7 +126,8 @@ def test_limits_defaults_fit_the_largest_message() -> None:
 
 
 def test_tls_files_that_do_not_hold_pem_are_refused_at_start(tmp_path: Path) -> None:
-    from mnemo_server.auth.tls import TlsConfigError, server_credentials
+    from mnemo_server.app import server_credentials
+    from mnemo_server.auth.tls import TlsConfigError
 
     garbage = tmp_path / "garbage.pem"
     garbage.write_text("no")

@@ -6,8 +6,9 @@ working memory), ``users/{user}/conversations/{conversation}``,
 ``.../messages/{position}`` and ``.../failedRuns/{failed_run}``.
 
 An id is 1-128 characters of ``A-Z a-z 0-9 . _ ~ : -`` starting with a letter
-or digit. A malformed name raises ``InvalidArgument`` with reason
-``INVALID_NAME``, metadata ``field`` and one field violation for it.
+or digit (the domain's rule, ``domain.names.ID_PATTERN``). A malformed name
+raises ``InvalidArgument`` with reason ``INVALID_NAME``, metadata ``field``
+and one field violation for it.
 
 Authorization happens here, where every user id leaves a name: a well-formed
 name of a user the authenticated caller may not act for raises ``NotFound``
@@ -25,21 +26,25 @@ from mnemo_server.auth.access import check_user
 from mnemo_server.auth.caller import CallScope
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.models import DEFAULT_CONVERSATION, ConversationKey
+from mnemo_server.domain.names import ID_PATTERN as ID_PATTERN
 from mnemo_server.domain.names import conversation_name as conversation_name
 from mnemo_server.domain.names import failed_run_name as failed_run_name
+from mnemo_server.domain.names import is_valid_id as is_valid_id
 from mnemo_server.domain.names import memory_state_name as memory_state_name
 from mnemo_server.domain.names import message_name as message_name
 from mnemo_server.domain.names import user_name as user_name
 
-ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._~:-]{0,127}"
-_ID = re.compile(ID_PATTERN)
 _USER = re.compile(rf"users/({ID_PATTERN})")
 _CONVERSATION = re.compile(rf"users/({ID_PATTERN})/conversations/({ID_PATTERN})")
+_MESSAGE = re.compile(
+    rf"users/({ID_PATTERN})/conversations/({ID_PATTERN})/messages/(0|[1-9][0-9]{{0,9}})"
+)
 _DEFAULT_STATE = re.compile(rf"users/({ID_PATTERN})/memoryState")
 _NAMED_STATE = re.compile(rf"users/({ID_PATTERN})/conversations/({ID_PATTERN})/memoryState")
 
 USER_PATTERN = "users/{user}"
 CONVERSATION_PATTERN = "users/{user}/conversations/{conversation}"
+MESSAGE_PATTERN = "users/{user}/conversations/{conversation}/messages/{position}"
 MEMORY_STATE_PATTERN = (
     "users/{user}/memoryState or users/{user}/conversations/{conversation}/memoryState"
 )
@@ -61,10 +66,6 @@ def _shown(value: str) -> str:
     if len(value) > _SHOWN_CHARS:
         value = value[:_SHOWN_CHARS] + "..."
     return repr(value)
-
-
-def is_valid_id(value: str) -> bool:
-    return _ID.fullmatch(value) is not None
 
 
 def owned_ids(
@@ -89,6 +90,13 @@ def parse_conversation(value: str, field: str, scope: CallScope | None) -> Conve
     """``users/{user}/conversations/{conversation}`` -> its key (never the default)."""
     user_id, conversation_id = owned_ids(value, field, _CONVERSATION, CONVERSATION_PATTERN, scope)
     return ConversationKey(user_id, conversation_id)
+
+
+def parse_message(value: str, field: str, scope: CallScope | None) -> tuple[ConversationKey, int]:
+    """``users/{user}/conversations/{conversation}/messages/{position}`` -> the
+    conversation's key and the position (decimal, no leading zero)."""
+    user_id, conversation_id, position = owned_ids(value, field, _MESSAGE, MESSAGE_PATTERN, scope)
+    return ConversationKey(user_id, conversation_id), int(position)
 
 
 def parse_memory_state(value: str, field: str, scope: CallScope | None) -> ConversationKey:

@@ -27,6 +27,8 @@ from typing import Any, TypeVar
 from google.protobuf import timestamp_pb2
 from google.protobuf.message import Message
 
+from mnemo_server.api import names
+from mnemo_server.config import Settings
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.messages import MessageProblem, loads_strict, parse_message
 from mnemo_server.domain.models import NewMessage
@@ -266,6 +268,26 @@ def is_json(text: str) -> bool:
     return True
 
 
+def messages_of(
+    v: Validator,
+    values: Sequence[Any],
+    field: str,
+    settings: Settings,
+    *,
+    min_count: int = 0,
+) -> list[NewMessage]:
+    """SDK-native messages (``{field}[i].message_json``): at most
+    ``max_messages_per_append`` of at most ``max_message_bytes`` each
+    (``Settings``), ``min_count`` at least."""
+    return v.new_messages(
+        [m.message_json for m in values],
+        field,
+        max_bytes=settings.max_message_bytes,
+        max_count=settings.max_messages_per_append,
+        min_count=min_count,
+    )
+
+
 # ------------------------------------------------------------ rules as data
 
 Check = Callable[[Validator, Any, str], None]
@@ -383,6 +405,16 @@ def position(*, minimum: int = 0) -> Check:
     return partial(Validator.position, minimum=minimum)
 
 
+def between(minimum: int, maximum: int) -> Check:
+    """An integer from ``minimum`` to ``maximum``."""
+
+    def check(v: Validator, value: int, field: str) -> None:
+        if not minimum <= value <= maximum:
+            v.invalid(field, f"must be between {minimum} and {maximum} (got {value})")
+
+    return check
+
+
 def required() -> Check:
     return Validator.required
 
@@ -390,6 +422,14 @@ def required() -> Check:
 def timestamp() -> Check:
     """A timestamp within 0001-01-01..9999-12-31 (use with ``when_set``)."""
     return Validator.timestamp
+
+
+ID_RULE = "must be 1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a letter or digit"
+
+
+def client_id() -> Check:
+    """A client-chosen resource id (AIP-133), or empty: the server picks one."""
+    return pattern(names.ID_PATTERN, ID_RULE)
 
 
 def pattern(regex: str, description: str) -> Check:

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import jwt
 
-from mnemo_server.api.names import is_valid_id
 from mnemo_server.auth.caller import Caller
 from mnemo_server.auth.keys import (
     AuthConfigError,
@@ -40,10 +40,17 @@ from mnemo_server.auth.keys import (
     public_key_file_key,
     secret_file_key,
 )
-from mnemo_server.config import Settings
 from mnemo_server.domain.errors import Unauthenticated
+from mnemo_server.domain.names import is_valid_id
 
-__all__ = ["MAX_TOKEN_CHARS", "AuthConfigError", "JwtPolicy", "TokenVerifier", "load_verifier"]
+__all__ = [
+    "MAX_TOKEN_CHARS",
+    "AuthConfigError",
+    "JwtKeyFiles",
+    "JwtPolicy",
+    "TokenVerifier",
+    "load_verifier",
+]
 
 MAX_TOKEN_CHARS = 8_192
 KID_CACHE_SIZE = 64
@@ -61,32 +68,35 @@ class JwtPolicy:
     leeway_seconds: float = 30.0
 
 
-def key_source(settings: Settings) -> KeySource:
-    """The keys of ``settings``' one key file. Raises ``AuthConfigError``."""
-    if settings.jwt_hs256_secret_file is not None:
-        return secret_file_key(settings.jwt_hs256_secret_file)
-    if settings.jwt_public_key_file is not None:
-        return public_key_file_key(settings.jwt_public_key_file)
-    if settings.jwt_jwks_file is not None:
-        return JwksFile(settings.jwt_jwks_file, settings.jwt_jwks_refresh_seconds)
+@dataclass(frozen=True, kw_only=True)
+class JwtKeyFiles:
+    """Where the verifying keys are (``--jwt-*-file``): one of the three
+    files; a JWKS file is re-read every ``jwks_refresh_seconds``."""
+
+    hs256_secret_file: Path | None = None
+    public_key_file: Path | None = None
+    jwks_file: Path | None = None
+    jwks_refresh_seconds: float
+
+
+def key_source(files: JwtKeyFiles) -> KeySource:
+    """The keys of ``files``' one key file. Raises ``AuthConfigError``."""
+    if files.hs256_secret_file is not None:
+        return secret_file_key(files.hs256_secret_file)
+    if files.public_key_file is not None:
+        return public_key_file_key(files.public_key_file)
+    if files.jwks_file is not None:
+        return JwksFile(files.jwks_file, files.jwks_refresh_seconds)
     raise AuthConfigError(
         "--auth jwt needs --jwt-hs256-secret-file, --jwt-public-key-file or --jwt-jwks-file"
     )
 
 
-def load_verifier(settings: Settings) -> TokenVerifier:
+def load_verifier(policy: JwtPolicy, files: JwtKeyFiles) -> TokenVerifier:
     """The verifier ``--auth jwt`` asks for (``config.check_security`` has
-    checked that exactly one key file and an audience are given)."""
-    return TokenVerifier(
-        JwtPolicy(
-            audience=settings.jwt_audience,
-            issuer=settings.jwt_issuer,
-            tenant_claim=settings.jwt_tenant_claim,
-            admin_role=settings.jwt_admin_role,
-            leeway_seconds=settings.jwt_leeway_seconds,
-        ),
-        key_source(settings),
-    )
+    checked that exactly one key file and an audience are given). Raises
+    ``AuthConfigError`` for a key file that cannot be used."""
+    return TokenVerifier(policy, key_source(files))
 
 
 def _refused(problem: str, detail: str) -> Unauthenticated:

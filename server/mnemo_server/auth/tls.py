@@ -14,8 +14,6 @@ import grpc
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
-from mnemo_server.config import Settings
-
 
 class TlsConfigError(ValueError):
     """A TLS file is missing, unreadable or not the PEM it should be."""
@@ -48,15 +46,19 @@ def _private_key(path: Path) -> bytes:
     return data
 
 
-def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
-    """TLS (or mutual TLS) credentials, or ``None`` to serve plaintext."""
-    if settings.tls_cert_file is None or settings.tls_key_file is None:
+def server_credentials(
+    cert_file: Path | None, key_file: Path | None, client_ca_file: Path | None = None
+) -> grpc.ServerCredentials | None:
+    """TLS credentials of a certificate chain and its key (mutual TLS with a
+    client CA file), or ``None`` to serve plaintext (no certificate or no key).
+    Raises ``TlsConfigError``."""
+    if cert_file is None or key_file is None:
         return None
-    chain = _certificates(settings.tls_cert_file, "TLS certificate file")
-    key = _private_key(settings.tls_key_file)
+    chain = _certificates(cert_file, "TLS certificate file")
+    key = _private_key(key_file)
     client_ca = None
-    if settings.tls_client_ca_file is not None:
-        client_ca = _certificates(settings.tls_client_ca_file, "TLS client CA file")
+    if client_ca_file is not None:
+        client_ca = _certificates(client_ca_file, "TLS client CA file")
     return grpc.ssl_server_credentials(
         [(key, chain)], root_certificates=client_ca, require_client_auth=client_ca is not None
     )

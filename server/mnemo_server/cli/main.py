@@ -1,5 +1,6 @@
-"""The ``mnemo`` command: ``serve``, ``migrate``, ``version``, and ``export`` /
-``import`` of a user's data through a running server (``user_data``).
+"""The ``mnemo`` command: ``serve``, ``migrate``, ``version``, ``export`` /
+``import`` of a user's data through a running server (``user_data``), and
+``mcp``, an MCP server of a user's memory (``mcp_server``).
 
 Every ``serve`` flag has a ``MNEMO_*`` environment variable (named in
 ``--help``); a flag wins over the environment, the environment over the
@@ -14,7 +15,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from mnemo_server import __version__
-from mnemo_server.cli import user_data
+from mnemo_server.cli import mcp_server, user_data
 from mnemo_server.config import OPTIONS, ConfigError, Settings, add_arguments, resolve
 
 EXIT_USAGE = 2
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(migrate, only=("database_url", "data_dir"))
     commands.add_parser("version", help="print the version")
     user_data.add_commands(commands)
+    mcp_server.add_command(commands)
     return parser
 
 
@@ -60,6 +62,8 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         return 0
     if args.command in user_data.COMMANDS:
         return user_data.run(args, os.environ if env is None else env)
+    if args.command == mcp_server.COMMAND:
+        return mcp_server.run(args, os.environ if env is None else env)
     try:
         settings = resolve(vars(args), os.environ if env is None else env)
     except ConfigError as error:

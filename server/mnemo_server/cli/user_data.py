@@ -161,14 +161,20 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             return EXIT_FAILURE
 
 
+def channel_credentials(ca_file: str | None) -> grpc.ChannelCredentials | None:
+    """TLS credentials trusting the CA certificates of ``--ca-file``; ``None``
+    (plaintext) without one. Raises ``FileProblem``."""
+    if not ca_file:
+        return None
+    try:
+        roots = Path(ca_file).read_bytes()
+    except OSError as error:
+        raise FileProblem(f"cannot read {ca_file}: {error}") from None
+    return grpc.ssl_channel_credentials(root_certificates=roots)
+
+
 def _client(args: argparse.Namespace, env: Mapping[str, str]) -> MnemoClient:
-    credentials = None
-    if args.ca_file:
-        try:
-            roots = Path(args.ca_file).read_bytes()
-        except OSError as error:
-            raise FileProblem(f"cannot read {args.ca_file}: {error}") from None
-        credentials = grpc.ssl_channel_credentials(root_certificates=roots)
+    credentials = channel_credentials(args.ca_file)
     token = args.token if args.token is not None else env.get(TOKEN_ENV)
     # A record is as large as the request that wrote it, plus names and times:
     # take any size the server sends (the server bounds what it receives).

@@ -40,6 +40,17 @@ from mnemo_server.domain.errors import ResourceExhausted
 from mnemo_server.domain.ports import ChangeStore
 
 
+def watches_exhausted(limit: int, kind: str, instead: str) -> ResourceExhausted:
+    """The answer to a watch beyond the ``limit`` of ``kind`` watches a
+    server runs at once (``RATE_LIMITED``; ``instead``: the listing RPC that
+    needs no watch)."""
+    return ResourceExhausted(
+        f"this server already runs {limit} {kind} watches; retry later or use {instead}",
+        reason="RATE_LIMITED",
+        retry_after_seconds=1.0,
+    )
+
+
 @dataclass(frozen=True)
 class ChangeWatchSettings:
     """How watches behave; the ``--watch-*`` options (``config``)."""
@@ -168,12 +179,7 @@ class ChangeFeed:
         cannot be reached (the caller resumes from its last cursor).
         """
         if self._watches >= self._settings.max_watchers:
-            raise ResourceExhausted(
-                f"this server already runs {self._settings.max_watchers} change watches; "
-                "retry later or use ListChanges",
-                reason="RATE_LIMITED",
-                retry_after_seconds=1.0,
-            )
+            raise watches_exhausted(self._settings.max_watchers, "change", "ListChanges")
         held = self._per_user.get(user_id, 0)
         if held >= self._settings.max_watchers_per_user:
             raise ResourceExhausted(

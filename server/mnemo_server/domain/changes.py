@@ -25,7 +25,9 @@ What each write appends (``store.feed.changes``; UPSERT unless said):
   ``StoredMessage`` per message; clear messages and compaction
   (ReplaceHistoryPrefix): the ``Conversation`` (a clear shows
   ``message_count`` 0: drop the conversation's messages; the messages'
-  earlier changes lose their state); a failed run: the
+  earlier changes lose their state); pop: the ``Conversation``, then a
+  DELETE of each removed message (whose earlier changes lose their state);
+  a failed run: the
   ``FailedRun`` (after the ``Conversation`` if it created one);
 - memory create (and candidate approval): per entry, each entry its key
   archived (a ``Memory`` with ``archive_time``), then the new ``Memory``;

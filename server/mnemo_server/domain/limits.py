@@ -14,10 +14,9 @@ Limits (all byte counts are UTF-8):
 - conversation scope needs a conversation; identity scope must not have one.
 
 Each problem names the ``part`` of the draft it is about, as the path of
-``Memory``'s field (``text``, ``metadata``, ``metadata['k']``,
-``embedding.values``, ``conversation``); the API layer puts it under the
-request's path of the entry (``api.memories.rules``), so the domain names no
-request field.
+``Memory``'s field ("text", "metadata", "metadata['k']", "embedding.values",
+"conversation"); the API layer puts it under the request's path of the entry
+(``api.memories.rules``), so the domain names no request field.
 """
 
 from __future__ import annotations

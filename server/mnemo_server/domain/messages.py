@@ -29,7 +29,6 @@ from typing import Any
 from mnemo_server.domain.models import NewMessage
 
 ROLES = ("system", "user", "assistant", "tool")
-KNOWN_PART_TYPES = ("text", "image", "file", "tool-call", "tool-result")
 
 # Member names the SDKs use for the same thing, in order of preference.
 _TOOL_NAME = ("toolName", "name")

@@ -1,12 +1,25 @@
-"""Resource names, formatted (parsing is the API edge's: ``api.names``).
+"""Resource names, formatted (parsing is the API edge's: ``api.names``), and the id rule.
 
 The store names resources in its errors (``etag_mismatch(name)``,
-``NotFound``) the same way the API names them in responses.
+``NotFound``) the same way the API names them in responses. An id (of a
+user, tenant, conversation, memory, ...) is 1-128 characters of
+``A-Z a-z 0-9 . _ ~ : -`` starting with a letter or digit, wherever it comes
+from: a resource name (``api.names``) or a bearer token's claims (``auth.jwt``).
 """
 
 from __future__ import annotations
 
+import re
+
 from mnemo_server.domain.models import ConversationKey
+
+ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._~:-]{0,127}"
+_ID = re.compile(ID_PATTERN)
+
+
+def is_valid_id(value: str) -> bool:
+    """Whether ``value`` is an id (``ID_PATTERN``, the whole of it)."""
+    return _ID.fullmatch(value) is not None
 
 
 def user_name(user_id: str) -> str:

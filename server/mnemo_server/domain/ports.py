@@ -18,7 +18,7 @@ fingerprint raises ``FailedPrecondition(reason="REQUEST_ID_REUSED")``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from mnemo_server.domain.changes import ChangePage
@@ -112,6 +112,23 @@ class ConversationStore(Protocol):
     ) -> Page[StoredMessage]:
         """Canonical messages with position >= start_position, in order; the
         keyset is ``(last_position,)``. Raises ``NotFound``."""
+        ...
+
+    async def get_message(self, user_id: str, conversation_id: str, position: int) -> StoredMessage:
+        """The canonical message at ``position``. Raises ``NotFound`` (no such
+        conversation, or no message there)."""
+        ...
+
+    def stream_messages(
+        self, user_id: str, conversation_id: str, *, start_position: int, batch_size: int
+    ) -> AsyncIterator[tuple[StoredMessage, ...]]:
+        """Canonical messages with position >= start_position, in order, in
+        batches of at most ``batch_size``, all from the history as it stood
+        when the first batch was read: messages appended meanwhile are not
+        streamed. Raises ``NotFound`` before the first batch, and
+        ``Aborted(CONCURRENT_MODIFICATION)`` instead of a later batch when
+        the history was cleared or the conversation deleted since (what
+        follows would belong to another history)."""
         ...
 
     async def list_failed_runs(

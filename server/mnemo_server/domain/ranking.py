@@ -22,8 +22,8 @@ them is a candidate. Of the next ``SAMPLED_TERMS`` terms (the common ones), the
 per call is bounded however many entries contain a common word; an entry that
 contains only common terms, and is not among the newest containing them, is
 not considered (it would score low anyway: common terms weigh little). When
-every term is full (``LexicalPlan.exhaustive``), every matching entry is a
-candidate. With a semantic query, the ``CANDIDATE_LIMIT`` entries nearest to
+every term is full (no ``LexicalPlan.sampled`` term), every matching entry is
+a candidate. With a semantic query, the ``CANDIDATE_LIMIT`` entries nearest to
 the query vector are candidates too.
 
 **The order:**
@@ -114,8 +114,7 @@ class LexicalPlan:
 
     full: tuple[str, ...] = ()
     sampled: tuple[str, ...] = ()
-    exhaustive: bool = True
-    """Every entry containing a query term is a candidate."""
+    """None: every entry containing a query term is a candidate."""
 
 
 def lexical_plan(terms: Sequence[str], stats: TermStats) -> LexicalPlan:
@@ -130,7 +129,7 @@ def lexical_plan(terms: Sequence[str], stats: TermStats) -> LexicalPlan:
         full.append(term)
         total += df
     rest = [term for _, term in present[len(full) :]]
-    return LexicalPlan(tuple(full), tuple(rest[:SAMPLED_TERMS]), exhaustive=not rest)
+    return LexicalPlan(tuple(full), tuple(rest[:SAMPLED_TERMS]))
 
 
 @dataclass(slots=True)

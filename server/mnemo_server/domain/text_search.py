@@ -128,9 +128,3 @@ def query_terms(query: str) -> tuple[str, ...]:
     words = tokens(query)
     content = [w for w in words if w not in STOP_WORDS] or words
     return tuple(dict.fromkeys(stem(w) for w in content))[:MAX_QUERY_TERMS]
-
-
-def text_terms(text: str) -> frozenset[str]:
-    """The distinct stems of ``text`` (stop words included: entries index
-    every word)."""
-    return frozenset(stems(text))

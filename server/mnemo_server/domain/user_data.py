@@ -41,11 +41,6 @@ class Erased:
     consent: Consent
     settings: MemorySettings
 
-    @property
-    def changed_anything(self) -> bool:
-        """Whether any row was deleted (else the erasure appends no change)."""
-        return any(self.deleted_rows.values())
-
 
 @dataclass(frozen=True)
 class ErasureReceipt:

@@ -1,1 +1,1 @@
-"""Storage: narrow interfaces (``interfaces``) and their SQLAlchemy implementation."""
+"""Storage: the SQLAlchemy implementation of the domain's ports (``domain.ports``)."""

@@ -9,7 +9,7 @@ from typing import Any
 
 from mnemo_server.domain import codec, names
 from mnemo_server.domain.clock import now_micros as now_micros
-from mnemo_server.domain.errors import NotFound
+from mnemo_server.domain.errors import NotFound, etag_mismatch
 from mnemo_server.domain.models import (
     Conversation,
     ConversationKey,
@@ -54,6 +54,13 @@ def metadata_json(metadata: JsonObject) -> str:
 
 def conversation_name(user_id: str, conversation_id: str) -> str:
     return names.conversation_name(ConversationKey(user_id, conversation_id))
+
+
+def check_etag(expected_etag: str | None, current_etag: str, name: str) -> None:
+    """Raise ``Aborted(ETAG_MISMATCH)`` naming ``name`` if ``expected_etag``
+    is set (``None``: unconditional) and is not ``current_etag``."""
+    if expected_etag is not None and expected_etag != current_etag:
+        raise etag_mismatch(name)
 
 
 def conversation_not_found(user_id: str, conversation_id: str) -> NotFound:

@@ -16,19 +16,18 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 from sqlalchemy import Connection, bindparam, select
-from sqlalchemy.dialects import postgresql, sqlite
 
 from mnemo_server.domain.errors import not_found
 from mnemo_server.domain.identity import Caller, tenant_of_new_users
 from mnemo_server.domain.names import user_name
-from mnemo_server.store.engine.statements import Statement
+from mnemo_server.store.engine.statements import Statement, insert_per_dialect
 from mnemo_server.store.schema import users
 from mnemo_server.store.transactions.database import Database
 from mnemo_server.store.transactions.tx import Tx
 
-_CREATE = {
-    dialect: Statement(
-        module.insert(users)
+_CREATE = insert_per_dialect(
+    lambda insert: (
+        insert(users)
         .values(
             user_id=bindparam("user_id"),
             tenant_id=bindparam("tenant_id"),
@@ -36,8 +35,7 @@ _CREATE = {
         )
         .on_conflict_do_nothing()
     )
-    for dialect, module in (("sqlite", sqlite), ("postgresql", postgresql))
-}
+)
 _TENANT = Statement(select(users.c.tenant_id).where(users.c.user_id == bindparam("user_id")))
 
 

@@ -60,7 +60,7 @@ class InternalListener:
         self._removal = weakref.finalize(self, shutil.rmtree, self._directory, True)
 
     def attach(self, server: grpc.aio.Server) -> None:
-        """Listen on the socket too (call before ``server.start()``)."""
+        """Listen on the socket too (call before the server starts)."""
         server.add_insecure_port(self.target)
 
     def remove(self) -> None:

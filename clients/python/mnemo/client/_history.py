@@ -149,7 +149,7 @@ def list_messages(
     """Iterate over the canonical history in position order, page by page.
 
     Each page has its own deadline; errors are raised by the iteration. For one
-    consistent read of a long history use ``stream_messages``.
+    consistent view of a long history use ``stream_messages``.
 
     Raises:
         InvalidArgumentError: a malformed id, a negative size or position.
@@ -175,13 +175,16 @@ def stream_messages(
     batch_size: int = 0,
     timeout: float | None = None,
 ) -> StreamCall[cv.StreamMessagesRequest, cv.HistoryMessage]:
-    """Iterate over the canonical history from one consistent read, streamed in batches.
+    """Iterate over the canonical history as it stood when the stream began, in batches.
 
-    ``timeout`` bounds the whole stream. Errors are raised by the iteration.
+    Messages appended meanwhile are not streamed. ``timeout`` bounds the whole
+    stream. Errors are raised by the iteration.
 
     Raises:
         InvalidArgumentError: a malformed id, a negative size or position.
         NotFoundError: no such conversation.
+        AbortedError: ``CONCURRENT_MODIFICATION``: the history was cleared or the
+            conversation deleted during the stream; stream it again.
     """
     request = cv.StreamMessagesRequest(
         parent=conversation_name(user, conversation),

@@ -235,6 +235,40 @@ class ClearMessagesResponse(_message.Message):
     change_cursor: int
     def __init__(self, conversation: _Optional[_Union[Conversation, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
+class GetMessageRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class GetMessageResponse(_message.Message):
+    __slots__ = ("message",)
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    message: HistoryMessage
+    def __init__(self, message: _Optional[_Union[HistoryMessage, _Mapping]] = ...) -> None: ...
+
+class PopMessagesRequest(_message.Message):
+    __slots__ = ("conversation", "count", "expected_next_position", "request_id")
+    CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_NEXT_POSITION_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    conversation: str
+    count: int
+    expected_next_position: int
+    request_id: str
+    def __init__(self, conversation: _Optional[str] = ..., count: _Optional[int] = ..., expected_next_position: _Optional[int] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class PopMessagesResponse(_message.Message):
+    __slots__ = ("messages", "conversation", "change_cursor")
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[HistoryMessage]
+    conversation: Conversation
+    change_cursor: int
+    def __init__(self, messages: _Optional[_Iterable[_Union[HistoryMessage, _Mapping]]] = ..., conversation: _Optional[_Union[Conversation, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
+
 class RecordFailedRunRequest(_message.Message):
     __slots__ = ("conversation", "run_id", "error", "messages", "request_id")
     CONVERSATION_FIELD_NUMBER: _ClassVar[int]

@@ -81,6 +81,16 @@ class ConversationServiceStub:
                 request_serializer=mnemo_dot_v1_dot_conversations__pb2.StreamMessagesRequest.SerializeToString,
                 response_deserializer=mnemo_dot_v1_dot_conversations__pb2.StreamMessagesResponse.FromString,
                 _registered_method=True)
+        self.GetMessage = channel.unary_unary(
+                '/mnemo.v1.ConversationService/GetMessage',
+                request_serializer=mnemo_dot_v1_dot_conversations__pb2.GetMessageRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_conversations__pb2.GetMessageResponse.FromString,
+                _registered_method=True)
+        self.PopMessages = channel.unary_unary(
+                '/mnemo.v1.ConversationService/PopMessages',
+                request_serializer=mnemo_dot_v1_dot_conversations__pb2.PopMessagesRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_conversations__pb2.PopMessagesResponse.FromString,
+                _registered_method=True)
         self.ClearMessages = channel.unary_unary(
                 '/mnemo.v1.ConversationService/ClearMessages',
                 request_serializer=mnemo_dot_v1_dot_conversations__pb2.ClearMessagesRequest.SerializeToString,
@@ -191,11 +201,40 @@ class ConversationServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def StreamMessages(self, request, context):
-        """Streams the canonical history in position order, in batches, from one
-        consistent read. For long histories.
+        """Streams the canonical history in position order, in batches, all from the
+        history as it stood when the stream began (messages appended meanwhile
+        are not streamed). For long histories.
 
-        Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND.
+        Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND,
+        ABORTED (CONCURRENT_MODIFICATION: the history was cleared or popped, or
+        the conversation deleted, while it was streamed; stream it again).
         Read-only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetMessage(self, request, context):
+        """Returns one canonical message by its name
+        (`users/{user}/conversations/{conversation}/messages/{position}`).
+
+        Errors: INVALID_ARGUMENT (INVALID_NAME), NOT_FOUND (no such conversation,
+        or no message at that position). Read-only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PopMessages(self, request, context):
+        """Removes the last `count` messages of the canonical history (the OpenAI
+        Agents SDK's `pop_item`), newest positions first: the next position goes
+        back by the number removed. Compaction checkpoints never cover a popped
+        message: popping into a compacted prefix is refused.
+
+        Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND,
+        ABORTED (POSITION_MISMATCH: `expected_next_position` is not the next
+        position), FAILED_PRECONDITION (HISTORY_COMPACTED: a compaction covers a
+        message to pop; REQUEST_ID_REUSED). Idempotent with a `request_id`.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -300,6 +339,16 @@ def add_ConversationServiceServicer_to_server(servicer, server):
                     servicer.StreamMessages,
                     request_deserializer=mnemo_dot_v1_dot_conversations__pb2.StreamMessagesRequest.FromString,
                     response_serializer=mnemo_dot_v1_dot_conversations__pb2.StreamMessagesResponse.SerializeToString,
+            ),
+            'GetMessage': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMessage,
+                    request_deserializer=mnemo_dot_v1_dot_conversations__pb2.GetMessageRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_conversations__pb2.GetMessageResponse.SerializeToString,
+            ),
+            'PopMessages': grpc.unary_unary_rpc_method_handler(
+                    servicer.PopMessages,
+                    request_deserializer=mnemo_dot_v1_dot_conversations__pb2.PopMessagesRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_conversations__pb2.PopMessagesResponse.SerializeToString,
             ),
             'ClearMessages': grpc.unary_unary_rpc_method_handler(
                     servicer.ClearMessages,
@@ -550,6 +599,60 @@ class ConversationService:
             '/mnemo.v1.ConversationService/StreamMessages',
             mnemo_dot_v1_dot_conversations__pb2.StreamMessagesRequest.SerializeToString,
             mnemo_dot_v1_dot_conversations__pb2.StreamMessagesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMessage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.ConversationService/GetMessage',
+            mnemo_dot_v1_dot_conversations__pb2.GetMessageRequest.SerializeToString,
+            mnemo_dot_v1_dot_conversations__pb2.GetMessageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PopMessages(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.ConversationService/PopMessages',
+            mnemo_dot_v1_dot_conversations__pb2.PopMessagesRequest.SerializeToString,
+            mnemo_dot_v1_dot_conversations__pb2.PopMessagesResponse.FromString,
             options,
             channel_credentials,
             insecure,

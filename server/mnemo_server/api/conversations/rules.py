@@ -10,33 +10,32 @@ problems are reported at once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any
 
 from mnemo.v1 import conversations_pb2 as pb
-from mnemo_server.api import names
 from mnemo_server.api.validation import (
     MAX_ID_CHARS,
     MAX_TEXT_BYTES,
     FieldRule,
     Rules,
     Validator,
+    between,
+    client_id,
     identifier,
     json_text,
     non_negative,
-    pattern,
     position,
     required,
     text,
 )
-from mnemo_server.config import Settings
 from mnemo_server.domain.compaction import revision_parts
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument, Part
-from mnemo_server.domain.models import NewMessage
 
-ID_RULE = "must be 1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a letter or digit"
+MAX_POP = 1000
+"""Messages one PopMessages may remove."""
+
 
 RUN_ERROR = (
     FieldRule("error.message", text(MAX_TEXT_BYTES, required=True)),
@@ -47,7 +46,7 @@ RUN_ERROR = (
 
 RULES: Rules = {
     pb.CreateConversationRequest: (
-        FieldRule("conversation_id", pattern(names.ID_PATTERN, ID_RULE)),
+        FieldRule("conversation_id", client_id()),
         FieldRule("request_id", identifier()),
     ),
     pb.AppendMessagesRequest: (
@@ -55,6 +54,11 @@ RULES: Rules = {
         FieldRule("turn", non_negative()),
         FieldRule("request_id", identifier()),
         FieldRule("expected_position", position(), when_set=True),
+    ),
+    pb.PopMessagesRequest: (
+        FieldRule("count", between(1, MAX_POP)),
+        FieldRule("expected_next_position", position(), when_set=True),
+        FieldRule("request_id", identifier()),
     ),
     pb.ListMessagesRequest: (FieldRule("start_position", position()),),
     pb.StreamMessagesRequest: (FieldRule("start_position", position()),),
@@ -109,26 +113,3 @@ def compaction_named(message_count: int) -> Iterator[None]:
                 FieldViolation("message_count", f"must be in 1..{size} (got {message_count})"),
             ),
         ) from None
-
-
-# ------------------------------------------------------------ from settings
-
-
-def messages(
-    v: Validator,
-    values: Sequence[Any],
-    field: str,
-    settings: Settings,
-    *,
-    min_count: int = 0,
-) -> list[NewMessage]:
-    """SDK-native messages (``{field}[i].message_json``): at most
-    ``max_messages_per_append`` of at most ``max_message_bytes`` each
-    (``min_count`` at least)."""
-    return v.new_messages(
-        [m.message_json for m in values],
-        field,
-        max_bytes=settings.max_message_bytes,
-        max_count=settings.max_messages_per_append,
-        min_count=min_count,
-    )

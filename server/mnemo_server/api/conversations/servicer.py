@@ -4,7 +4,7 @@ convert the result."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 
@@ -12,21 +12,23 @@ from mnemo.v1 import conversations_pb2 as pb
 from mnemo.v1 import conversations_pb2_grpc as pb_grpc
 from mnemo_server.api import convert, names, pagination
 from mnemo_server.api.conversations.rules import RULES, compaction_named, revision_of
-from mnemo_server.api.conversations.rules import messages as messages_of
 from mnemo_server.api.idempotency import idempotency_of
-from mnemo_server.api.validation import MAX_POSITION, Validator, check_fields
+from mnemo_server.api.validation import MAX_POSITION, Validator, check_fields, messages_of
 from mnemo_server.auth.caller import CallScope, caller_of, current_scope
 from mnemo_server.config import Settings
+from mnemo_server.domain.commands import Written
 from mnemo_server.domain.commands.conversations import (
     AppendMessages,
     ClearMessages,
     CreateConversation,
     DeleteConversation,
+    PopMessages,
+    PopResult,
     RecordFailedRun,
     ReplaceHistoryPrefix,
     UpdateConversation,
 )
-from mnemo_server.domain.models import ConversationKey, JsonObject, Keyset, NewMessage
+from mnemo_server.domain.models import AppendResult, ConversationKey, JsonObject, Keyset, NewMessage
 from mnemo_server.domain.usecases.conversations import Conversations, new_conversation_id
 from mnemo_server.domain.usecases.writes import Writes
 
@@ -48,6 +50,21 @@ def _message_position_keyset(keyset: Keyset | None) -> int | None:
     if len(keyset) != 1 or not isinstance(keyset[0], int) or not 0 <= keyset[0] < MAX_POSITION:
         raise pagination.invalid_page_token()
     return keyset[0]
+
+
+R = TypeVar("R", pb.AppendMessagesResponse, pb.PopMessagesResponse)
+
+
+def _messages_written(
+    response: type[R], key: ConversationKey, written: Written[AppendResult] | Written[PopResult]
+) -> R:
+    """The response of a write that added or removed messages: those
+    messages, the conversation after it, its change cursor."""
+    return response(
+        messages=convert.messages_to_proto(key, written.value.messages),
+        conversation=convert.conversation_to_proto(written.value.conversation),
+        change_cursor=written.change_cursor,
+    )
 
 
 def _paging(
@@ -204,12 +221,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
                 idempotency=idempotency_of(request, "AppendMessages"),
             )
         )
-        result = written.value
-        return pb.AppendMessagesResponse(
-            messages=convert.messages_to_proto(key, result.messages),
-            conversation=convert.conversation_to_proto(result.conversation),
-            change_cursor=written.change_cursor,
-        )
+        return _messages_written(pb.AppendMessagesResponse, key, written)
 
     async def ListMessages(
         self, request: pb.ListMessagesRequest, context: Context
@@ -248,6 +260,36 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
             response = pb.StreamMessagesResponse()
             convert.add_messages(response.messages, key, batch)
             yield response
+
+    async def GetMessage(
+        self, request: pb.GetMessageRequest, context: Context
+    ) -> pb.GetMessageResponse:
+        key, position = names.parse_message(request.name, "name", current_scope())
+        message = await self._conversations.get_message(key, position)
+        return pb.GetMessageResponse(message=convert.message_to_proto(key, message))
+
+    async def PopMessages(
+        self, request: pb.PopMessagesRequest, context: Context
+    ) -> pb.PopMessagesResponse:
+        scope = current_scope()
+        v = Validator()
+        key = _conversation_key(v, request.conversation, "conversation", scope)
+        check_fields(v, request, RULES)
+        v.raise_if_invalid()
+        expected = (
+            request.expected_next_position if request.HasField("expected_next_position") else None
+        )
+        written = await self._writes(
+            PopMessages(
+                caller=caller_of(scope),
+                user_id=key.user_id,
+                conversation_id=key.conversation_id,
+                count=request.count,
+                expected_next_position=expected,
+                idempotency=idempotency_of(request, "PopMessages"),
+            )
+        )
+        return _messages_written(pb.PopMessagesResponse, key, written)
 
     async def ClearMessages(
         self, request: pb.ClearMessagesRequest, context: Context

@@ -16,13 +16,12 @@ import grpc
 from mnemo.v1 import memories_pb2 as pb
 from mnemo.v1 import memories_pb2_grpc as pb_grpc
 from mnemo_server.api import pagination
-from mnemo_server.api.conversations.rules import messages as messages_of
 from mnemo_server.api.convert import expected_etag
 from mnemo_server.api.idempotency import idempotency_of
 from mnemo_server.api.memories import convert
 from mnemo_server.api.memories import requests as parse
 from mnemo_server.api.memories.rules import RULES
-from mnemo_server.api.validation import Validator, check_fields
+from mnemo_server.api.validation import Validator, check_fields, messages_of
 from mnemo_server.auth.caller import caller_of, current_scope
 from mnemo_server.config import Settings
 from mnemo_server.domain.commands.memories import (

@@ -79,7 +79,13 @@ class SyncServicer(pb_grpc.SyncServiceServicer):
             oldest_cursor=page.oldest_cursor,
         )
 
-    async def WatchChanges(self, request: pb.WatchChangesRequest, context: Context) -> None:
+    # grpc.aio's writer style (``context.write``, which the send timeout needs);
+    # the generated base declares only the iterator style of a server stream.
+    async def WatchChanges(  # type: ignore[override]
+        self,
+        request: pb.WatchChangesRequest,
+        context: grpc.aio.ServicerContext[pb.WatchChangesRequest, pb.WatchChangesResponse],
+    ) -> None:
         user_id = parse_user(request.parent, "parent", current_scope())
         v = Validator()
         check_fields(v, request, RULES)

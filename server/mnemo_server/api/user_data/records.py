@@ -26,7 +26,7 @@ from mnemo.v1 import governance_pb2 as pb
 from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import working_memory_pb2 as wm
 from mnemo_server.api import convert, names
-from mnemo_server.api.conversations.rules import messages, revision_of
+from mnemo_server.api.conversations.rules import revision_of
 from mnemo_server.api.governance.convert import EVENT_TYPES
 from mnemo_server.api.governance.requests import (
     CONSENT_PATTERN,
@@ -43,7 +43,7 @@ from mnemo_server.api.memories.requests import (
     parse_memory,
 )
 from mnemo_server.api.user_data.rules import RECORD_RULES
-from mnemo_server.api.validation import MAX_TEXT_BYTES, Validator, check_fields
+from mnemo_server.api.validation import MAX_TEXT_BYTES, Validator, check_fields, messages_of
 from mnemo_server.config import Settings
 from mnemo_server.domain.errors import InvalidArgument
 from mnemo_server.domain.governance import Consent, Event, EventType, MemorySettings
@@ -140,7 +140,7 @@ _NO_MESSAGE = NewMessage("", "", "")
 def _messages(
     v: Validator, values: Sequence[cv.HistoryMessage], field: str, settings: Settings
 ) -> tuple[NewMessage, ...]:
-    return tuple(messages(v, values, field, settings))
+    return tuple(messages_of(v, values, field, settings))
 
 
 def _conversation_name(value: str, field: str) -> ConversationKey:

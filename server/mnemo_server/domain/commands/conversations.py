@@ -15,6 +15,7 @@ from mnemo_server.domain.models import (
     JsonObject,
     NewMessage,
     RunError,
+    StoredMessage,
 )
 
 __all__ = [
@@ -22,6 +23,8 @@ __all__ = [
     "ClearMessages",
     "CreateConversation",
     "DeleteConversation",
+    "PopMessages",
+    "PopResult",
     "RecordFailedRun",
     "ReplaceHistoryPrefix",
     "UpdateConversation",
@@ -90,6 +93,27 @@ class AppendMessages(_ConversationWrite[AppendResult], Idempotent[AppendResult])
     @property
     def weight(self) -> int:
         return _weight(self.messages)
+
+
+@dataclass(frozen=True)
+class PopResult:
+    """What a pop removed (oldest first), and the conversation after it."""
+
+    conversation: Conversation
+    messages: tuple[StoredMessage, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PopMessages(_ConversationWrite[PopResult], Idempotent[PopResult]):
+    """Remove the last ``count`` canonical messages (fewer when the history is
+    shorter); the next position goes back by the number removed, and the
+    popped messages' earlier changes lose their state. Raises ``NotFound``,
+    ``POSITION_MISMATCH`` when ``expected_next_position`` is set and not the
+    next position, ``HISTORY_COMPACTED`` when a compaction checkpoint covers a
+    message to remove, ``REQUEST_ID_REUSED``."""
+
+    count: int
+    expected_next_position: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -3,8 +3,7 @@
 Input is validated at the edge (which also picks generated conversation ids
 and the lifetime of temporary conversations); the writes are commands
 (``domain.commands.conversations``) that go to the store as they are
-(``usecases.writes``). Here lives how a long history is read in batches
-for streaming.
+(``usecases.writes``).
 """
 
 from __future__ import annotations
@@ -51,23 +50,21 @@ class Conversations:
             key.user_id, key.conversation_id, start_position=start_position, limit=limit
         )
 
-    async def stream_messages(
+    async def get_message(self, key: ConversationKey, position: int) -> StoredMessage:
+        """Raises ``NotFound`` (no conversation, or no message at ``position``)."""
+        return await self._store.get_message(key.user_id, key.conversation_id, position)
+
+    def stream_messages(
         self, key: ConversationKey, *, start_position: int, batch_size: int
     ) -> AsyncIterator[tuple[StoredMessage, ...]]:
-        """The history from ``start_position`` in batches, up to the message count
-        the conversation had when the stream began (messages appended meanwhile
-        belong to a later read). Raises ``NotFound`` before the first batch."""
-        end = (await self.get(key)).message_count
-        position = start_position
-        while position < end:
-            page = await self.list_messages(
-                key, start_position=position, limit=min(batch_size, end - position)
-            )
-            batch = tuple(m for m in page.items if m.position < end)
-            if not batch:
-                return
-            yield batch
-            position = batch[-1].position + 1
+        """The history from ``start_position`` in batches, every one from the
+        history as it stood when the stream began (``ConversationStore.
+        stream_messages``). Raises ``NotFound`` before the first batch and
+        ``Aborted(CONCURRENT_MODIFICATION)`` if the history is cleared or the
+        conversation deleted while it is streamed."""
+        return self._store.stream_messages(
+            key.user_id, key.conversation_id, start_position=start_position, batch_size=batch_size
+        )
 
     async def list_failed_runs(
         self, key: ConversationKey, *, limit: int, after: Keyset | None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Collection
 
-from mnemo_server.domain.errors import ResourceExhausted
+from mnemo_server.domain.change_watch import watches_exhausted
 from mnemo_server.domain.event_watch import EventWatch, WatchSettings
 from mnemo_server.domain.governance import (
     Consent,
@@ -69,12 +69,7 @@ class Governance:
         shuts down or the caller stops. Raises ``ResourceExhausted`` when
         ``max_watchers`` streams are running."""
         if self._watchers >= self._watch.max_watchers:
-            raise ResourceExhausted(
-                f"this server already runs {self._watch.max_watchers} event watches; "
-                "retry later or use ListEvents",
-                reason="RATE_LIMITED",
-                retry_after_seconds=1.0,
-            )
+            raise watches_exhausted(self._watch.max_watchers, "event", "ListEvents")
         self._watchers += 1
         try:
             watch = EventWatch(self._store, scope, types, self._watch)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, or_, select, tuple_, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from mnemo_server.domain.changes import NewChange
 from mnemo_server.domain.commands.conversations import (
@@ -15,13 +14,13 @@ from mnemo_server.domain.commands.conversations import (
     DeleteConversation,
     UpdateConversation,
 )
-from mnemo_server.domain.errors import AlreadyExists, etag_mismatch
+from mnemo_server.domain.errors import AlreadyExists
 from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.models import Conversation, JsonObject, Keyset, Page
 from mnemo_server.store import rows as convert
 from mnemo_server.store.conversations.temporary import drop_expired, unexpired
-from mnemo_server.store.engine.statements import Statement
-from mnemo_server.store.feed import changes as feed
+from mnemo_server.store.engine.statements import Statement, insert_per_dialect
+from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.schema import conversations
 from mnemo_server.store.transactions.tx import Tx
 from mnemo_server.store.transactions.units import unit
@@ -40,9 +39,9 @@ _FIND = Statement(select(conversations).where(*_KEY))
 # FOR UPDATE on PostgreSQL; SQLite's BEGIN IMMEDIATE already excludes every
 # other writer.
 _LOCK = Statement(select(conversations).where(*_KEY).with_for_update())
-_INSERT = {
-    dialect: Statement(
-        module.insert(conversations)
+_INSERT = insert_per_dialect(
+    lambda insert: (
+        insert(conversations)
         .values(
             user_id=bindparam("user_id"),
             conversation_id=bindparam("conversation_id"),
@@ -59,8 +58,7 @@ _INSERT = {
         .on_conflict_do_nothing()
         .returning(*conversations.c)
     )
-    for dialect, module in (("sqlite", sqlite), ("postgresql", postgresql))
-}
+)
 
 
 def touch_with(**changes: Any) -> Statement:
@@ -74,7 +72,6 @@ def touch_with(**changes: Any) -> Statement:
     )
 
 
-TOUCH = touch_with()
 _TOUCH_METADATA = touch_with(metadata_json=bindparam("metadata_json"))
 _DELETE = Statement(
     delete(conversations).where(_c.id == bindparam("pk"), _c.user_id == bindparam("user_id"))
@@ -114,8 +111,9 @@ def find_existing(conn: Connection | Tx, user_id: str, conversation_id: str) -> 
 
 def check_etag(row: ConversationRow, expected_etag: str | None) -> None:
     """Raise ``Aborted(ETAG_MISMATCH)`` if ``expected_etag`` is set and stale."""
-    if expected_etag is not None and expected_etag != row.etag:
-        raise etag_mismatch(convert.conversation_name(row.user_id, row.conversation_id))
+    convert.check_etag(
+        expected_etag, row.etag, convert.conversation_name(row.user_id, row.conversation_id)
+    )
 
 
 def _insert(
@@ -200,12 +198,7 @@ def created_changes(row: ConversationRow, created: bool) -> list[NewChange]:
     existing one or the default conversation, which is no resource)."""
     if not created or row.conversation_id == "":
         return []
-    return [feed.conversation_upserted(convert.conversation(row))]
-
-
-def touch(tx: Tx, row: ConversationRow, now: int) -> ConversationRow:
-    """Give the conversation a new etag and update time; the row after."""
-    return TOUCH.one(tx, pk=row.id, user_id=row.user_id, now=now, etag=convert.new_etag())
+    return [change_log.conversation_upserted(convert.conversation(row))]
 
 
 # ------------------------------------------------------------- units of work
@@ -235,7 +228,7 @@ def create(tx: Tx, command: CreateConversation) -> Conversation:
             reason="ALREADY_EXISTS",
         )
     created = convert.conversation(row)
-    feed.append(tx, command.user_id, [feed.conversation_upserted(created)])
+    change_log.append(tx, command.user_id, [change_log.conversation_upserted(created)])
     return created
 
 
@@ -253,7 +246,7 @@ def update_metadata(tx: Tx, command: UpdateConversation) -> Conversation:
         metadata_json=convert.metadata_json(command.metadata),
     )
     updated = convert.conversation(changed)
-    feed.append(tx, command.user_id, [feed.conversation_upserted(updated)])
+    change_log.append(tx, command.user_id, [change_log.conversation_upserted(updated)])
     return updated
 
 
@@ -266,8 +259,8 @@ def remove(tx: Tx, command: DeleteConversation) -> None:
     row = lock_existing(tx, user_id, conversation_id)
     check_etag(row, command.expected_etag)
     _DELETE.execute(tx, pk=row.id, user_id=user_id)
-    feed.forget_conversation(tx.conn, user_id, conversation_id)
-    feed.append(tx, user_id, [feed.conversation_deleted(user_id, conversation_id)])
+    change_log.forget_conversation(tx.conn, user_id, conversation_id)
+    change_log.append(tx, user_id, [change_log.conversation_deleted(user_id, conversation_id)])
 
 
 # ------------------------------------------------------------------- reads

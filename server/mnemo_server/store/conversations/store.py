@@ -4,7 +4,8 @@ purge of expired temporary conversations.
 
 Each method is one transaction of ``Database`` running a function of
 ``working_memory``, ``conversation``, ``messages``, ``compaction`` or
-``temporary`` (the writes are commands: ``SqlStore.execute``). The error
+``temporary`` (``stream_messages``: one per batch); the writes are commands
+(``SqlStore.execute``). The error
 contracts are those of ``domain.ports.WorkingMemoryStore`` and
 ``domain.ports.ConversationStore``; the keysets are: ``list_conversations``
 ``(update time in epoch microseconds, conversation_id)``,
@@ -13,6 +14,12 @@ contracts are those of ``domain.ports.WorkingMemoryStore`` and
 
 from __future__ import annotations
 
+import functools
+from collections.abc import AsyncIterator
+
+from sqlalchemy import Connection
+
+from mnemo_server.domain.errors import not_found
 from mnemo_server.domain.models import (
     Conversation,
     ConversationKey,
@@ -23,6 +30,7 @@ from mnemo_server.domain.models import (
     Page,
     StoredMessage,
 )
+from mnemo_server.domain.names import message_name
 from mnemo_server.store.conversations import (
     compaction,
     conversation,
@@ -65,6 +73,43 @@ class SqlConversationStore:
             lambda conn: messages.list_page(conn, user_id, conversation_id, start_position, limit),
             short=limit <= SHORT_PAGE,
         )
+
+    async def get_message(self, user_id: str, conversation_id: str, position: int) -> StoredMessage:
+        def read(conn: Connection) -> StoredMessage:
+            found = messages.list_page(conn, user_id, conversation_id, position, 1).items
+            if not found or found[0].position != position:
+                raise not_found(message_name(ConversationKey(user_id, conversation_id), position))
+            return found[0]
+
+        return await self._db.read(read, short=True)
+
+    async def stream_messages(
+        self, user_id: str, conversation_id: str, *, start_position: int, batch_size: int
+    ) -> AsyncIterator[tuple[StoredMessage, ...]]:
+        # One short read per batch over one ``messages.HistoryView``: see there
+        # why this is one consistent view without a transaction held open.
+        short = batch_size <= SHORT_PAGE
+        view, batch = await self._db.read(
+            functools.partial(
+                messages.open_view,
+                user_id=user_id,
+                conversation_id=conversation_id,
+                start_position=start_position,
+                limit=batch_size,
+            ),
+            short=short,
+        )
+        while batch:
+            yield batch
+            batch = await self._db.read(
+                functools.partial(
+                    messages.view_batch,
+                    view=view,
+                    position=batch[-1].position + 1,
+                    limit=batch_size,
+                ),
+                short=short,
+            )
 
     async def list_failed_runs(
         self, user_id: str, conversation_id: str, *, limit: int, after: Keyset | None

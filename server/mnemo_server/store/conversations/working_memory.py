@@ -16,14 +16,14 @@ from mnemo_server.domain.commands.working_memory import (
     RememberExchange,
     SaveMemoryState,
 )
-from mnemo_server.domain.errors import etag_mismatch
 from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.models import ConversationKey, Exchange, MemoryState, RememberResult
 from mnemo_server.domain.names import memory_state_name
 from mnemo_server.domain.working_memory import window
 from mnemo_server.store import rows as convert
-from mnemo_server.store.conversations import conversation as rows
-from mnemo_server.store.engine.statements import Statement, insert_row
+from mnemo_server.store.conversations import conversation as conversation_rows
+from mnemo_server.store.engine.failures import RetryTransaction
+from mnemo_server.store.engine.statements import Statement, insert_per_dialect
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.schema import conversations, working_memory
@@ -57,7 +57,18 @@ _LOCK = Statement(
     .where(*_OF_CONVERSATION)
     .with_for_update(of=conversations)
 )
-_INSERT = Statement(insert_row(working_memory, without=()))
+# A first write's insert does nothing when the state exists after all: on
+# PostgreSQL (READ COMMITTED) a write that waited for the conversation's lock
+# gets the row re-checked once the lock is granted, but not the outer-joined
+# state, so a first write that committed meanwhile is not seen; the write then
+# runs again (``RetryTransaction``) and sees it.
+_INSERT = insert_per_dialect(
+    lambda insert: (
+        insert(working_memory)
+        .values({c.name: bindparam(c.name) for c in working_memory.columns})
+        .on_conflict_do_nothing()
+    )
+)
 _UPDATE = Statement(
     update(working_memory)
     .where(_w.conversation_pk == bindparam("pk"), _w.user_id == bindparam("user_id"))
@@ -90,11 +101,11 @@ def _locked(
     found = _LOCK.first(tx, **params)
     if found is not None:
         return found, []
-    conversation, created = rows.create_for_write(
+    conversation, created = conversation_rows.create_for_write(
         tx, caller, key.user_id, key.conversation_id, metadata={}, now=now
     )
     found = _LOCK.one(tx, **params)
-    return found, rows.created_changes(conversation, created)
+    return found, conversation_rows.created_changes(conversation, created)
 
 
 def _write(
@@ -110,8 +121,7 @@ def _write(
     now = convert.now_micros()
     found, feed = _locked(tx, caller, key, now)
     before = convert.memory_state(found if found.state_pk is not None else None)
-    if expected_etag is not None and expected_etag != before.etag:
-        raise etag_mismatch(memory_state_name(key))
+    convert.check_etag(expected_etag, before.etag, memory_state_name(key))
     # The state after is what is written (nothing is read back).
     after = MemoryState(
         summary=before.summary if summary is None else summary,
@@ -129,7 +139,8 @@ def _write(
     }
     if found.state_pk is None:
         values["conversation_pk"] = values.pop("pk")
-        _INSERT.execute(tx, **values)
+        if not _INSERT[tx.dialect].execute(tx, **values):
+            raise RetryTransaction("the state was created by a write that committed meanwhile")
     else:
         _UPDATE.execute(tx, **values)
     feed.append(change_log.memory_state_upserted(key, after))

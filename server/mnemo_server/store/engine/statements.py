@@ -26,11 +26,11 @@ from __future__ import annotations
 import json
 import threading
 from collections import namedtuple
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Insert, Table, bindparam, insert
-from sqlalchemy.dialects import sqlite
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.base import Executable
@@ -57,6 +57,16 @@ class _Compiled:
         binds = compiled.binds
         self.defaults = {k: v for k, v in compiled.params.items() if not binds[k].required}
         self.row: Any = namedtuple("Row", names, rename=True) if names else None
+
+
+def insert_per_dialect(build: Callable[[Any], Executable]) -> dict[str, Statement]:
+    """A statement per dialect name (``[tx.dialect]``) from ``build(insert)``,
+    where ``insert`` is the dialect's own (for its ``on_conflict_do_nothing``
+    and ``on_conflict_do_update``, which the two spell differently)."""
+    return {
+        "sqlite": Statement(build(sqlite.insert)),
+        "postgresql": Statement(build(postgresql.insert)),
+    }
 
 
 def insert_row(table: Table, *, without: Sequence[str] = ("id",)) -> Insert:

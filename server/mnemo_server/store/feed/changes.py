@@ -54,7 +54,6 @@ from sqlalchemy import (
     tuple_,
 )
 from sqlalchemy import update as sql_update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from mnemo_server.domain import codec
 from mnemo_server.domain.changes import (
@@ -88,7 +87,7 @@ from mnemo_server.domain.names import (
     message_name,
     user_name,
 )
-from mnemo_server.store.engine.statements import Statement, insert_row
+from mnemo_server.store.engine.statements import Statement, insert_per_dialect, insert_row
 from mnemo_server.store.feed.notify import notify_change
 from mnemo_server.store.rows import now_micros, to_datetime
 from mnemo_server.store.schema import change_cursors, changes
@@ -144,9 +143,9 @@ def _slim(state: ChangeState) -> ChangeState:
 
 # The user's counter moves by ``count`` (created at ``now`` if missing); the
 # row stays locked until the write commits.
-_ALLOCATE = {
-    dialect: Statement(
-        module.insert(change_cursors)
+_ALLOCATE = insert_per_dialect(
+    lambda insert: (
+        insert(change_cursors)
         .values(
             user_id=bindparam("user_id"),
             last_cursor=bindparam("count"),
@@ -167,8 +166,7 @@ _ALLOCATE = {
         )
         .returning(change_cursors.c.last_cursor, change_cursors.c.last_change_at)
     )
-    for dialect, module in (("sqlite", sqlite), ("postgresql", postgresql))
-}
+)
 _INSERT = Statement(insert_row(changes, without=()))
 # PostgreSQL: the counter's move and the insert of the changes in one
 # statement (a data-modifying CTE), one round trip instead of two. The rows
@@ -281,6 +279,11 @@ def memory_state_upserted(key: ConversationKey, state: MemoryState) -> NewChange
 
 def message_appended(key: ConversationKey, message: StoredMessage) -> NewChange:
     return upsert(message_name(key, message.position), message)
+
+
+def message_removed(resource_name: str) -> NewChange:
+    """A DELETE of one message (``.../messages/{position}``; PopMessages)."""
+    return NewChange(ChangeOperation.DELETE, resource_name)
 
 
 def failed_run_recorded(key: ConversationKey, run: FailedRun) -> NewChange:

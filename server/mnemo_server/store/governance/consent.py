@@ -30,11 +30,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Row, bindparam, insert, select, text, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from mnemo_server.domain import events
 from mnemo_server.domain.commands.governance import SetConsent, UpdateMemorySettings
-from mnemo_server.domain.errors import etag_mismatch
 from mnemo_server.domain.governance import (
     Access,
     Consent,
@@ -49,11 +47,11 @@ from mnemo_server.domain.governance import (
 from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.memory_models import CandidateState, MemoryCandidate
 from mnemo_server.store.engine.failures import RetryTransaction
-from mnemo_server.store.engine.statements import Statement
+from mnemo_server.store.engine.statements import Statement, insert_per_dialect
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.memories.rows import candidate
-from mnemo_server.store.rows import new_etag, now_micros, to_datetime
+from mnemo_server.store.rows import check_etag, new_etag, now_micros, to_datetime
 from mnemo_server.store.schema import (
     conversations,
     memory_candidates,
@@ -99,14 +97,13 @@ _PG_LOCK = text(
     "SELECT u.tenant_id FROM memory_user_state AS m JOIN users AS u ON u.user_id = m.user_id "
     "WHERE m.user_id = %(user_id)s FOR UPDATE OF m FOR SHARE OF u"
 ).text
-_CREATE_LOCK_ROW = {
-    dialect: Statement(
-        module.insert(memory_user_state)
+_CREATE_LOCK_ROW = insert_per_dialect(
+    lambda insert: (
+        insert(memory_user_state)
         .values(user_id=bindparam("user_id"), vectors_version=bindparam("now"))
         .on_conflict_do_nothing()
     )
-    for dialect, module in (("sqlite", sqlite), ("postgresql", postgresql))
-}
+)
 _LOCK_USER_ROW = Statement(
     select(users.c.user_id).where(users.c.user_id == bindparam("user_id")).with_for_update()
 )
@@ -352,8 +349,7 @@ def update_settings(tx: Tx, command: UpdateMemorySettings) -> MemorySettings:
     user_id = command.user_id
     found = _locked_settings(tx, command.caller, user_id)
     before = _settings_of(user_id, found)
-    if command.expected_etag is not None and command.expected_etag != before.etag:
-        raise etag_mismatch(memory_settings_name(user_id))
+    check_etag(command.expected_etag, before.etag, memory_settings_name(user_id))
     row = _write_settings(
         tx,
         user_id,

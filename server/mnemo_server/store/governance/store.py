@@ -3,7 +3,7 @@ memory gate and the analytics events (``GovernanceStore``), the governance
 part of ``SqlStore``.
 
 Each method is one transaction of ``Database`` running a function of
-``governance.consent`` or ``governance.events`` (consent and the memory
+``consent`` or ``events`` (``store.governance``) (consent and the memory
 switch are written by commands: ``SqlStore.execute``; events are recorded
 by the next write batch: ``record_events_later``); the error contracts are
 those of ``domain.ports.GovernanceStore``.
@@ -26,7 +26,7 @@ from mnemo_server.domain.governance import (
 )
 from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.models import Keyset, Page
-from mnemo_server.store.governance import consent as governance
+from mnemo_server.store.governance import consent
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.transactions.database import Database
 
@@ -40,16 +40,16 @@ class SqlGovernanceStore:
         self._db = db
 
     async def get_consent(self, user_id: str) -> Consent:
-        return await self._db.read(lambda conn: governance.get_consent(conn, user_id), short=True)
+        return await self._db.read(lambda conn: consent.get_consent(conn, user_id), short=True)
 
     async def get_memory_settings(self, user_id: str) -> MemorySettings:
-        return await self._db.read(lambda conn: governance.get_settings(conn, user_id), short=True)
+        return await self._db.read(lambda conn: consent.get_settings(conn, user_id), short=True)
 
     async def memory_gate(
         self, user_id: str, conversation_ids: Sequence[str], access: Access
     ) -> Gate | None:
         inputs = await self._db.read(
-            lambda conn: governance.gate_inputs(conn, user_id, conversation_ids)
+            lambda conn: consent.gate_inputs(conn, user_id, conversation_ids)
         )
         return closed_gate(inputs, access)
 

@@ -5,7 +5,7 @@ Where the text could be, and what ``erase`` does there, in one transaction:
 
 - ``memories`` and ``memory_versions``: the rows are deleted;
 - the full-text index: ``unindex`` (if it was live), then
-  ``memory_text_index.forget_deleted`` (SQLite: FTS5 ``optimize``);
+  ``text_index.forget_deleted`` (SQLite: FTS5 ``optimize``);
 - ``memory_embeddings``: deleted (a vector is derived from the text);
 - ``memory_candidates`` approved into the entry: text, metadata and vector
   blanked (the candidate stays, approved, with its key);
@@ -32,7 +32,6 @@ from sqlalchemy import Connection, delete, insert, or_, select, update
 
 from mnemo_server.domain import events
 from mnemo_server.domain.commands.memories import DeleteMemory
-from mnemo_server.domain.errors import etag_mismatch
 from mnemo_server.domain.memory_models import MemoryTombstone
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import events as event_log
@@ -40,7 +39,7 @@ from mnemo_server.store.governance.consent import open_memory_write
 from mnemo_server.store.memories import rows
 from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.memories.writes import find_row, vectors_changed
-from mnemo_server.store.rows import now_micros, to_datetime
+from mnemo_server.store.rows import check_etag, now_micros, to_datetime
 from mnemo_server.store.schema import (
     idempotency_records,
     memories,
@@ -86,8 +85,7 @@ def erase(tx: Tx, command: DeleteMemory) -> MemoryTombstone:
         if found is None:
             raise rows.memory_not_found(user_id, memory_id)
         return found
-    if expected_etag is not None and expected_etag != row.etag:
-        raise etag_mismatch(rows.memory_name(user_id, memory_id))
+    check_etag(expected_etag, row.etag, rows.memory_name(user_id, memory_id))
     texts = {row.text}
     texts.update(
         conn.execute(

@@ -2,8 +2,7 @@
 memories part of ``SqlStore``.
 
 Each method is one read transaction of ``Database`` running a function of
-``sql_memory_reads``, ``sql_memory_history``, ``sql_recall`` or
-``candidates`` (the writes are commands: ``SqlStore.execute``). The error
+``reads``, ``versions``, ``recall`` or ``candidates`` (the writes are commands: ``SqlStore.execute``). The error
 contracts are those of ``domain.ports.MemoryStore``; the keysets are:
 ``list_memories`` ``(create time in epoch microseconds, memory_id)``,
 ``list_memory_versions`` ``(update time micros, memory_id, version)``,
@@ -28,8 +27,7 @@ from mnemo_server.domain.memory_models import (
 from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.domain.ranking import RecallResult
 from mnemo_server.store.governance.consent import gate_inputs, gated_read
-from mnemo_server.store.memories import candidates, reads, recall
-from mnemo_server.store.memories import versions as history
+from mnemo_server.store.memories import candidates, reads, recall, versions
 from mnemo_server.store.memories.vector_cache import VectorCache
 from mnemo_server.store.transactions.database import SHORT_PAGE, Database
 
@@ -65,7 +63,7 @@ class SqlMemoryStore:
             lambda conn: gated_read(
                 conn,
                 user_id,
-                lambda: history.list_versions(conn, user_id, memory_id, limit, after),
+                lambda: versions.list_versions(conn, user_id, memory_id, limit, after),
             )
         )
 

@@ -56,7 +56,6 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Connection,
-    and_,
     func,
     literal,
     select,
@@ -68,7 +67,6 @@ from sqlalchemy.types import TypeEngine
 from mnemo_server.domain.ranking import SAMPLE_SIZE, Candidate, LexicalPlan, TermStats
 from mnemo_server.domain.text_search import stems
 from mnemo_server.store.engine.statements import Statement, dialect_of, list_parameter
-from mnemo_server.store.schema import memories
 from mnemo_server.store.transactions.tx import Tx
 
 KEY_CHARS = 16
@@ -396,11 +394,6 @@ def contains(conn: Connection, column: ColumnElement[str], needle: str) -> Colum
     finder = func.instr if dialect_of(conn) == "sqlite" else func.strpos
     found: ColumnElement[bool] = finder(column, literal(needle)) > 0
     return found
-
-
-def in_conversation(conversation_id: str) -> ColumnElement[bool]:
-    """The entry is scoped to ``conversation_id`` (not ``""``)."""
-    return and_(memories.c.scope == "conversation", memories.c.conversation_id == conversation_id)
 
 
 def one_of(

@@ -10,7 +10,7 @@ from sqlalchemy import Connection, insert, update
 
 from mnemo_server.domain import events
 from mnemo_server.domain.commands.memories import UpdateMemory
-from mnemo_server.domain.errors import Entry, Part, etag_mismatch
+from mnemo_server.domain.errors import Entry, Part
 from mnemo_server.domain.memory_models import Embedding, Memory
 from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store.feed import changes
@@ -24,7 +24,7 @@ from mnemo_server.store.memories.writes import (
     existing_row,
     vectors_changed,
 )
-from mnemo_server.store.rows import new_etag, now_micros
+from mnemo_server.store.rows import check_etag, new_etag, now_micros
 from mnemo_server.store.schema import memories, memory_embeddings, memory_versions
 from mnemo_server.store.transactions.tx import Tx
 from mnemo_server.store.transactions.units import unit
@@ -40,8 +40,7 @@ def update_entry(tx: Tx, command: UpdateMemory) -> Memory:
     tenant_id = open_memory_write(tx, command.caller, user_id, [command.origin_conversation_id])
     conn = tx.conn
     row = existing_row(conn, user_id, memory_id)
-    if expected_etag is not None and expected_etag != row.etag:
-        raise etag_mismatch(rows.memory_name(user_id, memory_id))
+    check_etag(expected_etag, row.etag, rows.memory_name(user_id, memory_id))
     if change.embedding is not None:
         check_dimensions(
             conn, user_id, [(Entry(Part.EMBEDDING), change.embedding)], except_pk=row.id

@@ -2,13 +2,17 @@
 per-process cache of the vectors as a numpy matrix.
 
 ``UserVectors`` holds the live (unarchived) entries' vectors of a (user,
-model) exactly as stored (float32), their lengths (float64), and the
-entries' ids and conversations. ``nearest`` scores every allowed row in
-float32 (one matrix-vector product), keeps the rows within float32 rounding
-error (``tolerance``) of the ``k``-th best score (``argpartition``), and
-computes the exact cosines of those few in float64 from the same stored
-values; so no entry of the exact top ``k`` is missed, and the cosines are
-exact.
+model) as stored (float32), each scaled by a power of two to a length in
+[0.5, 1) (exact: the cosines are those of the stored values), their
+lengths (float64), and the entries' ids and conversations. ``nearest``
+scores every allowed row in float32 (one matrix-vector product), keeps the
+rows within float32 rounding error (``tolerance``) of the ``k``-th best
+score (``partition``), and computes the exact cosines of those few in
+float64 from the same values; so no entry of the exact top ``k`` is
+missed, and the cosines are exact. The scaling is what makes the float32
+scores trustworthy whatever the magnitude of the stored values: a valid
+embedding may hold any finite float32, and unscaled, a row of length
+1e-40 scored ``inf`` or ``nan`` and one of length 1e38 overflowed.
 
 Why float32 and not a compact float16 or int8 matrix: numpy multiplies
 float32 with BLAS and the others without (measured on this project's 2-core
@@ -59,9 +63,11 @@ class UserVectors:
     """The distinct conversation ids; ``codes[i]`` indexes it for entry ``i``."""
     codes: npt.NDArray[np.int32]
     vectors: npt.NDArray[np.float32]
-    """Shape ``(len(memory_ids), dimensions)``: the stored values."""
+    """Shape ``(len(memory_ids), dimensions)``: the stored values, each row
+    scaled by a power of two to a length in [0.5, 1) (an all-zero row stays
+    as it is)."""
     lengths: npt.NDArray[np.float64]
-    """Each row's Euclidean length (0 for an all-zero row)."""
+    """Each scaled row's Euclidean length (0 for an all-zero row)."""
     inverse_lengths: npt.NDArray[np.float32]
     """1 / ``lengths`` (0 for an all-zero row, which then scores 0)."""
 
@@ -85,6 +91,9 @@ class UserVectors:
         matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), dimensions)
         del blobs
         matrix = matrix.astype(np.float32)  # native order, writeable copy
+        stored = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64))
+        _, exponents = np.frexp(stored)  # stored = m * 2**exponent, 0.5 <= m < 1
+        matrix = np.ldexp(matrix, -exponents[:, np.newaxis].astype(np.int32)).astype(np.float32)
         lengths = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64))
         with np.errstate(divide="ignore"):
             inverse = np.where(lengths > 0, 1.0 / lengths, 0.0).astype(np.float32)
@@ -117,9 +126,11 @@ class UserVectors:
         if len(query) != self.dimensions:
             raise ValueError(f"query has {len(query)} dimensions, the vectors {self.dimensions}")
         vector = np.asarray(query, dtype=np.float64)
-        length = float(np.linalg.norm(vector))
-        if length == 0.0:
+        largest = float(np.max(np.abs(vector))) if len(vector) else 0.0
+        if largest == 0.0:
             raise ValueError("query vector is all zeros")
+        vector = vector / largest  # no overflow or underflow in the length
+        length = float(np.linalg.norm(vector))
         wanted = [self.conversations.index(c) for c in conversations if c in self.conversations]
         if k <= 0 or not wanted:
             return []

@@ -48,7 +48,7 @@ def _chain(row: MemoryRow) -> ColumnElement[bool]:
 
 def earlier_versions() -> Select[Any]:
     """Every earlier version (``memory_versions``) as a row that
-    ``memory_convert.memory`` reads: its entry with the version's text,
+    ``rows.memory`` reads: its entry with the version's text,
     metadata, pinned flag and etag, ``updated_at`` when the version was
     written and ``archived_at`` when an update replaced it (no vector)."""
     return select(

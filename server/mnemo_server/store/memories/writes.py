@@ -1,7 +1,7 @@
 """Saving memory entries (with keyed supersede), and what every memory write
 shares: the vectors version, rows by id, the vectors' dimension check (every
 memory write first takes the user's lock and passes the memory gate:
-``sql_governance.open_memory_write``).
+``consent.open_memory_write``).
 
 Keyed supersede: a save with a key archives (stamps ``archived_at`` and a new
 etag on) the live entry of the same (user, scope, conversation, key) before
@@ -213,7 +213,7 @@ def insert_entries(
     feed: list[NewChange] | None = None,
 ) -> tuple[SavedMemory, ...]:
     """Save ``(memory_id, draft)`` pairs in order (the caller holds
-    ``lock_user``), as saving them one at a time would: a keyed draft
+    the user's memory lock, ``consent.lock_for_memory``), as saving them one at a time would: a keyed draft
     supersedes the live entry of its key, including an earlier draft of the
     same call (saved already archived). The changes (each archived entry,
     then the new one, per draft) are added to ``feed``. The saved entries

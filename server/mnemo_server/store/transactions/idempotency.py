@@ -26,13 +26,12 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, bindparam, delete, select, tuple_
-from sqlalchemy.dialects import postgresql, sqlite
 
 from mnemo_server.domain import codec
 from mnemo_server.domain.commands import Idempotent, result_type
 from mnemo_server.domain.errors import MnemoError, request_id_reused
 from mnemo_server.domain.models import Idempotency
-from mnemo_server.store.engine.statements import Statement
+from mnemo_server.store.engine.statements import Statement, insert_per_dialect
 from mnemo_server.store.rows import now_micros
 from mnemo_server.store.schema import idempotency_records
 from mnemo_server.store.transactions.tx import Replay, Tx
@@ -55,9 +54,9 @@ _FIELDS: dict[str, Any] = {
     "change_cursor": bindparam("change_cursor"),
     "created_at": bindparam("created_at"),
 }
-_RECORD = {
-    dialect: Statement(
-        module.insert(idempotency_records)
+_RECORD = insert_per_dialect(
+    lambda insert: (
+        insert(idempotency_records)
         .values(**_FIELDS)
         .on_conflict_do_update(
             index_elements=[_records.user_id, _records.request_id],
@@ -70,8 +69,7 @@ _RECORD = {
         )
         .returning(_records.request_id)
     )
-    for dialect, module in (("sqlite", sqlite), ("postgresql", postgresql))
-}
+)
 _FIND = Statement(
     select(
         _records.scope, _records.fingerprint, _records.result_json, _records.change_cursor

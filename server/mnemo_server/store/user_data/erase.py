@@ -18,7 +18,7 @@ a user who ever set either keeps the ``user_settings`` row and the
 still refuses the next write; the receipt lists them as retained. Besides
 the tables, the SQLite full-text index ``memories_fts`` (not in the
 metadata) holds the user's live entries: they are unindexed first, and
-``memory_text_index.forget_deleted`` then rewrites the index so that no
+``text_index.forget_deleted`` then rewrites the index so that no
 token of the user's texts remains in it (also none left behind by earlier
 archives and updates, which only unindex). On PostgreSQL the GIN index
 follows the table.
@@ -32,7 +32,7 @@ writes lock it ``FOR SHARE`` in the memory gate and ``FOR KEY SHARE`` with
 every insert that references it). A write already holding any of them
 commits before the erasure deletes; a later one waits for the erasure to
 commit, finds the user gone and runs again (``store.transactions.database`` retries a
-foreign key violation, ``sql_memories.lock_user`` a vanished lock row),
+foreign key violation, ``consent.lock_for_memory`` a vanished lock row),
 creating the user anew. Taking the locks in the writers' order keeps the
 two from deadlocking.
 
@@ -54,7 +54,7 @@ from mnemo_server.domain.governance import Consent, MemorySettings
 from mnemo_server.domain.user_data import Erased
 from mnemo_server.store.engine.dialect import insert_ignoring_conflicts
 from mnemo_server.store.feed import changes as change_log
-from mnemo_server.store.governance import consent as governance
+from mnemo_server.store.governance import consent
 from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.schema import (
     change_cursors,
@@ -98,7 +98,7 @@ def erase_user(tx: Tx, command: DeleteUserData) -> Erased:
     """Delete the user's rows but the retained ones (see the module doc)."""
     user_id, conn = command.user_id, tx.conn
     created = _lock_user_row(conn, user_id)
-    decision = governance.get_decision(conn, user_id)
+    decision = consent.get_decision(conn, user_id)
     kept = () if decision is None else RETAINED_TABLES
     deleted: dict[str, int] = {}
     if conn.dialect.name == "sqlite":
@@ -119,8 +119,8 @@ def erase_user(tx: Tx, command: DeleteUserData) -> Erased:
         deleted[users.name] -= 1
     fts.forget_deleted(conn)
     deleted[changes.name] = change_log.erase(tx, user_id, erased_rows=any(deleted.values()))
-    consent, settings = decision or (Consent(user_id), MemorySettings(user_id))
-    return Erased(deleted, {table.name: 1 for table in kept}, consent, settings)
+    decided, settings = decision or (Consent(user_id), MemorySettings(user_id))
+    return Erased(deleted, {table.name: 1 for table in kept}, decided, settings)
 
 
 def _lock_user_row(conn: Connection, user_id: str) -> bool:

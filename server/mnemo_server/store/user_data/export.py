@@ -38,7 +38,7 @@ from mnemo_server.domain.user_data import (
     MemoryVersion,
 )
 from mnemo_server.store import rows as convert
-from mnemo_server.store.governance import consent as governance
+from mnemo_server.store.governance import consent
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.memories import rows
 from mnemo_server.store.memories import text_index as fts
@@ -212,12 +212,12 @@ def _candidates(conn: Connection, user_id: str, limit: int, after: Keyset | None
 
 
 def _consent(conn: Connection, user_id: str, limit: int, after: Keyset | None) -> Page[Any]:
-    consent = governance.get_consent(conn, user_id)
-    return Page(() if consent.update_time is None else (consent,))
+    decided = consent.get_consent(conn, user_id)
+    return Page(() if decided.update_time is None else (decided,))
 
 
 def _settings(conn: Connection, user_id: str, limit: int, after: Keyset | None) -> Page[Any]:
-    settings = governance.get_settings(conn, user_id)
+    settings = consent.get_settings(conn, user_id)
     return Page(() if settings.update_time is None else (settings,))
 
 

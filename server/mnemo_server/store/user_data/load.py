@@ -9,9 +9,9 @@ export's order, so every order that follows them is the same), the default
 conversation's row (it has no fields of its own), the user's row (in the
 caller's tenant; imported events take that tenant too), a candidate's
 resolve time (not part of the API: the import time) and the user's vectors
-version (``memory_user_state``, a fresh value, see ``sql_memories.lock_user``).
+version (``memory_user_state``, a fresh value, see ``consent.lock_for_memory``).
 Not applied: the consent and settings records when the user kept their own
-through an erasure (``sql_user_erase.RETAINED_TABLES``): the decision the
+through an erasure (``erase.RETAINED_TABLES``): the decision the
 user made last stands. Not imported because not exported: idempotency records (a retry of a request
 made before the export is a new request). The change feed gets one change per
 imported resource (consent, settings, conversations, working memories,
@@ -101,7 +101,7 @@ def _stored(items: Iterable[StoredMessage]) -> str:
 
 
 _DECISION_KINDS = ("consent", "memory_settings")
-"""The records of a decision an erasure keeps (``sql_user_erase.RETAINED_TABLES``)."""
+"""The records of a decision an erasure keeps (``erase.RETAINED_TABLES``)."""
 
 
 def _check_empty(conn: Connection, user_id: str) -> None:
@@ -300,7 +300,7 @@ def _load_memories(conn: Connection, user_id: str, data: UserData, now: int) -> 
     """Entries (indexed for full text when live), versions, vectors,
     tombstones and candidates."""
     if data.memories or data.tombstones or data.candidates:
-        # As a memory write would (``sql_memories.lock_user``); recall reads
+        # As a memory write would (``consent.lock_for_memory``); recall reads
         # the vectors only of a user who has this row.
         conn.execute(insert(memory_user_state).values(user_id=user_id, vectors_version=now))
     if data.memories:

@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file mnemo/v1/conversations.proto.
  */
 export const file_mnemo_v1_conversations: GenFile = /*@__PURE__*/
-  fileDesc("ChxtbmVtby92MS9jb252ZXJzYXRpb25zLnByb3RvEghtbmVtby52MSKSAgoMQ29udmVyc2F0aW9uEgwKBG5hbWUYASABKAkSKQoIbWV0YWRhdGEYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCXRlbXBvcmFyeRgDIAEoCBIvCgtjcmVhdGVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDW1lc3NhZ2VfY291bnQYBiABKAMSDAoEZXRhZxgHIAEoCRIvCgtleHBpcmVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAixAEKDkhpc3RvcnlNZXNzYWdlEgwKBG5hbWUYASABKAkSEAoIcG9zaXRpb24YAiABKAMSDgoGcnVuX2lkGAMgASgJEgwKBHR1cm4YBCABKAUSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBHJvbGUYBiABKAkSFAoMbWVzc2FnZV9qc29uGAcgASgJEgwKBHRleHQYCCABKAkSEQoJY29tcGFjdGVkGAkgASgIIj8KCFJ1bkVycm9yEg8KB21lc3NhZ2UYASABKAkSDAoEY29kZRgCIAEoCRIUCgxkZXRhaWxzX2pzb24YAyABKAkiqQEKCUZhaWxlZFJ1bhIMCgRuYW1lGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIhCgVlcnJvchgDIAEoCzISLm1uZW1vLnYxLlJ1bkVycm9yEioKCG1lc3NhZ2VzGAQgAygLMhgubW5lbW8udjEuSGlzdG9yeU1lc3NhZ2USLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoYBChlDcmVhdGVDb252ZXJzYXRpb25SZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRIXCg9jb252ZXJzYXRpb25faWQYAiABKAkSLAoMY29udmVyc2F0aW9uGAMgASgLMhYubW5lbW8udjEuQ29udmVyc2F0aW9uEhIKCnJlcXVlc3RfaWQYBCABKAkiYQoaQ3JlYXRlQ29udmVyc2F0aW9uUmVzcG9uc2USLAoMY29udmVyc2F0aW9uGAEgASgLMhYubW5lbW8udjEuQ29udmVyc2F0aW9uEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiJgoWR2V0Q29udmVyc2F0aW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJIkcKF0dldENvbnZlcnNhdGlvblJlc3BvbnNlEiwKDGNvbnZlcnNhdGlvbhgBIAEoCzIWLm1uZW1vLnYxLkNvbnZlcnNhdGlvbiJRChhMaXN0Q29udmVyc2F0aW9uc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJImMKGUxpc3RDb252ZXJzYXRpb25zUmVzcG9uc2USLQoNY29udmVyc2F0aW9ucxgBIAMoCzIWLm1uZW1vLnYxLkNvbnZlcnNhdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiegoZVXBkYXRlQ29udmVyc2F0aW9uUmVxdWVzdBIsCgxjb252ZXJzYXRpb24YASABKAsyFi5tbmVtby52MS5Db252ZXJzYXRpb24SLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrImEKGlVwZGF0ZUNvbnZlcnNhdGlvblJlc3BvbnNlEiwKDGNvbnZlcnNhdGlvbhgBIAEoCzIWLm1uZW1vLnYxLkNvbnZlcnNhdGlvbhIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDIjcKGURlbGV0ZUNvbnZlcnNhdGlvblJlcXVlc3QSDAoEbmFtZRgBIAEoCRIMCgRldGFnGAIgASgJIjMKGkRlbGV0ZUNvbnZlcnNhdGlvblJlc3BvbnNlEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMi7AEKFUFwcGVuZE1lc3NhZ2VzUmVxdWVzdBIUCgxjb252ZXJzYXRpb24YASABKAkSKgoIbWVzc2FnZXMYAiADKAsyGC5tbmVtby52MS5IaXN0b3J5TWVzc2FnZRIOCgZydW5faWQYAyABKAkSDAoEdHVybhgEIAEoBRISCgpyZXF1ZXN0X2lkGAUgASgJEh4KEWV4cGVjdGVkX3Bvc2l0aW9uGAYgASgDSACIAQESKQoIbWV0YWRhdGEYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QhQKEl9leHBlY3RlZF9wb3NpdGlvbiKJAQoWQXBwZW5kTWVzc2FnZXNSZXNwb25zZRIqCghtZXNzYWdlcxgBIAMoCzIYLm1uZW1vLnYxLkhpc3RvcnlNZXNzYWdlEiwKDGNvbnZlcnNhdGlvbhgCIAEoCzIWLm1uZW1vLnYxLkNvbnZlcnNhdGlvbhIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDImQKE0xpc3RNZXNzYWdlc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhYKDnN0YXJ0X3Bvc2l0aW9uGAQgASgDIlsKFExpc3RNZXNzYWdlc1Jlc3BvbnNlEioKCG1lc3NhZ2VzGAEgAygLMhgubW5lbW8udjEuSGlzdG9yeU1lc3NhZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlMKFVN0cmVhbU1lc3NhZ2VzUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSFgoOc3RhcnRfcG9zaXRpb24YAiABKAMSEgoKYmF0Y2hfc2l6ZRgDIAEoBSJEChZTdHJlYW1NZXNzYWdlc1Jlc3BvbnNlEioKCG1lc3NhZ2VzGAEgAygLMhgubW5lbW8udjEuSGlzdG9yeU1lc3NhZ2UiLAoUQ2xlYXJNZXNzYWdlc1JlcXVlc3QSFAoMY29udmVyc2F0aW9uGAEgASgJIlwKFUNsZWFyTWVzc2FnZXNSZXNwb25zZRIsCgxjb252ZXJzYXRpb24YASABKAsyFi5tbmVtby52MS5Db252ZXJzYXRpb24SFQoNY2hhbmdlX2N1cnNvchgPIAEoAyKhAQoWUmVjb3JkRmFpbGVkUnVuUmVxdWVzdBIUCgxjb252ZXJzYXRpb24YASABKAkSDgoGcnVuX2lkGAIgASgJEiEKBWVycm9yGAMgASgLMhIubW5lbW8udjEuUnVuRXJyb3ISKgoIbWVzc2FnZXMYBCADKAsyGC5tbmVtby52MS5IaXN0b3J5TWVzc2FnZRISCgpyZXF1ZXN0X2lkGAUgASgJIlkKF1JlY29yZEZhaWxlZFJ1blJlc3BvbnNlEicKCmZhaWxlZF9ydW4YASABKAsyEy5tbmVtby52MS5GYWlsZWRSdW4SFQoNY2hhbmdlX2N1cnNvchgPIAEoAyJOChVMaXN0RmFpbGVkUnVuc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlsKFkxpc3RGYWlsZWRSdW5zUmVzcG9uc2USKAoLZmFpbGVkX3J1bnMYASADKAsyEy5tbmVtby52MS5GYWlsZWRSdW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIi4KFlNuYXBzaG90SGlzdG9yeVJlcXVlc3QSFAoMY29udmVyc2F0aW9uGAEgASgJIlcKF1NuYXBzaG90SGlzdG9yeVJlc3BvbnNlEhAKCHJldmlzaW9uGAEgASgJEioKCG1lc3NhZ2VzGAIgAygLMhgubW5lbW8udjEuSGlzdG9yeU1lc3NhZ2UirwEKG1JlcGxhY2VIaXN0b3J5UHJlZml4UmVxdWVzdBIUCgxjb252ZXJzYXRpb24YASABKAkSEAoIcmV2aXNpb24YAiABKAkSFQoNbWVzc2FnZV9jb3VudBgDIAEoAxItCgtyZXBsYWNlbWVudBgEIAMoCzIYLm1uZW1vLnYxLkhpc3RvcnlNZXNzYWdlEg4KBnJ1bl9pZBgFIAEoCRISCgpyZXF1ZXN0X2lkGAYgASgJInMKHFJlcGxhY2VIaXN0b3J5UHJlZml4UmVzcG9uc2USEAoIcmV2aXNpb24YASABKAkSKgoIbWVzc2FnZXMYAiADKAsyGC5tbmVtby52MS5IaXN0b3J5TWVzc2FnZRIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDMqcJChNDb252ZXJzYXRpb25TZXJ2aWNlEl8KEkNyZWF0ZUNvbnZlcnNhdGlvbhIjLm1uZW1vLnYxLkNyZWF0ZUNvbnZlcnNhdGlvblJlcXVlc3QaJC5tbmVtby52MS5DcmVhdGVDb252ZXJzYXRpb25SZXNwb25zZRJWCg9HZXRDb252ZXJzYXRpb24SIC5tbmVtby52MS5HZXRDb252ZXJzYXRpb25SZXF1ZXN0GiEubW5lbW8udjEuR2V0Q29udmVyc2F0aW9uUmVzcG9uc2USXAoRTGlzdENvbnZlcnNhdGlvbnMSIi5tbmVtby52MS5MaXN0Q29udmVyc2F0aW9uc1JlcXVlc3QaIy5tbmVtby52MS5MaXN0Q29udmVyc2F0aW9uc1Jlc3BvbnNlEl8KElVwZGF0ZUNvbnZlcnNhdGlvbhIjLm1uZW1vLnYxLlVwZGF0ZUNvbnZlcnNhdGlvblJlcXVlc3QaJC5tbmVtby52MS5VcGRhdGVDb252ZXJzYXRpb25SZXNwb25zZRJfChJEZWxldGVDb252ZXJzYXRpb24SIy5tbmVtby52MS5EZWxldGVDb252ZXJzYXRpb25SZXF1ZXN0GiQubW5lbW8udjEuRGVsZXRlQ29udmVyc2F0aW9uUmVzcG9uc2USUwoOQXBwZW5kTWVzc2FnZXMSHy5tbmVtby52MS5BcHBlbmRNZXNzYWdlc1JlcXVlc3QaIC5tbmVtby52MS5BcHBlbmRNZXNzYWdlc1Jlc3BvbnNlEk0KDExpc3RNZXNzYWdlcxIdLm1uZW1vLnYxLkxpc3RNZXNzYWdlc1JlcXVlc3QaHi5tbmVtby52MS5MaXN0TWVzc2FnZXNSZXNwb25zZRJVCg5TdHJlYW1NZXNzYWdlcxIfLm1uZW1vLnYxLlN0cmVhbU1lc3NhZ2VzUmVxdWVzdBogLm1uZW1vLnYxLlN0cmVhbU1lc3NhZ2VzUmVzcG9uc2UwARJQCg1DbGVhck1lc3NhZ2VzEh4ubW5lbW8udjEuQ2xlYXJNZXNzYWdlc1JlcXVlc3QaHy5tbmVtby52MS5DbGVhck1lc3NhZ2VzUmVzcG9uc2USVgoPUmVjb3JkRmFpbGVkUnVuEiAubW5lbW8udjEuUmVjb3JkRmFpbGVkUnVuUmVxdWVzdBohLm1uZW1vLnYxLlJlY29yZEZhaWxlZFJ1blJlc3BvbnNlElMKDkxpc3RGYWlsZWRSdW5zEh8ubW5lbW8udjEuTGlzdEZhaWxlZFJ1bnNSZXF1ZXN0GiAubW5lbW8udjEuTGlzdEZhaWxlZFJ1bnNSZXNwb25zZRJWCg9TbmFwc2hvdEhpc3RvcnkSIC5tbmVtby52MS5TbmFwc2hvdEhpc3RvcnlSZXF1ZXN0GiEubW5lbW8udjEuU25hcHNob3RIaXN0b3J5UmVzcG9uc2USZQoUUmVwbGFjZUhpc3RvcnlQcmVmaXgSJS5tbmVtby52MS5SZXBsYWNlSGlzdG9yeVByZWZpeFJlcXVlc3QaJi5tbmVtby52MS5SZXBsYWNlSGlzdG9yeVByZWZpeFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChxtbmVtby92MS9jb252ZXJzYXRpb25zLnByb3RvEghtbmVtby52MSKSAgoMQ29udmVyc2F0aW9uEgwKBG5hbWUYASABKAkSKQoIbWV0YWRhdGEYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCXRlbXBvcmFyeRgDIAEoCBIvCgtjcmVhdGVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDW1lc3NhZ2VfY291bnQYBiABKAMSDAoEZXRhZxgHIAEoCRIvCgtleHBpcmVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAixAEKDkhpc3RvcnlNZXNzYWdlEgwKBG5hbWUYASABKAkSEAoIcG9zaXRpb24YAiABKAMSDgoGcnVuX2lkGAMgASgJEgwKBHR1cm4YBCABKAUSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBHJvbGUYBiABKAkSFAoMbWVzc2FnZV9qc29uGAcgASgJEgwKBHRleHQYCCABKAkSEQoJY29tcGFjdGVkGAkgASgIIj8KCFJ1bkVycm9yEg8KB21lc3NhZ2UYASABKAkSDAoEY29kZRgCIAEoCRIUCgxkZXRhaWxzX2pzb24YAyABKAkiqQEKCUZhaWxlZFJ1bhIMCgRuYW1lGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIhCgVlcnJvchgDIAEoCzISLm1uZW1vLnYxLlJ1bkVycm9yEioKCG1lc3NhZ2VzGAQgAygLMhgubW5lbW8udjEuSGlzdG9yeU1lc3NhZ2USLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoYBChlDcmVhdGVDb252ZXJzYXRpb25SZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRIXCg9jb252ZXJzYXRpb25faWQYAiABKAkSLAoMY29udmVyc2F0aW9uGAMgASgLMhYubW5lbW8udjEuQ29udmVyc2F0aW9uEhIKCnJlcXVlc3RfaWQYBCABKAkiYQoaQ3JlYXRlQ29udmVyc2F0aW9uUmVzcG9uc2USLAoMY29udmVyc2F0aW9uGAEgASgLMhYubW5lbW8udjEuQ29udmVyc2F0aW9uEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiJgoWR2V0Q29udmVyc2F0aW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJIkcKF0dldENvbnZlcnNhdGlvblJlc3BvbnNlEiwKDGNvbnZlcnNhdGlvbhgBIAEoCzIWLm1uZW1vLnYxLkNvbnZlcnNhdGlvbiJRChhMaXN0Q29udmVyc2F0aW9uc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJImMKGUxpc3RDb252ZXJzYXRpb25zUmVzcG9uc2USLQoNY29udmVyc2F0aW9ucxgBIAMoCzIWLm1uZW1vLnYxLkNvbnZlcnNhdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiegoZVXBkYXRlQ29udmVyc2F0aW9uUmVxdWVzdBIsCgxjb252ZXJzYXRpb24YASABKAsyFi5tbmVtby52MS5Db252ZXJzYXRpb24SLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrImEKGlVwZGF0ZUNvbnZlcnNhdGlvblJlc3BvbnNlEiwKDGNvbnZlcnNhdGlvbhgBIAEoCzIWLm1uZW1vLnYxLkNvbnZlcnNhdGlvbhIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDIjcKGURlbGV0ZUNvbnZlcnNhdGlvblJlcXVlc3QSDAoEbmFtZRgBIAEoCRIMCgRldGFnGAIgASgJIjMKGkRlbGV0ZUNvbnZlcnNhdGlvblJlc3BvbnNlEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMi7AEKFUFwcGVuZE1lc3NhZ2VzUmVxdWVzdBIUCgxjb252ZXJzYXRpb24YASABKAkSKgoIbWVzc2FnZXMYAiADKAsyGC5tbmVtby52MS5IaXN0b3J5TWVzc2FnZRIOCgZydW5faWQYAyABKAkSDAoEdHVybhgEIAEoBRISCgpyZXF1ZXN0X2lkGAUgASgJEh4KEWV4cGVjdGVkX3Bvc2l0aW9uGAYgASgDSACIAQESKQoIbWV0YWRhdGEYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QhQKEl9leHBlY3RlZF9wb3NpdGlvbiKJAQoWQXBwZW5kTWVzc2FnZXNSZXNwb25zZRIqCghtZXNzYWdlcxgBIAMoCzIYLm1uZW1vLnYxLkhpc3RvcnlNZXNzYWdlEiwKDGNvbnZlcnNhdGlvbhgCIAEoCzIWLm1uZW1vLnYxLkNvbnZlcnNhdGlvbhIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDImQKE0xpc3RNZXNzYWdlc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhYKDnN0YXJ0X3Bvc2l0aW9uGAQgASgDIlsKFExpc3RNZXNzYWdlc1Jlc3BvbnNlEioKCG1lc3NhZ2VzGAEgAygLMhgubW5lbW8udjEuSGlzdG9yeU1lc3NhZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlMKFVN0cmVhbU1lc3NhZ2VzUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSFgoOc3RhcnRfcG9zaXRpb24YAiABKAMSEgoKYmF0Y2hfc2l6ZRgDIAEoBSJEChZTdHJlYW1NZXNzYWdlc1Jlc3BvbnNlEioKCG1lc3NhZ2VzGAEgAygLMhgubW5lbW8udjEuSGlzdG9yeU1lc3NhZ2UiLAoUQ2xlYXJNZXNzYWdlc1JlcXVlc3QSFAoMY29udmVyc2F0aW9uGAEgASgJIlwKFUNsZWFyTWVzc2FnZXNSZXNwb25zZRIsCgxjb252ZXJzYXRpb24YASABKAsyFi5tbmVtby52MS5Db252ZXJzYXRpb24SFQoNY2hhbmdlX2N1cnNvchgPIAEoAyIhChFHZXRNZXNzYWdlUmVxdWVzdBIMCgRuYW1lGAEgASgJIj8KEkdldE1lc3NhZ2VSZXNwb25zZRIpCgdtZXNzYWdlGAEgASgLMhgubW5lbW8udjEuSGlzdG9yeU1lc3NhZ2UijQEKElBvcE1lc3NhZ2VzUmVxdWVzdBIUCgxjb252ZXJzYXRpb24YASABKAkSDQoFY291bnQYAiABKAUSIwoWZXhwZWN0ZWRfbmV4dF9wb3NpdGlvbhgDIAEoA0gAiAEBEhIKCnJlcXVlc3RfaWQYBCABKAlCGQoXX2V4cGVjdGVkX25leHRfcG9zaXRpb24ihgEKE1BvcE1lc3NhZ2VzUmVzcG9uc2USKgoIbWVzc2FnZXMYASADKAsyGC5tbmVtby52MS5IaXN0b3J5TWVzc2FnZRIsCgxjb252ZXJzYXRpb24YAiABKAsyFi5tbmVtby52MS5Db252ZXJzYXRpb24SFQoNY2hhbmdlX2N1cnNvchgPIAEoAyKhAQoWUmVjb3JkRmFpbGVkUnVuUmVxdWVzdBIUCgxjb252ZXJzYXRpb24YASABKAkSDgoGcnVuX2lkGAIgASgJEiEKBWVycm9yGAMgASgLMhIubW5lbW8udjEuUnVuRXJyb3ISKgoIbWVzc2FnZXMYBCADKAsyGC5tbmVtby52MS5IaXN0b3J5TWVzc2FnZRISCgpyZXF1ZXN0X2lkGAUgASgJIlkKF1JlY29yZEZhaWxlZFJ1blJlc3BvbnNlEicKCmZhaWxlZF9ydW4YASABKAsyEy5tbmVtby52MS5GYWlsZWRSdW4SFQoNY2hhbmdlX2N1cnNvchgPIAEoAyJOChVMaXN0RmFpbGVkUnVuc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlsKFkxpc3RGYWlsZWRSdW5zUmVzcG9uc2USKAoLZmFpbGVkX3J1bnMYASADKAsyEy5tbmVtby52MS5GYWlsZWRSdW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIi4KFlNuYXBzaG90SGlzdG9yeVJlcXVlc3QSFAoMY29udmVyc2F0aW9uGAEgASgJIlcKF1NuYXBzaG90SGlzdG9yeVJlc3BvbnNlEhAKCHJldmlzaW9uGAEgASgJEioKCG1lc3NhZ2VzGAIgAygLMhgubW5lbW8udjEuSGlzdG9yeU1lc3NhZ2UirwEKG1JlcGxhY2VIaXN0b3J5UHJlZml4UmVxdWVzdBIUCgxjb252ZXJzYXRpb24YASABKAkSEAoIcmV2aXNpb24YAiABKAkSFQoNbWVzc2FnZV9jb3VudBgDIAEoAxItCgtyZXBsYWNlbWVudBgEIAMoCzIYLm1uZW1vLnYxLkhpc3RvcnlNZXNzYWdlEg4KBnJ1bl9pZBgFIAEoCRISCgpyZXF1ZXN0X2lkGAYgASgJInMKHFJlcGxhY2VIaXN0b3J5UHJlZml4UmVzcG9uc2USEAoIcmV2aXNpb24YASABKAkSKgoIbWVzc2FnZXMYAiADKAsyGC5tbmVtby52MS5IaXN0b3J5TWVzc2FnZRIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDMrwKChNDb252ZXJzYXRpb25TZXJ2aWNlEl8KEkNyZWF0ZUNvbnZlcnNhdGlvbhIjLm1uZW1vLnYxLkNyZWF0ZUNvbnZlcnNhdGlvblJlcXVlc3QaJC5tbmVtby52MS5DcmVhdGVDb252ZXJzYXRpb25SZXNwb25zZRJWCg9HZXRDb252ZXJzYXRpb24SIC5tbmVtby52MS5HZXRDb252ZXJzYXRpb25SZXF1ZXN0GiEubW5lbW8udjEuR2V0Q29udmVyc2F0aW9uUmVzcG9uc2USXAoRTGlzdENvbnZlcnNhdGlvbnMSIi5tbmVtby52MS5MaXN0Q29udmVyc2F0aW9uc1JlcXVlc3QaIy5tbmVtby52MS5MaXN0Q29udmVyc2F0aW9uc1Jlc3BvbnNlEl8KElVwZGF0ZUNvbnZlcnNhdGlvbhIjLm1uZW1vLnYxLlVwZGF0ZUNvbnZlcnNhdGlvblJlcXVlc3QaJC5tbmVtby52MS5VcGRhdGVDb252ZXJzYXRpb25SZXNwb25zZRJfChJEZWxldGVDb252ZXJzYXRpb24SIy5tbmVtby52MS5EZWxldGVDb252ZXJzYXRpb25SZXF1ZXN0GiQubW5lbW8udjEuRGVsZXRlQ29udmVyc2F0aW9uUmVzcG9uc2USUwoOQXBwZW5kTWVzc2FnZXMSHy5tbmVtby52MS5BcHBlbmRNZXNzYWdlc1JlcXVlc3QaIC5tbmVtby52MS5BcHBlbmRNZXNzYWdlc1Jlc3BvbnNlEk0KDExpc3RNZXNzYWdlcxIdLm1uZW1vLnYxLkxpc3RNZXNzYWdlc1JlcXVlc3QaHi5tbmVtby52MS5MaXN0TWVzc2FnZXNSZXNwb25zZRJVCg5TdHJlYW1NZXNzYWdlcxIfLm1uZW1vLnYxLlN0cmVhbU1lc3NhZ2VzUmVxdWVzdBogLm1uZW1vLnYxLlN0cmVhbU1lc3NhZ2VzUmVzcG9uc2UwARJHCgpHZXRNZXNzYWdlEhsubW5lbW8udjEuR2V0TWVzc2FnZVJlcXVlc3QaHC5tbmVtby52MS5HZXRNZXNzYWdlUmVzcG9uc2USSgoLUG9wTWVzc2FnZXMSHC5tbmVtby52MS5Qb3BNZXNzYWdlc1JlcXVlc3QaHS5tbmVtby52MS5Qb3BNZXNzYWdlc1Jlc3BvbnNlElAKDUNsZWFyTWVzc2FnZXMSHi5tbmVtby52MS5DbGVhck1lc3NhZ2VzUmVxdWVzdBofLm1uZW1vLnYxLkNsZWFyTWVzc2FnZXNSZXNwb25zZRJWCg9SZWNvcmRGYWlsZWRSdW4SIC5tbmVtby52MS5SZWNvcmRGYWlsZWRSdW5SZXF1ZXN0GiEubW5lbW8udjEuUmVjb3JkRmFpbGVkUnVuUmVzcG9uc2USUwoOTGlzdEZhaWxlZFJ1bnMSHy5tbmVtby52MS5MaXN0RmFpbGVkUnVuc1JlcXVlc3QaIC5tbmVtby52MS5MaXN0RmFpbGVkUnVuc1Jlc3BvbnNlElYKD1NuYXBzaG90SGlzdG9yeRIgLm1uZW1vLnYxLlNuYXBzaG90SGlzdG9yeVJlcXVlc3QaIS5tbmVtby52MS5TbmFwc2hvdEhpc3RvcnlSZXNwb25zZRJlChRSZXBsYWNlSGlzdG9yeVByZWZpeBIlLm1uZW1vLnYxLlJlcGxhY2VIaXN0b3J5UHJlZml4UmVxdWVzdBomLm1uZW1vLnYxLlJlcGxhY2VIaXN0b3J5UHJlZml4UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * A conversation (an Anvia session, a goliath conversation id, a gecx-chat
@@ -823,6 +823,130 @@ export const ClearMessagesResponseSchema: GenMessage<ClearMessagesResponse> = /*
   messageDesc(file_mnemo_v1_conversations, 21);
 
 /**
+ * Request for GetMessage.
+ *
+ * @generated from message mnemo.v1.GetMessageRequest
+ */
+export type GetMessageRequest = Message<"mnemo.v1.GetMessageRequest"> & {
+  /**
+   * `users/{user}/conversations/{conversation}/messages/{position}`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message mnemo.v1.GetMessageRequest.
+ * Use `create(GetMessageRequestSchema)` to create a new message.
+ */
+export const GetMessageRequestSchema: GenMessage<GetMessageRequest> = /*@__PURE__*/
+  messageDesc(file_mnemo_v1_conversations, 22);
+
+/**
+ * Response of GetMessage.
+ *
+ * @generated from message mnemo.v1.GetMessageResponse
+ */
+export type GetMessageResponse = Message<"mnemo.v1.GetMessageResponse"> & {
+  /**
+   * The message.
+   *
+   * @generated from field: mnemo.v1.HistoryMessage message = 1;
+   */
+  message?: HistoryMessage | undefined;
+};
+
+/**
+ * Describes the message mnemo.v1.GetMessageResponse.
+ * Use `create(GetMessageResponseSchema)` to create a new message.
+ */
+export const GetMessageResponseSchema: GenMessage<GetMessageResponse> = /*@__PURE__*/
+  messageDesc(file_mnemo_v1_conversations, 23);
+
+/**
+ * Request for PopMessages.
+ *
+ * @generated from message mnemo.v1.PopMessagesRequest
+ */
+export type PopMessagesRequest = Message<"mnemo.v1.PopMessagesRequest"> & {
+  /**
+   * `users/{user}/conversations/{conversation}`.
+   *
+   * @generated from field: string conversation = 1;
+   */
+  conversation: string;
+
+  /**
+   * How many of the last messages to remove: 1 to 1000. Fewer are removed
+   * when the history is shorter (none from an empty history).
+   *
+   * @generated from field: int32 count = 2;
+   */
+  count: number;
+
+  /**
+   * When set, the pop happens only if the conversation's next position (its
+   * message count) is this; otherwise ABORTED with POSITION_MISMATCH and
+   * nothing is removed: a client pops exactly the tail it read.
+   *
+   * @generated from field: optional int64 expected_next_position = 3;
+   */
+  expectedNextPosition?: bigint | undefined;
+
+  /**
+   * Makes the call idempotent: a retry returns the first result.
+   *
+   * @generated from field: string request_id = 4;
+   */
+  requestId: string;
+};
+
+/**
+ * Describes the message mnemo.v1.PopMessagesRequest.
+ * Use `create(PopMessagesRequestSchema)` to create a new message.
+ */
+export const PopMessagesRequestSchema: GenMessage<PopMessagesRequest> = /*@__PURE__*/
+  messageDesc(file_mnemo_v1_conversations, 24);
+
+/**
+ * Response of PopMessages.
+ *
+ * @generated from message mnemo.v1.PopMessagesResponse
+ */
+export type PopMessagesResponse = Message<"mnemo.v1.PopMessagesResponse"> & {
+  /**
+   * The removed messages, in position order (oldest first).
+   *
+   * @generated from field: repeated mnemo.v1.HistoryMessage messages = 1;
+   */
+  messages: HistoryMessage[];
+
+  /**
+   * The conversation after the pop.
+   *
+   * @generated from field: mnemo.v1.Conversation conversation = 2;
+   */
+  conversation?: Conversation | undefined;
+
+  /**
+   * The cursor of the last change this write appended to the user's change
+   * feed (SyncService); a retried request returns the first call's cursor;
+   * 0 when the write changed nothing.
+   *
+   * @generated from field: int64 change_cursor = 15;
+   */
+  changeCursor: bigint;
+};
+
+/**
+ * Describes the message mnemo.v1.PopMessagesResponse.
+ * Use `create(PopMessagesResponseSchema)` to create a new message.
+ */
+export const PopMessagesResponseSchema: GenMessage<PopMessagesResponse> = /*@__PURE__*/
+  messageDesc(file_mnemo_v1_conversations, 25);
+
+/**
  * Request for RecordFailedRun.
  *
  * @generated from message mnemo.v1.RecordFailedRunRequest
@@ -869,7 +993,7 @@ export type RecordFailedRunRequest = Message<"mnemo.v1.RecordFailedRunRequest"> 
  * Use `create(RecordFailedRunRequestSchema)` to create a new message.
  */
 export const RecordFailedRunRequestSchema: GenMessage<RecordFailedRunRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_conversations, 22);
+  messageDesc(file_mnemo_v1_conversations, 26);
 
 /**
  * Response of RecordFailedRun.
@@ -900,7 +1024,7 @@ export type RecordFailedRunResponse = Message<"mnemo.v1.RecordFailedRunResponse"
  * Use `create(RecordFailedRunResponseSchema)` to create a new message.
  */
 export const RecordFailedRunResponseSchema: GenMessage<RecordFailedRunResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_conversations, 23);
+  messageDesc(file_mnemo_v1_conversations, 27);
 
 /**
  * Request for ListFailedRuns.
@@ -935,7 +1059,7 @@ export type ListFailedRunsRequest = Message<"mnemo.v1.ListFailedRunsRequest"> & 
  * Use `create(ListFailedRunsRequestSchema)` to create a new message.
  */
 export const ListFailedRunsRequestSchema: GenMessage<ListFailedRunsRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_conversations, 24);
+  messageDesc(file_mnemo_v1_conversations, 28);
 
 /**
  * Response of ListFailedRuns.
@@ -963,7 +1087,7 @@ export type ListFailedRunsResponse = Message<"mnemo.v1.ListFailedRunsResponse"> 
  * Use `create(ListFailedRunsResponseSchema)` to create a new message.
  */
 export const ListFailedRunsResponseSchema: GenMessage<ListFailedRunsResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_conversations, 25);
+  messageDesc(file_mnemo_v1_conversations, 29);
 
 /**
  * Request for SnapshotHistory.
@@ -984,7 +1108,7 @@ export type SnapshotHistoryRequest = Message<"mnemo.v1.SnapshotHistoryRequest"> 
  * Use `create(SnapshotHistoryRequestSchema)` to create a new message.
  */
 export const SnapshotHistoryRequestSchema: GenMessage<SnapshotHistoryRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_conversations, 26);
+  messageDesc(file_mnemo_v1_conversations, 30);
 
 /**
  * Response of SnapshotHistory.
@@ -1013,7 +1137,7 @@ export type SnapshotHistoryResponse = Message<"mnemo.v1.SnapshotHistoryResponse"
  * Use `create(SnapshotHistoryResponseSchema)` to create a new message.
  */
 export const SnapshotHistoryResponseSchema: GenMessage<SnapshotHistoryResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_conversations, 27);
+  messageDesc(file_mnemo_v1_conversations, 31);
 
 /**
  * Request for ReplaceHistoryPrefix.
@@ -1070,7 +1194,7 @@ export type ReplaceHistoryPrefixRequest = Message<"mnemo.v1.ReplaceHistoryPrefix
  * Use `create(ReplaceHistoryPrefixRequestSchema)` to create a new message.
  */
 export const ReplaceHistoryPrefixRequestSchema: GenMessage<ReplaceHistoryPrefixRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_conversations, 28);
+  messageDesc(file_mnemo_v1_conversations, 32);
 
 /**
  * Response of ReplaceHistoryPrefix.
@@ -1108,7 +1232,7 @@ export type ReplaceHistoryPrefixResponse = Message<"mnemo.v1.ReplaceHistoryPrefi
  * Use `create(ReplaceHistoryPrefixResponseSchema)` to create a new message.
  */
 export const ReplaceHistoryPrefixResponseSchema: GenMessage<ReplaceHistoryPrefixResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_conversations, 29);
+  messageDesc(file_mnemo_v1_conversations, 33);
 
 /**
  * ConversationService keeps the durable, replayable message history of each
@@ -1216,10 +1340,13 @@ export const ConversationService: GenService<{
     output: typeof ListMessagesResponseSchema;
   },
   /**
-   * Streams the canonical history in position order, in batches, from one
-   * consistent read. For long histories.
+   * Streams the canonical history in position order, in batches, all from the
+   * history as it stood when the stream began (messages appended meanwhile
+   * are not streamed). For long histories.
    *
-   * Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND.
+   * Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND,
+   * ABORTED (CONCURRENT_MODIFICATION: the history was cleared or popped, or
+   * the conversation deleted, while it was streamed; stream it again).
    * Read-only.
    *
    * @generated from rpc mnemo.v1.ConversationService.StreamMessages
@@ -1228,6 +1355,38 @@ export const ConversationService: GenService<{
     methodKind: "server_streaming";
     input: typeof StreamMessagesRequestSchema;
     output: typeof StreamMessagesResponseSchema;
+  },
+  /**
+   * Returns one canonical message by its name
+   * (`users/{user}/conversations/{conversation}/messages/{position}`).
+   *
+   * Errors: INVALID_ARGUMENT (INVALID_NAME), NOT_FOUND (no such conversation,
+   * or no message at that position). Read-only.
+   *
+   * @generated from rpc mnemo.v1.ConversationService.GetMessage
+   */
+  getMessage: {
+    methodKind: "unary";
+    input: typeof GetMessageRequestSchema;
+    output: typeof GetMessageResponseSchema;
+  },
+  /**
+   * Removes the last `count` messages of the canonical history (the OpenAI
+   * Agents SDK's `pop_item`), newest positions first: the next position goes
+   * back by the number removed. Compaction checkpoints never cover a popped
+   * message: popping into a compacted prefix is refused.
+   *
+   * Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), NOT_FOUND,
+   * ABORTED (POSITION_MISMATCH: `expected_next_position` is not the next
+   * position), FAILED_PRECONDITION (HISTORY_COMPACTED: a compaction covers a
+   * message to pop; REQUEST_ID_REUSED). Idempotent with a `request_id`.
+   *
+   * @generated from rpc mnemo.v1.ConversationService.PopMessages
+   */
+  popMessages: {
+    methodKind: "unary";
+    input: typeof PopMessagesRequestSchema;
+    output: typeof PopMessagesResponseSchema;
   },
   /**
    * Removes every message and compaction checkpoint of the conversation

@@ -1,0 +1,173 @@
+"""``mnemo mcp``: serve Mnemo's memory tools to an MCP client (a desktop
+assistant, an IDE agent, an agent framework) for one user, through a running
+Mnemo server. The server itself is ``mnemo.integrations.mcp`` (extra
+``mnemo-client[mcp]``); this is its command line.
+
+The user: ``--user`` (a server with ``--auth none``; with an admin token, a
+user of the token's tenant), else the ``sub`` of the token (``--token``,
+``$MNEMO_TOKEN`` or ``--token-file``, re-read before every call so a
+refreshed token is picked up).
+
+Transports: ``--transport stdio`` (the default: the MCP client launches this
+command and speaks on its stdin/stdout) or ``--transport http`` (streamable
+HTTP at ``http://LISTEN/mcp``; loopback only unless
+``--allow-non-loopback``, since whoever reaches it acts as the user). One
+line on stderr says where it serves. Exit codes: 0 stopped (stdin closed,
+SIGINT or SIGTERM); 1 the address could not be bound; 2 bad usage (no user,
+an unreadable token file, a non-loopback address, the extra not installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from mnemo.client import DEFAULT_TARGET, DEFAULT_TIMEOUT
+from mnemo_server.cli import user_data
+from mnemo_server.cli.user_data import TOKEN_ENV
+from mnemo_server.config import is_loopback, listen_host
+
+COMMAND = "mcp"
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+DEFAULT_LISTEN = "127.0.0.1:8765"
+_MISSING_EXTRA = (
+    "mnemo mcp needs the MCP SDK: pip install 'mnemo-client[mcp]' (or make venv in a clone)"
+)
+
+
+class UsageProblem(Exception):
+    """Flags that cannot be served as given."""
+
+
+def add_command(commands: Any) -> None:
+    """Add ``mcp`` to the ``mnemo`` subcommands."""
+    parser = commands.add_parser(
+        COMMAND,
+        help="serve Mnemo's memory tools over MCP for one user (through a running server)",
+        description="Serve the MCP tools memory_save, memory_recall, memory_list, "
+        "memory_update, memory_delete, memory_context, working_memory_get and "
+        "working_memory_remember for one user, calling a running Mnemo server. "
+        "See docs/integrations/mcp.md.",
+    )
+    parser.add_argument(
+        "--target", default=DEFAULT_TARGET, metavar="HOST:PORT", help="the Mnemo server's address"
+    )
+    parser.add_argument(
+        "--user", default=None, help="the user the tools act for (default: the token's sub)"
+    )
+    token = parser.add_mutually_exclusive_group()
+    token.add_argument(
+        "--token", default=None, help=f"a bearer token (JWT) for --auth jwt; default: ${TOKEN_ENV}"
+    )
+    token.add_argument(
+        "--token-file",
+        default=None,
+        metavar="FILE",
+        help="a file holding the token, read again before every call",
+    )
+    parser.add_argument(
+        "--conversation",
+        default=None,
+        metavar="ID",
+        help="the conversation the tools act in: the origin of their writes, the scope of "
+        "scope=conversation saves and of working memory (default: none)",
+    )
+    parser.add_argument(
+        "--ca-file", default=None, help="use TLS, trusting the CA certificates in this PEM file"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"deadline of each call to Mnemo (default {DEFAULT_TIMEOUT:.0f})",
+    )
+    parser.add_argument(
+        "--transport", choices=("stdio", "http"), default="stdio", help="default: stdio"
+    )
+    parser.add_argument(
+        "--listen",
+        default=DEFAULT_LISTEN,
+        metavar="HOST:PORT",
+        help=f"with --transport http: the address (default {DEFAULT_LISTEN}; port 0: any free)",
+    )
+    parser.add_argument(
+        "--allow-non-loopback",
+        action="store_true",
+        help="with --transport http: allow a non-loopback --listen (anyone reaching it acts "
+        "as the user)",
+    )
+
+
+def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    """Run ``mnemo mcp`` until it is stopped; the exit code."""
+    try:
+        from mnemo.integrations import mcp as integration
+    except ImportError as error:
+        print(f"mnemo: {_MISSING_EXTRA} ({error})", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        token, first_token = _token(args, env, integration.token_file_reader)
+        identity = integration.resolve_identity(args.user, first_token, args.conversation)
+        credentials = user_data.channel_credentials(args.ca_file)
+        host, port = _address(args) if args.transport == "http" else ("", 0)
+    except (UsageProblem, user_data.FileProblem, integration.IdentityError) as problem:
+        print(f"mnemo: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    server = integration.build_server(
+        args.target, identity, token=token, credentials=credentials, timeout=args.timeout
+    )
+    who = f"users/{identity.user}" + (
+        f"/conversations/{identity.conversation}" if identity.conversation else ""
+    )
+
+    def listening(where: str) -> None:
+        print(f"mnemo: serving MCP on {where} for {who} (Mnemo at {args.target})", file=sys.stderr)
+
+    try:
+        if args.transport == "stdio":
+            listening("stdio")
+            asyncio.run(integration.serve_stdio(server))
+        else:
+            asyncio.run(integration.serve_http(server, host, port, on_listening=listening))
+    except KeyboardInterrupt:
+        return EXIT_OK
+    except OSError as error:
+        print(f"mnemo: cannot listen on {args.listen}: {error}", file=sys.stderr)
+        return EXIT_FAILURE
+    return EXIT_OK
+
+
+def _token(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    file_reader: Callable[[Path], Callable[[], str]],
+) -> tuple[str | Callable[[], str] | None, str | None]:
+    """The token source for the client, and the token as it is now."""
+    if args.token_file:
+        path = Path(args.token_file)
+        try:
+            current = path.read_text(encoding="utf-8").strip()
+        except OSError as error:
+            raise UsageProblem(f"cannot read {path}: {error}") from None
+        return file_reader(path), current
+    token = args.token if args.token is not None else env.get(TOKEN_ENV)
+    return token or None, token or None
+
+
+def _address(args: argparse.Namespace) -> tuple[str, int]:
+    listen: str = args.listen
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit() or int(port) > 65535:
+        raise UsageProblem(f"--listen {listen!r} is not HOST:PORT")
+    if not is_loopback(listen) and not args.allow_non_loopback:
+        raise UsageProblem(
+            f"refusing --listen {listen}, which is not a loopback address: whoever reaches the "
+            "MCP endpoint acts as the user; use 127.0.0.1, or add --allow-non-loopback behind "
+            "a proxy that authenticates"
+        )
+    return listen_host(listen), int(port)
