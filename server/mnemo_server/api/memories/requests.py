@@ -239,10 +239,12 @@ BATCH_FIELDS = EntryFields(
 EXTRACT_FIELDS = EntryFields(draft=lambda i: f"memories[{i}]")
 APPROVE_FIELDS = EntryFields(draft=lambda i: "candidate.memory")
 UPDATE_FIELDS = EntryFields()
+RECALL_FIELDS = UPDATE_FIELDS
 """Drafts of ``CreateMemory``, ``BatchCreateMemories``, ``ExtractMemories``
 (server ids; its entries are the response's ``memories[i]``),
 ``ApproveMemoryCandidate`` (a server id), ``UpdateMemory``; recall's query
-vector is ``query_embedding`` whatever the layout."""
+vector (``RecallMemories``, ``BuildContext``) is ``query_embedding``
+whatever the layout."""
 
 
 # ------------------------------------------------------------------ drafts

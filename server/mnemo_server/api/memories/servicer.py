@@ -252,7 +252,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         user_id = parse.user_of(v, request.parent, "parent", scope)
         query = parse.recall_query_of(v, request, user_id, scope)
         v.raise_if_invalid()
-        with parse.UPDATE_FIELDS.naming():
+        with parse.RECALL_FIELDS.naming():
             hits = await self._recall.recall(caller_of(scope), user_id, query)
         for hit in hits:
             yield convert.hit_to_proto(hit)
@@ -265,7 +265,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         user_id = parse.user_of(v, request.parent, "parent", scope)
         query, max_entries, max_bytes = parse.context_query_of(v, request, user_id, scope)
         v.raise_if_invalid()
-        with parse.UPDATE_FIELDS.naming():
+        with parse.RECALL_FIELDS.naming():
             built = await self._recall.build_context(
                 caller_of(scope), user_id, query, max_entries=max_entries, max_bytes=max_bytes
             )
