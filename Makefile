@@ -35,7 +35,7 @@ MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
 	test-unit test-store test-api test-openai-agents test-langgraph test-typescript lint-typescript test-browser bench bench-venv \
-	bench-report bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
+	bench-report bench-validation bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
 	@echo "Usage: make TARGET [ARGS=...] [PYTEST_ARGS=...]"
@@ -152,6 +152,14 @@ bench-venv: $(BENCH_STAMP) ## Create/refresh .venv-bench, the peers' environment
 
 bench: $(STAMP) $(BENCH_STAMP) ## All benchmarks (< 15 min): writes docs/benchmarks.md + .json; subsets via ARGS="--only writes,peers --seconds 1 --repeat 1"
 	$(PY) bench/run.py --command 'make bench$(if $(ARGS), ARGS="$(ARGS)")' $(ARGS)
+
+VALIDATION_PKGS := .venv-validation
+VALIDATION_REQS := protovalidate==2.1.0 protobuf-py==0.7.0 protobuf-py-ext==0.7.0 protobuf-py-pure==0.7.0
+
+bench-validation: $(STAMP) ## Request validation CPU per call (hand-written rules vs protovalidate) beside the empty RPC: bench/validation_cost.py; ARGS="--calls 2000"
+	@test -d $(VALIDATION_PKGS)/protovalidate || $(PY) -m pip install --quiet --progress-bar off \
+		--target $(VALIDATION_PKGS) --no-deps $(VALIDATION_REQS)
+	$(PY) -m bench.validation_cost $(ARGS)
 
 bench-report: $(STAMP) ## Re-render docs/benchmarks.md from docs/benchmarks.json (no measuring)
 	$(PY) -m bench.report docs/benchmarks.json docs/benchmarks.md

@@ -98,7 +98,7 @@ async def test_reads_and_writes(database: Database) -> None:
 async def test_a_domain_error_rolls_the_write_back(database: Database) -> None:
     def work(tx: Tx) -> None:
         add_user("u1")(tx)
-        raise NotFound("not there")
+        raise NotFound("not there", reason="NOT_FOUND")
 
     with pytest.raises(NotFound):
         await database.write(work)
@@ -110,7 +110,7 @@ async def test_concurrent_writes_share_one_commit_and_a_failing_one_rolls_back_a
 ) -> None:
     def failing(tx: Tx) -> None:
         add_user("bad")(tx)
-        raise NotFound("not there")
+        raise NotFound("not there", reason="NOT_FOUND")
 
     before = len(commits)
     outcomes = await held_batch(database, add_user("a"), failing, add_user("b"), add_user("c"))
@@ -319,7 +319,7 @@ async def test_a_failing_deferred_write_is_only_logged(
     database: Database, caplog: pytest.LogCaptureFixture
 ) -> None:
     def failing(tx: Tx) -> None:
-        raise NotFound("gone")
+        raise NotFound("gone", reason="NOT_FOUND")
 
     database.defer(failing)
     await database.flush()

@@ -11,9 +11,11 @@ import pytest
 from mnemo_server.domain.errors import (
     Aborted,
     AlreadyExists,
+    Entry,
     FailedPrecondition,
     InvalidArgument,
     NotFound,
+    Part,
 )
 from mnemo_server.domain.memory_models import (
     Embedding,
@@ -214,7 +216,8 @@ async def test_vectors_are_kept_and_dimensions_checked(store: SqlStore) -> None:
         await save(store, "m3", draft("c", vector=[1.0, 2.0]))
     assert mismatch.value.reason == "EMBEDDING_DIMENSION_MISMATCH"
     assert mismatch.value.metadata == {"expected": "3", "got": "2"}
-    assert [v.field for v in mismatch.value.violations] == ["memory.embedding.values"]
+    assert mismatch.value.entry == Entry(Part.EMBEDDING, 0)  # the API names the field
+    assert mismatch.value.violations == ()
     with pytest.raises(InvalidArgument):
         await create_memories(
             store,

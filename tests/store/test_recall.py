@@ -10,7 +10,7 @@ import math
 import pytest
 from sqlalchemy import Connection
 
-from mnemo_server.domain.errors import InvalidArgument
+from mnemo_server.domain.errors import Entry, InvalidArgument, Part
 from mnemo_server.domain.memory_models import (
     Embedding,
     MemoryChange,
@@ -218,7 +218,8 @@ async def test_semantic_candidates_are_the_exact_top_k(store: SqlStore) -> None:
             store, "alice", _query("", semantic=True), Embedding("test-model", (1.0, 0.0))
         )
     assert mismatch.value.reason == "EMBEDDING_DIMENSION_MISMATCH"
-    assert [v.field for v in mismatch.value.violations] == ["query_embedding.values"]
+    assert mismatch.value.entry == Entry(Part.QUERY_EMBEDDING)  # the API names the field
+    assert mismatch.value.violations == ()
 
 
 async def test_the_vector_cache_follows_writes_of_other_processes(

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 
 import pytest
 
+from mnemo_server.api.memories.requests import BATCH_FIELDS
+from mnemo_server.api.memories.rules import embedding_violations
 from mnemo_server.domain.embedding import (
     Embedder,
     EmbedderConfigError,
@@ -18,7 +20,7 @@ from mnemo_server.domain.embedding import (
     embedder_unavailable,
     load_embedder,
 )
-from mnemo_server.domain.limits import embedding_violations
+from mnemo_server.domain.errors import Entry, Part
 from mnemo_server.domain.memory_models import Embedding
 from tests.support.vectors import cosine, user_vectors
 
@@ -87,10 +89,13 @@ def test_errors_raised_around_embedders() -> None:
     error = embedder_unavailable()
     assert error.reason == "EMBEDDER_UNAVAILABLE"
     assert "query_embedding" in error.message
-    mismatch = dimension_mismatch("memory.embedding.values", expected=384, got=3)
+    mismatch = dimension_mismatch(Entry(Part.EMBEDDING, 2), expected=384, got=3)
     assert mismatch.reason == "EMBEDDING_DIMENSION_MISMATCH"
     assert mismatch.metadata == {"expected": "384", "got": "3"}
-    assert [v.field for v in mismatch.violations] == ["memory.embedding.values"]
+    assert mismatch.violations == ()  # the domain names no request field
+    located = BATCH_FIELDS.located(mismatch)
+    assert [v.field for v in located.violations] == ["requests[2].memory.embedding.values"]
+    assert located.message.startswith("requests[2].memory.embedding.values has 3 values")
 
 
 def test_static_model_without_its_package_names_the_extra(

@@ -35,6 +35,7 @@ SECRET = "password=hunter2 in a driver error"
 async def _unary_invalid(request: bytes, context: Any) -> bytes:
     raise InvalidArgument(
         "two problems",
+        reason="INVALID_FIELD",
         violations=(FieldViolation("a", "bad a"), FieldViolation("b.c", "bad c")),
         metadata={"fields": "a,b.c"},
     )
@@ -46,7 +47,9 @@ async def _unary_crash(request: bytes, context: Any) -> bytes:
 
 async def _stream_then_fail(request: bytes, context: Any) -> AsyncIterator[bytes]:
     yield b"first"
-    raise NotFound("gone mid-stream", metadata={"name": "users/u1/conversations/c1"})
+    raise NotFound(
+        "gone mid-stream", reason="NOT_FOUND", metadata={"name": "users/u1/conversations/c1"}
+    )
 
 
 async def _stream_crash_later(request: bytes, context: Any) -> AsyncIterator[bytes]:
@@ -64,7 +67,7 @@ async def _client_stream_abort(requests: AsyncIterator[bytes], context: Any) -> 
 async def _bidi_fail(requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:
     async for request in requests:
         yield request
-    raise Unavailable("store down")
+    raise Unavailable("store down", reason="UNAVAILABLE")
 
 
 async def _echo(request: Named, context: Any) -> Named:
@@ -233,15 +236,15 @@ def test_client_and_bidi_streaming_errors_are_mapped() -> None:
 @pytest.mark.parametrize(
     ("error", "code"),
     [
-        (InvalidArgument("x"), grpc.StatusCode.INVALID_ARGUMENT),
-        (NotFound("x"), grpc.StatusCode.NOT_FOUND),
-        (AlreadyExists("x"), grpc.StatusCode.ALREADY_EXISTS),
-        (Aborted("x"), grpc.StatusCode.ABORTED),
-        (FailedPrecondition("x"), grpc.StatusCode.FAILED_PRECONDITION),
-        (OutOfRange("x"), grpc.StatusCode.OUT_OF_RANGE),
-        (Unavailable("x"), grpc.StatusCode.UNAVAILABLE),
-        (NotImplementedYet("x"), grpc.StatusCode.UNIMPLEMENTED),
-        (MnemoError("x"), grpc.StatusCode.INTERNAL),
+        (InvalidArgument("x", "INVALID_FIELD"), grpc.StatusCode.INVALID_ARGUMENT),
+        (NotFound("x", "NOT_FOUND"), grpc.StatusCode.NOT_FOUND),
+        (AlreadyExists("x", "ALREADY_EXISTS"), grpc.StatusCode.ALREADY_EXISTS),
+        (Aborted("x", "CONCURRENT_MODIFICATION"), grpc.StatusCode.ABORTED),
+        (FailedPrecondition("x", "REQUEST_ID_REUSED"), grpc.StatusCode.FAILED_PRECONDITION),
+        (OutOfRange("x", "CURSOR_EXPIRED"), grpc.StatusCode.OUT_OF_RANGE),
+        (Unavailable("x", "UNAVAILABLE"), grpc.StatusCode.UNAVAILABLE),
+        (NotImplementedYet("x", "NOT_IMPLEMENTED"), grpc.StatusCode.UNIMPLEMENTED),
+        (MnemoError("x", "INTERNAL"), grpc.StatusCode.INTERNAL),
     ],
 )
 def test_every_domain_error_has_a_canonical_code(error: MnemoError, code: grpc.StatusCode) -> None:

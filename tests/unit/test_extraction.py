@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mnemo_server.api.memories.rules import memory_draft_violations
 from mnemo_server.domain.extraction import (
     ExtractedMemory,
     default_patterns,
@@ -16,7 +17,6 @@ from mnemo_server.domain.extraction import (
     parse_patterns,
     slug,
 )
-from mnemo_server.domain.limits import memory_draft_violations
 from mnemo_server.domain.memory_models import MemoryScope, MemorySource
 from mnemo_server.domain.models import NewMessage
 

@@ -6,6 +6,11 @@ import math
 
 import pytest
 
+from mnemo_server.api.memories.rules import (
+    check_memory_draft,
+    embedding_violations,
+    memory_draft_violations,
+)
 from mnemo_server.domain.errors import InvalidArgument
 from mnemo_server.domain.limits import (
     MAX_EMBEDDING_DIMENSIONS,
@@ -13,9 +18,6 @@ from mnemo_server.domain.limits import (
     MAX_METADATA_BYTES,
     MAX_METADATA_ENTRIES,
     MAX_TEXT_BYTES,
-    check_memory_draft,
-    embedding_violations,
-    memory_draft_violations,
 )
 from mnemo_server.domain.memory_models import Embedding, MemoryDraft, MemoryScope
 

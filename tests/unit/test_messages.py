@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from mnemo_server.api.validation import Validator
 from mnemo_server.domain.errors import InvalidArgument
-from mnemo_server.domain.messages import parse_message
+from mnemo_server.domain.messages import MessageProblem, parse_message
 
 
 def test_string_content_is_kept_verbatim() -> None:
@@ -99,8 +101,12 @@ def test_projection_drops_nul_and_lone_surrogates() -> None:
     ],
 )
 def test_invalid_messages(raw: str, problem: str) -> None:
+    with pytest.raises(MessageProblem, match=re.escape(problem)):
+        parse_message(raw)
+    v = Validator()  # the API layer names the field
+    assert v.message(raw, "messages[3].message_json", max_bytes=10**7) is None
     with pytest.raises(InvalidArgument) as caught:
-        parse_message(raw, "messages[3].message_json")
+        v.raise_if_invalid()
     error = caught.value
     assert error.reason == "INVALID_MESSAGE"
     assert error.metadata == {"field": "messages[3].message_json"}

@@ -75,9 +75,11 @@ def test_too_many_problems_list_the_first_ones_so_that_the_trailer_fits() -> Non
 
 
 def test_an_error_that_names_fields_carries_them_whatever_its_code() -> None:
-    error = AlreadyExists("taken", violations=(FieldViolation("requests[2].memory_id", "taken"),))
+    error = AlreadyExists(
+        "taken", "ALREADY_EXISTS", violations=(FieldViolation("requests[2].memory_id", "taken"),)
+    )
     assert len(to_status(error).trailing_metadata[0][1]) > len(
-        to_status(AlreadyExists("taken")).trailing_metadata[0][1]
+        to_status(AlreadyExists("taken", "ALREADY_EXISTS")).trailing_metadata[0][1]
     )
 
 

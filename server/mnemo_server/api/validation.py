@@ -6,18 +6,31 @@ raises a single ``InvalidArgument`` listing all of them (up to
 (and message, and metadata) are those of the first problem found, with the
 metadata key ``fields`` naming every offending field listed. Use cases then
 assume valid input.
+
+The static rules of a request's scalar fields (required, sizes, id
+patterns, ranges) are data: each service's ``api/<service>/rules.py``
+declares them once as a table of ``FieldRule`` per request type, and
+``check_fields`` applies a request's rules in table order. What a table
+cannot say (names, which the call's scope authorizes; SDK-native messages;
+limits from ``Settings``) is checked by the functions beside the table.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 from google.protobuf import timestamp_pb2
+from google.protobuf.message import Message
 
+from mnemo_server.api import names
+from mnemo_server.config import Settings
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
-from mnemo_server.domain.messages import loads_strict, parse_message
+from mnemo_server.domain.messages import MessageProblem, loads_strict, parse_message
 from mnemo_server.domain.models import NewMessage
 
 T = TypeVar("T")
@@ -61,6 +74,16 @@ def too_large(field: str, limit: int, unit: str, actual: int) -> InvalidArgument
     )
 
 
+def invalid_message(field: str, problem: str) -> InvalidArgument:
+    """``INVALID_MESSAGE`` for the SDK-native message in ``field``."""
+    return InvalidArgument(
+        f"{field} {problem}",
+        reason="INVALID_MESSAGE",
+        metadata={"field": field},
+        violations=(FieldViolation(field, problem),),
+    )
+
+
 def invalid_field(field: str, description: str, message: str = "") -> InvalidArgument:
     """``INVALID_FIELD`` for ``field``."""
     return InvalidArgument(
@@ -100,21 +123,18 @@ class Validator:
 
     def text(self, value: str, field: str, limit: int, *, required: bool = False) -> None:
         """A free text: required if asked, at most ``limit`` UTF-8 bytes, no NUL."""
-        if required and not value:
-            self.invalid(field, "is required")
-        self.max_bytes(value, field, limit)
-        self._no_nul(value, field)
+        if not value:
+            if required:
+                self.invalid(field, "is required")
+            return
+        if len(value) * 4 > limit:  # else it fits, whatever its UTF-8
+            self.max_bytes(value, field, limit)
+        if "\x00" in value:
+            self.invalid(field, "must not contain NUL characters")
 
     def identifier(self, value: str, field: str, *, required: bool = False) -> None:
         """A client-chosen key (``request_id``, ``run_id``): at most 128 characters, no NUL."""
-        if required and not value:
-            self.invalid(field, "is required")
-        self.max_chars(value, field, MAX_ID_CHARS)
-        self._no_nul(value, field)
-
-    def _no_nul(self, value: str, field: str) -> None:
-        if "\x00" in value:
-            self.invalid(field, "must not contain NUL characters")
+        (_required_identifier if required else _identifier)(self, value, field)
 
     def new_messages(
         self,
@@ -129,17 +149,28 @@ class Validator:
         if len(values) < min_count:
             self.invalid(field, f"needs at least {min_count} message(s)")
         self.max_items(len(values), field, max_count)
+        items = values[: max_count + 1]
+        paths = [f"{field}[{i}].message_json" for i in range(len(items))]
+        return self._parsed(zip(items, paths, strict=True), max_bytes)
+
+    def message(self, message_json: str, field: str, max_bytes: int) -> NewMessage | None:
+        """One SDK-native message of at most ``max_bytes``; ``None`` after a problem."""
+        parsed = self._parsed(((message_json, field),), max_bytes)
+        return parsed[0] if parsed else None
+
+    def _parsed(self, items: Iterable[tuple[str, str]], max_bytes: int) -> list[NewMessage]:
+        """The ``(message_json, field)`` that parse, the others' problems recorded."""
         result: list[NewMessage] = []
-        for index, message_json in enumerate(values[: max_count + 1]):
-            item_field = f"{field}[{index}].message_json"
-            size = len(message_json.encode("utf-8", "surrogatepass"))
-            if size > max_bytes:
-                self.add(too_large(item_field, max_bytes, "bytes", size))
-                continue
+        for message_json, path in items:
+            if len(message_json) * 4 > max_bytes:  # else it fits, whatever its UTF-8
+                size = len(message_json.encode("utf-8", "surrogatepass"))
+                if size > max_bytes:
+                    self.add(too_large(path, max_bytes, "bytes", size))
+                    continue
             try:
-                result.append(parse_message(message_json, item_field))
-            except InvalidArgument as error:
-                self.add(error)
+                result.append(parse_message(message_json))
+            except MessageProblem as problem:
+                self.add(invalid_message(path, str(problem)))
         return result
 
     def max_chars(self, value: str, field: str, limit: int = MAX_ID_CHARS) -> None:
@@ -235,3 +266,178 @@ def is_json(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def messages_of(
+    v: Validator,
+    values: Sequence[Any],
+    field: str,
+    settings: Settings,
+    *,
+    min_count: int = 0,
+) -> list[NewMessage]:
+    """SDK-native messages (``{field}[i].message_json``): at most
+    ``max_messages_per_append`` of at most ``max_message_bytes`` each
+    (``Settings``), ``min_count`` at least."""
+    return v.new_messages(
+        [m.message_json for m in values],
+        field,
+        max_bytes=settings.max_message_bytes,
+        max_count=settings.max_messages_per_append,
+        min_count=min_count,
+    )
+
+
+# ------------------------------------------------------------ rules as data
+
+Check = Callable[[Validator, Any, str], None]
+"""One static rule: records the problems of ``value`` (at ``field``) on the validator."""
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    """A static rule of one field of a request, by its path from the request:
+    ``request_id``, ``error.message``, ``memory_state.recent[].ask`` (``[]``:
+    every element of a repeated field, reported as ``recent[i]``).
+    ``when_set``: only when the last field is present (a message or
+    ``optional`` field)."""
+
+    path: str
+    check: Check
+    when_set: bool = False
+    _steps: tuple[tuple[str, bool], ...] = field(init=False, repr=False, compare=False)
+    top: str = field(init=False, repr=False, compare=False)
+    """The field's name when it is a scalar of the message itself (the
+    common case, checked without a walk), else ``""``."""
+
+    def __post_init__(self) -> None:
+        steps = tuple(
+            (step.removesuffix("[]"), step.endswith("[]")) for step in self.path.split(".")
+        )
+        object.__setattr__(self, "_steps", steps)
+        simple = len(steps) == 1 and not steps[0][1]
+        object.__setattr__(self, "top", steps[0][0] if simple else "")
+
+    def apply(self, v: Validator, request: Message, prefix: str = "") -> None:
+        """Check the field of ``request`` (reported under ``prefix.``, if any)."""
+        self._walk(v, request, 0, f"{prefix}." if prefix else "")
+
+    def _walk(self, v: Validator, holder: Any, depth: int, prefix: str) -> None:
+        name, repeated = self._steps[depth]
+        here = f"{prefix}{name}"
+        last = depth == len(self._steps) - 1
+        if last and self.when_set and not holder.HasField(name):
+            return
+        value = getattr(holder, name)
+        if not repeated:
+            if last:
+                self.check(v, value, here)
+            else:
+                self._walk(v, value, depth + 1, f"{here}.")
+            return
+        for index, item in enumerate(value):
+            if last:
+                self.check(v, item, f"{here}[{index}]")
+            else:
+                self._walk(v, item, depth + 1, f"{here}[{index}].")
+
+
+Rules = Mapping[type[Message], tuple[FieldRule, ...]]
+"""A service's table: the static rules of each request type, in field order."""
+
+
+def check_fields(v: Validator, request: Message, rules: Rules, prefix: str = "") -> None:
+    """Record every violation of ``request``'s rules in ``rules`` on ``v``
+    (the caller raises once, with the problems of the rest of the request);
+    ``prefix``: where ``request`` is in the whole (``records[3].message``)."""
+    for rule in rules[type(request)]:
+        top = rule.top
+        if top and not prefix:
+            if not rule.when_set or request.HasField(top):
+                rule.check(v, getattr(request, top), top)
+        else:
+            rule.apply(v, request, prefix)
+
+
+# The checks are the ``Validator``'s methods, bound to their limits with
+# ``partial``, or for the commonest a function of their own (one call each).
+
+
+def _identifier(v: Validator, value: str, field: str) -> None:
+    if value:
+        if len(value) > MAX_ID_CHARS:
+            v.add(too_large(field, MAX_ID_CHARS, "characters", len(value)))
+        if "\x00" in value:
+            v.invalid(field, "must not contain NUL characters")
+
+
+def _required_identifier(v: Validator, value: str, field: str) -> None:
+    if not value:
+        v.invalid(field, "is required")
+    _identifier(v, value, field)
+
+
+def identifier(*, required: bool = False) -> Check:
+    """A client-chosen key: at most ``MAX_ID_CHARS`` characters, no NUL."""
+    return _required_identifier if required else _identifier
+
+
+def text(limit: int, *, required: bool = False) -> Check:
+    """A free text of at most ``limit`` UTF-8 bytes, no NUL."""
+    return partial(Validator.text, limit=limit, required=required)
+
+
+def max_bytes(limit: int) -> Check:
+    return partial(Validator.max_bytes, limit=limit)
+
+
+def json_text(limit: int) -> Check:
+    """An optional JSON document of at most ``limit`` bytes."""
+    return partial(Validator.json_text, limit=limit)
+
+
+def non_negative() -> Check:
+    return Validator.non_negative
+
+
+def position(*, minimum: int = 0) -> Check:
+    """A message position or count, ``minimum`` to ``MAX_POSITION``."""
+    return partial(Validator.position, minimum=minimum)
+
+
+def between(minimum: int, maximum: int) -> Check:
+    """An integer from ``minimum`` to ``maximum``."""
+
+    def check(v: Validator, value: int, field: str) -> None:
+        if not minimum <= value <= maximum:
+            v.invalid(field, f"must be between {minimum} and {maximum} (got {value})")
+
+    return check
+
+
+def required() -> Check:
+    return Validator.required
+
+
+def timestamp() -> Check:
+    """A timestamp within 0001-01-01..9999-12-31 (use with ``when_set``)."""
+    return Validator.timestamp
+
+
+ID_RULE = "must be 1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a letter or digit"
+
+
+def client_id() -> Check:
+    """A client-chosen resource id (AIP-133), or empty: the server picks one."""
+    return pattern(names.ID_PATTERN, ID_RULE)
+
+
+def pattern(regex: str, description: str) -> Check:
+    """An optional value (empty allowed) that must match ``regex`` in full."""
+    compiled = re.compile(regex)
+
+    def check(v: Validator, value: str, path: str) -> None:
+        if value and compiled.fullmatch(value) is None:
+            v.invalid(path, description)
+
+    return check

@@ -72,12 +72,14 @@ class Admission:
                 "this server requires one bearer token: send the metadata "
                 "'authorization: Bearer <JWT>'",
                 metadata={"problem": "missing"},
+                reason="UNAUTHENTICATED",
             )
         value = values[0].strip()
         if value[: len(_BEARER)].lower() != _BEARER:
             raise Unauthenticated(
                 "the authorization metadata must be 'Bearer <JWT>'",
                 metadata={"problem": "malformed"},
+                reason="UNAUTHENTICATED",
             )
         return self._verifier.verify(value[len(_BEARER) :].strip())
 

@@ -101,7 +101,9 @@ def load_verifier(policy: JwtPolicy, files: JwtKeyFiles) -> TokenVerifier:
 
 def _refused(problem: str, detail: str) -> Unauthenticated:
     return Unauthenticated(
-        f"the bearer token is not accepted: {detail}", metadata={"problem": problem}
+        f"the bearer token is not accepted: {detail}",
+        metadata={"problem": problem},
+        reason="UNAUTHENTICATED",
     )
 
 

@@ -78,4 +78,5 @@ class RateLimiter:
                 "retry_after_seconds": f"{wait:.3f}",
             },
             retry_after_seconds=wait,
+            reason="RATE_LIMITED",
         )

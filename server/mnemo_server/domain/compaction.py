@@ -15,7 +15,7 @@ import binascii
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mnemo_server.domain.errors import FieldViolation, InvalidArgument
+from mnemo_server.domain.errors import Entry, InvalidArgument, Part
 from mnemo_server.domain.models import NewMessage
 
 
@@ -33,8 +33,18 @@ def encode_revision(generation: int, sequence: int) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_revision(revision: str, *, field: str = "revision") -> tuple[int, int]:
-    """``(generation, sequence)``; ``InvalidArgument`` if not one we issued."""
+def foreign_revision() -> InvalidArgument:
+    """A revision this server did not issue (``Entry(Part.REVISION)``)."""
+    return InvalidArgument(
+        "the revision is not one returned by SnapshotHistory; take a new snapshot",
+        reason="INVALID_FIELD",
+        entry=Entry(Part.REVISION),
+    )
+
+
+def revision_parts(revision: str) -> tuple[int, int] | None:
+    """``(generation, sequence)``, or ``None`` for a revision we did not issue
+    (the API layer reports it under the request's field)."""
     try:
         padded = revision + "=" * (-len(revision) % 4)
         tag, generation, sequence = base64.urlsafe_b64decode(padded).decode().split(":")
@@ -42,10 +52,7 @@ def decode_revision(revision: str, *, field: str = "revision") -> tuple[int, int
             raise ValueError(tag)
         return int(generation), int(sequence)
     except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidArgument(
-            f"{field} is not a revision returned by SnapshotHistory; take a new snapshot",
-            violations=(FieldViolation(field, "not a revision this server issued"),),
-        ) from None
+        return None
 
 
 def projection_size(checkpoint: Checkpoint, canonical_count: int) -> int:
@@ -58,18 +65,20 @@ def next_checkpoint(
     canonical_count: int,
     message_count: int,
     replacement: Sequence[NewMessage],
-    *,
-    field: str = "message_count",
 ) -> Checkpoint:
     """The checkpoint that replaces the first ``message_count`` projection messages.
 
-    Raises ``InvalidArgument`` when ``message_count`` is not in 1..projection size.
+    Raises ``InvalidArgument`` (``Entry(Part.MESSAGE_COUNT)``, metadata
+    ``limit``: the projection size) when ``message_count`` is not in
+    1..projection size.
     """
     size = projection_size(previous, canonical_count)
     if not 1 <= message_count <= size:
         raise InvalidArgument(
-            f"{field} must be between 1 and the projection size {size}",
-            violations=(FieldViolation(field, f"must be in 1..{size} (got {message_count})"),),
+            f"the message count must be between 1 and the projection size {size}",
+            reason="INVALID_FIELD",
+            metadata={"limit": str(size)},
+            entry=Entry(Part.MESSAGE_COUNT),
         )
     kept_replacement = len(previous.replacement)
     if message_count <= kept_replacement:

@@ -28,7 +28,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from mnemo_server.domain.errors import FailedPrecondition, FieldViolation, InvalidArgument
+from mnemo_server.domain.errors import Entry, FailedPrecondition, InvalidArgument
 from mnemo_server.domain.text_search import stems
 
 
@@ -61,13 +61,14 @@ def embedder_unavailable() -> FailedPrecondition:
     )
 
 
-def dimension_mismatch(field: str, *, expected: int, got: int) -> InvalidArgument:
-    """A vector whose dimension differs from the model's other vectors."""
+def dimension_mismatch(entry: Entry, *, expected: int, got: int) -> InvalidArgument:
+    """A vector (``entry``: which one of the command) whose dimension differs
+    from the model's other vectors. The API layer names its field."""
     return InvalidArgument(
-        f"{field} has {got} values; vectors of this model have {expected}",
+        f"the vector has {got} values; vectors of this model have {expected}",
         reason="EMBEDDING_DIMENSION_MISMATCH",
         metadata={"expected": str(expected), "got": str(got)},
-        violations=(FieldViolation(field, f"must have {expected} values (got {got})"),),
+        entry=entry,
     )
 
 

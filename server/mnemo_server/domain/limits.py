@@ -13,9 +13,10 @@ Limits (all byte counts are UTF-8):
   metadata keys may not contain control characters;
 - conversation scope needs a conversation; identity scope must not have one.
 
-Field paths are those of the proto (``memory.text``, ``memory.metadata``,
-``memory.embedding.values``, ``memory.conversation``) under a caller-chosen
-prefix, so a candidate can be checked as ``candidates[2].memory``.
+Each problem names the ``part`` of the draft it is about, as the path of
+``Memory``'s field ("text", "metadata", "metadata['k']", "embedding.values",
+"conversation"); the API layer puts it under the request's path of the entry
+(``api.memories.rules``), so the domain names no request field.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.memory_models import Embedding, MemoryDraft, MemoryScope
 
 MAX_TEXT_BYTES = 4096
@@ -37,9 +37,13 @@ MAX_EMBEDDING_DIMENSIONS = 4096
 
 
 @dataclass(frozen=True)
-class _Problem:
-    violation: FieldViolation
-    too_large: bool
+class DraftProblem:
+    """What is wrong with ``part`` of a draft; ``too_large``: a size limit
+    (``limit``) is exceeded."""
+
+    part: str
+    description: str
+    too_large: bool = False
     limit: int = 0
 
 
@@ -57,21 +61,20 @@ def _has_control(value: str) -> bool:
 
 def _string_problems(
     value: str, path: str, *, max_bytes: int, allow_control: bool
-) -> list[_Problem]:
+) -> list[DraftProblem]:
     size = _utf8_size(value)
     if size is None:
-        return [_Problem(FieldViolation(path, "must be valid UTF-8"), too_large=False)]
-    problems: list[_Problem] = []
+        return [DraftProblem(path, "must be valid UTF-8")]
+    problems: list[DraftProblem] = []
     if "\x00" in value:
-        problems.append(_Problem(FieldViolation(path, "must not contain NUL"), too_large=False))
+        problems.append(DraftProblem(path, "must not contain NUL"))
     elif not allow_control and _has_control(value):
-        problems.append(
-            _Problem(FieldViolation(path, "must not contain control characters"), too_large=False)
-        )
+        problems.append(DraftProblem(path, "must not contain control characters"))
     if size > max_bytes:
         problems.append(
-            _Problem(
-                FieldViolation(path, f"at most {max_bytes} bytes of UTF-8 (got {size})"),
+            DraftProblem(
+                path,
+                f"at most {max_bytes} bytes of UTF-8 (got {size})",
                 too_large=True,
                 limit=max_bytes,
             )
@@ -79,20 +82,19 @@ def _string_problems(
     return problems
 
 
-def _text_problems(text: str, path: str) -> list[_Problem]:
+def _text_problems(text: str, path: str) -> list[DraftProblem]:
     if not text.strip():
-        return [_Problem(FieldViolation(path, "is required and must not be blank"), False)]
+        return [DraftProblem(path, "is required and must not be blank")]
     return _string_problems(text, path, max_bytes=MAX_TEXT_BYTES, allow_control=True)
 
 
-def _metadata_problems(metadata: Mapping[str, str], path: str) -> list[_Problem]:
-    problems: list[_Problem] = []
+def _metadata_problems(metadata: Mapping[str, str], path: str) -> list[DraftProblem]:
+    problems: list[DraftProblem] = []
     if len(metadata) > MAX_METADATA_ENTRIES:
         problems.append(
-            _Problem(
-                FieldViolation(
-                    path, f"at most {MAX_METADATA_ENTRIES} entries (got {len(metadata)})"
-                ),
+            DraftProblem(
+                path,
+                f"at most {MAX_METADATA_ENTRIES} entries (got {len(metadata)})",
                 too_large=True,
                 limit=MAX_METADATA_ENTRIES,
             )
@@ -101,7 +103,7 @@ def _metadata_problems(metadata: Mapping[str, str], path: str) -> list[_Problem]
     for key, value in sorted(metadata.items()):
         entry = f"{path}[{key!r}]"
         if not key:
-            problems.append(_Problem(FieldViolation(path, "keys must not be empty"), False))
+            problems.append(DraftProblem(path, "keys must not be empty"))
         for part, allow_control in ((key, False), (value, True)):
             found = _string_problems(
                 part, entry, max_bytes=MAX_METADATA_BYTES, allow_control=allow_control
@@ -111,11 +113,9 @@ def _metadata_problems(metadata: Mapping[str, str], path: str) -> list[_Problem]
             total += _utf8_size(part) or 0
     if total > MAX_METADATA_BYTES:
         problems.append(
-            _Problem(
-                FieldViolation(
-                    path,
-                    f"at most {MAX_METADATA_BYTES} bytes of keys and values in all (got {total})",
-                ),
+            DraftProblem(
+                path,
+                f"at most {MAX_METADATA_BYTES} bytes of keys and values in all (got {total})",
                 too_large=True,
                 limit=MAX_METADATA_BYTES,
             )
@@ -123,103 +123,52 @@ def _metadata_problems(metadata: Mapping[str, str], path: str) -> list[_Problem]
     return problems
 
 
-def embedding_violations(embedding: Embedding, path: str) -> list[FieldViolation]:
-    """Every problem of ``embedding`` (``path`` is e.g. ``memory.embedding``)."""
-    return [p.violation for p in _embedding_problems(embedding, path)]
-
-
-def _embedding_problems(embedding: Embedding, path: str) -> list[_Problem]:
-    problems: list[_Problem] = []
+def embedding_problems(embedding: Embedding, path: str = "") -> list[DraftProblem]:
+    """Every problem of ``embedding``, its parts ``model`` and ``values``
+    (under ``path``, e.g. ``embedding``, when given)."""
+    at = f"{path}." if path else ""
+    problems: list[DraftProblem] = []
     if not embedding.model.strip():
-        problems.append(_Problem(FieldViolation(f"{path}.model", "is required"), False))
+        problems.append(DraftProblem(f"{at}model", "is required"))
     else:
         problems.extend(
             _string_problems(
-                embedding.model, f"{path}.model", max_bytes=MAX_MODEL_BYTES, allow_control=False
+                embedding.model, f"{at}model", max_bytes=MAX_MODEL_BYTES, allow_control=False
             )
         )
     values = embedding.values
-    values_path = f"{path}.values"
+    values_path = f"{at}values"
     if not values:
-        problems.append(_Problem(FieldViolation(values_path, "needs at least 1 value"), False))
+        problems.append(DraftProblem(values_path, "needs at least 1 value"))
     elif len(values) > MAX_EMBEDDING_DIMENSIONS:
         problems.append(
-            _Problem(
-                FieldViolation(
-                    values_path,
-                    f"at most {MAX_EMBEDDING_DIMENSIONS} values (got {len(values)})",
-                ),
+            DraftProblem(
+                values_path,
+                f"at most {MAX_EMBEDDING_DIMENSIONS} values (got {len(values)})",
                 too_large=True,
                 limit=MAX_EMBEDDING_DIMENSIONS,
             )
         )
     if not all(math.isfinite(v) for v in values):
-        problems.append(_Problem(FieldViolation(values_path, "values must be finite"), False))
+        problems.append(DraftProblem(values_path, "values must be finite"))
     elif values and not any(values):
-        problems.append(
-            _Problem(FieldViolation(values_path, "must not be all zeros"), too_large=False)
-        )
+        problems.append(DraftProblem(values_path, "must not be all zeros"))
     return problems
 
 
-def _draft_problems(draft: MemoryDraft, prefix: str) -> list[_Problem]:
-    problems = _text_problems(draft.text, f"{prefix}.text")
-    problems += _string_problems(
-        draft.key, f"{prefix}.key", max_bytes=MAX_KEY_BYTES, allow_control=False
-    )
+def draft_problems(draft: MemoryDraft) -> list[DraftProblem]:
+    """Every problem of ``draft``, in field order; empty when it is valid."""
+    problems = _text_problems(draft.text, "text")
+    problems += _string_problems(draft.key, "key", max_bytes=MAX_KEY_BYTES, allow_control=False)
     if draft.scope is MemoryScope.CONVERSATION and not draft.conversation_id:
-        problems.append(
-            _Problem(
-                FieldViolation(f"{prefix}.conversation", "is required with conversation scope"),
-                False,
-            )
-        )
+        problems.append(DraftProblem("conversation", "is required with conversation scope"))
     if draft.scope is MemoryScope.IDENTITY and draft.conversation_id:
         problems.append(
-            _Problem(
-                FieldViolation(
-                    f"{prefix}.conversation",
-                    "must be empty with identity scope (use conversation scope)",
-                ),
-                False,
+            DraftProblem(
+                "conversation", "must be empty with identity scope (use conversation scope)"
             )
         )
-    problems += _metadata_problems(draft.metadata, f"{prefix}.metadata")
+    problems += _metadata_problems(draft.metadata, "metadata")
     if draft.embedding is not None:
-        problems += _embedding_problems(draft.embedding, f"{prefix}.embedding")
+        problems += embedding_problems(draft.embedding, "embedding")
     return problems
-
-
-def memory_draft_violations(draft: MemoryDraft, *, prefix: str = "memory") -> list[FieldViolation]:
-    """Every violation of ``draft``, in field order; empty when it is valid."""
-    return [p.violation for p in _draft_problems(draft, prefix)]
-
-
-def check_memory_draft(draft: MemoryDraft, *, prefix: str = "memory") -> None:
-    """Raise ``InvalidArgument`` listing every violation of ``draft``.
-
-    The reason is ``FIELD_TOO_LARGE`` when every violation is a size limit
-    (metadata ``field`` and ``limit`` name the first one) and
-    ``INVALID_FIELD`` otherwise (metadata ``fields`` lists the paths).
-    Returns ``None`` for a valid draft.
-    """
-    problems = _draft_problems(draft, prefix)
-    if not problems:
-        return
-    violations = tuple(p.violation for p in problems)
-    fields = ",".join(dict.fromkeys(v.field for v in violations))
-    if all(p.too_large for p in problems):
-        first = problems[0]
-        raise InvalidArgument(
-            f"{first.violation.field}: {first.violation.description}; shorten it",
-            reason="FIELD_TOO_LARGE",
-            metadata={"field": first.violation.field, "limit": str(first.limit)},
-            violations=violations,
-        )
-    summary = "; ".join(f"{v.field} {v.description}" for v in violations)
-    raise InvalidArgument(
-        f"invalid memory: {summary}",
-        reason="INVALID_FIELD",
-        metadata={"fields": fields},
-        violations=violations,
-    )

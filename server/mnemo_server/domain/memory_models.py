@@ -81,7 +81,8 @@ class Embedding:
 class MemoryDraft:
     """The caller-supplied fields of an entry about to be saved (or proposed).
 
-    ``domain.limits.check_memory_draft`` validates it; use cases assume a
+    The API layer validates it (``domain.limits.draft_problems``, reported
+    by ``api.memories.rules.check_memory_draft``); use cases assume a
     validated draft.
     """
 

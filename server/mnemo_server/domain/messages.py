@@ -26,7 +26,6 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.models import NewMessage
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -52,42 +51,38 @@ def loads_strict(text: str) -> Any:
         raise ValueError("nested too deeply") from None
 
 
-def invalid_message(field: str, problem: str) -> InvalidArgument:
-    """``INVALID_MESSAGE`` for the message in ``field``."""
-    return InvalidArgument(
-        f"{field} {problem}",
-        reason="INVALID_MESSAGE",
-        metadata={"field": field},
-        violations=(FieldViolation(field, problem),),
-    )
+class MessageProblem(ValueError):
+    """What is wrong with an SDK-native message (``str()``: ``is required``,
+    ``must be a JSON object``, ...). The API layer reports it as
+    ``INVALID_MESSAGE`` for the request's field (``api.validation``)."""
 
 
-def parse_message(message_json: str, field: str = "message_json") -> NewMessage:
+def parse_message(message_json: str) -> NewMessage:
     """Validate one message and derive its role and text projection.
 
-    Raises ``InvalidArgument(reason="INVALID_MESSAGE")`` with a violation for ``field``.
+    Raises ``MessageProblem``.
     """
     if not message_json:
-        raise invalid_message(field, "is required")
+        raise MessageProblem("is required")
     try:
         message = loads_strict(message_json)
     except ValueError as exc:
-        raise invalid_message(field, f"is not valid JSON ({exc})") from None
+        raise MessageProblem(f"is not valid JSON ({exc})") from None
     if not isinstance(message, dict):
-        raise invalid_message(field, "must be a JSON object")
+        raise MessageProblem("must be a JSON object")
     role = message.get("role")
     if role not in ROLES:
-        raise invalid_message(field, f"role must be one of {', '.join(ROLES)} (got {role!r:.40})")
+        raise MessageProblem(f"role must be one of {', '.join(ROLES)} (got {role!r:.40})")
     content = message.get("content")
     if not isinstance(content, str | list):
-        raise invalid_message(field, "content must be a string or a list of parts")
+        raise MessageProblem("content must be a string or a list of parts")
     if isinstance(content, list):
         for index, part in enumerate(content):
             problem = _part_problem(part)
             if problem:
-                raise invalid_message(field, f"content[{index}] {problem}")
+                raise MessageProblem(f"content[{index}] {problem}")
     if "metadata" in message and not isinstance(message["metadata"], dict):
-        raise invalid_message(field, "metadata must be an object")
+        raise MessageProblem("metadata must be an object")
     return NewMessage(message_json=message_json, role=role, text=project_text(message))
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.models import Exchange
 
 
@@ -23,18 +22,3 @@ def window(
 def count_words(text: str) -> int:
     """Words as a reader counts them: runs of non-whitespace."""
     return len(text.split())
-
-
-def check_summary_budget(summary: str, max_words: int, *, field: str) -> None:
-    """Raise ``InvalidArgument(reason="SUMMARY_OVER_BUDGET")`` if over budget.
-
-    The summary is never truncated: the scribe that wrote it must shorten it.
-    """
-    words = count_words(summary)
-    if words > max_words:
-        raise InvalidArgument(
-            f"{field} has {words} words; the budget is {max_words}: shorten the summary",
-            reason="SUMMARY_OVER_BUDGET",
-            metadata={"max_words": str(max_words), "words": str(words)},
-            violations=(FieldViolation(field, f"at most {max_words} words (got {words})"),),
-        )

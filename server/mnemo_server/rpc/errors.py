@@ -9,7 +9,10 @@ delay). The status travels as ``grpc-status-details-bin`` trailing metadata
 (``grpc_status.rpc_status``), so any gRPC client can decode it. Anything else
 becomes ``INTERNAL`` with reason ``INTERNAL`` and a generic message; the
 details go to the log, never to the caller. Nothing is ever answered with
-``UNKNOWN``.
+``UNKNOWN``. A reason is a value of the generated ``ErrorReason`` enum
+(``protos/mnemo/v1/error_reason.proto``), named without its ``ERROR_REASON_``
+prefix; an error naming any other reason is a bug, logged and answered as
+``INTERNAL``.
 
 ``ErrorMappingInterceptor`` applies this to every ``mnemo.v1`` handler:
 unary and client-streaming handlers, and for server-streaming ones also the
@@ -32,6 +35,7 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from mnemo.v1 import error_reason_pb2
 from mnemo_server.domain.errors import (
     Aborted,
     AlreadyExists,
@@ -53,6 +57,14 @@ ERROR_DOMAIN = "mnemo.v1"
 INTERNAL_MESSAGE = "internal error; the server log has the details"
 
 log = logging.getLogger(__name__)
+
+REASON_PREFIX = "ERROR_REASON_"
+REASONS = frozenset(
+    name.removeprefix(REASON_PREFIX)
+    for name in error_reason_pb2.ErrorReason.keys()
+    if name != f"{REASON_PREFIX}UNSPECIFIED"
+)
+"""The reasons an ``ErrorInfo`` may carry: the generated enum's values."""
 
 _CODES: tuple[tuple[type[MnemoError], grpc.StatusCode], ...] = (
     (InvalidArgument, grpc.StatusCode.INVALID_ARGUMENT),
@@ -84,7 +96,11 @@ def _packed(message: Any) -> any_pb2.Any:
 
 
 def to_status(error: MnemoError) -> grpc.Status:
-    """The gRPC status (code, message, trailing ``grpc-status-details-bin``) for ``error``."""
+    """The gRPC status (code, message, trailing ``grpc-status-details-bin``) for
+    ``error``; ``INTERNAL`` for a reason outside ``REASONS``."""
+    if error.reason not in REASONS:
+        log.error("error with a reason outside ErrorReason (%r): %s", error.reason, error)
+        error = internal_error()
     code = status_code_of(error)
     info = error_details_pb2.ErrorInfo(
         reason=error.reason, domain=ERROR_DOMAIN, metadata=dict(error.metadata)

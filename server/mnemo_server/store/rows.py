@@ -65,7 +65,7 @@ def check_etag(expected_etag: str | None, current_etag: str, name: str) -> None:
 
 def conversation_not_found(user_id: str, conversation_id: str) -> NotFound:
     name = conversation_name(user_id, conversation_id)
-    return NotFound(f"{name} does not exist", metadata={"name": name})
+    return NotFound(f"{name} does not exist", metadata={"name": name}, reason="NOT_FOUND")
 
 
 # -------------------------------------------------------------------- rows

@@ -49,7 +49,9 @@ async def failed_call(error: MnemoError) -> AsyncIterator[CallEvent]:
 
 def unknown_method(path: str) -> NotImplementedYet:
     return NotImplementedYet(
-        f"{path} is not a method this server offers", metadata={"method": path}
+        f"{path} is not a method this server offers",
+        metadata={"method": path},
+        reason="NOT_IMPLEMENTED",
     )
 
 
@@ -57,6 +59,7 @@ def streamed_request(method: WebMethod) -> NotImplementedYet:
     return NotImplementedYet(
         f"{method.path} streams its requests, which browsers cannot send: call it on the gRPC port",
         metadata={"method": method.path},
+        reason="NOT_IMPLEMENTED",
     )
 
 

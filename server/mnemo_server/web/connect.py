@@ -139,6 +139,7 @@ class ConnectUnary:
                 f"{method.path} streams its response: call it with the Connect streaming "
                 "content types application/connect+proto or application/connect+json",
                 metadata={"method": method.path},
+                reason="NOT_IMPLEMENTED",
             )
         return self.codec.request_bytes(method, body)
 

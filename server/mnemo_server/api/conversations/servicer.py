@@ -11,8 +11,9 @@ import grpc
 from mnemo.v1 import conversations_pb2 as pb
 from mnemo.v1 import conversations_pb2_grpc as pb_grpc
 from mnemo_server.api import convert, names, pagination
+from mnemo_server.api.conversations.rules import RULES, compaction_named, revision_of
 from mnemo_server.api.idempotency import idempotency_of
-from mnemo_server.api.validation import MAX_ID_CHARS, MAX_POSITION, MAX_TEXT_BYTES, Validator
+from mnemo_server.api.validation import MAX_POSITION, Validator, check_fields, messages_of
 from mnemo_server.auth.caller import CallScope, caller_of, current_scope
 from mnemo_server.config import Settings
 from mnemo_server.domain.commands import Written
@@ -27,7 +28,6 @@ from mnemo_server.domain.commands.conversations import (
     ReplaceHistoryPrefix,
     UpdateConversation,
 )
-from mnemo_server.domain.compaction import decode_revision
 from mnemo_server.domain.models import AppendResult, ConversationKey, JsonObject, Keyset, NewMessage
 from mnemo_server.domain.usecases.conversations import Conversations, new_conversation_id
 from mnemo_server.domain.usecases.writes import Writes
@@ -35,10 +35,6 @@ from mnemo_server.domain.usecases.writes import Writes
 Context = grpc.aio.ServicerContext[Any, Any]
 _NO_KEY = ConversationKey("", "")
 _UPDATABLE = ("metadata",)
-
-
-MAX_POP = 1000
-"""Messages one PopMessages may remove."""
 
 
 def _conversation_key(
@@ -99,13 +95,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     def _messages(
         self, v: Validator, values: Any, field: str, *, min_count: int = 0
     ) -> list[NewMessage]:
-        return v.new_messages(
-            [m.message_json for m in values],
-            field,
-            max_bytes=self._settings.max_message_bytes,
-            max_count=self._settings.max_messages_per_append,
-            min_count=min_count,
-        )
+        return messages_of(v, values, field, self._settings, min_count=min_count)
 
     def _metadata(self, v: Validator, holder: Any, field: str) -> JsonObject:
         try:
@@ -124,13 +114,8 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         scope = current_scope()
         v = Validator()
         user_id = v.attempt(lambda: names.parse_user(request.parent, "parent", scope), "")
-        if request.conversation_id and not names.is_valid_id(request.conversation_id):
-            v.invalid(
-                "conversation_id",
-                "must be 1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a letter or digit",
-            )
+        check_fields(v, request, RULES)
         metadata = self._metadata(v, request.conversation, "conversation.metadata")
-        v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
         temporary = request.conversation.temporary
         written = await self._writes(
@@ -219,12 +204,8 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         v = Validator()
         key = _conversation_key(v, request.conversation, "conversation", scope)
         messages = self._messages(v, request.messages, "messages", min_count=1)
-        v.identifier(request.run_id, "run_id")
-        v.non_negative(request.turn, "turn")
-        v.identifier(request.request_id, "request_id")
+        check_fields(v, request, RULES)
         expected = request.expected_position if request.HasField("expected_position") else None
-        if expected is not None:
-            v.position(expected, "expected_position")
         metadata = self._metadata(v, request, "metadata")
         v.raise_if_invalid()
         written = await self._writes(
@@ -248,7 +229,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         v = Validator()
         key = _conversation_key(v, request.parent, "parent", current_scope())
         limit, after = _paging(v, request, pagination.MESSAGES, "ListMessages")
-        v.position(request.start_position, "start_position")
+        check_fields(v, request, RULES)
         resume = v.attempt(lambda: _message_position_keyset(after), None)
         v.raise_if_invalid()
         start = request.start_position if resume is None else resume + 1
@@ -264,7 +245,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     ) -> AsyncIterator[pb.StreamMessagesResponse]:
         v = Validator()
         key = _conversation_key(v, request.parent, "parent", current_scope())
-        v.position(request.start_position, "start_position")
+        check_fields(v, request, RULES)
         batch_size = v.attempt(
             lambda: pagination.page_size(
                 request.batch_size, pagination.STREAM_BATCH, field="batch_size"
@@ -293,14 +274,11 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         scope = current_scope()
         v = Validator()
         key = _conversation_key(v, request.conversation, "conversation", scope)
-        if not 1 <= request.count <= MAX_POP:
-            v.invalid("count", f"must be between 1 and {MAX_POP} (got {request.count})")
-        expected = None
-        if request.HasField("expected_next_position"):
-            expected = request.expected_next_position
-            v.position(expected, "expected_next_position")
-        v.identifier(request.request_id, "request_id")
+        check_fields(v, request, RULES)
         v.raise_if_invalid()
+        expected = (
+            request.expected_next_position if request.HasField("expected_next_position") else None
+        )
         written = await self._writes(
             PopMessages(
                 caller=caller_of(scope),
@@ -336,12 +314,8 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         scope = current_scope()
         v = Validator()
         key = _conversation_key(v, request.conversation, "conversation", scope)
-        v.identifier(request.run_id, "run_id", required=True)
-        v.text(request.error.message, "error.message", MAX_TEXT_BYTES, required=True)
-        v.text(request.error.code, "error.code", MAX_ID_CHARS)
-        v.json_text(request.error.details_json, "error.details_json", MAX_TEXT_BYTES)
+        check_fields(v, request, RULES)
         messages = self._messages(v, request.messages, "messages")
-        v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
         written = await self._writes(
             RecordFailedRun(
@@ -389,26 +363,24 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         scope = current_scope()
         v = Validator()
         key = _conversation_key(v, request.conversation, "conversation", scope)
-        v.required(request.revision, "revision")
+        check_fields(v, request, RULES)
         if request.revision:
-            v.attempt(lambda: decode_revision(request.revision, field="revision"), (0, 0))
-        v.position(request.message_count, "message_count", minimum=1)
+            revision_of(v, request.revision, "revision")
         replacement = self._messages(v, request.replacement, "replacement")
-        v.identifier(request.run_id, "run_id")
-        v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
-        written = await self._writes(
-            ReplaceHistoryPrefix(
-                caller=caller_of(scope),
-                user_id=key.user_id,
-                conversation_id=key.conversation_id,
-                revision=request.revision,
-                message_count=request.message_count,
-                replacement=tuple(replacement),
-                run_id=request.run_id,
-                idempotency=idempotency_of(request, "ReplaceHistoryPrefix"),
+        with compaction_named(request.message_count):
+            written = await self._writes(
+                ReplaceHistoryPrefix(
+                    caller=caller_of(scope),
+                    user_id=key.user_id,
+                    conversation_id=key.conversation_id,
+                    revision=request.revision,
+                    message_count=request.message_count,
+                    replacement=tuple(replacement),
+                    run_id=request.run_id,
+                    idempotency=idempotency_of(request, "ReplaceHistoryPrefix"),
+                )
             )
-        )
         snapshot = written.value
         return pb.ReplaceHistoryPrefixResponse(
             revision=snapshot.revision,

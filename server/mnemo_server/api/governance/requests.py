@@ -80,13 +80,15 @@ def _check_tenant_access(tenant_id: str, scope: CallScope | None, *, loopback: b
         if not loopback:
             raise PermissionDenied(
                 "tenant events need an authenticated admin (--auth jwt); without "
-                "authentication they are served on a loopback address only"
+                "authentication they are served on a loopback address only",
+                reason="PERMISSION_DENIED",
             )
         return
     if not caller.admin or caller.tenant_id != tenant_id:
         raise PermissionDenied(
             "only an admin of the tenant may read its events",
             metadata={"role": "admin"},
+            reason="PERMISSION_DENIED",
         )
 
 

@@ -19,9 +19,10 @@ from mnemo_server.api import pagination
 from mnemo_server.api.convert import expected_etag
 from mnemo_server.api.governance import convert
 from mnemo_server.api.governance import requests as parse
+from mnemo_server.api.governance.rules import RULES
 from mnemo_server.api.memories.requests import keyset_of
 from mnemo_server.api.user_data.handlers import UserDataHandlers
-from mnemo_server.api.validation import Validator
+from mnemo_server.api.validation import Validator, check_fields
 from mnemo_server.auth.caller import caller_of, current_scope
 from mnemo_server.config import Settings, is_loopback
 from mnemo_server.domain.commands.governance import SetConsent, UpdateMemorySettings
@@ -68,7 +69,7 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
             lambda: parse.consent_user(request.consent.name, "consent.name", scope), ""
         )
         state = parse.consent_state_of(v, request.consent.state, "consent.state")
-        v.identifier(request.consent.policy_version, "consent.policy_version")
+        check_fields(v, request, RULES)
         v.raise_if_invalid()
         written = await self._writes(
             SetConsent(

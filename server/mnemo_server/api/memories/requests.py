@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from google.protobuf import field_mask_pb2
@@ -24,17 +26,13 @@ from google.protobuf import field_mask_pb2
 from mnemo.v1 import memories_pb2 as pb
 from mnemo_server.api import names
 from mnemo_server.api.memories.convert import RECALL_SCOPES, SCOPES, SOURCES
+from mnemo_server.api.memories.rules import RULES, check_memory_draft, embedding_violations
 from mnemo_server.api.pagination import invalid_page_token
-from mnemo_server.api.validation import MAX_TEXT_BYTES, Validator
+from mnemo_server.api.validation import Validator, check_fields
 from mnemo_server.auth.caller import CallScope
 from mnemo_server.domain import inject
-from mnemo_server.domain.errors import InvalidArgument
-from mnemo_server.domain.limits import (
-    MAX_EMBEDDING_DIMENSIONS,
-    MAX_KEY_BYTES,
-    check_memory_draft,
-    embedding_violations,
-)
+from mnemo_server.domain.errors import FieldViolation, InvalidArgument, MnemoError, Part
+from mnemo_server.domain.limits import MAX_EMBEDDING_DIMENSIONS
 from mnemo_server.domain.memory_models import (
     DEFAULT_RECALL_RESULTS,
     MAX_RECALL_RESULTS,
@@ -54,9 +52,6 @@ E = TypeVar("E")
 UPDATABLE = ("text", "metadata", "pinned", "embedding")
 """``UpdateMemory`` mask paths; an empty mask means ``text``."""
 
-MAX_QUERY_BYTES = MAX_TEXT_BYTES
-"""A recall query may be a whole outbound message."""
-
 MAX_PROPOSED_CANDIDATES = 100
 
 MAX_BATCH_CREATE = 1000
@@ -67,7 +62,6 @@ MEMORY_PATTERN = "users/{user}/memories/{memory}"
 CANDIDATE_PATTERN = "users/{user}/memoryCandidates/{candidate}"
 _MEMORY = re.compile(rf"users/({names.ID_PATTERN})/memories/({names.ID_PATTERN})")
 _CANDIDATE = re.compile(rf"users/({names.ID_PATTERN})/memoryCandidates/({names.ID_PATTERN})")
-_ID_RULE = "must be 1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a letter or digit"
 
 
 # ------------------------------------------------------------------ names
@@ -128,13 +122,6 @@ def origin_of(v: Validator, value: str, field: str, user_id: str, call: CallScop
     return conversation_of(v, value, field, user_id, call) or ""
 
 
-def new_memory_id(v: Validator, value: str, field: str = "memory_id") -> str:
-    """A client-chosen id (AIP-133) or ``""`` (the server generates one)."""
-    if value and not names.is_valid_id(value):
-        v.invalid(field, _ID_RULE)
-    return value
-
-
 # ------------------------------------------------------------------ enums
 
 
@@ -183,6 +170,83 @@ def check_embedding(v: Validator, embedding: Embedding, path: str) -> None:
     )
 
 
+# ------------------------------------------------------- store's findings
+
+
+@dataclass(frozen=True)
+class EntryFields:
+    """Where a request holds the inputs of its write, to name the field of an
+    error the store raises about one (its ``Entry``): draft ``i`` at
+    ``draft(i)``, its client-chosen id at ``memory_id(i)`` (``None``: the
+    server chose the ids, and no field is named)."""
+
+    draft: Callable[[int], str] = lambda i: "memory"
+    memory_id: Callable[[int], str] | None = None
+
+    def path(self, error: MnemoError) -> str | None:
+        entry = error.entry
+        if entry is None:
+            return None
+        if entry.part is Part.QUERY_EMBEDDING:
+            return "query_embedding.values"
+        if entry.part is Part.EMBEDDING:
+            return f"{self.draft(entry.index)}.embedding.values"
+        return None if self.memory_id is None else self.memory_id(entry.index)
+
+    def located(self, error: MnemoError) -> MnemoError:
+        """``error`` with its field named: metadata and a field violation."""
+        entry, field = error.entry, self.path(error)
+        if entry is None or field is None:
+            return error
+        if entry.part is not Part.MEMORY_ID:
+            expected, got = error.metadata["expected"], error.metadata["got"]
+            return replace(
+                error,
+                message=f"{field} has {got} values; vectors of this model have {expected}",
+                violations=(FieldViolation(field, f"must have {expected} values (got {got})"),),
+            )
+        name = error.metadata["name"]
+        if entry.same_as is not None and self.memory_id is not None:
+            first = self.memory_id(entry.same_as)
+            return replace(
+                error,
+                message=f"{field} names {name}, as {first} does; choose another memory id",
+                metadata={"name": name, "field": field},
+                violations=(FieldViolation(field, f"the id of {first} too"),),
+            )
+        what = "already exists (or existed and was deleted)"
+        return replace(
+            error,
+            metadata={"name": name, "field": field},
+            violations=(FieldViolation(field, f"{name} {what}"),),
+        )
+
+    @contextmanager
+    def naming(self) -> Iterator[None]:
+        """Raise the store's errors of the block with their fields named."""
+        try:
+            yield
+        except MnemoError as error:
+            if error.entry is None:
+                raise
+            raise self.located(error) from None
+
+
+CREATE_FIELDS = EntryFields(memory_id=lambda i: "memory_id")
+BATCH_FIELDS = EntryFields(
+    draft=lambda i: f"requests[{i}].memory", memory_id=lambda i: f"requests[{i}].memory_id"
+)
+EXTRACT_FIELDS = EntryFields(draft=lambda i: f"memories[{i}]")
+APPROVE_FIELDS = EntryFields(draft=lambda i: "candidate.memory")
+UPDATE_FIELDS = EntryFields()
+RECALL_FIELDS = UPDATE_FIELDS
+"""Drafts of ``CreateMemory``, ``BatchCreateMemories``, ``ExtractMemories``
+(server ids; its entries are the response's ``memories[i]``),
+``ApproveMemoryCandidate`` (a server id), ``UpdateMemory``; recall's query
+vector (``RecallMemories``, ``BuildContext``) is ``query_embedding``
+whatever the layout."""
+
+
 # ------------------------------------------------------------------ drafts
 
 
@@ -198,7 +262,7 @@ def draft_of(
     """The entry a request saves or proposes (output-only fields ignored).
 
     Unspecified scope is identity, unspecified source tool call; ``source``
-    overrides the request's. Checked with ``domain.limits.check_memory_draft``.
+    overrides the request's. Checked with ``api.memories.rules.check_memory_draft``.
     """
     scope = _required_enum(v, memory.scope, f"{prefix}.scope", SCOPES, MemoryScope.IDENTITY)
     chosen = _required_enum(v, memory.source, f"{prefix}.source", SOURCES, MemorySource.TOOL_CALL)
@@ -228,8 +292,8 @@ def batch_drafts_of(
 ) -> list[tuple[str, MemoryDraft]]:
     """The ``(memory_id, draft)`` of each entry of a batch, in order (``""``:
     the server picks the id), each checked as ``CreateMemory`` checks its
-    request, under ``requests[i]``; an entry's ``parent`` is empty or the
-    batch's, its ``request_id`` empty."""
+    request, under ``requests[i]`` (the ids by ``RULES``); an entry's
+    ``parent`` is empty or the batch's, its ``request_id`` empty."""
     count = len(request.requests)
     if count == 0:
         v.invalid("requests", "needs at least 1 request")
@@ -245,7 +309,7 @@ def batch_drafts_of(
                 "must be empty: the batch's request_id makes the whole batch idempotent",
             )
         draft = draft_of(v, entry.memory, f"{field}.memory", user_id, call)
-        drafts.append((new_memory_id(v, entry.memory_id, f"{field}.memory_id"), draft))
+        drafts.append((entry.memory_id, draft))
     return drafts
 
 
@@ -305,7 +369,7 @@ def list_query_of(
     conversation_id = conversation_of(v, request.conversation, "conversation", user_id, call)
     if request.conversation and scope is MemoryScope.IDENTITY:
         v.invalid("conversation", "must be empty when scope is identity")
-    v.max_bytes(request.key, "key", MAX_KEY_BYTES)
+    check_fields(v, request, RULES)
     return MemoryListQuery(
         limit=limit,
         after=after,
@@ -347,7 +411,7 @@ def _recall_basics(
     call: CallScope | None,
     scope: RecallScope = RecallScope.ANY,
 ) -> RecallQuery:
-    v.text(request.query, "query", MAX_QUERY_BYTES)
+    check_fields(v, request, RULES)
     embedding = None
     if request.HasField("query_embedding"):
         embedding = embedding_of(request.query_embedding)

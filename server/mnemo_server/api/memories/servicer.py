@@ -20,14 +20,14 @@ from mnemo_server.api.convert import expected_etag
 from mnemo_server.api.idempotency import idempotency_of
 from mnemo_server.api.memories import convert
 from mnemo_server.api.memories import requests as parse
-from mnemo_server.api.validation import Validator
+from mnemo_server.api.memories.rules import RULES
+from mnemo_server.api.validation import Validator, check_fields, messages_of
 from mnemo_server.auth.caller import caller_of, current_scope
 from mnemo_server.config import Settings
 from mnemo_server.domain.commands.memories import (
     ApproveCandidate,
     CreateMemories,
     DeleteMemory,
-    DraftFields,
     ExtractMemories,
     ProposeCandidates,
     RejectCandidate,
@@ -68,10 +68,6 @@ class _Listing:
         return pagination.encode_page_token(self.kind, binding, next_after)
 
 
-BATCH_FIELDS = DraftFields(batch="requests")
-"""Where a ``BatchCreateMemoriesRequest`` holds its entries."""
-
-
 def _archived(user_id: str, saved: tuple[SavedMemory, ...]) -> list[str]:
     """The names of the entries a save archived, in the order of the drafts."""
     return [memory_name(user_id, m) for one in saved for m in one.archived_ids]
@@ -108,21 +104,21 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         v = Validator()
         user_id = parse.user_of(v, request.parent, "parent", scope)
         draft = parse.draft_of(v, request.memory, "memory", user_id, scope)
-        memory_id = parse.new_memory_id(v, request.memory_id)
         origin = parse.origin_of(
             v, request.origin_conversation, "origin_conversation", user_id, scope
         )
-        v.identifier(request.request_id, "request_id")
+        check_fields(v, request, RULES)
         v.raise_if_invalid()
-        written = await self._memories.create(
-            CreateMemories(
-                caller=caller_of(scope),
-                user_id=user_id,
-                drafts=((memory_id or new_id(), draft),),
-                origin_conversation_ids=(origin,),
-                idempotency=idempotency_of(request, "CreateMemory"),
+        with parse.CREATE_FIELDS.naming():
+            written = await self._memories.create(
+                CreateMemories(
+                    caller=caller_of(scope),
+                    user_id=user_id,
+                    drafts=((request.memory_id or new_id(), draft),),
+                    origin_conversation_ids=(origin,),
+                    idempotency=idempotency_of(request, "CreateMemory"),
+                )
             )
-        )
         (saved,) = written.value
         response = pb.CreateMemoryResponse(
             archived=_archived(user_id, written.value), change_cursor=written.change_cursor
@@ -138,18 +134,18 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         user_id = parse.user_of(v, request.parent, "parent", scope)
         drafts = parse.batch_drafts_of(v, request, user_id, scope)
         origins = parse.batch_origins_of(v, request, user_id, scope)
-        v.identifier(request.request_id, "request_id")
+        check_fields(v, request, RULES)
         v.raise_if_invalid()
-        written = await self._memories.create(
-            CreateMemories(
-                caller=caller_of(scope),
-                user_id=user_id,
-                drafts=tuple((memory_id or new_id(), draft) for memory_id, draft in drafts),
-                origin_conversation_ids=origins,
-                idempotency=idempotency_of(request, "BatchCreateMemories"),
-                fields=BATCH_FIELDS,
+        with parse.BATCH_FIELDS.naming():
+            written = await self._memories.create(
+                CreateMemories(
+                    caller=caller_of(scope),
+                    user_id=user_id,
+                    drafts=tuple((memory_id or new_id(), draft) for memory_id, draft in drafts),
+                    origin_conversation_ids=origins,
+                    idempotency=idempotency_of(request, "BatchCreateMemories"),
+                )
             )
-        )
         response = pb.BatchCreateMemoriesResponse(
             archived=_archived(user_id, written.value), change_cursor=written.change_cursor
         )
@@ -193,16 +189,17 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             v, request.origin_conversation, "origin_conversation", user_id, scope
         )
         v.raise_if_invalid()
-        written = await self._memories.update(
-            UpdateMemory(
-                caller=caller_of(scope),
-                user_id=user_id,
-                memory_id=memory_id,
-                change=change,
-                expected_etag=expected_etag(request.memory.etag),
-                origin_conversation_id=origin,
+        with parse.UPDATE_FIELDS.naming():
+            written = await self._memories.update(
+                UpdateMemory(
+                    caller=caller_of(scope),
+                    user_id=user_id,
+                    memory_id=memory_id,
+                    change=change,
+                    expected_etag=expected_etag(request.memory.etag),
+                    origin_conversation_id=origin,
+                )
             )
-        )
         return pb.UpdateMemoryResponse(
             memory=convert.memory_to_proto(written.value), change_cursor=written.change_cursor
         )
@@ -255,7 +252,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         user_id = parse.user_of(v, request.parent, "parent", scope)
         query = parse.recall_query_of(v, request, user_id, scope)
         v.raise_if_invalid()
-        for hit in await self._recall.recall(caller_of(scope), user_id, query):
+        with parse.RECALL_FIELDS.naming():
+            hits = await self._recall.recall(caller_of(scope), user_id, query)
+        for hit in hits:
             yield convert.hit_to_proto(hit)
 
     async def BuildContext(
@@ -266,9 +265,10 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         user_id = parse.user_of(v, request.parent, "parent", scope)
         query, max_entries, max_bytes = parse.context_query_of(v, request, user_id, scope)
         v.raise_if_invalid()
-        built = await self._recall.build_context(
-            caller_of(scope), user_id, query, max_entries=max_entries, max_bytes=max_bytes
-        )
+        with parse.RECALL_FIELDS.naming():
+            built = await self._recall.build_context(
+                caller_of(scope), user_id, query, max_entries=max_entries, max_bytes=max_bytes
+            )
         return convert.context_to_proto(user_id, built)
 
     # ------------------------------------------------------------- candidates
@@ -282,29 +282,22 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         conversation_id = parse.conversation_of(
             v, request.conversation, "conversation", user_id, scope
         )
-        messages = v.new_messages(
-            [m.message_json for m in request.messages],
-            "messages",
-            max_bytes=self._settings.max_message_bytes,
-            max_count=self._settings.max_messages_per_append,
-            min_count=1,
-        )
-        v.identifier(request.run_id, "run_id")
-        v.non_negative(request.turn, "turn")
-        v.identifier(request.request_id, "request_id")
+        messages = messages_of(v, request.messages, "messages", self._settings, min_count=1)
+        check_fields(v, request, RULES)
         v.raise_if_invalid()
-        written = await self._extraction.extract(
-            ExtractMemories(
-                caller=caller_of(scope),
-                user_id=user_id,
-                messages=tuple(messages),
-                conversation_id=conversation_id or "",
-                run_id=request.run_id,
-                turn=request.turn,
-                require_approval=request.require_approval,
-                idempotency=idempotency_of(request, "ExtractMemories"),
+        with parse.EXTRACT_FIELDS.naming():
+            written = await self._extraction.extract(
+                ExtractMemories(
+                    caller=caller_of(scope),
+                    user_id=user_id,
+                    messages=tuple(messages),
+                    conversation_id=conversation_id or "",
+                    run_id=request.run_id,
+                    turn=request.turn,
+                    require_approval=request.require_approval,
+                    idempotency=idempotency_of(request, "ExtractMemories"),
+                )
             )
-        )
         extracted = written.value
         return pb.ExtractMemoriesResponse(
             candidates=convert.candidates_to_proto(extracted.candidates),
@@ -333,9 +326,6 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             conversation_id = parse.conversation_of(
                 v, candidate.conversation, f"{field}.conversation", user_id, scope
             )
-            v.identifier(candidate.run_id, f"{field}.run_id")
-            v.non_negative(candidate.turn, f"{field}.turn")
-            v.identifier(candidate.extractor, f"{field}.extractor")
             proposals.append(
                 Proposal(
                     draft,
@@ -345,7 +335,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
                     candidate.extractor,
                 )
             )
-        v.identifier(request.request_id, "request_id")
+        check_fields(v, request, RULES)
         v.raise_if_invalid()
         written = await self._extraction.propose(
             ProposeCandidates(
@@ -381,14 +371,15 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.ApproveMemoryCandidateResponse:
         scope = current_scope()
         user_id, candidate_id = parse.parse_candidate(request.name, "name", scope)
-        written = await self._writes(
-            ApproveCandidate(
-                caller=caller_of(scope),
-                user_id=user_id,
-                candidate_id=candidate_id,
-                memory_id=new_id(),
+        with parse.APPROVE_FIELDS.naming():
+            written = await self._writes(
+                ApproveCandidate(
+                    caller=caller_of(scope),
+                    user_id=user_id,
+                    candidate_id=candidate_id,
+                    memory_id=new_id(),
+                )
             )
-        )
         memory, candidate = written.value
         return pb.ApproveMemoryCandidateResponse(
             memory=convert.memory_to_proto(memory),

@@ -29,7 +29,8 @@ from mnemo.v1 import sync_pb2_grpc as pb_grpc
 from mnemo_server.api import pagination
 from mnemo_server.api.names import parse_user
 from mnemo_server.api.sync import convert
-from mnemo_server.api.validation import Validator
+from mnemo_server.api.sync.rules import RULES
+from mnemo_server.api.validation import Validator, check_fields
 from mnemo_server.auth.caller import current_scope
 from mnemo_server.domain.change_watch import ChangeFeed, Heartbeat
 from mnemo_server.domain.errors import Aborted
@@ -49,11 +50,6 @@ def lagging(resume_cursor: int, seconds: float) -> Aborted:
     )
 
 
-def _after_cursor(v: Validator, value: int) -> int:
-    v.non_negative(value, "after_cursor")
-    return max(value, 0)
-
-
 def _heartbeat(beat: Heartbeat) -> pb.WatchChangesResponse:
     time = timestamp_pb2.Timestamp()
     time.FromDatetime(beat.time)
@@ -71,7 +67,8 @@ class SyncServicer(pb_grpc.SyncServiceServicer):
     ) -> pb.ListChangesResponse:
         user_id = parse_user(request.parent, "parent", current_scope())
         v = Validator()
-        after = _after_cursor(v, request.after_cursor)
+        check_fields(v, request, RULES)
+        after = max(request.after_cursor, 0)
         limit = v.attempt(lambda: pagination.page_size(request.page_size, CHANGES), 0)
         v.raise_if_invalid()
         page = await self._feed.list_changes(user_id, after, limit=limit)
@@ -91,8 +88,9 @@ class SyncServicer(pb_grpc.SyncServiceServicer):
     ) -> None:
         user_id = parse_user(request.parent, "parent", current_scope())
         v = Validator()
-        sent = _after_cursor(v, request.after_cursor)
+        check_fields(v, request, RULES)
         v.raise_if_invalid()
+        sent = request.after_cursor
         timeout = self._feed.settings.send_timeout_seconds
         async for item in self._feed.watch(user_id, sent):
             if isinstance(item, Heartbeat):

@@ -26,6 +26,7 @@ from mnemo.v1 import governance_pb2 as pb
 from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import working_memory_pb2 as wm
 from mnemo_server.api import convert, names
+from mnemo_server.api.conversations.rules import revision_of
 from mnemo_server.api.governance.convert import EVENT_TYPES
 from mnemo_server.api.governance.requests import (
     CONSENT_PATTERN,
@@ -41,25 +42,17 @@ from mnemo_server.api.memories.requests import (
     parse_candidate,
     parse_memory,
 )
-from mnemo_server.api.validation import (
-    MAX_ID_CHARS,
-    MAX_SUMMARY_BYTES,
-    MAX_TEXT_BYTES,
-    Validator,
-    too_large,
-)
+from mnemo_server.api.user_data.rules import RECORD_RULES
+from mnemo_server.api.validation import MAX_TEXT_BYTES, Validator, check_fields, messages_of
 from mnemo_server.config import Settings
-from mnemo_server.domain.compaction import decode_revision
 from mnemo_server.domain.errors import InvalidArgument
 from mnemo_server.domain.governance import Consent, Event, EventType, MemorySettings
-from mnemo_server.domain.limits import MAX_KEY_BYTES
 from mnemo_server.domain.memory_models import (
     CandidateState,
     Memory,
     MemoryCandidate,
     MemoryTombstone,
 )
-from mnemo_server.domain.messages import parse_message
 from mnemo_server.domain.models import (
     Conversation,
     ConversationKey,
@@ -80,8 +73,6 @@ from mnemo_server.domain.user_data import (
 
 T = TypeVar("T")
 
-MAX_ETAG_CHARS = 32
-"""The stored etag's size (``schema.ETAG``)."""
 MAX_STORED_INT = 2**31 - 1
 """The largest generation or sequence the schema stores (``Integer`` columns)."""
 
@@ -143,27 +134,13 @@ def _valid_time(v: Validator, value: Any, field: str) -> datetime:
     return convert.from_timestamp(value)
 
 
-def _etag(v: Validator, value: str, field: str) -> None:
-    v.identifier(value, field)
-    v.max_chars(value, field, MAX_ETAG_CHARS)
-
-
-def _message(v: Validator, message_json: str, field: str, max_bytes: int) -> NewMessage:
-    size = len(message_json.encode("utf-8", "surrogatepass"))
-    if size > max_bytes:
-        v.add(too_large(field, max_bytes, "bytes", size))
-        return NewMessage("", "", "")
-    return v.attempt(lambda: parse_message(message_json, field), NewMessage("", "", ""))
+_NO_MESSAGE = NewMessage("", "", "")
 
 
 def _messages(
     v: Validator, values: Sequence[cv.HistoryMessage], field: str, settings: Settings
 ) -> tuple[NewMessage, ...]:
-    v.max_items(len(values), field, settings.max_messages_per_append)
-    return tuple(
-        _message(v, m.message_json, f"{field}[{i}].message_json", settings.max_message_bytes)
-        for i, m in enumerate(values[: settings.max_messages_per_append])
-    )
+    return tuple(messages_of(v, values, field, settings))
 
 
 def _conversation_name(value: str, field: str) -> ConversationKey:
@@ -205,7 +182,7 @@ def conversation(v: Validator, user_id: str, value: cv.Conversation, prefix: str
     )
     metadata = convert.metadata_from_struct(value.metadata)
     v.metadata(metadata, f"{prefix}.metadata")
-    _etag(v, value.etag, f"{prefix}.etag")
+    check_fields(v, value, RECORD_RULES, prefix)
     return Conversation(
         user_id=user_id,
         conversation_id="" if key is None else key.conversation_id,
@@ -229,15 +206,11 @@ def memory_state(
         _memory_state_name,
         names.MEMORY_STATE_PATTERN,
     )
-    v.text(value.summary, f"{prefix}.summary", MAX_SUMMARY_BYTES)
+    check_fields(v, value, RECORD_RULES, prefix)
     recent = []
     for i, exchange in enumerate(value.recent):
-        field = f"{prefix}.recent[{i}]"
-        v.text(exchange.ask, f"{field}.ask", MAX_TEXT_BYTES, required=True)
-        v.text(exchange.answer, f"{field}.answer", MAX_TEXT_BYTES)
-        at = _time(v, exchange, "at", field)
+        at = _time(v, exchange, "at", f"{prefix}.recent[{i}]")
         recent.append(Exchange(exchange.ask, exchange.answer, at))
-    _etag(v, value.etag, f"{prefix}.etag")
     state = MemoryState(
         summary=value.summary,
         recent=tuple(recent),
@@ -261,9 +234,9 @@ def message(
     named = _own(v, value.name, f"{prefix}.name", user_id, _message_name, MESSAGE_PATTERN)
     if named is not None and named[1] != value.position:
         v.invalid(f"{prefix}.position", f"must be the position in the name ({named[1]})")
-    new = _message(v, value.message_json, f"{prefix}.message_json", settings.max_message_bytes)
-    v.identifier(value.run_id, f"{prefix}.run_id")
-    v.non_negative(value.turn, f"{prefix}.turn")
+    field = f"{prefix}.message_json"
+    new = v.message(value.message_json, field, settings.max_message_bytes) or _NO_MESSAGE
+    check_fields(v, value, RECORD_RULES, prefix)
     stored = StoredMessage(
         position=value.position,
         run_id=value.run_id,
@@ -288,12 +261,11 @@ def checkpoint(
         names.CONVERSATION_PATTERN,
     )
     field = f"{prefix}.revision"
-    generation, sequence = v.attempt(lambda: decode_revision(value.revision, field=field), (1, 1))
+    generation, sequence = revision_of(v, value.revision, field) or (1, 1)
     if not (1 <= generation <= MAX_STORED_INT and 0 <= sequence <= MAX_STORED_INT):
         v.invalid(field, "is not a revision of a compaction checkpoint")
-    v.non_negative(value.covered, f"{prefix}.covered")
+    check_fields(v, value, RECORD_RULES, prefix)
     replacement = _messages(v, value.replacement, f"{prefix}.replacement", settings)
-    v.identifier(value.run_id, f"{prefix}.run_id")
     marker = sequence == 0
     if marker and (value.covered or value.replacement or value.run_id):
         v.invalid(prefix, "a record of revision sequence 0 covers nothing and has no replacement")
@@ -321,11 +293,8 @@ def failed_run(
     v: Validator, user_id: str, value: cv.FailedRun, prefix: str, settings: Settings
 ) -> ConversationFailedRun:
     named = _own(v, value.name, f"{prefix}.name", user_id, _failed_run_name, FAILED_RUN_PATTERN)
-    v.identifier(value.run_id, f"{prefix}.run_id", required=True)
+    check_fields(v, value, RECORD_RULES, prefix)
     error = value.error
-    v.text(error.message, f"{prefix}.error.message", MAX_TEXT_BYTES, required=True)
-    v.text(error.code, f"{prefix}.error.code", MAX_ID_CHARS)
-    v.json_text(error.details_json, f"{prefix}.error.details_json", MAX_TEXT_BYTES)
     partial = _messages(v, value.messages, f"{prefix}.messages", settings)
     create_time = _time(v, value, "create_time", prefix)
     run = FailedRun(
@@ -350,7 +319,7 @@ def memory(v: Validator, user_id: str, value: mm.Memory, prefix: str) -> Memory:
         v, value.name, f"{prefix}.name", user_id, _memory_name, "users/{user}/memories/{memory}"
     ) or ("", "")
     draft = draft_of(v, value, prefix, user_id, None)
-    _etag(v, value.etag, f"{prefix}.etag")
+    check_fields(v, value, RECORD_RULES, prefix)
     return Memory(
         memory_id=memory_id,
         user_id=user_id,
@@ -383,7 +352,7 @@ def tombstone(
     _, memory_id = _own(
         v, value.name, f"{prefix}.name", user_id, _memory_name, "users/{user}/memories/{memory}"
     ) or ("", "")
-    v.text(value.key, f"{prefix}.key", MAX_KEY_BYTES)
+    check_fields(v, value, RECORD_RULES, prefix)
     return MemoryTombstone(user_id, memory_id, value.key, _time(v, value, "delete_time", prefix))
 
 
@@ -421,9 +390,7 @@ def candidate(
             _memory_name,
             "users/{user}/memories/{memory}",
         ) or ("", "")
-    v.identifier(value.run_id, f"{prefix}.run_id")
-    v.non_negative(value.turn, f"{prefix}.turn")
-    v.text(value.extractor, f"{prefix}.extractor", MAX_TEXT_BYTES)
+    check_fields(v, value, RECORD_RULES, prefix)
     return MemoryCandidate(
         candidate_id=candidate_id,
         user_id=user_id,
@@ -451,7 +418,7 @@ MAX_EVENT_ATTRIBUTES = 64
 def consent(v: Validator, user_id: str, value: pb.Consent, prefix: str) -> Consent:
     _own(v, value.name, f"{prefix}.name", user_id, _consent_name, CONSENT_PATTERN)
     state = consent_state_of(v, value.state, f"{prefix}.state")
-    v.identifier(value.policy_version, f"{prefix}.policy_version")
+    check_fields(v, value, RECORD_RULES, prefix)
     return Consent(user_id, state, value.policy_version, _time(v, value, "update_time", prefix))
 
 
@@ -459,7 +426,7 @@ def memory_settings(
     v: Validator, user_id: str, value: pb.MemorySettings, prefix: str
 ) -> MemorySettings:
     _own(v, value.name, f"{prefix}.name", user_id, _settings_name, SETTINGS_PATTERN)
-    _etag(v, value.etag, f"{prefix}.etag")
+    check_fields(v, value, RECORD_RULES, prefix)
     update_time = _time(v, value, "update_time", prefix)
     return MemorySettings(user_id, value.enabled, value.etag, update_time)
 

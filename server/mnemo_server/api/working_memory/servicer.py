@@ -1,9 +1,9 @@
 """WorkingMemoryService: validate, build the command, call the use case,
 convert the result.
 
-Besides sizes, the edge checks the settings-driven rules (``Settings``):
-the summary word budget, the default and largest ``keep_recent`` and the
-largest saved ``recent`` list.
+The request rules, static and from ``Settings`` (the summary word budget,
+``keep_recent``, the largest saved ``recent`` list), are
+``api.working_memory.rules``'s.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from mnemo.v1 import working_memory_pb2 as pb
 from mnemo.v1 import working_memory_pb2_grpc as pb_grpc
 from mnemo_server.api import convert, names
 from mnemo_server.api.idempotency import idempotency_of
-from mnemo_server.api.validation import MAX_SUMMARY_BYTES, MAX_TEXT_BYTES, Validator
+from mnemo_server.api.validation import Validator, check_fields
+from mnemo_server.api.working_memory.rules import RULES, keep_recent, recent_count, summary_budget
 from mnemo_server.auth.caller import CallScope, caller_of, current_scope
 from mnemo_server.config import Settings
 from mnemo_server.domain.commands.working_memory import (
@@ -26,21 +27,12 @@ from mnemo_server.domain.commands.working_memory import (
     RememberExchange,
     SaveMemoryState,
 )
-from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.models import ConversationKey
 from mnemo_server.domain.usecases.working_memory import WorkingMemory
 from mnemo_server.domain.usecases.writes import Writes
-from mnemo_server.domain.working_memory import check_summary_budget
 
 Context = grpc.aio.ServicerContext[Any, Any]
 _NO_KEY = ConversationKey("", "")
-
-
-def _check_exchange(v: Validator, exchange: pb.Exchange, field: str) -> None:
-    v.text(exchange.ask, f"{field}.ask", MAX_TEXT_BYTES, required=True)
-    v.text(exchange.answer, f"{field}.answer", MAX_TEXT_BYTES)
-    if exchange.HasField("at"):
-        v.timestamp(exchange.at, f"{field}.at")
 
 
 def _state_key(v: Validator, name: str, field: str, scope: CallScope | None) -> ConversationKey:
@@ -63,32 +55,6 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
         self._settings = settings
         self._clock = clock
 
-    def _keep_recent(self, requested: int, field: str = "keep_recent") -> int:
-        """0 -> the server default; 1..recent_max as asked; else ``INVALID_FIELD``."""
-        settings = self._settings
-        if requested == 0:
-            return settings.recent_default
-        if not 1 <= requested <= settings.recent_max:
-            limit = settings.recent_max
-            raise InvalidArgument(
-                f"{field} must be between 1 and {limit} (0 means the default "
-                f"{settings.recent_default}); got {requested}",
-                reason="INVALID_FIELD",
-                metadata={"field": field, "max": str(limit)},
-                violations=(FieldViolation(field, f"must be in 0..{limit}"),),
-            )
-        return requested
-
-    def _check_recent_count(self, count: int) -> None:
-        limit = self._settings.recent_max
-        if count > limit:
-            raise InvalidArgument(
-                f"memory_state.recent has {count} exchanges; at most {limit} are kept",
-                reason="FIELD_TOO_LARGE",
-                metadata={"field": "memory_state.recent", "limit": str(limit)},
-                violations=(FieldViolation("memory_state.recent", f"at most {limit} exchanges"),),
-            )
-
     async def GetMemoryState(
         self, request: pb.GetMemoryStateRequest, context: Context
     ) -> pb.GetMemoryStateResponse:
@@ -105,14 +71,10 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
         state = request.memory_state
         v = Validator()
         key = _state_key(v, state.name, "memory_state.name", scope)
-        v.text(state.summary, "memory_state.summary", MAX_SUMMARY_BYTES)
-        for index, exchange in enumerate(state.recent):
-            _check_exchange(v, exchange, f"memory_state.recent[{index}]")
+        check_fields(v, request, RULES)
         v.raise_if_invalid()
-        check_summary_budget(
-            state.summary, self._settings.summary_max_words, field="memory_state.summary"
-        )
-        self._check_recent_count(len(state.recent))
+        summary_budget(state.summary, self._settings, "memory_state.summary")
+        recent_count(len(state.recent), self._settings)
         now = self._clock()
         written = await self._writes(
             SaveMemoryState(
@@ -135,15 +97,12 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
         scope = current_scope()
         v = Validator()
         key = _state_key(v, request.name, "name", scope)
-        _check_exchange(v, request.exchange, "exchange")
+        check_fields(v, request, RULES)
         summary = request.summary if request.HasField("summary") else None
-        if summary is not None:
-            v.text(summary, "summary", MAX_SUMMARY_BYTES)
-        v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
-        keep = self._keep_recent(request.keep_recent)
+        keep = keep_recent(request.keep_recent, self._settings)
         if summary is not None:
-            check_summary_budget(summary, self._settings.summary_max_words, field="summary")
+            summary_budget(summary, self._settings, "summary")
         written = await self._writes(
             RememberExchange(
                 caller=caller_of(scope),

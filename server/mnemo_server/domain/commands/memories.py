@@ -21,7 +21,6 @@ __all__ = [
     "ApproveCandidate",
     "CreateMemories",
     "DeleteMemory",
-    "DraftFields",
     "ExtractMemories",
     "ProposeCandidates",
     "RejectCandidate",
@@ -34,36 +33,6 @@ def _draft_weight(draft: MemoryDraft) -> int:
     return len(draft.text) + vector + sum(len(k) + len(v) for k, v in draft.metadata.items())
 
 
-@dataclass(frozen=True)
-class DraftFields:
-    """Where the request holds the drafts of a write, so that what the store
-    finds wrong with one (an id taken, a vector of another dimension) names
-    the request's field.
-
-    With ``batch`` (``"requests"``: ``BatchCreateMemories``) draft ``i`` is
-    ``requests[i].memory`` and its id ``requests[i].memory_id``. Without it,
-    one draft is ``memory`` (its id ``memory_id``: ``CreateMemory``) and
-    several are ``memories[i]``. ``client_ids``: the ids come from the
-    request (else the server generated them and no field names them).
-    """
-
-    batch: str = ""
-    memory: str = "memory"
-    client_ids: bool = True
-
-    def draft(self, index: int, count: int) -> str:
-        """The path of draft ``index`` of ``count``."""
-        if self.batch:
-            return f"{self.batch}[{index}].{self.memory}"
-        return self.memory if count == 1 else f"memories[{index}]"
-
-    def memory_id(self, index: int) -> str | None:
-        """The path of draft ``index``'s id, or ``None`` for a generated one."""
-        if not self.client_ids:
-            return None
-        return f"{self.batch}[{index}].memory_id" if self.batch else "memory_id"
-
-
 @dataclass(frozen=True, kw_only=True)
 class CreateMemories(Idempotent[tuple[SavedMemory, ...]]):
     """Save ``drafts`` as new entries with the given ids, in order, all or
@@ -73,15 +42,13 @@ class CreateMemories(Idempotent[tuple[SavedMemory, ...]]):
     archives the live entry of its (scope, conversation, key), an earlier
     draft of the same command included. ``origin_conversation_ids``: the
     conversations the save comes from (a temporary one refuses it, whatever
-    the drafts' scope); ``fields``: where
-    the request holds the drafts (for field violations). Raises
+    the drafts' scope). Raises
     ``AlreadyExists`` (an id taken, also by a deleted entry, or twice in
-    ``drafts``), ``EMBEDDING_DIMENSION_MISMATCH``, the memory gate's
-    ``FailedPrecondition``, ``REQUEST_ID_REUSED``."""
+    ``drafts``) and ``EMBEDDING_DIMENSION_MISMATCH``, both with the draft's
+    ``Entry``; the memory gate's ``FailedPrecondition``, ``REQUEST_ID_REUSED``."""
 
     drafts: tuple[tuple[str, MemoryDraft], ...]
     origin_conversation_ids: tuple[str, ...] = ()
-    fields: DraftFields = DraftFields()
 
     @property
     def weight(self) -> int:

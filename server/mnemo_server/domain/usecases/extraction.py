@@ -17,7 +17,6 @@ from mnemo_server.domain import extraction as heuristics
 from mnemo_server.domain.commands import Written
 from mnemo_server.domain.commands.memories import (
     CreateMemories,
-    DraftFields,
     ExtractMemories,
     ProposeCandidates,
 )
@@ -128,7 +127,6 @@ class Extraction:
                 drafts=tuple((new_id(), d) for d in drafts),
                 idempotency=command.idempotency,
                 origin_conversation_ids=(conversation_id,),
-                fields=DraftFields(client_ids=False),
             )
         )
         return Written(

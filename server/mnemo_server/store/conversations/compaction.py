@@ -9,9 +9,10 @@ from mnemo_server.domain import codec
 from mnemo_server.domain.commands.conversations import ReplaceHistoryPrefix
 from mnemo_server.domain.compaction import (
     Checkpoint,
-    decode_revision,
     encode_revision,
+    foreign_revision,
     next_checkpoint,
+    revision_parts,
 )
 from mnemo_server.domain.errors import Aborted
 from mnemo_server.domain.models import HistorySnapshot
@@ -69,12 +70,15 @@ _ADVANCE = conversation_rows.touch_with(checkpoint_seq=bindparam("checkpoint_seq
 @unit(ReplaceHistoryPrefix)
 def replace_prefix(tx: Tx, command: ReplaceHistoryPrefix) -> HistorySnapshot:
     """Record the next checkpoint if ``revision`` is current. Raises
-    ``NotFound``, ``Aborted(REVISION_STALE)``, ``InvalidArgument`` (a revision
-    we did not issue; ``message_count`` out of range)."""
+    ``NotFound``, ``Aborted(REVISION_STALE)``, ``InvalidArgument`` (a
+    revision we did not issue: ``Entry(Part.REVISION)``; ``message_count`` out
+    of range: ``Entry(Part.MESSAGE_COUNT)``)."""
     user_id, conversation_id = command.user_id, command.conversation_id
-    generation, seq = decode_revision(command.revision)
+    parts = revision_parts(command.revision)
+    if parts is None:
+        raise foreign_revision()
     row = conversation_rows.lock_existing(tx, user_id, conversation_id)
-    if (generation, seq) != (row.generation, row.checkpoint_seq):
+    if parts != (row.generation, row.checkpoint_seq):
         raise Aborted(
             "the history was compacted or cleared since this revision was taken: "
             "take a new snapshot and compact again",

@@ -223,7 +223,9 @@ def create(tx: Tx, command: CreateConversation) -> Conversation:
     if row is None:
         name = convert.conversation_name(command.user_id, command.conversation_id)
         raise AlreadyExists(
-            f"{name} already exists; choose another conversation id", metadata={"name": name}
+            f"{name} already exists; choose another conversation id",
+            metadata={"name": name},
+            reason="ALREADY_EXISTS",
         )
     created = convert.conversation(row)
     change_log.append(tx, command.user_id, [change_log.conversation_upserted(created)])

@@ -134,7 +134,9 @@ class OpQueue:
         closed."""
         with self._changed:
             if self._closed:
-                raise Unavailable("the server is shutting down; retry on another server")
+                raise Unavailable(
+                    "the server is shutting down; retry on another server", reason="UNAVAILABLE"
+                )
             op.started = False
             if front:
                 self._ops.appendleft(op)
@@ -319,7 +321,9 @@ class _Lane(threading.Thread):
             log.error("database %s is full: %s", self._describe, error)
             return storage_full(self._describe)
         log.warning("database %s unavailable: %s", self._describe, error)
-        return Unavailable(f"the database is unavailable ({self._describe}); retry later")
+        return Unavailable(
+            f"the database is unavailable ({self._describe}); retry later", reason="UNAVAILABLE"
+        )
 
     def _retry_or_fail(self, op: Op[Any], reason: str) -> Outcome | None:
         """Queue ``op`` again after a backoff (``None``), or its final outcome."""

@@ -14,7 +14,6 @@ from mnemo_server.domain import events
 from mnemo_server.domain.changes import NewChange
 from mnemo_server.domain.commands.memories import (
     ApproveCandidate,
-    DraftFields,
     ProposeCandidates,
     RejectCandidate,
 )
@@ -42,7 +41,6 @@ from mnemo_server.store.transactions.tx import Tx
 from mnemo_server.store.transactions.units import unit
 
 # An approved candidate's entry: its vector is the candidate's; its id is generated.
-_APPROVED_FIELDS = DraftFields(memory="candidate.memory", client_ids=False)
 
 
 def candidate_values(user_id: str, candidate: CandidateDraft, now: int) -> dict[str, Any]:
@@ -161,7 +159,7 @@ def approve(tx: Tx, command: ApproveCandidate) -> tuple[Memory, MemoryCandidate]
     extractor) and mark it approved. Raises ``NotFound``, CANDIDATE_RESOLVED
     (rejected, cancelled, or approved into an entry deleted since),
     ``AlreadyExists`` (``memory_id`` taken), EMBEDDING_DIMENSION_MISMATCH
-    (field ``candidate.memory.embedding.values``)."""
+    (``Entry(Part.EMBEDDING)``)."""
     user_id, candidate_id, memory_id = command.user_id, command.candidate_id, command.memory_id
     # Locked first, then gated by the candidate's conversations.
     lock = lock_for_memory(tx, command.caller, user_id)
@@ -181,9 +179,7 @@ def approve(tx: Tx, command: ApproveCandidate) -> tuple[Memory, MemoryCandidate]
         raise rows.candidate_resolved(user_id, candidate_id, candidate.state.value)
     draft = replace(candidate.draft, source=MemorySource.EXTRACTOR)
     feed: list[NewChange] = []
-    (saved_memory,) = writes.insert_entries(
-        tx, user_id, [(memory_id, draft)], fields=_APPROVED_FIELDS, feed=feed
-    )
+    (saved_memory,) = writes.insert_entries(tx, user_id, [(memory_id, draft)], feed=feed)
     approved = _resolve(
         conn, user_id, candidate_id, CandidateState.APPROVED, saved_memory_id=memory_id
     )

@@ -20,6 +20,7 @@ from sqlalchemy import Connection, bindparam, func, literal_column, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from mnemo_server.domain.embedding import dimension_mismatch
+from mnemo_server.domain.errors import Entry, Part
 from mnemo_server.domain.memory_models import Embedding, Memory, RecallHit, RecallQuery
 from mnemo_server.domain.ranking import (
     CANDIDATE_LIMIT,
@@ -150,7 +151,7 @@ def semantic(
 ) -> dict[str, float]:
     """The exact top ``limit`` live entries of ``conversations`` by cosine
     to ``embedding`` (ties: ``memory_id`` ascending), with their cosines.
-    Raises EMBEDDING_DIMENSION_MISMATCH (field ``query_embedding.values``)."""
+    Raises EMBEDDING_DIMENSION_MISMATCH (entry ``Part.QUERY_EMBEDDING``)."""
     if limit <= 0:
         return {}
     vectors = _user_vectors(conn, user_id, embedding.model, cache)
@@ -158,7 +159,7 @@ def semantic(
         return {}
     if embedding.dimensions != vectors.dimensions:
         raise dimension_mismatch(
-            "query_embedding.values", expected=vectors.dimensions, got=embedding.dimensions
+            Entry(Part.QUERY_EMBEDDING), expected=vectors.dimensions, got=embedding.dimensions
         )
     if not any(embedding.values):
         return {}

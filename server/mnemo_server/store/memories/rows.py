@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, FromClause, Row
 
-from mnemo_server.domain.errors import AlreadyExists, FailedPrecondition, FieldViolation, NotFound
+from mnemo_server.domain.errors import AlreadyExists, Entry, FailedPrecondition, NotFound, Part
 from mnemo_server.domain.memory_models import (
     CandidateState,
     Embedding,
@@ -54,39 +54,36 @@ def candidate_name(user_id: str, candidate_id: str) -> str:
 
 def memory_not_found(user_id: str, memory_id: str) -> NotFound:
     name = memory_name(user_id, memory_id)
-    return NotFound(f"{name} does not exist", metadata={"name": name})
+    return NotFound(f"{name} does not exist", metadata={"name": name}, reason="NOT_FOUND")
 
 
-def memory_id_taken(user_id: str, memory_id: str, field: str | None = None) -> AlreadyExists:
-    """The id of an entry or a tombstone; ``field``: the request's field that chose it."""
+def memory_id_taken(
+    user_id: str, memory_id: str, index: int, same_as: int | None = None
+) -> AlreadyExists:
+    """Draft ``index``'s id is that of an entry or a tombstone, or (``same_as``)
+    the id an earlier draft of the same write chose. The API layer names the
+    request's field (``Entry``)."""
     name = memory_name(user_id, memory_id)
-    what = "already exists (or existed and was deleted)"
+    what = "already exists (or existed and was deleted)" if same_as is None else "is named twice"
     return AlreadyExists(
         f"{name} {what}; choose another memory id",
-        metadata={"name": name} | ({"field": field} if field else {}),
-        violations=(FieldViolation(field, f"{name} {what}"),) if field else (),
-    )
-
-
-def memory_id_repeated(user_id: str, memory_id: str, field: str, first: str) -> AlreadyExists:
-    """``field`` chose the id that ``first``, earlier in the same write, chose."""
-    name = memory_name(user_id, memory_id)
-    return AlreadyExists(
-        f"{field} names {name}, as {first} does; choose another memory id",
-        metadata={"name": name, "field": field},
-        violations=(FieldViolation(field, f"the id of {first} too"),),
+        reason="ALREADY_EXISTS",
+        metadata={"name": name},
+        entry=Entry(Part.MEMORY_ID, index, same_as),
     )
 
 
 def candidate_not_found(user_id: str, candidate_id: str) -> NotFound:
     name = candidate_name(user_id, candidate_id)
-    return NotFound(f"{name} does not exist", metadata={"name": name})
+    return NotFound(f"{name} does not exist", metadata={"name": name}, reason="NOT_FOUND")
 
 
 def candidate_id_taken(user_id: str, candidate_id: str) -> AlreadyExists:
     name = candidate_name(user_id, candidate_id)
     return AlreadyExists(
-        f"{name} already exists; choose another candidate id", metadata={"name": name}
+        f"{name} already exists; choose another candidate id",
+        metadata={"name": name},
+        reason="ALREADY_EXISTS",
     )
 
 

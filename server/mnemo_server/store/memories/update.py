@@ -10,6 +10,7 @@ from sqlalchemy import Connection, insert, update
 
 from mnemo_server.domain import events
 from mnemo_server.domain.commands.memories import UpdateMemory
+from mnemo_server.domain.errors import Entry, Part
 from mnemo_server.domain.memory_models import Embedding, Memory
 from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store.feed import changes
@@ -32,8 +33,8 @@ from mnemo_server.store.transactions.units import unit
 @unit(UpdateMemory)
 def update_entry(tx: Tx, command: UpdateMemory) -> Memory:
     """Apply the change (``domain.commands.memories.UpdateMemory``). Raises
-    ``NotFound``, ETAG_MISMATCH, EMBEDDING_DIMENSION_MISMATCH (field
-    ``memory.embedding.values``)."""
+    ``NotFound``, ETAG_MISMATCH, EMBEDDING_DIMENSION_MISMATCH (entry
+    ``Part.EMBEDDING``)."""
     user_id, memory_id, change = command.user_id, command.memory_id, command.change
     expected_etag = command.expected_etag
     tenant_id = open_memory_write(tx, command.caller, user_id, [command.origin_conversation_id])
@@ -42,7 +43,7 @@ def update_entry(tx: Tx, command: UpdateMemory) -> Memory:
     check_etag(expected_etag, row.etag, rows.memory_name(user_id, memory_id))
     if change.embedding is not None:
         check_dimensions(
-            conn, user_id, [("memory.embedding.values", change.embedding)], except_pk=row.id
+            conn, user_id, [(Entry(Part.EMBEDDING), change.embedding)], except_pk=row.id
         )
     now = now_micros()
     values: dict[str, Any] = {"updated_at": now, "etag": new_etag()}

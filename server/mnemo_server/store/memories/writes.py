@@ -19,8 +19,9 @@ from sqlalchemy import ColumnElement, Connection, Row, bindparam, insert, select
 
 from mnemo_server.domain import events
 from mnemo_server.domain.changes import NewChange
-from mnemo_server.domain.commands.memories import CreateMemories, DraftFields
+from mnemo_server.domain.commands.memories import CreateMemories
 from mnemo_server.domain.embedding import dimension_mismatch
+from mnemo_server.domain.errors import Entry, Part
 from mnemo_server.domain.memory_models import (
     Embedding,
     Memory,
@@ -104,15 +105,15 @@ def vector_row(memory_pk: int, user_id: str, embedding: Embedding) -> dict[str, 
 def check_dimensions(
     conn: Connection,
     user_id: str,
-    embeddings: Sequence[tuple[str, Embedding]],
+    embeddings: Sequence[tuple[Entry, Embedding]],
     *,
     except_pk: int | None = None,
 ) -> None:
-    """Raise ``dimension_mismatch`` (for the ``(field, embedding)`` at fault)
+    """Raise ``dimension_mismatch`` (for the ``(entry, embedding)`` at fault)
     unless every embedding has the dimension of the user's stored vectors of
     its model (other than entry ``except_pk``'s) and of the earlier ones."""
     expected: dict[str, int] = {}
-    for field, embedding in embeddings:
+    for entry, embedding in embeddings:
         if embedding.model not in expected:
             query = select(memory_embeddings.c.dimensions).where(
                 memory_embeddings.c.user_id == user_id,
@@ -124,7 +125,7 @@ def check_dimensions(
             expected[embedding.model] = embedding.dimensions if stored is None else stored
         if embedding.dimensions != expected[embedding.model]:
             raise dimension_mismatch(
-                field, expected=expected[embedding.model], got=embedding.dimensions
+                entry, expected=expected[embedding.model], got=embedding.dimensions
             )
 
 
@@ -209,7 +210,6 @@ def insert_entries(
     user_id: str,
     drafts: Sequence[tuple[str, MemoryDraft]],
     *,
-    fields: DraftFields,
     feed: list[NewChange] | None = None,
 ) -> tuple[SavedMemory, ...]:
     """Save ``(memory_id, draft)`` pairs in order (the caller holds
@@ -220,8 +220,8 @@ def insert_entries(
     come back without their vectors (``embedding`` ``None``).
 
     Raises ``AlreadyExists`` (id of an entry or a tombstone, or twice in
-    ``drafts``), EMBEDDING_DIMENSION_MISMATCH; both name the draft's field
-    as ``fields`` places it in the request.
+    ``drafts``), EMBEDDING_DIMENSION_MISMATCH; both carry the draft's
+    ``Entry`` (its index in ``drafts``), which the API layer names.
     """
     conn = tx.conn
     ids = [memory_id for memory_id, _ in drafts]
@@ -229,21 +229,16 @@ def insert_entries(
     seen: dict[str, int] = {}
     for i, memory_id in enumerate(ids):
         if memory_id in taken:
-            raise rows.memory_id_taken(user_id, memory_id, fields.memory_id(i))
+            raise rows.memory_id_taken(user_id, memory_id, i)
         if memory_id in seen:
-            field, first = fields.memory_id(i), fields.memory_id(seen[memory_id])
-            if field is None or first is None:
-                raise rows.memory_id_taken(user_id, memory_id)
-            raise rows.memory_id_repeated(user_id, memory_id, field, first)
+            raise rows.memory_id_taken(user_id, memory_id, i, same_as=seen[memory_id])
         seen[memory_id] = i
-
-    def prefix(i: int) -> str:
-        return fields.draft(i, len(drafts))
-
     vectors = [
-        (i, draft.embedding) for i, (_, draft) in enumerate(drafts) if draft.embedding is not None
+        (Entry(Part.EMBEDDING, i), draft.embedding)
+        for i, (_, draft) in enumerate(drafts)
+        if draft.embedding is not None
     ]
-    check_dimensions(conn, user_id, [(f"{prefix(i)}.embedding.values", e) for i, e in vectors])
+    check_dimensions(conn, user_id, vectors)
 
     # Draft i is saved at ``now + i`` microseconds, so that the drafts keep
     # their order in every listing by time, as separate saves would. The
@@ -286,7 +281,8 @@ def insert_entries(
         values[i] |= {"id": pk, "embedding_model": None, "embedding_vector": None}
     if vectors:
         conn.execute(
-            insert(memory_embeddings), [vector_row(pks[i], user_id, e) for i, e in vectors]
+            insert(memory_embeddings),
+            [vector_row(pks[entry.index], user_id, e) for entry, e in vectors],
         )
     if vectors or any(archived):
         vectors_changed(conn, user_id)
@@ -314,7 +310,7 @@ def create(tx: Tx, command: CreateMemories) -> tuple[SavedMemory, ...]:
     named = [*command.origin_conversation_ids, *(draft.conversation_id for _, draft in drafts)]
     tenant_id = open_memory_write(tx, command.caller, user_id, named)
     feed: list[NewChange] = []
-    saved = insert_entries(tx, user_id, drafts, fields=command.fields, feed=feed)
+    saved = insert_entries(tx, user_id, drafts, feed=feed)
     event_log.record(
         tx, command.caller, user_id, events.saved(s.memory for s in saved), tenant_id=tenant_id
     )
