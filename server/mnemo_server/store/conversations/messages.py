@@ -397,7 +397,7 @@ def pop(tx: Tx, command: PopMessages) -> PopResult:
     # What was popped leaves the feed too: the messages' changes lose their text.
     change_log.strip_states(tx.conn, user_id, resource_names=popped_names)
     feed = [change_log.conversation_upserted(changed)]
-    feed += [change_log.message_removed(popped_name) for popped_name in popped_names]
+    feed += [change_log.deleted(popped_name) for popped_name in popped_names]
     change_log.append(tx, user_id, feed)
     return PopResult(conversation=changed, messages=tuple(popped))
 

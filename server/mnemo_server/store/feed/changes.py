@@ -272,9 +272,7 @@ def conversation_upserted(value: Conversation) -> NewChange:
 
 
 def conversation_deleted(user_id: str, conversation_id: str) -> NewChange:
-    return NewChange(
-        ChangeOperation.DELETE, conversation_name(ConversationKey(user_id, conversation_id))
-    )
+    return deleted(conversation_name(ConversationKey(user_id, conversation_id)))
 
 
 def memory_state_upserted(key: ConversationKey, state: MemoryState) -> NewChange:
@@ -285,8 +283,9 @@ def message_appended(key: ConversationKey, message: StoredMessage) -> NewChange:
     return upsert(message_name(key, message.position), message)
 
 
-def message_removed(resource_name: str) -> NewChange:
-    """A DELETE of one message (``.../messages/{position}``; PopMessages)."""
+def deleted(resource_name: str) -> NewChange:
+    """A DELETE of the resource ``resource_name``, without state (a popped
+    message, a deleted conversation)."""
     return NewChange(ChangeOperation.DELETE, resource_name)
 
 
