@@ -4,6 +4,7 @@ the writes of a request as domain values."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC
 
 from mnemo.v1 import checkpoints_pb2 as pb
 from mnemo_server.api.convert import timestamp
@@ -15,7 +16,13 @@ from mnemo_server.domain.checkpoints import (
     thread_name,
 )
 
-__all__ = ["checkpoint_to_proto", "ref_to_proto", "write_from_proto", "writes_to_proto"]
+__all__ = [
+    "checkpoint_from_proto",
+    "checkpoint_to_proto",
+    "ref_to_proto",
+    "write_from_proto",
+    "writes_to_proto",
+]
 
 
 def write_from_proto(write: pb.PendingWrite) -> PendingWrite:
@@ -26,6 +33,26 @@ def write_from_proto(write: pb.PendingWrite) -> PendingWrite:
         type=write.type,
         value=write.value,
         task_path=write.task_path,
+    )
+
+
+def checkpoint_from_proto(
+    key: ThreadKey, value: pb.Checkpoint, *, with_writes: bool = False
+) -> StoredCheckpoint:
+    """``value`` (validated) as a checkpoint of ``key``'s thread; its
+    ``create_time`` (when set) and pending writes only ``with_writes`` (an
+    imported record: a put states neither)."""
+    created = value.create_time.ToDatetime(tzinfo=UTC) if value.HasField("create_time") else None
+    return StoredCheckpoint(
+        thread_id=key.thread_id,
+        checkpoint_ns=value.checkpoint_ns,
+        checkpoint_id=value.checkpoint_id,
+        parent_checkpoint_id=value.parent_checkpoint_id,
+        type=value.type,
+        checkpoint=value.checkpoint,
+        metadata_json=value.metadata_json or "{}",
+        create_time=created if with_writes else None,
+        pending_writes=tuple(map(write_from_proto, value.pending_writes)) if with_writes else (),
     )
 
 

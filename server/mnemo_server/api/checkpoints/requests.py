@@ -14,18 +14,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from datetime import UTC
 from typing import Any
 
 from mnemo.v1 import checkpoints_pb2 as pb
 from mnemo_server.api import names
+from mnemo_server.api.checkpoints.convert import checkpoint_from_proto
 from mnemo_server.api.validation import Validator
 from mnemo_server.auth.caller import CallScope
 from mnemo_server.domain.checkpoints import (
     MAX_CHECKPOINT_METADATA_BYTES,
     MAX_NAMESPACE_CHARS,
     MAX_WRITES_PER_CALL,
-    PendingWrite,
     StoredCheckpoint,
     ThreadKey,
 )
@@ -159,26 +158,4 @@ def imported(v: Validator, user_id: str, value: pb.Checkpoint, prefix: str) -> S
                 "repeats an earlier write's task_id and idx",
             )
         seen.add((write.task_id, write.idx))
-    return StoredCheckpoint(
-        thread_id=key.thread_id,
-        checkpoint_ns=value.checkpoint_ns,
-        checkpoint_id=value.checkpoint_id,
-        parent_checkpoint_id=value.parent_checkpoint_id,
-        type=value.type,
-        checkpoint=value.checkpoint,
-        metadata_json=value.metadata_json or "{}",
-        create_time=value.create_time.ToDatetime(tzinfo=UTC)
-        if value.HasField("create_time")
-        else None,
-        pending_writes=tuple(
-            PendingWrite(
-                task_id=w.task_id,
-                idx=w.idx,
-                channel=w.channel,
-                type=w.type,
-                value=w.value,
-                task_path=w.task_path,
-            )
-            for w in value.pending_writes
-        ),
-    )
+    return checkpoint_from_proto(key, value, with_writes=True)

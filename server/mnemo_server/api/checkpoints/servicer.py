@@ -11,10 +11,14 @@ from mnemo.v1 import checkpoints_pb2 as pb
 from mnemo.v1 import checkpoints_pb2_grpc as pb_grpc
 from mnemo_server.api import names
 from mnemo_server.api.checkpoints import requests as rules
-from mnemo_server.api.checkpoints.convert import checkpoint_to_proto, write_from_proto
+from mnemo_server.api.checkpoints.convert import (
+    checkpoint_from_proto,
+    checkpoint_to_proto,
+    write_from_proto,
+)
 from mnemo_server.api.validation import Validator
 from mnemo_server.auth.caller import caller_of, current_scope
-from mnemo_server.domain.checkpoints import CheckpointQuery, PruneStrategy, StoredCheckpoint
+from mnemo_server.domain.checkpoints import CheckpointQuery, PruneStrategy
 from mnemo_server.domain.commands.checkpoints import (
     CopyThread,
     DeleteCheckpointsForRuns,
@@ -54,15 +58,7 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
             PutCheckpoint(
                 caller=caller_of(scope),
                 user_id=key.user_id,
-                checkpoint=StoredCheckpoint(
-                    thread_id=key.thread_id,
-                    checkpoint_ns=value.checkpoint_ns,
-                    checkpoint_id=value.checkpoint_id,
-                    parent_checkpoint_id=value.parent_checkpoint_id,
-                    type=value.type,
-                    checkpoint=value.checkpoint,
-                    metadata_json=value.metadata_json or "{}",
-                ),
+                checkpoint=checkpoint_from_proto(key, value),
             )
         )
         return pb.PutCheckpointResponse(
