@@ -52,7 +52,9 @@ def model_says(text: str) -> types.Content:
     return types.Content(role="model", parts=[types.Part(text=text)])
 
 
-def runner_with(target: str, script: list[types.Content]) -> tuple[Runner, ScriptedLlm, MnemoSessionService]:
+def runner_with(
+    target: str, script: list[types.Content]
+) -> tuple[Runner, ScriptedLlm, MnemoSessionService]:
     model = ScriptedLlm(model="scripted", script=script)
     agent = LlmAgent(
         name="assistant",
@@ -72,7 +74,9 @@ def texts(request: LlmRequest) -> list[str]:
 async def say(runner: Runner, user_id: str, session_id: str, text: str) -> list[str]:
     replies: list[str] = []
     message = types.Content(role="user", parts=[types.Part(text=text)])
-    async for event in runner.run_async(user_id=user_id, session_id=session_id, new_message=message):
+    async for event in runner.run_async(
+        user_id=user_id, session_id=session_id, new_message=message
+    ):
         if event.content and event.content.parts:
             replies += [part.text for part in event.content.parts if part.text]
     return replies

@@ -81,24 +81,32 @@ async def test_create_then_get(service: BaseSessionService, app_name: str, user_
     assert got.last_update_time == pytest.approx(created.last_update_time, abs=1e-3)
 
 
-async def test_generated_ids_are_unique(service: BaseSessionService, app_name: str, user_id: str) -> None:
+async def test_generated_ids_are_unique(
+    service: BaseSessionService, app_name: str, user_id: str
+) -> None:
     first = await service.create_session(app_name=app_name, user_id=user_id)
     second = await service.create_session(app_name=app_name, user_id=user_id)
     assert first.id and second.id and first.id != second.id
     assert await service.get_session(app_name=app_name, user_id=user_id, session_id=first.id)
 
 
-async def test_taken_id_is_refused(service: BaseSessionService, app_name: str, user_id: str) -> None:
+async def test_taken_id_is_refused(
+    service: BaseSessionService, app_name: str, user_id: str
+) -> None:
     await service.create_session(app_name=app_name, user_id=user_id, session_id="dup")
     with pytest.raises(AlreadyExistsError):
         await service.create_session(app_name=app_name, user_id=user_id, session_id="dup")
 
 
-async def test_missing_session_is_none(service: BaseSessionService, app_name: str, user_id: str) -> None:
+async def test_missing_session_is_none(
+    service: BaseSessionService, app_name: str, user_id: str
+) -> None:
     assert await service.get_session(app_name=app_name, user_id=user_id, session_id="nope") is None
 
 
-async def test_sessions_are_per_user(service: BaseSessionService, app_name: str, user_id: str) -> None:
+async def test_sessions_are_per_user(
+    service: BaseSessionService, app_name: str, user_id: str
+) -> None:
     await service.create_session(app_name=app_name, user_id=user_id, session_id="mine")
     other = user_id + "-other"
     assert await service.get_session(app_name=app_name, user_id=other, session_id="mine") is None
@@ -106,7 +114,9 @@ async def test_sessions_are_per_user(service: BaseSessionService, app_name: str,
 
 async def test_events_round_trip(service: BaseSessionService, app_name: str, user_id: str) -> None:
     session = await service.create_session(app_name=app_name, user_id=user_id)
-    call = types.Part(function_call=types.FunctionCall(id="c1", name="weather", args={"city": "Paris", "days": 3}))
+    call = types.Part(
+        function_call=types.FunctionCall(id="c1", name="weather", args={"city": "Paris", "days": 3})
+    )
     events = [
         text_event("user", "What is the weather in Paris?"),
         Event(
@@ -125,7 +135,9 @@ async def test_events_round_trip(service: BaseSessionService, app_name: str, use
     assert dumped(session.events) == dumped(events)
 
 
-async def test_state_delta_by_scope(service: BaseSessionService, app_name: str, user_id: str) -> None:
+async def test_state_delta_by_scope(
+    service: BaseSessionService, app_name: str, user_id: str
+) -> None:
     session = await service.create_session(
         app_name=app_name,
         user_id=user_id,
@@ -168,7 +180,14 @@ async def test_app_state_is_shared_by_all_users(
 async def test_state_values_keep_their_types(
     service: BaseSessionService, app_name: str, user_id: str
 ) -> None:
-    value = {"int": 7, "float": 1.5, "big": 2**53 + 1, "text": "é ✓", "none": None, "list": [1, "a"]}
+    value = {
+        "int": 7,
+        "float": 1.5,
+        "big": 2**53 + 1,
+        "text": "é ✓",
+        "none": None,
+        "list": [1, "a"],
+    }
     session = await service.create_session(
         app_name=app_name, user_id=user_id, state={"v": value, "user:v": value}
     )
@@ -187,7 +206,9 @@ async def _session_with_events(
     events: list[Event] = []
     base = time.time()
     for index in range(count):
-        event = text_event("user" if index % 2 == 0 else "agent", f"message {index}", timestamp=base + index)
+        event = text_event(
+            "user" if index % 2 == 0 else "agent", f"message {index}", timestamp=base + index
+        )
         await service.append_event(session, event)
         events.append(event)
     return session.id, events
@@ -206,7 +227,9 @@ async def test_recent_events(service: BaseSessionService, app_name: str, user_id
         assert dumped(got.events) == dumped(expected), recent
 
 
-async def test_events_after_timestamp(service: BaseSessionService, app_name: str, user_id: str) -> None:
+async def test_events_after_timestamp(
+    service: BaseSessionService, app_name: str, user_id: str
+) -> None:
     session_id, events = await _session_with_events(service, app_name, user_id, 5)
     got = await service.get_session(
         app_name=app_name,
@@ -232,7 +255,9 @@ def test_negative_recent_events_is_refused() -> None:
 
 
 async def test_list_sessions(service: BaseSessionService, app_name: str, user_id: str) -> None:
-    first = await service.create_session(app_name=app_name, user_id=user_id, state={"n": 1, "user:u": 1})
+    first = await service.create_session(
+        app_name=app_name, user_id=user_id, state={"n": 1, "user:u": 1}
+    )
     await asyncio.sleep(0.01)
     second = await service.create_session(app_name=app_name, user_id=user_id, state={"n": 2})
     await service.append_event(first, text_event("user", "later"))
@@ -259,12 +284,16 @@ async def test_delete_session(service: BaseSessionService, app_name: str, user_i
     session = await service.create_session(app_name=app_name, user_id=user_id)
     await service.append_event(session, text_event("user", "hello"))
     await service.delete_session(app_name=app_name, user_id=user_id, session_id=session.id)
-    assert await service.get_session(app_name=app_name, user_id=user_id, session_id=session.id) is None
+    assert (
+        await service.get_session(app_name=app_name, user_id=user_id, session_id=session.id) is None
+    )
     await service.delete_session(app_name=app_name, user_id=user_id, session_id=session.id)
     assert (await service.list_sessions(app_name=app_name, user_id=user_id)).sessions == []
 
 
-async def test_append_to_deleted_session(service: BaseSessionService, app_name: str, user_id: str) -> None:
+async def test_append_to_deleted_session(
+    service: BaseSessionService, app_name: str, user_id: str
+) -> None:
     session = await service.create_session(app_name=app_name, user_id=user_id)
     await service.delete_session(app_name=app_name, user_id=user_id, session_id=session.id)
     with pytest.raises(SessionNotFoundError):
@@ -282,7 +311,9 @@ async def test_partial_events_are_not_stored(
     assert got.events == [] and got.state == {}
 
 
-async def test_stale_copy_is_refused(service: BaseSessionService, app_name: str, user_id: str) -> None:
+async def test_stale_copy_is_refused(
+    service: BaseSessionService, app_name: str, user_id: str
+) -> None:
     created = await service.create_session(app_name=app_name, user_id=user_id)
     first = await service.get_session(app_name=app_name, user_id=user_id, session_id=created.id)
     second = await service.get_session(app_name=app_name, user_id=user_id, session_id=created.id)

@@ -55,7 +55,7 @@ def _content_text(content: types.Content | None) -> str:
     return "\n".join(part.text for part in content.parts if part.text)
 
 
-class MnemoMemoryService(BaseMemoryService):
+class MnemoMemoryService(BaseMemoryService):  # type: ignore[misc]  # (Any where mypy runs: pyproject.toml)
     """ADK's ``BaseMemoryService`` over a Mnemo server (constructed as
     ``MnemoSessionService``; ``mode`` picks how events become memories).
 
@@ -98,7 +98,9 @@ class MnemoMemoryService(BaseMemoryService):
         if not with_text:
             return
         if self.mode == "extract":
-            said = [{"role": "user", "content": text} for e, text in with_text if e.author == "user"]
+            said = [
+                {"role": "user", "content": text} for e, text in with_text if e.author == "user"
+            ]
             if said:
                 await self.client.extract_memories(user_id, said)
             return
@@ -144,14 +146,19 @@ class MnemoMemoryService(BaseMemoryService):
             text = _content_text(entry.content)
             if not text:
                 continue
-            metadata = {str(k): str(v) for k, v in {**(custom_metadata or {}), **entry.custom_metadata}.items()}
+            metadata = {
+                str(k): str(v)
+                for k, v in {**(custom_metadata or {}), **entry.custom_metadata}.items()
+            }
             metadata[APP_KEY] = app_name
             if entry.author:
                 metadata[AUTHOR_KEY] = entry.author
             await self.client.create_memory(user_id, text, metadata=metadata)
 
     @override
-    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+    async def search_memory(
+        self, *, app_name: str, user_id: str, query: str
+    ) -> SearchMemoryResponse:
         """The user's memories matching ``query``, best first (at most 10; none for an empty query)."""
         if not query.strip():
             return SearchMemoryResponse()

@@ -77,7 +77,7 @@ def _merged(app: dict[str, Any], user: dict[str, Any], session: dict[str, Any]) 
     return merged
 
 
-class MnemoSessionService(BaseSessionService):
+class MnemoSessionService(BaseSessionService):  # type: ignore[misc]  # (Any where mypy runs: pyproject.toml)
     """ADK's ``BaseSessionService`` over a Mnemo server.
 
     ``MnemoSessionService("mnemo:50051", token=...)``, or
@@ -126,7 +126,9 @@ class MnemoSessionService(BaseSessionService):
         user = await _state.read_state(self.client, user_id, app_name, _state.USER_STATE_KEY)
         return app, user
 
-    async def _write_scoped(self, app_name: str, user_id: str, deltas: dict[str, dict[str, Any]]) -> None:
+    async def _write_scoped(
+        self, app_name: str, user_id: str, deltas: dict[str, dict[str, Any]]
+    ) -> None:
         if deltas["app"]:
             await _state.merge_state(
                 self.client, user_id, app_name, _state.APP_STATE_KEY, deltas["app"]
@@ -284,7 +286,9 @@ class MnemoSessionService(BaseSessionService):
 
     # --------------------------------------------------------------- events
 
-    async def _check_fresh(self, session: Session, conversation: cv.Conversation, name: str) -> None:
+    async def _check_fresh(
+        self, session: Session, conversation: cv.Conversation, name: str
+    ) -> None:
         marker = session._storage_update_marker
         if marker is not None:
             if marker != conversation.etag:

@@ -31,7 +31,9 @@ def namespace(app_name: str) -> tuple[str, str]:
     return (NAMESPACE, app_name)
 
 
-async def read_state(client: AsyncMnemoClient, user_id: str, app_name: str, key: str) -> dict[str, Any]:
+async def read_state(
+    client: AsyncMnemoClient, user_id: str, app_name: str, key: str
+) -> dict[str, Any]:
     """The stored state (``{}`` when there is none)."""
     try:
         found = await client.get_document(user_id, namespace(app_name), key)
@@ -65,9 +67,7 @@ async def merge_state(
             pass
         state.update(delta)
         try:
-            await client.put_document(
-                user_id, namespace(app_name), key, state, index=(), etag=etag
-            )
+            await client.put_document(user_id, namespace(app_name), key, state, index=(), etag=etag)
         except EtagMismatchError:
             if attempt + 1 == MAX_MERGE_ATTEMPTS:
                 raise
