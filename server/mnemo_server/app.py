@@ -22,6 +22,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from mnemo.v1 import (
+    agent_state_pb2,
+    agent_state_pb2_grpc,
     conversations_pb2,
     conversations_pb2_grpc,
     documents_pb2,
@@ -35,6 +37,7 @@ from mnemo.v1 import (
     working_memory_pb2,
     working_memory_pb2_grpc,
 )
+from mnemo_server.api.agent_state.servicer import AgentStateServicer
 from mnemo_server.api.conversations.servicer import ConversationServicer
 from mnemo_server.api.documents.servicer import DocumentServicer
 from mnemo_server.api.governance.servicer import GovernanceServicer
@@ -47,6 +50,7 @@ from mnemo_server.auth.interceptor import Admission, AuthInterceptor
 from mnemo_server.auth.jwt import JwtKeyFiles, JwtPolicy, TokenVerifier, load_verifier
 from mnemo_server.auth.ratelimit import RateLimiter
 from mnemo_server.config import Settings, is_loopback
+from mnemo_server.domain.app_state import AppStates
 from mnemo_server.domain.change_watch import ChangeFeed, ChangeWatchSettings, Wakeups
 from mnemo_server.domain.embedding import Embedder, load_embedder
 from mnemo_server.domain.ports import UserStore
@@ -79,6 +83,7 @@ MEMORY_SERVICE = memories_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_
 GOVERNANCE_SERVICE = governance_pb2.DESCRIPTOR.services_by_name["GovernanceService"].full_name
 SYNC_SERVICE = sync_pb2.DESCRIPTOR.services_by_name["SyncService"].full_name
 DOCUMENT_SERVICE = documents_pb2.DESCRIPTOR.services_by_name["DocumentService"].full_name
+AGENT_STATE_SERVICE = agent_state_pb2.DESCRIPTOR.services_by_name["AgentStateService"].full_name
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 MNEMO_SERVICES = (
     WORKING_MEMORY_SERVICE,
@@ -87,6 +92,7 @@ MNEMO_SERVICES = (
     GOVERNANCE_SERVICE,
     SYNC_SERVICE,
     DOCUMENT_SERVICE,
+    AGENT_STATE_SERVICE,
 )
 
 log = logging.getLogger("mnemo")
@@ -324,6 +330,9 @@ class MnemoServer:
         )
         documents_pb2_grpc.add_DocumentServiceServicer_to_server(
             DocumentServicer(Documents(store.documents), writes), server
+        )
+        agent_state_pb2_grpc.add_AgentStateServiceServicer_to_server(
+            AgentStateServicer(AppStates(store.app_states)), server
         )
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         self.service_names = (*MNEMO_SERVICES, HEALTH_SERVICE, reflection.SERVICE_NAME)

@@ -13,6 +13,7 @@ MNEMO_SERVICES = {
     "mnemo.v1.GovernanceService",
     "mnemo.v1.SyncService",
     "mnemo.v1.DocumentService",
+    "mnemo.v1.AgentStateService",
 }
 
 

@@ -26,6 +26,7 @@ from datetime import timedelta
 from typing import TypeVar
 
 from mnemo_server.domain.commands import Command, Written
+from mnemo_server.store.app_state.store import SqlAppStateStore
 from mnemo_server.store.conversations import compaction, conversation, messages, working_memory
 from mnemo_server.store.conversations.store import SqlConversationStore
 from mnemo_server.store.documents import writes as document_writes
@@ -93,6 +94,7 @@ class SqlStore:
         self.feed = SqlChangeStore(db)
         self.user_data = SqlUserData(db, vector_cache=self.vector_cache)
         self.documents = SqlDocumentStore(db)
+        self.app_states = SqlAppStateStore(db)
 
     async def execute(self, command: Command[R]) -> Written[R]:
         value, cursor = await self.database.write(
