@@ -159,7 +159,7 @@ def _public_methods(cls: type) -> dict[str, inspect.Signature]:
 def test_both_clients_have_the_same_methods_and_signatures() -> None:
     sync_methods = _public_methods(MnemoClient)
     assert _public_methods(AsyncMnemoClient) == sync_methods
-    assert len(sync_methods) == 57
+    assert len(sync_methods) == 59
     assert inspect.iscoroutinefunction(AsyncMnemoClient.close)
 
 

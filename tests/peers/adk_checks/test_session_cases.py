@@ -26,10 +26,6 @@ from google.genai import types
 
 #: (case, service) -> why that service behaves differently, on purpose.
 INTENDED_DIFFERENCES: dict[tuple[str, str], str] = {
-    ("test_app_state_is_shared_by_all_users", "mnemo"): (
-        "app: state is kept per user (a document of the user) until Mnemo has a "
-        "tenant-level app resource: another user does not see it"
-    ),
     ("test_list_sessions_of_every_user", "mnemo"): (
         "Mnemo lists one user's conversations at a time: list_sessions(user_id=None) "
         "raises NotImplementedError"

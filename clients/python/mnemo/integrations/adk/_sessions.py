@@ -5,8 +5,11 @@
   holding the ADK event as JSON (``_events``); its own state is a JSON string
   in the conversation's metadata (``adk_state_json``: JSON numbers stay as
   they were, a ``Struct`` would make every number a float).
-- ``user:`` and ``app:`` state are documents of the user (``_state``);
-  ``temp:`` state is never sent to the server.
+- ``user:`` state is a document of the user, ``app:`` state the tenant's
+  ``apps/{app}/state`` (``_state``); ``temp:`` state is never sent to the
+  server. ``app:`` deltas are written first (a caller that may not write them,
+  not an admin, fails before anything is stored), ``user:`` deltas after the
+  event.
 - Stale writers: a session read from Mnemo carries the conversation's etag.
   ``append_event`` raises ADK's ``StaleSessionError`` when the stored etag is
   no longer that one, when the conditional metadata write (etag) or the
@@ -92,7 +95,8 @@ class MnemoSessionService(BaseSessionService):  # type: ignore[misc]  # (Any whe
         ValueError: an app name or session id Mnemo cannot hold in a
             conversation id (letters, digits, ``. _ : -``).
         mnemo.client.MnemoError: what the server answered otherwise
-            (``PermissionDeniedError``, ``FailedPreconditionError`` for
+            (``PermissionDeniedError`` for an ``app:`` write without the
+            admin role, ``FailedPreconditionError`` for
             withdrawn consent or memory switched off, ``InvalidArgumentError``
             for state over the metadata limit...).
     """
@@ -122,17 +126,17 @@ class MnemoSessionService(BaseSessionService):  # type: ignore[misc]  # (Any whe
     # -------------------------------------------------------------- state
 
     async def _scoped(self, app_name: str, user_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        app = await _state.read_state(self.client, user_id, app_name, _state.APP_STATE_KEY)
+        app = await _state.read_app_state(self.client, app_name)
         user = await _state.read_state(self.client, user_id, app_name, _state.USER_STATE_KEY)
         return app, user
 
-    async def _write_scoped(
+    async def _write_app(self, app_name: str, deltas: dict[str, dict[str, Any]]) -> None:
+        if deltas["app"]:
+            await _state.merge_app_state(self.client, app_name, deltas["app"])
+
+    async def _write_user(
         self, app_name: str, user_id: str, deltas: dict[str, dict[str, Any]]
     ) -> None:
-        if deltas["app"]:
-            await _state.merge_state(
-                self.client, user_id, app_name, _state.APP_STATE_KEY, deltas["app"]
-            )
         if deltas["user"]:
             await _state.merge_state(
                 self.client, user_id, app_name, _state.USER_STATE_KEY, deltas["user"]
@@ -179,12 +183,19 @@ class MnemoSessionService(BaseSessionService):  # type: ignore[misc]  # (Any whe
         name = conversation_id(app_name, session_id)
         deltas = _session_util.extract_json_safe_state_delta(state or {})
         try:
+            await self.client.get_conversation(user_id, name)
+        except mc.NotFoundError:
+            pass
+        else:
+            raise AlreadyExistsError(f"Session with id {session_id} already exists.")
+        await self._write_app(app_name, deltas)
+        try:
             conversation = await self.client.create_conversation(
                 user_id, name, metadata=_metadata(app_name, session_id, deltas["session"])
             )
         except mc.AlreadyExistsError as error:
             raise AlreadyExistsError(f"Session with id {session_id} already exists.") from error
-        await self._write_scoped(app_name, user_id, deltas)
+        await self._write_user(app_name, user_id, deltas)
         app, user = await self._scoped(app_name, user_id)
         return self._session(
             conversation,
@@ -326,6 +337,7 @@ class MnemoSessionService(BaseSessionService):  # type: ignore[misc]  # (Any whe
         except mc.NotFoundError as error:
             raise SessionNotFoundError(f"Session {session.id} not found.") from error
         await self._check_fresh(session, conversation, name)
+        await self._write_app(session.app_name, deltas)
         position = conversation.message_count
         try:
             if deltas["session"]:
@@ -344,7 +356,7 @@ class MnemoSessionService(BaseSessionService):  # type: ignore[misc]  # (Any whe
             raise StaleSessionError(STALE_MESSAGE) from error
         except mc.NotFoundError as error:
             raise SessionNotFoundError(f"Session {session.id} not found.") from error
-        await self._write_scoped(session.app_name, user_id, deltas)
+        await self._write_user(session.app_name, user_id, deltas)
         session.last_update_time = _seconds(appended.conversation.update_time)
         session._storage_update_marker = appended.conversation.etag
         return self._commit_event_to_session(session, event)

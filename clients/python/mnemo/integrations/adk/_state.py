@@ -1,15 +1,14 @@
-"""ADK's ``app:`` and ``user:`` state, kept as Mnemo documents of the user.
+"""ADK's ``user:`` and ``app:`` state in Mnemo.
 
 User state of ``(app, user)`` is the document ``("adk", app) / "user_state"``
 of that user (DocumentService): under the user's governance like the rest of
 their data (export, import, erasure, change feed), never readable by another
-user. App state is the document ``("adk", app) / "app_state"`` of the same
-user: Mnemo has no tenant-level resource yet, so ``app:`` keys are shared by
-one user's sessions of the app, not by all its users (an intended difference,
-docs/integrations/adk.md).
+user. A delta is merged by read, update, conditional write (the document's
+etag), retried when another writer got there first.
 
-A delta is merged by read, update, conditional write (the document's etag),
-retried when another writer got there first.
+App state is ``apps/{app}/state`` (AgentStateService): the tenant's, read by
+all its users, written only by its admins (anyone under ``--auth none``); the
+server merges a delta in one transaction.
 """
 
 from __future__ import annotations
@@ -17,11 +16,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mnemo.client import AsyncMnemoClient, EtagMismatchError, NotFoundError, document_value
+from mnemo.client import (
+    AsyncMnemoClient,
+    EtagMismatchError,
+    NotFoundError,
+    app_state_value,
+    document_value,
+)
 
 NAMESPACE = "adk"
 USER_STATE_KEY = "user_state"
-APP_STATE_KEY = "app_state"
 #: Conditional writes tried before giving up on a delta.
 MAX_MERGE_ATTEMPTS = 8
 
@@ -74,3 +78,19 @@ async def merge_state(
             continue
         return state
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def read_app_state(client: AsyncMnemoClient, app_name: str) -> dict[str, Any]:
+    """The app's state (``{}`` when never written)."""
+    return app_state_value(await client.get_app_state(app_name))
+
+
+async def merge_app_state(
+    client: AsyncMnemoClient, app_name: str, delta: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Merge ``delta`` into the app's state; the state after it.
+
+    Raises:
+        mnemo.client.PermissionDeniedError: the token is not an admin's.
+    """
+    return app_state_value(await client.update_app_state(app_name, delta))
