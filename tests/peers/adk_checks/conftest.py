@@ -7,8 +7,13 @@ on 127.0.0.1 over a throwaway SQLite database for the whole run, started by
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import json
 import os
 import re
+import secrets
 import subprocess
 import tempfile
 import time
@@ -30,9 +35,10 @@ _SERVING_ON = re.compile(r" serving on (\S+):(\d+) ")
 class Server:
     """A ``mnemo serve`` process."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *flags: str) -> None:
         self.target = ""
         self.directory = directory
+        self._flags = flags
         self._log = directory / "server.log"
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -49,6 +55,7 @@ class Server:
                     f"sqlite:///{self.directory / 'mnemo.db'}",
                     "--embedder",
                     "none",
+                    *self._flags,
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -84,6 +91,51 @@ def server() -> Iterator[Server]:
             yield running
         finally:
             running.stop()
+
+
+class JwtServer(Server):
+    """A ``mnemo serve --auth jwt`` over an HS256 secret; ``token`` signs its tokens."""
+
+    AUDIENCE = "mnemo-adk-test"
+
+    def __init__(self, directory: Path) -> None:
+        self.secret = secrets.token_urlsafe(48).encode()
+        (directory / "jwt.secret").write_bytes(self.secret)
+        super().__init__(
+            directory,
+            "--auth",
+            "jwt",
+            "--jwt-hs256-secret-file",
+            str(directory / "jwt.secret"),
+            "--jwt-audience",
+            self.AUDIENCE,
+        )
+
+    def token(self, sub: str, *, admin: bool = False) -> str:
+        """An HS256 token for ``sub`` (tenant ``t1``; the admin role when ``admin``)."""
+        now = int(time.time())
+        claims: dict[str, Any] = {"sub": sub, "aud": self.AUDIENCE, "iat": now, "exp": now + 300}
+        claims["tenant"] = "t1"
+        if admin:
+            claims["roles"] = ["mnemo:admin"]
+
+        def part(value: dict[str, Any]) -> str:
+            raw = json.dumps(value, separators=(",", ":")).encode()
+            return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+        signed = f"{part({'alg': 'HS256', 'typ': 'JWT'})}.{part(claims)}"
+        signature = hmac.new(self.secret, signed.encode(), hashlib.sha256).digest()
+        return f"{signed}.{base64.urlsafe_b64encode(signature).rstrip(b'=').decode()}"
+
+
+@pytest.fixture
+def jwt_server(tmp_path: Path) -> Iterator[JwtServer]:
+    running = JwtServer(tmp_path)
+    running.start()
+    try:
+        yield running
+    finally:
+        running.stop()
 
 
 #: The session services every shared case runs on.
