@@ -20,7 +20,7 @@ from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
-from google.adk.sessions import InMemorySessionService
+from google.adk.sessions import InMemorySessionService, Session
 from google.adk.sessions.base_session_service import BaseSessionService, GetSessionConfig
 from google.genai import types
 
@@ -31,6 +31,9 @@ INTENDED_DIFFERENCES: dict[tuple[str, str], str] = {
         "raises NotImplementedError"
     ),
     ("test_stale_copy_is_refused", "in_memory"): (
+        "InMemorySessionService has no stale-writer check (it appends from any copy)"
+    ),
+    ("test_hand_built_session_behind_storage_is_stale", "in_memory"): (
         "InMemorySessionService has no stale-writer check (it appends from any copy)"
     ),
     ("test_names_mnemo_cannot_hold_are_refused", "database"): (
@@ -323,6 +326,28 @@ async def test_stale_copy_is_refused(
     assert got.state == {"s": 1}
     # A reloaded session appends again.
     await service.append_event(got, text_event("user", "three"))
+
+
+async def test_hand_built_session_behind_storage_is_stale(
+    service: BaseSessionService, app_name: str, user_id: str
+) -> None:
+    created = await service.create_session(app_name=app_name, user_id=user_id)
+    # Not read from the service (no storage marker): judged by its events.
+    current = Session(id=created.id, app_name=app_name, user_id=user_id)
+    await service.append_event(current, text_event("user", "one"))
+    behind = Session(id=created.id, app_name=app_name, user_id=user_id)
+    with pytest.raises(StaleSessionError):
+        await service.append_event(behind, text_event("user", "two"))
+    caught_up = Session(
+        id=created.id, app_name=app_name, user_id=user_id, events=list(current.events)
+    )
+    await service.append_event(caught_up, text_event("user", "three"))
+    got = await service.get_session(app_name=app_name, user_id=user_id, session_id=created.id)
+    assert got is not None
+    assert [e.content.parts[0].text for e in got.events if e.content and e.content.parts] == [
+        "one",
+        "three",
+    ]
 
 
 async def test_appends_continue_on_the_same_object(
