@@ -34,7 +34,7 @@ NPM_STAMP := $(TS_DIR)/node_modules/.installed
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters clients/python/mnemo/integrations tests/support tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	test-unit test-store test-api test-openai-agents test-langgraph test-typescript lint-typescript test-browser bench bench-venv \
+	test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser bench bench-venv \
 	bench-report bench-validation bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
@@ -188,7 +188,7 @@ soak: $(STAMP) ## Mixed load for 20 min (not in make test): RSS, fds, DB connect
 # ----------------------------------------------------------------------- tests
 
 # Every language's suite is a prerequisite here.
-test: $(STAMP) gen-check buf-lint lint test-python test-openai-agents test-langgraph test-typescript test-browser ## All checks and tests (what CI runs): gen-check, buf-lint, lint, test-python, test-openai-agents, test-langgraph, test-typescript, test-browser
+test: $(STAMP) gen-check buf-lint lint test-python test-openai-agents test-langgraph test-adk test-typescript test-browser ## All checks and tests (what CI runs): gen-check, buf-lint, lint, test-python, test-openai-agents, test-langgraph, test-adk, test-typescript, test-browser
 	@echo "make test: all checks and test suites passed"
 
 NGINX := /usr/sbin/nginx
@@ -254,6 +254,27 @@ test-langgraph: $(STAMP) $(LANGGRAPH_STAMP) ## LangGraph: its store tests (langg
 	timeout 300 $(WITH_SERVER) $(LANGGRAPH_VENV)/bin/python tests/peers/langgraph_saver_conformance.py
 	timeout 300 $(WITH_SERVER) $(LANGGRAPH_VENV)/bin/python tests/peers/langgraph_interrupt_resume.py
 
+# Google ADK's session and memory services against mnemo.integrations.adk: their
+# own venv, pinned by a full `pip freeze` (installed with --no-deps) plus `-e
+# clients/python`; the shared cases (tests/peers/adk_checks) run against
+# MnemoSessionService and ADK's own services, the server is .venv's `mnemo serve`.
+ADK_VENV := .venv-adk
+ADK_REQS := tests/peers/requirements-adk.txt
+ADK_STAMP := $(ADK_VENV)/.installed
+
+$(ADK_STAMP): $(ADK_REQS) clients/python/pyproject.toml
+	@echo "==> installing the Google ADK test environment $(ADK_VENV) (pinned by $(ADK_REQS))"
+	rm -rf $(ADK_VENV)
+	$(PYTHON) -m venv $(ADK_VENV)
+	$(ADK_VENV)/bin/python -m pip install --quiet --progress-bar off --no-deps -r $(ADK_REQS)
+	PYTHONWARNINGS="ignore:Editable installation" \
+		$(ADK_VENV)/bin/python -m pip install --quiet --progress-bar off --no-deps -e clients/python
+	@touch $@
+
+test-adk: $(STAMP) $(ADK_STAMP) ## Google ADK: shared session cases (MnemoSessionService vs ADK's own), a Runner across a restart, the memory service, against a live server
+	MNEMO_SERVE=$(BIN)/mnemo timeout 300 $(ADK_VENV)/bin/python -m pytest -c tests/peers/adk_checks/pytest-adk.ini \
+		--confcutdir=tests/peers/adk_checks -p no:cacheprovider tests/peers/adk_checks $(PYTEST_ARGS)
+
 # The build is the TypeScript lint: tsc with strict + noUncheckedIndexedAccess
 # (tsconfig.json) fails on any type error. dist/ is rebuilt from scratch so a
 # deleted test leaves nothing behind. The runner starts one live server shared
@@ -275,6 +296,6 @@ test-browser: $(STAMP) $(NPM_STAMP) ## The web demo in headless Chromium against
 
 # ----------------------------------------------------------------------- clean
 
-clean: ## Remove .venv, .venv-bench, .venv-peers, .venv-langgraph, ./data, caches, build output and the TypeScript node_modules
-	rm -rf $(VENV) $(BENCH_VENV) $(PEERS_VENV) $(LANGGRAPH_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist
+clean: ## Remove .venv, .venv-bench, .venv-peers, .venv-langgraph, .venv-adk, ./data, caches, build output and the TypeScript node_modules
+	rm -rf $(VENV) $(BENCH_VENV) $(PEERS_VENV) $(LANGGRAPH_VENV) $(ADK_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist
 	find . -path ./.git -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +

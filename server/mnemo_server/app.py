@@ -22,6 +22,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from mnemo.v1 import (
+    agent_state_pb2,
+    agent_state_pb2_grpc,
     checkpoints_pb2,
     checkpoints_pb2_grpc,
     conversations_pb2,
@@ -37,6 +39,7 @@ from mnemo.v1 import (
     working_memory_pb2,
     working_memory_pb2_grpc,
 )
+from mnemo_server.api.agent_state.servicer import AgentStateServicer
 from mnemo_server.api.checkpoints.servicer import CheckpointServicer
 from mnemo_server.api.conversations.servicer import ConversationServicer
 from mnemo_server.api.documents.servicer import DocumentServicer
@@ -50,6 +53,7 @@ from mnemo_server.auth.interceptor import Admission, AuthInterceptor
 from mnemo_server.auth.jwt import JwtKeyFiles, JwtPolicy, TokenVerifier, load_verifier
 from mnemo_server.auth.ratelimit import RateLimiter
 from mnemo_server.config import Settings, is_loopback
+from mnemo_server.domain.app_state import AppStates
 from mnemo_server.domain.change_watch import ChangeFeed, ChangeWatchSettings, Wakeups
 from mnemo_server.domain.embedding import Embedder, load_embedder
 from mnemo_server.domain.ports import UserStore
@@ -84,6 +88,7 @@ GOVERNANCE_SERVICE = governance_pb2.DESCRIPTOR.services_by_name["GovernanceServi
 SYNC_SERVICE = sync_pb2.DESCRIPTOR.services_by_name["SyncService"].full_name
 DOCUMENT_SERVICE = documents_pb2.DESCRIPTOR.services_by_name["DocumentService"].full_name
 CHECKPOINT_SERVICE = checkpoints_pb2.DESCRIPTOR.services_by_name["CheckpointService"].full_name
+AGENT_STATE_SERVICE = agent_state_pb2.DESCRIPTOR.services_by_name["AgentStateService"].full_name
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 MNEMO_SERVICES = (
     WORKING_MEMORY_SERVICE,
@@ -93,6 +98,7 @@ MNEMO_SERVICES = (
     SYNC_SERVICE,
     DOCUMENT_SERVICE,
     CHECKPOINT_SERVICE,
+    AGENT_STATE_SERVICE,
 )
 
 log = logging.getLogger("mnemo")
@@ -333,6 +339,9 @@ class MnemoServer:
         )
         checkpoints_pb2_grpc.add_CheckpointServiceServicer_to_server(
             CheckpointServicer(Checkpoints(store.checkpoints), writes), server
+        )
+        agent_state_pb2_grpc.add_AgentStateServiceServicer_to_server(
+            AgentStateServicer(AppStates(store.app_states)), server
         )
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         self.service_names = (*MNEMO_SERVICES, HEALTH_SERVICE, reflection.SERVICE_NAME)

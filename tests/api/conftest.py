@@ -7,6 +7,7 @@ gives each test a fresh, migrated database, so every API test runs on both.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import grpc
 import pytest
@@ -18,6 +19,7 @@ from mnemo.v1 import (
     working_memory_pb2_grpc,
 )
 from tests.support.server import running_server
+from tests.support.tokens import SigningKeys
 
 
 @pytest.fixture
@@ -51,3 +53,11 @@ def memories(channel: grpc.Channel) -> memories_pb2_grpc.MemoryServiceStub:
 @pytest.fixture
 def governance(channel: grpc.Channel) -> governance_pb2_grpc.GovernanceServiceStub:
     return governance_pb2_grpc.GovernanceServiceStub(channel)
+
+
+@pytest.fixture
+def jwt_target(database_url: str, tmp_path: Path) -> Iterator[tuple[str, SigningKeys]]:
+    """A server that verifies HS256 JWTs, and the keys that sign its tokens."""
+    keys = SigningKeys.hs256()
+    with running_server(database_url, **keys.server_settings(tmp_path)) as target:
+        yield target, keys

@@ -5,12 +5,9 @@ WatchEvents (live, filtered, and ended by a server shutdown)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, cast
 
 import grpc
-import pytest
 
 from mnemo.v1 import conversations_pb2 as cv
 from mnemo.v1 import (
@@ -33,7 +30,7 @@ from tests.api.governance import (
 from tests.api.history import message
 from tests.api.memories import USER, Stub, chat, create
 from tests.support.rpc_errors import rpc_failure
-from tests.support.server import ServerThread, running_server, server_settings
+from tests.support.server import ServerThread, server_settings
 from tests.support.tokens import SigningKeys, bearer
 
 FACT = chat(("user", "My name is Ada and I'm allergic to peanuts"))
@@ -191,13 +188,6 @@ def test_list_events_pages_filters_and_tokens(memories: Stub, governance: Govern
     tenant = all_events(governance, "tenants/-")
     assert {e.name.split("/")[1] for e in tenant} == {"u1", "u2"}
     assert all_events(governance, "tenants/t1") == []
-
-
-@pytest.fixture
-def jwt_target(database_url: str, tmp_path: Path) -> Iterator[tuple[str, SigningKeys]]:
-    keys = SigningKeys.hs256()
-    with running_server(database_url, **keys.server_settings(tmp_path)) as target:
-        yield target, keys
 
 
 def test_tenant_events_need_an_admin_of_that_tenant(

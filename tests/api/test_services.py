@@ -14,6 +14,7 @@ MNEMO_SERVICES = {
     "mnemo.v1.SyncService",
     "mnemo.v1.DocumentService",
     "mnemo.v1.CheckpointService",
+    "mnemo.v1.AgentStateService",
 }
 
 

@@ -161,7 +161,9 @@ def _public_methods(cls: type) -> dict[str, inspect.Signature]:
 def test_both_clients_have_the_same_methods_and_signatures() -> None:
     sync_methods = _public_methods(MnemoClient)
     assert _public_methods(AsyncMnemoClient) == sync_methods
-    assert len(sync_methods) == 65  # 50 + pop/get message, 5 document and 8 checkpoint calls
+    assert (
+        len(sync_methods) == 67
+    )  # 50 + pop/get message, 5 document, 8 checkpoint, 2 app-state calls
     assert inspect.iscoroutinefunction(AsyncMnemoClient.close)
 
 

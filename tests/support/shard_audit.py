@@ -44,13 +44,19 @@ from tests.support.statement_log import StatementLog
 __all__ = [
     "GLOBAL_STATEMENTS",
     "PER_USER_TABLES",
+    "REFERENCE_TABLES",
     "GlobalStatement",
     "ShardAudit",
     "unkeyed_tables",
 ]
 
 PER_USER_TABLES = frozenset(t.name for t in metadata.tables.values() if "user_id" in t.c)
-"""Every table with a ``user_id`` column (``store.schema``): all of them."""
+"""Every table with a ``user_id`` column (``store.schema``): all but the reference tables."""
+
+REFERENCE_TABLES = frozenset({"app_states"})
+"""Tables of no user (a reference table under Citus, ``docs/operations.md``):
+``app_states`` is a tenant's state per app (AgentStateService). Not audited:
+no statement on them needs a user to be routed."""
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,12 @@ from __future__ import annotations
 import pytest
 
 from mnemo_server.store.schema import metadata
-from tests.support.shard_audit import GLOBAL_STATEMENTS, PER_USER_TABLES, unkeyed_tables
+from tests.support.shard_audit import (
+    GLOBAL_STATEMENTS,
+    PER_USER_TABLES,
+    REFERENCE_TABLES,
+    unkeyed_tables,
+)
 
 P = "%(user_id_1)s"
 
@@ -92,8 +97,9 @@ def test_a_statement_missing_the_user_is_reported(sql: str, unkeyed: list[str]) 
     assert unkeyed_tables(sql) == unkeyed
 
 
-def test_every_table_is_a_per_user_table() -> None:
-    assert PER_USER_TABLES == set(metadata.tables)
+def test_every_table_is_a_per_user_table_but_the_reference_tables() -> None:
+    assert PER_USER_TABLES | REFERENCE_TABLES == set(metadata.tables)
+    assert not PER_USER_TABLES & REFERENCE_TABLES
 
 
 @pytest.mark.parametrize(

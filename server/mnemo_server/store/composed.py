@@ -27,6 +27,7 @@ from datetime import timedelta
 from typing import TypeVar
 
 from mnemo_server.domain.commands import Command, Written
+from mnemo_server.store.app_state.store import SqlAppStateStore
 from mnemo_server.store.checkpoints import writes as checkpoint_writes
 from mnemo_server.store.checkpoints.store import SqlCheckpointStore
 from mnemo_server.store.conversations import compaction, conversation, messages, working_memory
@@ -98,6 +99,7 @@ class SqlStore:
         self.user_data = SqlUserData(db, vector_cache=self.vector_cache)
         self.documents = SqlDocumentStore(db)
         self.checkpoints = SqlCheckpointStore(db)
+        self.app_states = SqlAppStateStore(db)
 
     async def execute(self, command: Command[R]) -> Written[R]:
         value, cursor = await self.database.write(

@@ -507,6 +507,20 @@ graph_checkpoint_writes = Table(
     ),
 )
 
+# App states (AgentStateService, ``domain.app_state``): a tenant's JSON object
+# per app, Google ADK's ``app:`` state. No ``user_id``: the tenant's, not a
+# user's (no user's export, import, erasure or change feed holds it). ``etag``
+# "" for a row a write has only just made sure of.
+app_states = Table(
+    "app_states",
+    metadata,
+    Column("tenant_id", ID, primary_key=True),
+    Column("app_id", ID, primary_key=True),
+    Column("state_json", Text, nullable=False),
+    Column("etag", ETAG, nullable=False),
+    Column("updated_at", MICROS, nullable=False),
+)
+
 memories_fts: TableClause = table("memories_fts", column("rowid", Integer))
 """SQLite only: the FTS5 table over ``memories.search_document`` (queries only)."""
 

@@ -12,6 +12,7 @@ subclasses (``mnemo.client.errors``). Methods return the generated messages
 re-exported here (``MemoryState``, ``Conversation``, ``HistoryMessage``, ``Memory``, ...).
 """
 
+from mnemo.client._agent_state import app_state_value
 from mnemo.client._async import AsyncMnemoClient
 from mnemo.client._calls import Page
 from mnemo.client._candidates import CandidateLike
@@ -155,5 +156,6 @@ __all__ = [
     "UnknownError",
     "WatchChangesResponse",
     "document_value",
+    "app_state_value",
     "service_config",
 ]

@@ -8,6 +8,7 @@ from typing import Any, Self, TypeVar
 
 import grpc
 
+from mnemo.client import _agent_state as agent_state
 from mnemo.client import _candidates as candidates
 from mnemo.client import _changes as changes
 from mnemo.client import _checkpoints as checkpoints
@@ -168,6 +169,9 @@ class MnemoClient(ClientBase[grpc.Channel]):
     delete_document = client_method(documents.delete_document, _call)
     search_documents = client_method(documents.search_documents, _call)
     list_document_namespaces = client_method(documents.list_document_namespaces, _call)
+
+    get_app_state = client_method(agent_state.get_app_state, _call)
+    update_app_state = client_method(agent_state.update_app_state, _call)
 
     list_changes = client_method(changes.list_changes, _call)
     watch_changes = client_method(changes.watch_changes, _stream)

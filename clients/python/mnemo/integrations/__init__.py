@@ -8,6 +8,8 @@ per runtime, each an optional extra of ``mnemo-client``.
   (``pip install 'mnemo-client[langgraph]'``).
 - ``mnemo.integrations.mcp``: the MCP server behind ``mnemo mcp``
   (``pip install 'mnemo-client[mcp]'``).
+- ``mnemo.integrations.adk``: ``MnemoSessionService`` and ``MnemoMemoryService``,
+  Google ADK's session and memory services (``pip install 'mnemo-client[adk]'``).
 
 Importing this package imports no runtime; each subpackage imports its own.
 """

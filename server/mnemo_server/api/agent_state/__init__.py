@@ -1,0 +1,1 @@
+"""AgentStateService: app states (``domain.app_state``)."""

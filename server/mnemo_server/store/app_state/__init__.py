@@ -1,0 +1,1 @@
+"""App states (``domain.app_state``): a tenant-level table, ``app_states``."""

@@ -1,0 +1,113 @@
+"""``MnemoMemoryService`` against the live server, beside ADK's ``InMemoryMemoryService``
+where their documented behaviour is the same; and ``mnemo://`` in ADK's service registry."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from google.adk.cli.service_registry import get_service_registry
+from google.adk.events.event import Event
+from google.adk.memory import InMemoryMemoryService
+from google.adk.memory.memory_entry import MemoryEntry
+from google.adk.sessions import Session
+from google.genai import types
+
+from mnemo.integrations.adk import MnemoMemoryService, MnemoSessionService, register, target_of
+
+
+def said(author: str, text: str) -> Event:
+    role = "user" if author == "user" else "model"
+    return Event(
+        invocation_id="inv",
+        author=author,
+        content=types.Content(role=role, parts=[types.Part(text=text)]),
+    )
+
+
+def session_of(user_id: str, *events: Event) -> Session:
+    return Session(
+        id=f"s-{uuid.uuid4().hex[:8]}", app_name="mem-app", user_id=user_id, events=list(events)
+    )
+
+
+def found_texts(response: Any) -> list[str]:
+    return [part.text for m in response.memories for part in m.content.parts if part.text]
+
+
+@pytest.mark.parametrize("kind", ["mnemo-events", "in_memory"])
+async def test_session_events_are_searchable(server: Any, kind: str) -> None:
+    user_id = f"mem-{uuid.uuid4().hex[:10]}"
+    memory: Any = (
+        MnemoMemoryService(server.target, mode="events")
+        if kind != "in_memory"
+        else InMemoryMemoryService()
+    )
+    session = session_of(
+        user_id, said("user", "My cat is called Whiskers"), said("agent", "Lovely name")
+    )
+    await memory.add_session_to_memory(session)
+    await memory.add_session_to_memory(session)  # again: replaced, not duplicated
+    hits = await memory.search_memory(app_name="mem-app", user_id=user_id, query="Whiskers")
+    assert found_texts(hits) == ["My cat is called Whiskers"]
+    assert hits.memories[0].author == "user"
+    other = await memory.search_memory(app_name="mem-app", user_id=user_id + "-b", query="Whiskers")
+    assert other.memories == []
+    if kind != "in_memory":
+        await memory.close()
+
+
+async def test_extractor_mode_keeps_what_the_user_said(server: Any) -> None:
+    user_id = f"mem-{uuid.uuid4().hex[:10]}"
+    memory = MnemoMemoryService(server.target)
+    await memory.add_session_to_memory(
+        session_of(
+            user_id, said("user", "I am allergic to peanuts."), said("agent", "Noted, peanuts.")
+        )
+    )
+    hits = await memory.search_memory(app_name="mem-app", user_id=user_id, query="peanuts")
+    assert hits.memories, "the extractor saved nothing"
+    assert all("peanut" in text.lower() for text in found_texts(hits))
+    assert (
+        await memory.search_memory(app_name="mem-app", user_id=user_id, query=" ") == type(hits)()
+    )
+    await memory.close()
+
+
+async def test_add_and_delete_memory(server: Any) -> None:
+    user_id = f"mem-{uuid.uuid4().hex[:10]}"
+    memory = MnemoMemoryService(server.target)
+    entry = MemoryEntry(
+        content=types.Content(role="user", parts=[types.Part(text="Prefers window seats")]),
+        author="user",
+        custom_metadata={"source": "profile"},
+    )
+    await memory.add_memory(app_name="mem-app", user_id=user_id, memories=[entry])
+    hits = await memory.search_memory(app_name="mem-app", user_id=user_id, query="window seats")
+    assert found_texts(hits) == ["Prefers window seats"]
+    assert hits.memories[0].custom_metadata["source"] == "profile"
+    await memory.delete_memory(app_name="mem-app", user_id=user_id, memory_id=hits.memories[0].id)
+    await memory.delete_memory(app_name="mem-app", user_id=user_id, memory_id=hits.memories[0].id)
+    gone = await memory.search_memory(app_name="mem-app", user_id=user_id, query="window seats")
+    assert gone.memories == []
+    await memory.close()
+
+
+async def test_mnemo_uris_in_adks_registry(server: Any) -> None:
+    register()
+    registry = get_service_registry()
+    uri = f"mnemo://{server.target}"
+    sessions = registry.create_session_service(uri, agents_dir="/nonexistent")
+    memory = registry.create_memory_service(uri, agents_dir="/nonexistent")
+    assert isinstance(sessions, MnemoSessionService) and isinstance(memory, MnemoMemoryService)
+    created = await sessions.create_session(
+        app_name="uri-app", user_id=f"uri-{uuid.uuid4().hex[:8]}"
+    )
+    assert created.id
+    await sessions.close()
+    await memory.close()
+    assert target_of("mnemo://[::1]:50051") == "[::1]:50051"
+    for bad in ("mnemo://host", "grpc://host:1", "mnemo://:50051"):
+        with pytest.raises(ValueError):
+            target_of(bad)
