@@ -141,11 +141,13 @@ BENCH_VENV := .venv-bench
 BENCH_REQS := bench/peers/requirements.txt
 BENCH_STAMP := $(BENCH_VENV)/.installed
 
-$(BENCH_STAMP): $(BENCH_REQS)
+$(BENCH_STAMP): $(BENCH_REQS) clients/python/pyproject.toml
 	@echo "==> installing the peers' environment $(BENCH_VENV) (pinned by $(BENCH_REQS))"
 	rm -rf $(BENCH_VENV)
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --progress-bar off --no-deps -r $(BENCH_REQS)
+	PYTHONWARNINGS="ignore:Editable installation" \
+		$(BENCH_VENV)/bin/python -m pip install --quiet --progress-bar off --no-deps -e clients/python
 	@touch $@
 
 bench-venv: $(BENCH_STAMP) ## Create/refresh .venv-bench, the peers' environment (bench/peers/requirements.txt)
