@@ -152,7 +152,7 @@ $(BENCH_STAMP): $(BENCH_REQS) clients/python/pyproject.toml
 
 bench-venv: $(BENCH_STAMP) ## Create/refresh .venv-bench, the peers' environment (bench/peers/requirements.txt)
 
-bench: $(STAMP) $(BENCH_STAMP) ## All benchmarks (< 15 min): writes docs/benchmarks.md + .json; subsets via ARGS="--only writes,peers --seconds 1 --repeat 1"
+bench: $(STAMP) $(BENCH_STAMP) ## All benchmarks (< 15 min): writes docs/benchmarks.md + .json (the adapter pairs: docs/benchmarks-adapters.md + .json); subsets via ARGS="--only writes,peers --seconds 1 --repeat 1" or ARGS="--only adapters"
 	$(PY) bench/run.py --command 'make bench$(if $(ARGS), ARGS="$(ARGS)")' $(ARGS)
 
 VALIDATION_PKGS := .venv-validation

@@ -580,7 +580,7 @@ Command:
 | started | {results["started"]}, {results["wall_seconds"]:.0f} s of measuring |
 {_machine_rows(results, "shared and noisy: other work ran beside it, so a figure moves by tens of percent from run to run")}
 | software | Python {m["python"]} (server), {"PostgreSQL " + str(results.get("postgres_version")) if results.get("postgres_version") else "no PostgreSQL"}; commit {m["commit"]} |
-| windows | `bench/peers/harness.py`, both sides alike: a warm-up of at least {plan["peer_warmup"]:g} s, then at least {plan["peer_seconds"]:g} s measured, until every worker has completed a call in each; {plan["repeat"]} windows per cell (median); ops/s by Little's law (workers ÷ mean latency) |
+| windows | `bench/peers/harness.py`, both sides alike: a warm-up of at least {plan["peer_warmup"]:g} s, then at least {plan["peer_seconds"]:g} s measured, until every worker has completed a call in each; {plan["repeat"]} window(s) per cell (median); ops/s by Little's law (workers ÷ mean latency) |
 
 Both sides of a pair run in one driver process (the peers' environment, `.venv-bench`, with
 `mnemo-client` from `clients/python`), one after the other, with the same code driving them: the
