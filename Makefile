@@ -141,16 +141,18 @@ BENCH_VENV := .venv-bench
 BENCH_REQS := bench/peers/requirements.txt
 BENCH_STAMP := $(BENCH_VENV)/.installed
 
-$(BENCH_STAMP): $(BENCH_REQS)
+$(BENCH_STAMP): $(BENCH_REQS) clients/python/pyproject.toml
 	@echo "==> installing the peers' environment $(BENCH_VENV) (pinned by $(BENCH_REQS))"
 	rm -rf $(BENCH_VENV)
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --progress-bar off --no-deps -r $(BENCH_REQS)
+	PYTHONWARNINGS="ignore:Editable installation" \
+		$(BENCH_VENV)/bin/python -m pip install --quiet --progress-bar off --no-deps -e clients/python
 	@touch $@
 
 bench-venv: $(BENCH_STAMP) ## Create/refresh .venv-bench, the peers' environment (bench/peers/requirements.txt)
 
-bench: $(STAMP) $(BENCH_STAMP) ## All benchmarks (< 15 min): writes docs/benchmarks.md + .json; subsets via ARGS="--only writes,peers --seconds 1 --repeat 1"
+bench: $(STAMP) $(BENCH_STAMP) ## All benchmarks (< 15 min): writes docs/benchmarks.md + .json (the adapter pairs: docs/benchmarks-adapters.md + .json); subsets via ARGS="--only writes,peers --seconds 1 --repeat 1" or ARGS="--only adapters"
 	$(PY) bench/run.py --command 'make bench$(if $(ARGS), ARGS="$(ARGS)")' $(ARGS)
 
 VALIDATION_PKGS := .venv-validation

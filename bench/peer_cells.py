@@ -22,12 +22,63 @@ DRIVERS = ("agents_sessions", "langgraph_store", "adk_sessions", "mem0_memory")
 DRIVER_TIMEOUT_S = 600.0
 
 
-def run_peers(plan: Plan, databases: Databases) -> dict[str, Any]:
+def peers_python(plan: Plan) -> Path:
+    """The peers' environment's Python (``plan.peers_python``, relative to the repository)."""
     python = Path(plan.peers_python)
-    if not python.is_absolute():
-        python = ROOT / python
+    return python if python.is_absolute() else ROOT / python
+
+
+def missing(python: Path) -> dict[str, Any]:
+    return {"error": f"{python} not found: `make bench` creates the peers' environment"}
+
+
+def window_options(plan: Plan, levels: tuple[int, ...]) -> list[str]:
+    """The harness options every driver takes (``bench.peers.harness.arguments``)."""
+    return [
+        "--seconds",
+        str(plan.peer_seconds),
+        "--warmup",
+        str(plan.peer_warmup),
+        "--repeat",
+        str(plan.repeat),
+        "--concurrency",
+        ",".join(str(c) for c in levels),
+    ]
+
+
+def run_driver(
+    name: str,
+    command: list[str],
+    directory: Path,
+    reports: list[dict[str, Any]],
+    failures: list[dict[str, str]],
+    timeout: float = DRIVER_TIMEOUT_S,
+) -> None:
+    """Run one driver (HOME in ``directory``, no network names): its JSON
+    lines onto ``reports``; a failure or a timeout onto ``failures`` with
+    the end of its error output."""
+    try:
+        done = subprocess.run(
+            command,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(directory)},
+        )
+    except subprocess.TimeoutExpired:
+        failures.append({"driver": name, "error": f"timed out after {timeout:.0f} s"})
+        return
+    sys.stderr.write(done.stderr[-2000:] if done.returncode else "")
+    reports += [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode:
+        failures.append({"driver": name, "error": done.stderr.strip()[-1500:]})
+
+
+def run_peers(plan: Plan, databases: Databases) -> dict[str, Any]:
+    python = peers_python(plan)
     if not python.exists():
-        return {"error": f"{python} not found: `make bench` creates the peers' environment"}
+        return missing(python)
     reports: list[dict[str, Any]] = []
     failures: list[dict[str, str]] = []
     for driver in DRIVERS:
@@ -39,14 +90,7 @@ def run_peers(plan: Plan, databases: Databases) -> dict[str, Any]:
             f"bench.peers.{driver}",
             "--dir",
             str(directory),
-            "--seconds",
-            str(plan.peer_seconds),
-            "--warmup",
-            str(plan.peer_warmup),
-            "--repeat",
-            str(plan.repeat),
-            "--concurrency",
-            ",".join(str(c) for c in plan.levels),
+            *window_options(plan, plan.levels),
             "--stores",
             ",".join(plan.stores),
         ]
@@ -55,24 +99,5 @@ def run_peers(plan: Plan, databases: Databases) -> dict[str, Any]:
         if "postgres" in plan.stores:
             command += ["--postgres", libpq_url(databases.raw("postgres", f"peer_{driver}_"))]
         print(f"  peer driver {driver}", file=sys.stderr, flush=True)
-        try:
-            done = subprocess.run(
-                command,
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                timeout=DRIVER_TIMEOUT_S,
-                env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(directory)},
-            )
-        except subprocess.TimeoutExpired:
-            failures.append(
-                {"driver": driver, "error": f"timed out after {DRIVER_TIMEOUT_S:.0f} s"}
-            )
-            continue
-        sys.stderr.write(done.stderr[-2000:] if done.returncode else "")
-        for line in done.stdout.splitlines():
-            if line.startswith("{"):
-                reports.append(json.loads(line))
-        if done.returncode:
-            failures.append({"driver": driver, "error": done.stderr.strip()[-1500:]})
+        run_driver(driver, command, directory, reports, failures)
     return {"reports": reports, "failures": failures}

@@ -13,7 +13,9 @@ Workloads (each cell is bounded in time and repeated ``--repeat`` times):
 - ``watch``: watch propagation, same and other server process;
 - ``neighbour``: a quiet user's latency beside a flooding user and a user at its
   most watches (``bench.neighbour``);
-- ``peers``: the in-process peers (``bench/peers``), same data, same machine.
+- ``peers``: the in-process peers (``bench/peers``), same data, same machine;
+- ``adapters``: Mnemo's framework adapters beside the libraries they replace
+  (``bench.adapter_cells``), written to ``docs/benchmarks-adapters.md``.
 
 Every store cell runs beside the empty unary RPC of the same server, in the
 same run: ``limit`` is always measured when any store cell is.
@@ -31,7 +33,7 @@ STORE_WORKLOADS: dict[str, tuple[str, ...]] = {
     "history": ("stream-history",),
     "memories": ("list-memories", "recall", "build-context"),
 }
-OTHER_WORKLOADS = ("scale", "rss", "watch", "neighbour", "peers")
+OTHER_WORKLOADS = ("scale", "rss", "watch", "neighbour", "peers", "adapters")
 ALL_WORKLOADS = (*STORE_WORKLOADS, *OTHER_WORKLOADS)
 # Operations that read the imported data users.
 DATA_OPS = frozenset(

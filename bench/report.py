@@ -2,7 +2,10 @@
 
     python -m bench.report [docs/benchmarks.json] [docs/benchmarks.md]
 
-re-renders the page from saved results (what ``make bench`` writes in full).
+re-renders the page from saved results (what ``make bench`` writes in full);
+``render_adapters`` renders ``docs/benchmarks-adapters.md`` (the ``adapters``
+workload; ``python -m bench.report docs/benchmarks-adapters.json
+docs/benchmarks-adapters.md`` re-renders it).
 """
 
 from __future__ import annotations
@@ -49,6 +52,17 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
+def _machine_rows(results: dict[str, Any], noise: str) -> str:
+    """The header table's machine and load-average rows."""
+    m = results["machine"]
+    before = " / ".join(map(str, results["load_average_before"]))
+    after = " / ".join(map(str, results["load_average_after"]))
+    return (
+        f"| machine | {m['cores']} cores ({m['cpu']}), {m['memory_gib']} GiB, Linux {m['kernel']}; {noise} |\n"
+        f"| load average (1/5/15 min) | before {before}, after {after} |"
+    )
+
+
 def _header(results: dict[str, Any]) -> str:
     m = results["machine"]
     plan = results["plan"]
@@ -75,8 +89,7 @@ Command:
 | | |
 |---|---|
 | started | {results["started"]}, {results["wall_seconds"]:.0f} s of measuring (environment setup not included): {timings} |
-| machine | {m["cores"]} cores ({m["cpu"]}), {m["memory_gib"]} GiB, Linux {m["kernel"]}; shared and noisy |
-| load average (1/5/15 min) | before {" / ".join(map(str, results["load_average_before"]))}, after {" / ".join(map(str, results["load_average_after"]))} |
+{_machine_rows(results, "shared and noisy")}
 | software | Python {m["python"]}, SQLite {m["sqlite"]}, {"PostgreSQL " + pg if pg else "no PostgreSQL"}; {packages}; commit {m["commit"]} |
 | stores | SQLite: a file, the server's defaults (WAL, `synchronous=FULL`); PostgreSQL: a throwaway cluster with `fsync=on`, `synchronous_commit=on`, `full_page_writes=on` |
 | windows | a warm-up of at least {plan["warmup"]:g} s, until every worker has completed a call; then at least {plan["seconds"]:g} s measured, until every worker has completed a call within it; {plan["repeat"]} windows per cell (median; spread = min–max); {plan["ops_per_baseline"]} operation windows after each empty-RPC window |
@@ -464,6 +477,129 @@ def _peers(results: dict[str, Any]) -> str:
     )
 
 
+ADAPTER_PAIRS = {
+    "sessions": "MnemoSession vs the OpenAI Agents SDK's sessions",
+    "store": "MnemoStore vs LangGraph's stores",
+    "saver": "MnemoSaver vs LangGraph's checkpointers",
+}
+
+
+def _adapter_pair(pair: str, reports: list[dict[str, Any]]) -> str:
+    """One pair's table: per store, operation and level, both sides' figures
+    and the ratio of their throughputs."""
+    rows = []
+    notes = []
+    for peer in (r for r in reports if r.get("pair") == pair and r.get("side") == "peer"):
+        store = peer["store"]
+        mnemo = next(
+            (
+                r
+                for r in reports
+                if r.get("pair") == pair and r.get("side") == "mnemo" and r["store"] == store
+            ),
+            None,
+        )
+        for side in (mnemo, peer):
+            if side:
+                extra = "".join(f"; {note}" for note in side.get("notes", []))
+                notes.append(
+                    f"- **{side['peer']}** ({side['version']}) on {store}: {side['durability']}; "
+                    f"concurrency as {side['concurrency_model']}{extra}."
+                )
+        for cell in peer["cells"]:
+            mine = next(
+                (
+                    c
+                    for c in (mnemo or {}).get("cells", [])
+                    if c["op"] == cell["op"] and c["concurrency"] == cell["concurrency"]
+                ),
+                None,
+            )
+            ratio = mine["throughput"] / cell["throughput"] if mine and cell["throughput"] else None
+            rows.append(
+                [
+                    store,
+                    cell["op"],
+                    f"c{cell['concurrency']}",
+                    _n(mine["throughput"]) if mine else "–",
+                    _f(mine["p50_ms"]) if mine else "–",
+                    _f(mine.get("p99_ms")) if mine else "–",
+                    peer["peer"],
+                    _n(cell["throughput"]),
+                    _f(cell["p50_ms"]),
+                    _f(cell.get("p99_ms")),
+                    _f(ratio),
+                    f"{mine['errors'] if mine else '–'} / {cell['errors']}",
+                ]
+            )
+    if not rows:
+        return ""
+    return (
+        f"## {ADAPTER_PAIRS.get(pair, pair)}\n\n"
+        + _table(
+            [
+                "store",
+                "operation",
+                "at",
+                "Mnemo ops/s",
+                "Mnemo p50 ms",
+                "Mnemo p99 ms",
+                "peer",
+                "peer ops/s",
+                "peer p50 ms",
+                "peer p99 ms",
+                "Mnemo ÷ peer",
+                "errors (Mnemo / peer)",
+            ],
+            rows,
+        )
+        + "\n\n"
+        + "\n".join(notes)
+    )
+
+
+def render_adapters(results: dict[str, Any]) -> str:
+    """``docs/benchmarks-adapters.md``: the ``adapters`` workload of one run."""
+    adapters = results.get("adapters") or {}
+    m = results["machine"]
+    plan = results["plan"]
+    head = f"""# Benchmarks: Mnemo's framework adapters beside the libraries they replace
+
+Generated by `make bench` (`bench/run.py`, workload `adapters`: `bench/adapter_cells.py`,
+`bench/peers/adapters.py`) — do not edit by hand. Raw figures:
+[benchmarks-adapters.json](benchmarks-adapters.json). The other benchmarks: [benchmarks.md](benchmarks.md).
+
+Command:
+
+```sh
+{results["command"]}
+```
+
+| | |
+|---|---|
+| started | {results["started"]}, {results["wall_seconds"]:.0f} s of measuring |
+{_machine_rows(results, "shared and noisy: other work ran beside it, so a figure moves by tens of percent from run to run")}
+| software | Python {m["python"]} (server), {"PostgreSQL " + str(results.get("postgres_version")) if results.get("postgres_version") else "no PostgreSQL"}; commit {m["commit"]} |
+| windows | `bench/peers/harness.py`, both sides alike: a warm-up of at least {plan["peer_warmup"]:g} s, then at least {plan["peer_seconds"]:g} s measured, until every worker has completed a call in each; {plan["repeat"]} window(s) per cell (median); ops/s by Little's law (workers ÷ mean latency) |
+
+Both sides of a pair run in one driver process (the peers' environment, `.venv-bench`, with
+`mnemo-client` from `clients/python`), one after the other, with the same code driving them: the
+peer in process on its own database (a SQLite file; a database of its own in the same durable
+PostgreSQL cluster), the adapter over gRPC on loopback to a fresh `mnemo serve` of the same store,
+so Mnemo's figures include the network stack, the server in another process and the adapter's
+encoding. Mnemo ÷ peer = Mnemo ops/s ÷ peer ops/s at the same level on the same store.
+"""
+    if "error" in adapters:
+        return head + f"\nNot run: {adapters['error']}\n"
+    reports = adapters.get("reports", [])
+    failures = "".join(
+        f"\n- `{f['driver']}` failed:\n\n```\n{f['error']}\n```\n"
+        for f in adapters.get("failures", [])
+    )
+    parts = [head, *(_adapter_pair(pair, reports) for pair in ADAPTER_PAIRS), failures]
+    return "\n\n".join(p.strip() for p in parts if p) + "\n"
+
+
 def _generator_note(results: dict[str, Any]) -> str:
     """Whether a load generator ran out of CPU before the server did, per level."""
     parts = []
@@ -533,7 +669,9 @@ make bench-report                             # re-render this page from benchma
 ```
 
 Workloads for `--only`: `limit`, `writes`, `reads`, `history`, `memories`, `scale`, `rss`, `watch`,
-`neighbour`, `peers`. A subset run writes this page and the JSON too (with the subset's command above): restore
+`neighbour`, `peers`, `adapters`. The `adapters` workload (`MnemoSession`, `MnemoStore`, `MnemoSaver` beside
+the libraries they replace) writes its own page, [benchmarks-adapters.md](benchmarks-adapters.md), and JSON;
+`make bench ARGS="--only adapters"` writes only those. A subset run writes this page and the JSON too (with the subset's command above): restore
 them from git if the run was only for a look. `make bench-recall` (recall at 1k / 10k / 100k
 memories) and `make bench-watch` (watch propagation alone, 200 writes) stay separate;
 `make bench-neighbour ARGS="--record"` measures the noisy neighbour alone (400 calls per phase
@@ -561,7 +699,8 @@ def render(results: dict[str, Any]) -> str:
 def main(argv: list[str]) -> None:
     source = Path(argv[0]) if argv else Path("docs/benchmarks.json")
     target = Path(argv[1]) if len(argv) > 1 else source.with_suffix(".md")
-    target.write_text(render(json.loads(source.read_text())))
+    results = json.loads(source.read_text())
+    target.write_text(render_adapters(results) if "adapters" in source.name else render(results))
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/run.py
     sys.path.insert(0, str(ROOT))
 
 from bench import dataset, machine, plan, report  # noqa: E402
+from bench.adapter_cells import run_adapters  # noqa: E402
 from bench.peer_cells import run_peers  # noqa: E402
 from bench.scale import run_rss, run_scale  # noqa: E402
 from bench.servers import Databases, ServerExited, serve  # noqa: E402
@@ -202,7 +203,14 @@ def measure(p: plan.Plan, command: str) -> dict[str, Any]:
                 results["peers"] = run_peers(p, databases)
             except Exception:
                 results["peers"] = _failure("peers")
-            lap("peers", mark)
+            mark = lap("peers", mark)
+        if "adapters" in p.workloads:
+            _say("adapter pairs")
+            try:
+                results["adapters"] = run_adapters(p, databases)
+            except Exception:
+                results["adapters"] = _failure("adapters")
+            lap("adapters", mark)
     results["load_average_after"] = machine.load_average()
     results["wall_seconds"] = time.monotonic() - started
     return results
@@ -215,6 +223,12 @@ def main() -> None:
     plan.add_arguments(parser)
     parser.add_argument("--markdown", type=Path, default=ROOT / "docs" / "benchmarks.md")
     parser.add_argument("--json", type=Path, default=ROOT / "docs" / "benchmarks.json")
+    parser.add_argument(
+        "--adapters-markdown", type=Path, default=ROOT / "docs" / "benchmarks-adapters.md"
+    )
+    parser.add_argument(
+        "--adapters-json", type=Path, default=ROOT / "docs" / "benchmarks-adapters.json"
+    )
     parser.add_argument("--command", default="", help="the command to show in the report")
     parser.add_argument("--profile", metavar="OP", help="profile one operation (bench.profile)")
     args, rest = parser.parse_known_args()
@@ -228,6 +242,12 @@ def main() -> None:
     p = plan.from_arguments(args)
     command = args.command or "python -m bench.run " + shlex.join(sys.argv[1:])
     results = measure(p, command)
+    if "adapters" in results:  # their own page: a run of them alone leaves the main one be
+        args.adapters_json.write_text(json.dumps(results, indent=1) + "\n")
+        args.adapters_markdown.write_text(report.render_adapters(results))
+        _say(f"wrote {args.adapters_markdown} and {args.adapters_json}")
+        if p.workloads == ("adapters",):
+            return
     args.json.write_text(json.dumps(results, indent=1) + "\n")
     args.markdown.write_text(report.render(results))
     _say(f"wrote {args.markdown} and {args.json} ({results['wall_seconds']:.0f} s)")

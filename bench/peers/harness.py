@@ -53,6 +53,7 @@ class Window:
     cpu_s: float
     mean_ms: float
     p50_ms: float
+    p99_ms: float
     errors: int
     first_error: str | None
     every_worker: bool
@@ -107,6 +108,7 @@ class _Clock:
         ordered = sorted(self.latencies)
         mean = statistics.fmean(ordered) * 1000 if ordered else 0.0
         p50 = ordered[len(ordered) // 2] * 1000 if ordered else 0.0
+        p99 = ordered[min(len(ordered) - 1, len(ordered) * 99 // 100)] * 1000 if ordered else 0.0
         errors = self.errors
         return Window(
             workers,
@@ -115,6 +117,7 @@ class _Clock:
             cpu_s,
             mean,
             p50,
+            p99,
             len(errors),
             errors[0] if errors else None,
             _ready(self.in_window),
@@ -236,6 +239,9 @@ class Report:
     durability: str
     cells: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # For the adapter pairs (bench.peers.adapters): the pair, and "mnemo" or "peer".
+    pair: str = ""
+    side: str = ""
 
     def add(self, op: str, mnemo_op: str, concurrency: int, windows: list[Window]) -> None:
         throughputs = [w.throughput for w in windows]
@@ -249,6 +255,7 @@ class Report:
                 "throughput_spread": [min(throughputs), max(throughputs)],
                 "cpu_ms_per_call": statistics.median(cpu) if cpu else None,
                 "p50_ms": statistics.median(w.p50_ms for w in windows),
+                "p99_ms": statistics.median(w.p99_ms for w in windows),
                 "errors": sum(w.errors for w in windows),
                 "first_error": next((w.first_error for w in windows if w.first_error), None),
                 "windows": [w.as_json() for w in windows],
@@ -270,6 +277,7 @@ def arguments(description: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--dir", required=True, help="directory for SQLite files")
     parser.add_argument("--postgres", default="", help="libpq URL of a PostgreSQL server")
+    parser.add_argument("--target", default="", help="a live mnemo serve (the adapter pairs)")
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--warmup", type=float, default=0.3)
     parser.add_argument("--repeat", type=int, default=3)
