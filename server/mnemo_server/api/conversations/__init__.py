@@ -1,1 +1,1 @@
-"""conversations."""
+"""ConversationService: conversations and their canonical history (servicer, request rules)."""

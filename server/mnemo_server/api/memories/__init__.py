@@ -1,1 +1,2 @@
-"""memories."""
+"""MemoryService: long-term memory, recall, context, extraction (servicer, request rules,
+request parsing, conversions)."""

@@ -1,1 +1,1 @@
-"""sync."""
+"""SyncService: the change feed, listed or watched (servicer, conversions)."""

@@ -1,1 +1,1 @@
-"""working_memory."""
+"""WorkingMemoryService: working memory per conversation (servicer, request rules)."""

@@ -1,1 +1,3 @@
-"""engine."""
+"""What the store runs on: engines and URLs (``engines``), dialect differences (``dialect``),
+prebuilt statements (``statements``), lanes of connections (``lanes``), which failures to
+retry (``failures``), the pre-flight look at a database (``preflight``)."""

@@ -1,1 +1,2 @@
-"""feed."""
+"""The change feed in SQL (``changes``), telling watches that it moved (``notify``), and its
+reads (``store``)."""

@@ -1,1 +1,2 @@
-"""user_data."""
+"""A user's data as a whole: export (``export``), import (``load``), erasure (``erase``), and
+``store.SqlUserData``."""
