@@ -1,2 +1,2 @@
 """A user's data as a whole: export (``export``), import (``load``), erasure (``erase``), and
-``store.SqlUserData``."""
+``SqlUserData`` (``store``)."""
