@@ -32,6 +32,7 @@ ALICE_MARK, BOB_MARK = "Zqxjvalice", "Wvkqbob"
 
 NO_USER_ID = {
     "alembic_version": "the schema revision",
+    "app_states": "a tenant's app state (AgentStateService), written by its admins: no user's data",
     "memories_fts": "SQLite full text (contentless): erased with the user's live entries",
     "sqlite_sequence": "SQLite's AUTOINCREMENT counters",
 }
