@@ -299,5 +299,5 @@ test-browser: $(STAMP) $(NPM_STAMP) ## The web demo in headless Chromium against
 # ----------------------------------------------------------------------- clean
 
 clean: ## Remove .venv, .venv-bench, .venv-peers, .venv-langgraph, .venv-adk, ./data, caches, build output and the TypeScript node_modules
-	rm -rf $(VENV) $(BENCH_VENV) $(PEERS_VENV) $(LANGGRAPH_VENV) $(ADK_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist
+	rm -rf $(VENV) $(BENCH_VENV) $(PEERS_VENV) $(LANGGRAPH_VENV) $(ADK_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .hypothesis build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist
 	find . -path ./.git -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +
