@@ -34,7 +34,7 @@ NPM_STAMP := $(TS_DIR)/node_modules/.installed
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters clients/python/mnemo/integrations tests/support tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser bench bench-venv \
+	system-deps test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser bench bench-venv \
 	bench-report bench-validation bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
@@ -189,15 +189,32 @@ soak: $(STAMP) ## Mixed load for 20 min (not in make test): RSS, fds, DB connect
 
 # ----------------------------------------------------------------------- tests
 
-# Every language's suite is a prerequisite here.
-test: $(STAMP) gen-check buf-lint lint test-python test-openai-agents test-langgraph test-adk test-typescript test-browser ## All checks and tests (what CI runs): gen-check, buf-lint, lint, test-python, test-openai-agents, test-langgraph, test-adk, test-typescript, test-browser
+# The checks first, then every language's suite in two groups that run at the
+# same time (tools/run_suites.py: each group's targets in order, output
+# prefixed by group, a table of wall times at the end). Installs come first so
+# the groups only read .venv, node_modules and the Debian packages.
+TEST_GROUPS := "test-python" \
+	"test-openai-agents test-langgraph test-adk test-typescript test-browser"
+
+test: $(STAMP) $(NPM_STAMP) system-deps gen-check buf-lint lint ## All checks and tests (what CI runs): gen-check, buf-lint, lint, then test-python beside test-openai-agents, test-langgraph, test-adk, test-typescript, test-browser
+	$(PY) tools/run_suites.py $(TEST_GROUPS)
 	@echo "make test: all checks and test suites passed"
 
 NGINX := /usr/sbin/nginx
 
-test-python: $(STAMP) ## Python tests: pytest over tests/, against SQLite and a throwaway PostgreSQL (installs Debian's nginx if missing, for tests/deploy)
-	@command -v nginx >/dev/null || test -x $(NGINX) || { echo "==> apt-get install nginx"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null; }
+# Debian packages some suites need (nginx for tests/deploy, chromium for the
+# browser tests), installed once by apt-get when missing. `make test` runs this
+# before its concurrent groups, so no two apt-get runs race for the lock.
+system-deps: ## Install the Debian packages the tests need if missing (nginx, chromium) with apt-get
+	@missing=""; \
+	command -v nginx >/dev/null || test -x $(NGINX) || missing="$$missing nginx"; \
+	test -x $(CHROMIUM) || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
+		echo "==> apt-get install$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+test-python: $(STAMP) system-deps ## Python tests: pytest over tests/, against SQLite and a throwaway PostgreSQL (installs Debian's nginx if missing, for tests/deploy)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-unit: $(STAMP) ## pytest tests/unit
@@ -290,9 +307,7 @@ lint-typescript: $(NPM_STAMP) ## Type-check the TypeScript client (tsc --noEmit,
 
 CHROMIUM := /usr/bin/chromium
 
-test-browser: $(STAMP) $(NPM_STAMP) ## The web demo in headless Chromium against a live server (installs Debian's chromium if missing)
-	@test -x $(CHROMIUM) || { echo "==> apt-get install chromium"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+test-browser: $(STAMP) $(NPM_STAMP) system-deps ## The web demo in headless Chromium against a live server (installs Debian's chromium if missing)
 	cd $(TS_DIR) && node_modules/.bin/tsc -p web-demo/tsconfig.json
 	timeout 300 node --test tests/browser/ 2>&1 | sed -e '/\/usr\/bin\/chromium: [0-9]*: \[:/d'
 
