@@ -1,0 +1,283 @@
+// The memory console (clients/typescript/console, served by the web port at
+// /console/) in headless Chromium against a live `mnemo serve --auth jwt`.
+//
+// The test signs in with HS256 tokens it makes, seeds data through the
+// TypeScript client over gRPC (as another client would), drives every part of
+// the page and checks what it shows against what the server holds. It writes
+// the screenshots of docs/console.md into docs/console/ on every run.
+import assert from "node:assert/strict";
+import { createHmac, randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { launchChromium, importNodeClient, ROOT, startMnemo, stopMnemo, TS_DIR } from "./support.mjs";
+
+const SHOTS = join(ROOT, "docs/console");
+const AUDIENCE = "mnemo-console-test";
+const STEP_TIMEOUT_MS = 20_000;
+const ALICE = "alice";
+const TRIP = `users/${ALICE}/conversations/trip`;
+
+const base64url = (data) => Buffer.from(data).toString("base64url");
+
+/** An HS256 JWT for `sub` (tenant acme), valid for ten minutes. */
+function token(secret, sub, extra = {}) {
+  const now = Math.floor(Date.now() / 1000);
+  const header = base64url(JSON.stringify({ alg: "HS256", typ: "JWT" }));
+  const claims = base64url(JSON.stringify({ sub, aud: AUDIENCE, tenant: "acme", iat: now, exp: now + 600, ...extra }));
+  const signature = createHmac("sha256", secret).update(`${header}.${claims}`).digest("base64url");
+  return `${header}.${claims}.${signature}`;
+}
+
+/** Alice's memory, conversation, working memory and candidates, saved as an agent would. */
+async function seed(mnemo, client) {
+  const parent = `users/${ALICE}`;
+  await client.conversations.appendMessages({
+    conversation: TRIP,
+    messages: [
+      { messageJson: JSON.stringify({ role: "user", content: "Book me a train to Porto on Friday." }) },
+      { messageJson: JSON.stringify({ role: "assistant", content: "Booked the 9:05 train to Porto, window seat, coach 3." }) },
+    ],
+  });
+  await client.workingMemory.saveMemoryState({
+    memoryState: {
+      name: `${TRIP}/memoryState`,
+      summary: "Alice is planning a Friday train trip to Porto.",
+      recent: [{ ask: "Book me a train to Porto on Friday.", answer: "Booked the 9:05 train, window seat." }],
+    },
+  });
+  const saved = [
+    { memoryId: "tea", memory: { text: "Prefers green tea", key: "drink", pinned: true } },
+    { memoryId: "train", memory: { text: "Takes the train to work", key: "commute" } },
+    {
+      memoryId: "seat",
+      memory: { text: "Wants a window seat", key: "seat", scope: mnemo.MemoryScope.CONVERSATION, conversation: TRIP },
+    },
+  ];
+  for (const request of saved) await client.memories.createMemory({ parent, ...request });
+  await client.memories.proposeMemoryCandidates({
+    parent,
+    candidates: [
+      { memory: { text: "Allergic to peanuts", key: "allergy" }, conversation: TRIP, extractor: "diet-notes" },
+      { memory: { text: "Likes loud jazz", key: "music" }, conversation: TRIP, extractor: "diet-notes" },
+    ],
+  });
+}
+
+const rowOf = (page, text) => page.locator("tr.memory", { hasText: text });
+
+test("the committed console bundle is what its source builds", async () => {
+  const { buildConsole, OUT_DIR } = await import(join(TS_DIR, "console/build.mjs"));
+  for (const [name, contents] of Object.entries(await buildConsole())) {
+    const committed = await readFile(join(OUT_DIR, name));
+    assert.ok(Buffer.from(contents).equals(committed), `${name} is stale: run make console`);
+  }
+});
+
+test("the memory console shows and governs a user's memory", { timeout: 180_000 }, async () => {
+  const scratch = await mkdtemp(join(tmpdir(), "mnemo-console-"));
+  const cleanups = [() => rm(scratch, { recursive: true, force: true })];
+  try {
+    const secret = randomBytes(48).toString("base64");
+    await writeFile(join(scratch, "jwt.secret"), secret);
+    const [mnemo, server] = await Promise.all([
+      importNodeClient(scratch),
+      startMnemo(join(scratch, "data"), [
+        "--auth", "jwt",
+        "--jwt-hs256-secret-file", join(scratch, "jwt.secret"),
+        "--jwt-audience", AUDIENCE,
+      ]),
+    ]);
+    let stopped = false;
+    cleanups.unshift(() => (stopped ? undefined : stopMnemo(server.child)));
+    const aliceToken = token(secret, ALICE);
+    const adminToken = token(secret, "ops", { roles: ["mnemo:admin"] });
+    const alice = mnemo.createMnemoClient({ baseUrl: server.grpcUrl, token: aliceToken });
+    const admin = mnemo.createMnemoClient({ baseUrl: server.grpcUrl, token: adminToken });
+    cleanups.unshift(() => {
+      alice.close();
+      admin.close();
+    });
+    await seed(mnemo, alice);
+
+    const context = await launchChromium(join(scratch, "chromium-profile"), {
+      viewport: { width: 1180, height: 760 },
+      deviceScaleFactor: 1,
+    });
+    cleanups.unshift(() => context.close());
+    const page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(STEP_TIMEOUT_MS);
+    const pageErrors = [];
+    page.on("pageerror", (error) => pageErrors.push(String(error)));
+    await mkdir(SHOTS, { recursive: true });
+    const shot = (name) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+
+    const signIn = async (jwt) => {
+      await page.fill("#token", jwt);
+      await page.click("#sign-in-button");
+      await page.locator("#live[data-status=live]").waitFor();
+    };
+
+    // The page is the web port's own: /console redirects to /console/.
+    await page.goto(`${server.webUrl}/console`);
+    assert.equal(new URL(page.url()).pathname, "/console/");
+
+    // A bad token is refused, with the server's reason on the page.
+    await page.fill("#token", token("not-the-secret", ALICE));
+    await page.click("#sign-in-button");
+    await page.locator("#sign-in .error", { hasText: "UNAUTHENTICATED" }).waitFor();
+
+    // Sign in: the memory list shows scope, key and pin of each entry.
+    await signIn(aliceToken);
+    assert.equal(await page.textContent("#signed-in-user"), ALICE);
+    assert.equal(await page.textContent("#signed-in-tenant"), "acme");
+    await page.locator("table.memories[data-count='3']").waitFor();
+    const tea = page.locator("tr.memory[data-key=drink]");
+    assert.equal(await tea.getAttribute("data-pinned"), "true");
+    assert.equal(await tea.locator("td.key").textContent(), "drink");
+    assert.equal(await tea.locator("td.scope").textContent(), "identity");
+    assert.equal(await rowOf(page, "Wants a window seat").locator("td.scope").textContent(), "conversation trip");
+    assert.equal(await rowOf(page, "Takes the train").getAttribute("data-pinned"), "false");
+
+    // Pin; edit (a new version in the history); create and delete.
+    await rowOf(page, "Takes the train").locator("button.pin").click();
+    await page.locator("tr.memory[data-key=commute][data-pinned=true]").waitFor();
+    await tea.locator("button.show-history").click();
+    await tea.locator("button.edit-button").click();
+    await page.fill("tr.memory[data-key=drink] input.edit-text", "Prefers oolong tea");
+    await page.click("tr.memory[data-key=drink] button.save-edit");
+    await page.locator("li.version", { hasText: "Prefers oolong tea" }).waitFor();
+    assert.deepEqual(await page.locator("li.version .text").allTextContents(), ["Prefers oolong tea", "Prefers green tea"]);
+    await page.fill("#new-text", "Owns a red bicycle");
+    await page.click("#new-save");
+    await rowOf(page, "Owns a red bicycle").locator("button.delete").click();
+    await rowOf(page, "Owns a red bicycle").locator("button.confirm-delete").click();
+    await rowOf(page, "Owns a red bicycle").waitFor({ state: "detached" });
+    const stored = await alice.memories.listMemories({ parent: `users/${ALICE}` });
+    assert.deepEqual(stored.memories.map((m) => [m.text, m.pinned]).sort(), [
+      ["Prefers oolong tea", true],
+      ["Takes the train to work", true],
+      ["Wants a window seat", false],
+    ]);
+
+    // Live: an entry another client saves shows up without a reload.
+    await alice.memories.createMemory({ parent: `users/${ALICE}`, memoryId: "home", memory: { text: "Lives in Lisbon", key: "home" } });
+    await rowOf(page, "Lives in Lisbon").waitFor();
+    await page.locator("table.memories[data-count='4']").waitFor();
+    await shot("memories");
+
+    // Search: the recall's results with their scores.
+    await page.click("#tab-search");
+    await page.fill("#query", "tea");
+    await page.click("#search-button");
+    await page.locator("table.hits[data-done=true]").waitFor();
+    const hits = page.locator("tr.hit");
+    assert.equal(await hits.count(), 1);
+    assert.match(await hits.first().locator(".text").textContent(), /oolong tea/);
+    assert.match(await hits.first().locator("td.score").textContent(), /^\d+\.\d{3}$/);
+    assert.ok(Number(await hits.first().getAttribute("data-score")) > 0);
+    await shot("search");
+
+    // Candidates: one approved (now a memory), one rejected.
+    await page.click("#tab-candidates");
+    await page.locator("ul.candidates[data-count='2']").waitFor();
+    await shot("candidates");
+    await page.locator("li.candidate", { hasText: "Allergic to peanuts" }).locator("button.approve").click();
+    await page.locator("#candidate-outcome", { hasText: "Approved" }).waitFor();
+    await page.locator("li.candidate", { hasText: "Likes loud jazz" }).locator("button.reject").click();
+    await page.locator("#candidate-outcome", { hasText: "Rejected" }).waitFor();
+    await page.locator("ul.candidates[data-count='0']").waitFor({ state: "attached" });
+    const resolved = await alice.memories.listMemoryCandidates({ parent: `users/${ALICE}`, includeResolved: true });
+    assert.deepEqual(resolved.candidates.map((c) => [c.memory?.text, mnemo.CandidateState[c.state]]).sort(), [
+      ["Allergic to peanuts", "APPROVED"],
+      ["Likes loud jazz", "REJECTED"],
+    ]);
+    await page.click("#tab-memories");
+    await rowOf(page, "Allergic to peanuts").waitFor();
+
+    // A conversation: its history and its working memory.
+    await page.click("#tab-conversations");
+    await page.click(`button.conversation[data-name='${TRIP}']`);
+    await page.locator("ol.messages[data-count='2']").waitFor();
+    assert.deepEqual(await page.locator("li.message .role").allTextContents(), ["user", "assistant"]);
+    assert.match(await page.locator("li.message").nth(1).textContent(), /9:05 train to Porto/);
+    await page.locator("#working-memory .summary", { hasText: "Friday train trip to Porto" }).waitFor();
+    assert.equal(await page.locator("#working-memory li.exchange").count(), 1);
+    await shot("conversation");
+
+    // Consent and the memory switch, each with its effect stated.
+    await page.click("#tab-privacy");
+    await page.locator("#consent-effect[data-state=granted]").waitFor();
+    await page.click("#consent-toggle");
+    await page.locator("#consent-effect[data-state=withdrawn]", { hasText: "every memory write is refused" }).waitFor();
+    const consent = await alice.governance.getConsent({ name: `users/${ALICE}/consent` });
+    assert.equal(consent.consent?.state, mnemo.ConsentState.WITHDRAWN);
+    await page.click("#consent-toggle");
+    await page.locator("#consent-effect[data-state=granted]").waitFor();
+    await page.click("#memory-switch-toggle");
+    await page.locator("#switch-effect[data-enabled=false]", { hasText: "nothing is read, saved or extracted" }).waitFor();
+    const settings = await alice.governance.getMemorySettings({ name: `users/${ALICE}/memorySettings` });
+    assert.equal(settings.memorySettings?.enabled, false);
+    await shot("privacy");
+    await page.click("#memory-switch-toggle");
+    await page.locator("#switch-effect[data-enabled=true]").waitFor();
+
+    // Export: a JSON Lines download of every record.
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#export-button")]);
+    assert.equal(download.suggestedFilename(), `mnemo-export-${ALICE}.jsonl`);
+    const lines = (await readFile(await download.path(), "utf8")).trimEnd().split("\n").map((line) => JSON.parse(line));
+    const texts = lines.flatMap((record) => (record.memory ? [record.memory.text] : []));
+    assert.deepEqual(texts.sort(), ["Allergic to peanuts", "Lives in Lisbon", "Prefers oolong tea", "Takes the train to work", "Wants a window seat"]);
+    assert.ok(lines.some((record) => record.conversation?.name === TRIP));
+    assert.ok(lines.some((record) => record.memoryVersion?.text === "Prefers green tea"));
+
+    // The admin view: the tenant's events over time, counted per type.
+    await page.click("#sign-out");
+    await signIn(adminToken);
+    await page.click("#tab-admin");
+    await page.locator(".chart-wrap[data-tenant=acme]").waitFor();
+    const expected = new Map();
+    let pageToken = "";
+    do {
+      const listed = await admin.governance.listEvents({ parent: "tenants/acme", pageSize: 500, pageToken });
+      for (const event of listed.events) {
+        const name = `memory_${mnemo.EventType[event.type].toLowerCase().replace(/^memory_/, "")}`;
+        expected.set(name, (expected.get(name) ?? 0) + 1);
+      }
+      pageToken = listed.nextPageToken;
+    } while (pageToken !== "");
+    const charted = new Map();
+    for (const bar of await page.locator("#events-chart rect.bar").all()) {
+      const type = await bar.getAttribute("data-type");
+      charted.set(type, (charted.get(type) ?? 0) + Number(await bar.getAttribute("data-count")));
+    }
+    assert.deepEqual(new Map([...charted].sort()), new Map([...expected].sort()));
+    assert.equal(charted.get("memory_deleted"), 1);
+    assert.equal(charted.get("memory_extraction_resolved"), 2);
+    assert.equal(await page.locator(".legend li[data-type=memory_deleted]").getAttribute("data-count"), "1");
+    await shot("admin");
+
+    // Delete my data: the receipt, and nothing left.
+    await page.click("#sign-out");
+    await signIn(aliceToken);
+    await page.click("#tab-privacy");
+    await page.click("#delete-button");
+    await page.click("#delete-confirm");
+    await page.locator("#receipt").waitFor();
+    assert.equal(await page.locator("#receipt tr[data-table=memories]").getAttribute("data-count"), "5");
+    assert.ok(Number(await page.locator("#receipt").getAttribute("data-total")) > 5);
+    const left = await alice.memories.listMemories({ parent: `users/${ALICE}` });
+    assert.equal(left.memories.length, 0);
+    await page.click("#tab-memories");
+    await page.locator("table.memories[data-count='0']").waitFor();
+
+    assert.deepEqual(pageErrors, []);
+    await context.close();
+    cleanups.shift();
+    stopped = true;
+    assert.equal(await stopMnemo(server.child), 0, `mnemo serve did not stop cleanly:\n${server.log()}`);
+  } finally {
+    for (const cleanup of cleanups) await cleanup();
+  }
+});
