@@ -50,6 +50,7 @@ async function seed(mnemo, client) {
   const saved = [
     { memoryId: "tea", memory: { text: "Prefers green tea", key: "drink", pinned: true } },
     { memoryId: "train", memory: { text: "Takes the train to work", key: "commute" } },
+    { memoryId: "sugar", memory: { text: "Drinks tea without sugar, never coffee" } },
     {
       memoryId: "seat",
       memory: { text: "Wants a window seat", key: "seat", scope: mnemo.MemoryScope.CONVERSATION, conversation: TRIP },
@@ -63,6 +64,34 @@ async function seed(mnemo, client) {
       { memory: { text: "Likes loud jazz", key: "music" }, conversation: TRIP, extractor: "diet-notes" },
     ],
   });
+}
+
+const DAY_MS = 86_400_000;
+// Bob's imported events, per day ago (1..6): memory_saved and memory_recalled counts.
+const PAST_SAVED = [3, 5, 2, 6, 4, 7];
+const PAST_RECALLED = [2, 3, 4, 1, 5, 2];
+
+/** The start (UTC midnight, ISO) of the day `daysAgo` days before today. */
+const dayStart = (daysAgo) => new Date((Math.floor(Date.now() / DAY_MS) - daysAgo) * DAY_MS).toISOString();
+
+/** Another user of tenant acme with a week of events, loaded by ImportUserData (which keeps their times). */
+async function seedPastEvents(mnemo, bob) {
+  const records = [];
+  PAST_SAVED.forEach((saved, i) => {
+    const noon = new Date(Date.parse(dayStart(i + 1)) + DAY_MS / 2);
+    const add = (type, count) => {
+      for (let n = 0; n < count; n += 1) {
+        const createTime = mnemo.timestampFromDate(new Date(noon.getTime() + records.length * 1000));
+        records.push({ event: { name: `users/bob/events/past${records.length}`, type, createTime } });
+      }
+    };
+    add(mnemo.EventType.MEMORY_SAVED, saved);
+    add(mnemo.EventType.MEMORY_RECALLED, PAST_RECALLED[i]);
+  });
+  async function* requests() {
+    for (const record of records) yield { parent: "users/bob", record: { record: { case: "event", value: record.event } } };
+  }
+  await bob.governance.importUserData(requests());
 }
 
 const rowOf = (page, text) => page.locator("tr.memory", { hasText: text });
@@ -93,13 +122,16 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     cleanups.unshift(() => (stopped ? undefined : stopMnemo(server.child)));
     const aliceToken = token(secret, ALICE);
     const adminToken = token(secret, "ops", { roles: ["mnemo:admin"] });
+    const bob = mnemo.createMnemoClient({ baseUrl: server.grpcUrl, token: token(secret, "bob") });
     const alice = mnemo.createMnemoClient({ baseUrl: server.grpcUrl, token: aliceToken });
     const admin = mnemo.createMnemoClient({ baseUrl: server.grpcUrl, token: adminToken });
     cleanups.unshift(() => {
       alice.close();
       admin.close();
+      bob.close();
     });
     await seed(mnemo, alice);
+    await seedPastEvents(mnemo, bob);
 
     const context = await launchChromium(join(scratch, "chromium-profile"), {
       viewport: { width: 1180, height: 760 },
@@ -122,6 +154,8 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     // The page is the web port's own: /console redirects to /console/.
     await page.goto(`${server.webUrl}/console`);
     assert.equal(new URL(page.url()).pathname, "/console/");
+    await page.locator("#sign-in").waitFor();
+    await shot("sign-in");
 
     // A bad token is refused, with the server's reason on the page.
     await page.fill("#token", token("not-the-secret", ALICE));
@@ -132,7 +166,7 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     await signIn(aliceToken);
     assert.equal(await page.textContent("#signed-in-user"), ALICE);
     assert.equal(await page.textContent("#signed-in-tenant"), "acme");
-    await page.locator("table.memories[data-count='3']").waitFor();
+    await page.locator("table.memories[data-count='4']").waitFor();
     const tea = page.locator("tr.memory[data-key=drink]");
     assert.equal(await tea.getAttribute("data-pinned"), "true");
     assert.equal(await tea.locator("td.key").textContent(), "drink");
@@ -156,6 +190,7 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     await rowOf(page, "Owns a red bicycle").waitFor({ state: "detached" });
     const stored = await alice.memories.listMemories({ parent: `users/${ALICE}` });
     assert.deepEqual(stored.memories.map((m) => [m.text, m.pinned]).sort(), [
+      ["Drinks tea without sugar, never coffee", false],
       ["Prefers oolong tea", true],
       ["Takes the train to work", true],
       ["Wants a window seat", false],
@@ -164,19 +199,24 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     // Live: an entry another client saves shows up without a reload.
     await alice.memories.createMemory({ parent: `users/${ALICE}`, memoryId: "home", memory: { text: "Lives in Lisbon", key: "home" } });
     await rowOf(page, "Lives in Lisbon").waitFor();
-    await page.locator("table.memories[data-count='4']").waitFor();
+    await page.locator("table.memories[data-count='5']").waitFor();
     await shot("memories");
 
     // Search: the recall's results with their scores.
     await page.click("#tab-search");
-    await page.fill("#query", "tea");
+    await page.fill("#query", "oolong tea");
     await page.click("#search-button");
     await page.locator("table.hits[data-done=true]").waitFor();
     const hits = page.locator("tr.hit");
-    assert.equal(await hits.count(), 1);
-    assert.match(await hits.first().locator(".text").textContent(), /oolong tea/);
+    assert.deepEqual(await hits.locator(".text").allTextContents(), ["Prefers oolong tea", "Drinks tea without sugar, never coffee"]);
+    const scores = await hits.evaluateAll((rows) => rows.map((row) => Number(row.dataset.score)));
+    const recalled = [];
+    for await (const hit of alice.memories.recallMemories({ parent: `users/${ALICE}`, query: "oolong tea", maxResults: 20 })) {
+      recalled.push(Number(hit.score.toFixed(4)));
+    }
+    assert.deepEqual(scores, recalled);
+    assert.ok(scores[0] > scores[1], `scores ${scores}`);
     assert.match(await hits.first().locator("td.score").textContent(), /^\d+\.\d{3}$/);
-    assert.ok(Number(await hits.first().getAttribute("data-score")) > 0);
     await shot("search");
 
     // Candidates: one approved (now a memory), one rejected.
@@ -219,7 +259,6 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     await page.locator("#switch-effect[data-enabled=false]", { hasText: "nothing is read, saved or extracted" }).waitFor();
     const settings = await alice.governance.getMemorySettings({ name: `users/${ALICE}/memorySettings` });
     assert.equal(settings.memorySettings?.enabled, false);
-    await shot("privacy");
     await page.click("#memory-switch-toggle");
     await page.locator("#switch-effect[data-enabled=true]").waitFor();
 
@@ -228,7 +267,7 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     assert.equal(download.suggestedFilename(), `mnemo-export-${ALICE}.jsonl`);
     const lines = (await readFile(await download.path(), "utf8")).trimEnd().split("\n").map((line) => JSON.parse(line));
     const texts = lines.flatMap((record) => (record.memory ? [record.memory.text] : []));
-    assert.deepEqual(texts.sort(), ["Allergic to peanuts", "Lives in Lisbon", "Prefers oolong tea", "Takes the train to work", "Wants a window seat"]);
+    assert.deepEqual(texts.sort(), ["Allergic to peanuts", "Drinks tea without sugar, never coffee", "Lives in Lisbon", "Prefers oolong tea", "Takes the train to work", "Wants a window seat"]);
     assert.ok(lines.some((record) => record.conversation?.name === TRIP));
     assert.ok(lines.some((record) => record.memoryVersion?.text === "Prefers green tea"));
 
@@ -254,6 +293,11 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     }
     assert.deepEqual(new Map([...charted].sort()), new Map([...expected].sort()));
     assert.equal(charted.get("memory_deleted"), 1);
+    for (let daysAgo = 1; daysAgo <= PAST_SAVED.length; daysAgo += 1) {
+      const bucket = page.locator(`#events-chart g.bucket[data-start='${dayStart(daysAgo)}']`);
+      assert.equal(await bucket.locator("rect[data-type=memory_saved]").getAttribute("data-count"), String(PAST_SAVED[daysAgo - 1]));
+      assert.equal(await bucket.locator("rect[data-type=memory_recalled]").getAttribute("data-count"), String(PAST_RECALLED[daysAgo - 1]));
+    }
     assert.equal(charted.get("memory_extraction_resolved"), 2);
     assert.equal(await page.locator(".legend li[data-type=memory_deleted]").getAttribute("data-count"), "1");
     await shot("admin");
@@ -265,8 +309,9 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     await page.click("#delete-button");
     await page.click("#delete-confirm");
     await page.locator("#receipt").waitFor();
-    assert.equal(await page.locator("#receipt tr[data-table=memories]").getAttribute("data-count"), "5");
+    assert.equal(await page.locator("#receipt tr[data-table=memories]").getAttribute("data-count"), "6");
     assert.ok(Number(await page.locator("#receipt").getAttribute("data-total")) > 5);
+    await shot("privacy");
     const left = await alice.memories.listMemories({ parent: `users/${ALICE}` });
     assert.equal(left.memories.length, 0);
     await page.click("#tab-memories");

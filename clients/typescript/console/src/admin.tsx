@@ -65,7 +65,7 @@ function Chart({ events }: { events: readonly Event[] }): preact.JSX.Element {
   const height = 220;
   const top = 16;
   const left = 40;
-  const barWidth = Math.max(14, Math.min(48, Math.floor(640 / Math.max(buckets.length, 1)) - 6));
+  const barWidth = Math.max(8, Math.min(64, Math.floor(960 / Math.max(buckets.length, 1)) - 6));
   const width = left + buckets.length * (barWidth + 6) + 10;
   const peak = Math.max(1, ...buckets.map((bucket) => [...bucket.counts.values()].reduce((a, b) => a + b, 0)));
   const scale = (height - top) / peak;

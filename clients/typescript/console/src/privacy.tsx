@@ -138,8 +138,10 @@ function ExportCard({ session }: { session: Session }): preact.JSX.Element {
 }
 
 function Receipt({ receipt }: { receipt: DeleteUserDataResponse }): preact.JSX.Element {
-  const rows = Object.entries(receipt.deletedRows).sort(([a], [b]) => a.localeCompare(b));
-  const total = rows.reduce((sum, [, count]) => sum + count, 0n);
+  const all = Object.entries(receipt.deletedRows).sort(([a], [b]) => a.localeCompare(b));
+  const total = all.reduce((sum, [, count]) => sum + count, 0n);
+  const rows = all.filter(([, count]) => count > 0n);
+  const untouched = all.filter(([, count]) => count === 0n).map(([table]) => table);
   const kept = Object.entries(receipt.retainedRows);
   return (
     <div class="receipt" id="receipt" data-total={String(total)}>
@@ -174,6 +176,7 @@ function Receipt({ receipt }: { receipt: DeleteUserDataResponse }): preact.JSX.E
           ))}
         </tbody>
       </table>
+      {untouched.length > 0 ? <p class="hint">Nothing stored in: {untouched.join(", ")}.</p> : null}
     </div>
   );
 }
