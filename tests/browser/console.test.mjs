@@ -10,7 +10,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { launchChromium, importNodeClient, ROOT, startMnemo, stopMnemo, TS_DIR } from "./support.mjs";
 
 const SHOTS = join(ROOT, "docs/console");
@@ -94,6 +94,23 @@ async function seedPastEvents(mnemo, bob) {
   await bob.governance.importUserData(requests());
 }
 
+// One browser for the file's tests, each in its own page.
+let browser;
+async function newPage(scratchRoot) {
+  browser ??= await launchChromium(join(scratchRoot, "chromium-profile"), {
+    viewport: { width: 1180, height: 760 },
+    deviceScaleFactor: 1,
+  });
+  const page = await browser.newPage();
+  page.setDefaultTimeout(STEP_TIMEOUT_MS);
+  return page;
+}
+const browserScratch = mkdtemp(join(tmpdir(), "mnemo-console-browser-"));
+after(async () => {
+  await browser?.close();
+  await rm(await browserScratch, { recursive: true, force: true });
+});
+
 const rowOf = (page, text) => page.locator("tr.memory", { hasText: text });
 
 test("the committed console bundle is what its source builds", async () => {
@@ -133,13 +150,8 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     await seed(mnemo, alice);
     await seedPastEvents(mnemo, bob);
 
-    const context = await launchChromium(join(scratch, "chromium-profile"), {
-      viewport: { width: 1180, height: 760 },
-      deviceScaleFactor: 1,
-    });
-    cleanups.unshift(() => context.close());
-    const page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(STEP_TIMEOUT_MS);
+    const page = await newPage(await browserScratch);
+    cleanups.unshift(() => page.close());
     const pageErrors = [];
     page.on("pageerror", (error) => pageErrors.push(String(error)));
     await mkdir(SHOTS, { recursive: true });
@@ -318,7 +330,41 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     await page.locator("table.memories[data-count='0']").waitFor();
 
     assert.deepEqual(pageErrors, []);
-    await context.close();
+    await page.close();
+    cleanups.shift();
+    stopped = true;
+    assert.equal(await stopMnemo(server.child), 0, `mnemo serve did not stop cleanly:\n${server.log()}`);
+  } finally {
+    for (const cleanup of cleanups) await cleanup();
+  }
+});
+
+test("under --auth none the console signs in with a user id", { timeout: 120_000 }, async () => {
+  const scratch = await mkdtemp(join(tmpdir(), "mnemo-console-none-"));
+  const cleanups = [() => rm(scratch, { recursive: true, force: true })];
+  try {
+    const server = await startMnemo(join(scratch, "data"));
+    let stopped = false;
+    cleanups.unshift(() => (stopped ? undefined : stopMnemo(server.child)));
+    const page = await newPage(await browserScratch);
+    cleanups.unshift(() => page.close());
+
+    await page.goto(`${server.webUrl}/console/`);
+    await page.fill("#user", "carol");
+    await page.click("#sign-in-button");
+    await page.locator("#live[data-status=live]").waitFor();
+    assert.equal(await page.textContent("#signed-in-user"), "carol");
+    await page.locator("table.memories[data-loaded=true][data-count='0']").waitFor();
+    await page.fill("#new-text", "Plays the cello");
+    await page.check("#new-pinned");
+    await page.click("#new-save");
+    await page.locator("tr.memory[data-pinned=true]", { hasText: "Plays the cello" }).waitFor();
+    // No tenant: the admin view shows the users without one (served on loopback).
+    await page.click("#tab-admin");
+    await page.locator(".chart-wrap[data-tenant='-']").waitFor();
+    assert.equal(await page.locator(".legend li[data-type=memory_saved]").getAttribute("data-count"), "1");
+
+    await page.close();
     cleanups.shift();
     stopped = true;
     assert.equal(await stopMnemo(server.child), 0, `mnemo serve did not stop cleanly:\n${server.log()}`);
