@@ -271,6 +271,10 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     await page.locator("#switch-effect[data-enabled=false]", { hasText: "nothing is read, saved or extracted" }).waitFor();
     const settings = await alice.governance.getMemorySettings({ name: `users/${ALICE}/memorySettings` });
     assert.equal(settings.memorySettings?.enabled, false);
+    await page.click("#tab-memories");
+    await page.locator("#memories .error", { hasText: "MEMORY_DISABLED" }).waitFor();
+    assert.match(await page.textContent("#memories .error .meaning"), /Memory is switched off/);
+    await page.click("#tab-privacy");
     await page.click("#memory-switch-toggle");
     await page.locator("#switch-effect[data-enabled=true]").waitFor();
 

@@ -55,6 +55,12 @@ export function bucketed(events: readonly Event[]): { size: number; buckets: Buc
   return { size, buckets };
 }
 
+/** 1, 2 or 5 times a power of ten, at least `rough` (the grid's step). */
+function niceStep(rough: number): number {
+  const power = 10 ** Math.floor(Math.log10(Math.max(rough, 1)));
+  return [1, 2, 5, 10].map((m) => m * power).find((step) => step >= rough) ?? 10 * power;
+}
+
 function label(start: number, size: number): string {
   const iso = new Date(start).toISOString();
   return size === DAY_MS ? iso.slice(5, 10) : `${iso.slice(5, 10)} ${iso.slice(11, 13)}h`;
@@ -67,9 +73,11 @@ function Chart({ events }: { events: readonly Event[] }): preact.JSX.Element {
   const left = 40;
   const barWidth = Math.max(8, Math.min(64, Math.floor(960 / Math.max(buckets.length, 1)) - 6));
   const width = left + buckets.length * (barWidth + 6) + 10;
-  const peak = Math.max(1, ...buckets.map((bucket) => [...bucket.counts.values()].reduce((a, b) => a + b, 0)));
+  const highest = Math.max(1, ...buckets.map((bucket) => [...bucket.counts.values()].reduce((a, b) => a + b, 0)));
+  const step = niceStep(highest / 4);
+  const peak = Math.ceil(highest / step) * step;
   const scale = (height - top) / peak;
-  const ticks = [0, Math.ceil(peak / 2), peak];
+  const ticks = Array.from({ length: peak / step + 1 }, (_, i) => i * step);
   return (
     <svg
       id="events-chart"

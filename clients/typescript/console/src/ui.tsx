@@ -18,10 +18,20 @@ export function formatTime(time: Timestamp | undefined): string {
   return timestampDate(time).toISOString().slice(0, 16).replace("T", " ");
 }
 
+/** What a refusal means for the person, for the reasons the console meets (else undefined). */
+const MEANINGS: Record<string, string> = {
+  MEMORY_DISABLED: "Memory is switched off (Privacy & data): nothing is read or saved until it is on again.",
+  MEMORY_CONSENT_WITHDRAWN: "Consent is withdrawn (Privacy & data): nothing new is remembered.",
+  CANDIDATE_RESOLVED: "This candidate was already approved or rejected.",
+  ETAG_MISMATCH: "It changed meanwhile (another client?): the page has been refreshed, try again.",
+};
+
 export function ErrorLine({ error }: { error: unknown }): preact.JSX.Element | null {
   if (error === undefined) return null;
+  const meaning = error instanceof MnemoError ? MEANINGS[error.reason] : undefined;
   return (
     <p class="error" role="alert">
+      {meaning === undefined ? null : <strong class="meaning">{meaning} </strong>}
       {describeError(error)}
     </p>
   );
@@ -68,7 +78,6 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Lo
     return () => {
       current = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, nonce]);
   const reload = useCallback(() => setNonce((n) => n + 1), []);
   return { value, error, loading, reload };
