@@ -71,8 +71,9 @@ const DAY_MS = 86_400_000;
 const PAST_SAVED = [3, 5, 2, 6, 4, 7];
 const PAST_RECALLED = [2, 3, 4, 1, 5, 2];
 
-/** The start (UTC midnight, ISO) of the day `daysAgo` days before today. */
-const dayStart = (daysAgo) => new Date((Math.floor(Date.now() / DAY_MS) - daysAgo) * DAY_MS).toISOString();
+const TODAY = Math.floor(Date.now() / DAY_MS);
+/** The start (UTC midnight, ISO) of the day `daysAgo` days before the test's start. */
+const dayStart = (daysAgo) => new Date((TODAY - daysAgo) * DAY_MS).toISOString();
 
 /** Another user of tenant acme with a week of events, loaded by ImportUserData (which keeps their times). */
 async function seedPastEvents(mnemo, bob) {
