@@ -23,7 +23,7 @@ const MEANINGS: Record<string, string> = {
   MEMORY_DISABLED: "Memory is switched off (Privacy & data): nothing is read or saved until it is on again.",
   MEMORY_CONSENT_WITHDRAWN: "Consent is withdrawn (Privacy & data): nothing new is remembered.",
   CANDIDATE_RESOLVED: "This candidate was already approved or rejected.",
-  ETAG_MISMATCH: "It changed meanwhile (another client?): the page has been refreshed, try again.",
+  ETAG_MISMATCH: "It was changed elsewhere meanwhile: the list updates live, try again on the latest.",
 };
 
 export function ErrorLine({ error }: { error: unknown }): preact.JSX.Element | null {
