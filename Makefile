@@ -34,7 +34,7 @@ NPM_STAMP := $(TS_DIR)/node_modules/.installed
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters clients/python/mnemo/integrations tests/support tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	system-deps test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser bench bench-venv \
+	system-deps test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser console bench bench-venv \
 	bench-report bench-validation bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
@@ -307,9 +307,16 @@ lint-typescript: $(NPM_STAMP) ## Type-check the TypeScript client (tsc --noEmit,
 
 CHROMIUM := /usr/bin/chromium
 
-test-browser: $(STAMP) $(NPM_STAMP) system-deps ## The web demo in headless Chromium against a live server (installs Debian's chromium if missing)
+test-browser: $(STAMP) $(NPM_STAMP) system-deps ## The web demo and the memory console in headless Chromium against live servers (installs Debian's chromium if missing; rewrites docs/console/*.png)
 	cd $(TS_DIR) && node_modules/.bin/tsc -p web-demo/tsconfig.json
+	cd $(TS_DIR) && node_modules/.bin/tsc -p console/tsconfig.json
 	timeout 300 node --test tests/browser/ 2>&1 | sed -e '/\/usr\/bin\/chromium: [0-9]*: \[:/d'
+
+# The memory console (clients/typescript/console) is bundled into the server's
+# package, which serves it on the web port at /console/; the bundle is
+# committed, and test-browser fails when it is not what the source builds.
+console: $(NPM_STAMP) ## Bundle the memory console into server/mnemo_server/web/console_assets (commit the result)
+	cd $(TS_DIR) && node_modules/.bin/tsc -p console/tsconfig.json && node console/build.mjs
 
 # ----------------------------------------------------------------------- clean
 

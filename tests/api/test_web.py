@@ -543,6 +543,48 @@ def test_a_body_over_the_request_limit_is_refused_unread(database_url: str) -> N
         assert (info.reason, info.metadata["limit_bytes"]) == ("FIELD_TOO_LARGE", "300000")
 
 
+# ------------------------------------------------------------------ the console
+
+
+def fetch(server: WebServer, method: str, path: str) -> Reply:
+    connection = server.connection()
+    try:
+        connection.request(method, path)
+        response = connection.getresponse()
+        return Reply(response.status, _lowered(response.getheaders()), response.read())
+    finally:
+        connection.close()
+
+
+@SQLITE_ONLY
+def test_the_web_port_serves_the_memory_console(web: WebServer) -> None:
+    moved = fetch(web, "GET", "/console")
+    assert (moved.status, moved.headers["location"]) == (308, "/console/")
+    page = fetch(web, "GET", "/console/")
+    assert page.status == 200
+    assert page.headers["content-type"] == "text/html; charset=utf-8"
+    assert b'src="./console.js"' in page.body
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    script = fetch(web, "GET", "/console/console.js")
+    assert script.status == 200
+    assert script.headers["content-type"] == "text/javascript; charset=utf-8"
+    head = fetch(web, "HEAD", "/console/console.css")
+    assert (head.status, head.body) == (200, b"")
+    assert int(head.headers["content-length"]) > 0
+    assert fetch(web, "GET", "/console/secrets.txt").status == 404
+    assert fetch(web, "GET", "/consoles").status == 405
+
+
+@SQLITE_ONLY
+def test_a_call_from_the_web_ports_own_origin_needs_no_cors_listing(web: WebServer) -> None:
+    own = f"http://127.0.0.1:{web.port}"
+    served = create_memory(web, "alice", "From the console", origin=own)
+    assert served.status == 200
+    assert "access-control-allow-origin" not in served.headers
+    other_port = f"http://127.0.0.1:{web.port + 1}"
+    assert create_memory(web, "alice", "From elsewhere", origin=other_port).status == 403
+
+
 # ------------------------------------------------------------------ TLS
 
 

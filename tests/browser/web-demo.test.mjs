@@ -6,26 +6,15 @@
 // Debian's chromium with playwright-core through save, watch and recall, and
 // checks what the page shows. `make test-browser` runs it (node --test).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:http";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
+import { esbuild, launchChromium, startMnemo, stopMnemo, TS_DIR } from "./support.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const TS_DIR = join(ROOT, "clients/typescript");
 const DEMO_DIR = join(TS_DIR, "web-demo");
-const requireFromClient = createRequire(join(TS_DIR, "package.json"));
-const esbuild = requireFromClient("esbuild");
-const { chromium } = requireFromClient("playwright-core");
-
-const CHROMIUM = process.env.MNEMO_CHROMIUM ?? "/usr/bin/chromium";
-const START_TIMEOUT_MS = 60_000;
 const STEP_TIMEOUT_MS = 20_000;
-const STOP_TIMEOUT_MS = 30_000;
 
 /** Bundle main.ts (and the client it imports) next to a copy of index.html. */
 async function buildDemo(outDir) {
@@ -59,69 +48,6 @@ async function serveStatic(dir) {
   return { server, origin: `http://127.0.0.1:${server.address().port}` };
 }
 
-/** `mnemo serve` with the web port; resolves once it logs the web port's address. */
-async function startMnemo(dataDir, pageOrigin) {
-  const child = spawn(
-    join(ROOT, ".venv/bin/python"),
-    [
-      "-m", "mnemo_server", "serve",
-      "--listen", "127.0.0.1:0",
-      "--web-listen", "127.0.0.1:0",
-      "--web-cors-origins", pageOrigin,
-      "--data-dir", dataDir,
-      "--grace-period-seconds", "2",
-    ],
-    { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
-  );
-  let log = "";
-  const webUrl = await new Promise((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no web port after ${START_TIMEOUT_MS} ms:\n${log}`)), START_TIMEOUT_MS);
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk) => {
-      log += chunk;
-      const found = /web port\) serving on (\S+):(\d+)/.exec(log);
-      if (found) {
-        clearTimeout(timer);
-        resolveUrl(`http://${found[1]}:${found[2]}`);
-      }
-    });
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`mnemo serve exited with ${code}:\n${log}`));
-    });
-  });
-  return { child, webUrl, log: () => log };
-}
-
-/** SIGTERM, then the exit code (SIGKILL and a failure if it does not stop in time). */
-async function stopMnemo(child) {
-  if (child.exitCode !== null) return child.exitCode;
-  const exited = new Promise((done) => child.once("exit", (code) => done(code)));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
-  const code = await exited;
-  clearTimeout(timer);
-  return code;
-}
-
-async function launchChromium(userDataDir) {
-  return chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    timeout: START_TIMEOUT_MS,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-}
-
 test("the web demo saves, watches and recalls memories over gRPC-Web", { timeout: 180_000 }, async () => {
   const scratch = await mkdtemp(join(tmpdir(), "mnemo-browser-"));
   const cleanups = [() => rm(scratch, { recursive: true, force: true })];
@@ -129,7 +55,7 @@ test("the web demo saves, watches and recalls memories over gRPC-Web", { timeout
     await buildDemo(scratch);
     const site = await serveStatic(scratch);
     cleanups.unshift(() => new Promise((done) => site.server.close(done)));
-    const mnemo = await startMnemo(join(scratch, "data"), site.origin);
+    const mnemo = await startMnemo(join(scratch, "data"), ["--web-cors-origins", site.origin]);
     let stopped = false;
     cleanups.unshift(() => (stopped ? undefined : stopMnemo(mnemo.child)));
     const context = await launchChromium(join(scratch, "chromium-profile"));

@@ -6,7 +6,9 @@ call's events are re-encoded into the response as they arrive. A request the
 web port cannot carry (unknown method, client-streaming method, malformed
 body) is answered in the caller's protocol with the error the gRPC port would
 give (``errors.to_status``). When the client disconnects, the forwarded call
-is cancelled.
+is cancelled. ``GET``/``HEAD`` under ``/console`` serve the memory console's
+files (``console``); a request whose ``Origin`` is the web port's own (the
+console's calls) is same-origin, not subject to ``--web-cors-origins``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from google.protobuf import empty_pb2
 
 from mnemo_server.domain.errors import InvalidArgument, MnemoError, NotImplementedYet
 from mnemo_server.web.connect import connect_for
+from mnemo_server.web.console import ConsoleFiles, is_console_path
 from mnemo_server.web.cors import CorsPolicy
 from mnemo_server.web.forward import CallEnded, CallEvent, Forwarder, InitialMetadata
 from mnemo_server.web.grpc_web import grpc_web_for
@@ -122,16 +125,20 @@ class WebApp:
         self._forwarder = forwarder
         self._cors = cors
         self._max_request_bytes = max_request_bytes
+        self._console = ConsoleFiles()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
         headers: Headers = list(scope["headers"])
+        if scope["method"] in ("GET", "HEAD") and is_console_path(scope["path"]):
+            await self._console.serve(scope["method"], scope["path"], send)
+            return
         origin = header(headers, b"origin")
         if scope["method"] == "OPTIONS":
             await self._preflight(send, headers, origin)
             return
-        if origin is not None:
+        if origin is not None and not same_origin(scope, headers, origin):
             if not self._cors.allows(origin):
                 await _plain(send, 403, f"origin {origin} is not allowed (--web-cors-origins)")
                 return
@@ -209,6 +216,12 @@ class WebApp:
 def unknown_placeholder(path: str) -> WebMethod:
     """Stands for an unknown method in ``respond`` (its call fails before any message)."""
     return WebMethod(path, empty_pb2.Empty, empty_pb2.Empty, False, False)
+
+
+def same_origin(scope: Scope, headers: Headers, origin: str) -> bool:
+    """Whether ``origin`` is the web port's own (the console's calls): not a CORS request."""
+    host = header(headers, b"host")
+    return host is not None and origin == f"{scope.get('scheme', 'http')}://{host}"
 
 
 def _with_headers(send: Send, extra: Headers) -> Send:

@@ -1,0 +1,227 @@
+/** The user's memory entries: scope, key, pin, text; create, edit, pin, delete and history. */
+import { useState } from "preact/hooks";
+import { MemoryScope, MemorySource, type Memory } from "../../src/web.js";
+import { userParent, type Session } from "./session.js";
+import { Card, ErrorLine, formatTime, useAction, useLoad } from "./ui.js";
+
+const SOURCES: Record<number, string> = {
+  [MemorySource.TOOL_CALL]: "tool call",
+  [MemorySource.EXTRACTOR]: "extractor",
+  [MemorySource.USER]: "you",
+  [MemorySource.IMPORT]: "import",
+};
+
+export const idOf = (name: string): string => name.slice(name.lastIndexOf("/") + 1);
+
+/** "identity" or "conversation <id>". */
+export function scopeText(memory: Memory): string {
+  return memory.scope === MemoryScope.CONVERSATION
+    ? `conversation ${idOf(memory.conversation)}`
+    : "identity";
+}
+
+async function allMemories(session: Session): Promise<Memory[]> {
+  const found: Memory[] = [];
+  let pageToken = "";
+  do {
+    const page = await session.client.memories.listMemories({
+      parent: userParent(session),
+      pageSize: 500,
+      pageToken,
+    });
+    found.push(...page.memories);
+    pageToken = page.nextPageToken;
+  } while (pageToken !== "" && found.length < 5000);
+  return found;
+}
+
+function NewMemory({ session, onSaved }: { session: Session; onSaved: () => void }): preact.JSX.Element {
+  const [text, setText] = useState("");
+  const [key, setKey] = useState("");
+  const [pinned, setPinned] = useState(false);
+  const action = useAction();
+  const save = (event: Event): void => {
+    event.preventDefault();
+    action.run(async () => {
+      await session.client.memories.createMemory({
+        parent: userParent(session),
+        memory: { text, key, pinned, source: MemorySource.USER },
+      });
+      setText("");
+      setKey("");
+      setPinned(false);
+      onSaved();
+    });
+  };
+  return (
+    <form class="row-form" id="new-memory" onSubmit={save}>
+      <input id="new-text" placeholder="Something to remember" value={text} onInput={(e) => setText(e.currentTarget.value)} />
+      <input id="new-key" class="narrow" placeholder="key (optional)" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
+      <label class="check">
+        <input id="new-pinned" type="checkbox" checked={pinned} onChange={(e) => setPinned(e.currentTarget.checked)} />
+        pinned
+      </label>
+      <button id="new-save" type="submit" class="primary" disabled={action.busy || text.trim() === ""}>
+        Save
+      </button>
+      <ErrorLine error={action.error} />
+    </form>
+  );
+}
+
+function History({ session, memory }: { session: Session; memory: Memory }): preact.JSX.Element {
+  const versions = useLoad(
+    async () => (await session.client.memories.listMemoryVersions({ name: memory.name, pageSize: 50 })).versions,
+    [memory.name, memory.etag],
+  );
+  return (
+    <div class="history">
+      <ErrorLine error={versions.error} />
+      <ol class="versions">
+        {(versions.value ?? []).map((version) => (
+          <li class="version" data-text={version.text}>
+            <span class="time">{formatTime(version.updateTime ?? version.createTime)}</span>{" "}
+            <span class="text">{version.text}</span>
+            {version.archiveTime ? <span class="tag">replaced {formatTime(version.archiveTime)}</span> : <span class="tag current">current</span>}
+            {version.pinned ? <span class="tag">pinned</span> : null}
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
+
+function MemoryRow({ session, memory, onChanged }: { session: Session; memory: Memory; onChanged: () => void }): preact.JSX.Element {
+  const [mode, setMode] = useState<"view" | "edit" | "confirm-delete">("view");
+  const [showHistory, setShowHistory] = useState(false);
+  const [draft, setDraft] = useState(memory.text);
+  const action = useAction();
+  const update = (fields: { text?: string; pinned?: boolean }, paths: string[]): void =>
+    action.run(async () => {
+      await session.client.memories.updateMemory({
+        memory: { name: memory.name, etag: memory.etag, ...fields },
+        updateMask: { paths },
+      });
+      setMode("view");
+      onChanged();
+    });
+  const remove = (): void =>
+    action.run(async () => {
+      await session.client.memories.deleteMemory({ name: memory.name, etag: memory.etag });
+      onChanged();
+    });
+  return (
+    <>
+      <tr class={memory.pinned ? "memory pinned" : "memory"} data-name={memory.name} data-key={memory.key} data-pinned={String(memory.pinned)}>
+        <td>
+          <button
+            class={memory.pinned ? "pin on" : "pin"}
+            title={memory.pinned ? "Unpin" : "Pin"}
+            aria-pressed={memory.pinned}
+            disabled={action.busy}
+            onClick={() => update({ pinned: !memory.pinned }, ["pinned"])}
+          >
+            {memory.pinned ? "★" : "☆"}
+          </button>
+        </td>
+        <td class="text-cell">
+          {mode === "edit" ? (
+            <form
+              class="edit"
+              onSubmit={(e) => {
+                e.preventDefault();
+                update({ text: draft }, ["text"]);
+              }}
+            >
+              <input class="edit-text" value={draft} onInput={(e) => setDraft(e.currentTarget.value)} />
+              <button type="submit" class="primary save-edit" disabled={action.busy}>
+                Save
+              </button>
+              <button type="button" onClick={() => setMode("view")}>
+                Cancel
+              </button>
+            </form>
+          ) : (
+            <span class="text">{memory.text}</span>
+          )}
+        </td>
+        <td class="scope">{scopeText(memory)}</td>
+        <td class="key">{memory.key ? <code>{memory.key}</code> : <span class="hint">–</span>}</td>
+        <td class="source">{SOURCES[memory.source] ?? ""}</td>
+        <td class="time">{formatTime(memory.updateTime ?? memory.createTime)}</td>
+        <td class="actions">
+          {mode === "confirm-delete" ? (
+            <>
+              <button class="danger confirm-delete" disabled={action.busy} onClick={remove}>
+                Delete for good
+              </button>
+              <button onClick={() => setMode("view")}>Keep</button>
+            </>
+          ) : (
+            <>
+              <button class="show-history" onClick={() => setShowHistory(!showHistory)}>
+                History
+              </button>
+              <button
+                class="edit-button"
+                onClick={() => {
+                  setDraft(memory.text);
+                  setMode("edit");
+                }}
+              >
+                Edit
+              </button>
+              <button class="delete" onClick={() => setMode("confirm-delete")}>
+                Delete
+              </button>
+            </>
+          )}
+        </td>
+      </tr>
+      {action.error !== undefined || showHistory ? (
+        <tr class="detail">
+          <td />
+          <td colSpan={6}>
+            <ErrorLine error={action.error} />
+            {showHistory ? <History session={session} memory={memory} /> : null}
+          </td>
+        </tr>
+      ) : null}
+    </>
+  );
+}
+
+export function MemoriesView({ session, revision }: { session: Session; revision: number }): preact.JSX.Element {
+  const memories = useLoad(() => allMemories(session), [session, revision]);
+  const list = memories.value ?? [];
+  return (
+    <Card title="Your memories" id="memories">
+      <p class="hint">
+        What is remembered about you, newest first (the current entry of each key). A pinned entry
+        wins ties and is given to the model first. Deleting an entry removes its text and every
+        earlier version.
+      </p>
+      <NewMemory session={session} onSaved={memories.reload} />
+      <ErrorLine error={memories.error} />
+      <table class="memories" data-count={list.length} data-loaded={String(memories.value !== undefined)}>
+        <thead>
+          <tr>
+            <th title="pinned" />
+            <th>Memory</th>
+            <th>Scope</th>
+            <th>Key</th>
+            <th>Source</th>
+            <th>Updated (UTC)</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {list.map((memory) => (
+            <MemoryRow key={memory.name} session={session} memory={memory} onChanged={memories.reload} />
+          ))}
+        </tbody>
+      </table>
+      {memories.value !== undefined && list.length === 0 ? <p class="empty">Nothing is remembered.</p> : null}
+    </Card>
+  );
+}
