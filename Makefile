@@ -26,7 +26,9 @@ PYTEST_ARGS ?=
 PY_GEN_DIR := clients/python/mnemo/v1
 TS_DIR := clients/typescript
 TS_GEN_DIR := $(TS_DIR)/src/gen
-GEN_DIRS := $(PY_GEN_DIR) $(TS_GEN_DIR)
+GO_DIR := clients/go
+GO_GEN_DIR := $(GO_DIR)/mnemov1
+GEN_DIRS := $(PY_GEN_DIR) $(TS_GEN_DIR) $(GO_GEN_DIR)
 # node_modules of the TypeScript client (npm ci from package-lock.json); its
 # protoc-gen-es is a `make gen` plugin. Redone when the lock file changes.
 NPM_STAMP := $(TS_DIR)/node_modules/.installed
@@ -84,11 +86,30 @@ $(NPM_STAMP): $(TS_DIR)/package.json $(TS_DIR)/package-lock.json
 
 npm-ci: $(NPM_STAMP) ## Install the TypeScript client's node_modules (npm ci) if missing or stale
 
-gen: $(STAMP) $(NPM_STAMP) ## Generate Python (clients/python/mnemo/v1) and TypeScript (clients/typescript/src/gen) from protos/
+# The Go plugins of `make gen` (buf.gen.yaml), pinned here and built by `go
+# install` (checked against the Go checksum database) into .tools/go/bin; the
+# modules are cached in the usual per-user Go caches (GOMODCACHE, GOCACHE).
+# protoc-gen-go matches the google.golang.org/protobuf of clients/go/go.mod.
+PROTOC_GEN_GO_VERSION := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+GO_TOOLS := $(CURDIR)/.tools/go/bin
+GO_TOOLS_STAMP := .tools/go/.installed-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)
+
+$(GO_TOOLS_STAMP):
+	@echo "==> go install protoc-gen-go $(PROTOC_GEN_GO_VERSION), protoc-gen-go-grpc $(PROTOC_GEN_GO_GRPC_VERSION) into .tools/go/bin"
+	@rm -rf .tools/go && mkdir -p $(GO_TOOLS)
+	GOBIN=$(GO_TOOLS) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN=$(GO_TOOLS) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	@touch $@
+
+.PHONY: go-tools test-go
+go-tools: $(GO_TOOLS_STAMP) ## Install the pinned Go code generators (protoc-gen-go, protoc-gen-go-grpc) into .tools/go/bin
+
+gen: $(STAMP) $(NPM_STAMP) $(GO_TOOLS_STAMP) ## Generate Python (clients/python/mnemo/v1), TypeScript (clients/typescript/src/gen) and Go (clients/go/mnemov1) from protos/
 	@mkdir -p $(PY_GEN_DIR)
 	@# Remove the old output first so that a deleted .proto leaves nothing behind.
 	@rm -f $(PY_GEN_DIR)/*_pb2.py $(PY_GEN_DIR)/*_pb2.pyi $(PY_GEN_DIR)/*_pb2_grpc.py $(PY_GEN_DIR)/*_pb2_grpc.pyi
-	@rm -rf $(TS_GEN_DIR)
+	@rm -rf $(TS_GEN_DIR) $(GO_GEN_DIR)
 	$(BUF) generate
 	@# google/rpc/error_details.proto from the pinned googleapis-common-protos (TypeScript only).
 	rpc_root="$$($(PY) -c 'import google.rpc.error_details_pb2 as m, pathlib; print(pathlib.Path(m.__file__).parents[2])')"; \
@@ -298,6 +319,6 @@ test-browser: $(STAMP) $(NPM_STAMP) ## The web demo in headless Chromium against
 
 # ----------------------------------------------------------------------- clean
 
-clean: ## Remove .venv, .venv-bench, .venv-peers, .venv-langgraph, .venv-adk, ./data, caches, build output and the TypeScript node_modules
-	rm -rf $(VENV) $(BENCH_VENV) $(PEERS_VENV) $(LANGGRAPH_VENV) $(ADK_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .hypothesis build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist
+clean: ## Remove .venv, .venv-bench, .venv-peers, .venv-langgraph, .venv-adk, ./data, caches, build output, the TypeScript node_modules and the Go code generators (.tools)
+	rm -rf $(VENV) $(BENCH_VENV) $(PEERS_VENV) $(LANGGRAPH_VENV) $(ADK_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .hypothesis build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist .tools
 	find . -path ./.git -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +
