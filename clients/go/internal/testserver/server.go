@@ -202,6 +202,7 @@ func (s *Server) Stop() error {
 	if !s.Running() {
 		return nil
 	}
+	_ = s.cmd.Process.Signal(syscall.SIGCONT) // a suspended process would not act on SIGTERM
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.exited:
@@ -210,6 +211,21 @@ func (s *Server) Stop() error {
 		<-s.exited
 	}
 	return nil
+}
+
+// Suspend sends SIGSTOP: the port still accepts connections, nothing
+// answers (a hung server). Resume (or Close) afterwards.
+func (s *Server) Suspend() {
+	if s.Running() {
+		_ = s.cmd.Process.Signal(syscall.SIGSTOP)
+	}
+}
+
+// Resume sends SIGCONT after Suspend.
+func (s *Server) Resume() {
+	if s.Running() {
+		_ = s.cmd.Process.Signal(syscall.SIGCONT)
+	}
 }
 
 // Kill sends SIGKILL (a crash) and waits for the exit.
