@@ -309,6 +309,14 @@ test-typescript: $(STAMP) $(NPM_STAMP) ## TypeScript client: npm ci if needed, t
 lint-typescript: $(NPM_STAMP) ## Type-check the TypeScript client (tsc --noEmit, strict); test-typescript does it too
 	cd $(TS_DIR) && node_modules/.bin/tsc -p tsconfig.json --noEmit
 
+# The Go client (clients/go): go vet, then go test against live servers the
+# tests start themselves (.venv's `mnemo serve` on 127.0.0.1; MNEMO_TARGET=HOST:PORT
+# runs the shared-server tests against that one instead). Modules and builds
+# are cached in the per-user Go caches (GOMODCACHE ~/go/pkg/mod, GOCACHE).
+test-go: $(STAMP) $(GO_TOOLS_STAMP) ## Go client: go vet, go test (-count=1, 120 s timeout) against live servers
+	cd $(GO_DIR) && go vet ./...
+	cd $(GO_DIR) && timeout 300 go test -count=1 -timeout 120s -parallel 8 ./...
+
 CHROMIUM := /usr/bin/chromium
 
 test-browser: $(STAMP) $(NPM_STAMP) ## The web demo in headless Chromium against a live server (installs Debian's chromium if missing)

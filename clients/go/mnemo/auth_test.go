@@ -39,6 +39,7 @@ func hs256(t *testing.T, secret []byte, sub string) string {
 }
 
 func TestTokenReachesAJWTServer(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	raw := make([]byte, 48)
 	_, _ = rand.Read(raw)

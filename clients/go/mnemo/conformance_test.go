@@ -58,6 +58,7 @@ var runnerScenarios = map[string]struct{ json, line string }{
 }
 
 func TestConformanceRunner(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	dir := t.TempDir()
 	for id, s := range runnerScenarios {
@@ -76,7 +77,7 @@ func TestConformanceRunner(t *testing.T) {
 	if len(scenarios) != len(runnerScenarios) || scenarios[0].ID != "streams/import-export" || scenarios[len(scenarios)-1].ID != "wrong/succeeded" {
 		t.Fatalf("loaded %d scenarios, first %q, last %q", len(scenarios), scenarios[0].ID, scenarios[len(scenarios)-1].ID)
 	}
-	clients := conformance.Clients{A: newClient(t, sharedTarget), B: newClient(t, sharedTarget)}
+	clients := conformance.Clients{A: newClient(t, shared(t)), B: newClient(t, shared(t))}
 	runID := userID(t)[len(userID(t))-8:]
 	for i, s := range scenarios {
 		line := conformance.Run(ctx, clients, s, i, runID).Line()

@@ -3,7 +3,6 @@ package mnemo_test
 import (
 	"context"
 	"slices"
-	"sync"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -42,100 +41,10 @@ func allCursors(t *testing.T, ctx context.Context, client *mnemo.Client, user st
 	}
 }
 
-func TestFollowerResumesAcrossARestart(t *testing.T) {
-	ctx := testContext(t)
-	server := startServer(t, ctx)
-	client := newClient(t, server.Target(), reconnectSoon)
-	user := userID(t)
-	remember(t, ctx, client, user, "one")
-	remember(t, ctx, client, user, "two")
-
-	var mu sync.Mutex
-	var recovered []codes.Code
-	unavailable := make(chan struct{}, 100)
-	follower := client.Follow(user, mnemo.OnError(func(e *mnemo.Error) {
-		mu.Lock()
-		recovered = append(recovered, e.Code)
-		mu.Unlock()
-		if e.Code == codes.Unavailable {
-			unavailable <- struct{}{}
-		}
-	}))
-	followCtx, stopFollowing := context.WithCancel(ctx)
-	events := make(chan mnemo.Event)
-	ended := make(chan error, 1)
-	go func() {
-		defer close(events)
-		for event, err := range follower.Events(followCtx) {
-			if err != nil {
-				ended <- err
-				return
-			}
-			select {
-			case events <- event:
-			case <-followCtx.Done():
-				return
-			}
-		}
-	}()
-	var got []int64
-	next := func() mnemo.Event {
-		t.Helper()
-		select {
-		case event, ok := <-events:
-			if !ok {
-				t.Fatalf("the follower ended: %v", <-ended)
-			}
-			if event.Change != nil {
-				got = append(got, event.Change.GetCursor())
-			}
-			return event
-		case <-ctx.Done():
-			t.Fatalf("no event; changes so far %v", got)
-		}
-		return mnemo.Event{}
-	}
-	for next().Heartbeat == nil { // the backlog, then a heartbeat: caught up
-	}
-	if err := server.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	select { // the follower watched again and found the server down
-	case <-unavailable:
-	case <-ctx.Done():
-		t.Fatal("the follower saw no UNAVAILABLE while the server was down")
-	}
-	if err := server.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	remember(t, ctx, client, user, "three")
-	last := remember(t, ctx, client, user, "four")
-	for len(got) == 0 || got[len(got)-1] < last {
-		next()
-	}
-	stopFollowing()
-	for range events { // the follower ends by itself once followCtx is done
-	}
-	if follower.Cursor() != last {
-		t.Fatalf("the follower's cursor %d; want %d", follower.Cursor(), last)
-	}
-
-	want := allCursors(t, ctx, client, user)
-	if !slices.Equal(got, want) || len(want) < 4 {
-		t.Fatalf("the follower yielded cursors %v, the feed holds %v", got, want)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, code := range recovered {
-		if code != codes.Unavailable {
-			t.Fatalf("recovered from %v; want only UNAVAILABLE", recovered)
-		}
-	}
-}
-
 func TestFollowerResyncsFromACursorAhead(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
-	client := newClient(t, sharedTarget)
+	client := newClient(t, shared(t))
 	user := userID(t)
 	latest := remember(t, ctx, client, user, "one")
 
@@ -181,6 +90,7 @@ func TestFollowerResyncsFromACursorAhead(t *testing.T) {
 }
 
 func TestNextStep(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  *mnemo.Error
 		want mnemo.FollowStep

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,28 +14,42 @@ import (
 	"mnemo.dev/clients/go/mnemo"
 )
 
-// sharedTarget is the server the tests that need no server of their own
-// use: MNEMO_TARGET's, or one TestMain starts (and stops).
-var sharedTarget string
+// The server of the tests that need no server of their own: MNEMO_TARGET's,
+// or one started by the first test asking for it (so that its start overlaps
+// those of the tests' own servers: every test runs in parallel), stopped by
+// TestMain.
+var (
+	sharedOnce   sync.Once
+	sharedServer *testserver.Server
+	sharedTarget string
+	sharedErr    error
+)
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	code := m.Run()
+	if sharedServer != nil {
+		sharedServer.Close()
+	}
+	os.Exit(code)
 }
 
-func run(m *testing.M) int {
-	sharedTarget = os.Getenv("MNEMO_TARGET")
-	if sharedTarget == "" {
+// shared is the shared server's target.
+func shared(t *testing.T) string {
+	t.Helper()
+	sharedOnce.Do(func() {
+		if sharedTarget = os.Getenv("MNEMO_TARGET"); sharedTarget != "" {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		server, err := testserver.Start(ctx)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+		if sharedServer, sharedErr = testserver.Start(ctx); sharedErr == nil {
+			sharedTarget = sharedServer.Target()
 		}
-		defer server.Close()
-		sharedTarget = server.Target()
+	})
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
 	}
-	return m.Run()
+	return sharedTarget
 }
 
 // testContext is bounded (every test stops by itself) and ends with the test.

@@ -17,8 +17,9 @@ import (
 )
 
 func TestWorkingMemoryRoundTrip(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
-	client := newClient(t, sharedTarget)
+	client := newClient(t, shared(t))
 	name := "users/" + userID(t) + "/memoryState"
 
 	empty, err := client.WorkingMemory.GetMemoryState(ctx, &mnemov1.GetMemoryStateRequest{Name: name})
@@ -60,6 +61,7 @@ func TestWorkingMemoryRoundTrip(t *testing.T) {
 }
 
 func TestHistoryRoundTripSetsRequestIDOnce(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	var mu sync.Mutex
 	var sent []string // request_id of each AppendMessages attempt, as sent
@@ -71,7 +73,7 @@ func TestHistoryRoundTripSetsRequestIDOnce(t *testing.T) {
 		}
 		return invoker(ctx, method, req, reply, cc, opts...)
 	}
-	client := newClient(t, sharedTarget, mnemo.WithUnaryInterceptors(record))
+	client := newClient(t, shared(t), mnemo.WithUnaryInterceptors(record))
 	user := userID(t)
 	created, err := client.Conversations.CreateConversation(ctx, &mnemov1.CreateConversationRequest{
 		Parent: "users/" + user, ConversationId: "c1",
@@ -116,8 +118,9 @@ func TestHistoryRoundTripSetsRequestIDOnce(t *testing.T) {
 }
 
 func TestMemoriesAndRecallStream(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
-	client := newClient(t, sharedTarget)
+	client := newClient(t, shared(t))
 	parent := "users/" + userID(t)
 	texts := []string{"The user's umbrella is blue", "The user drinks green tea", "The user's cat is called Miso"}
 	var names []string
