@@ -201,9 +201,11 @@ func acrossARestart(t *testing.T, ctx context.Context, server *testserver.Server
 			Messages: []*mnemov1.HistoryMessage{{MessageJson: `{"role":"user","content":"still there?"}`}}})
 		done <- err
 	}()
-	for range 3 { // three attempts refused before the restart
+	for i := range 3 { // three attempts refused before the restart
 		select {
 		case <-recorded.seen:
+		case err := <-done:
+			t.Fatalf("the append ended after %d attempts while the server was down: %v", i+1, err)
 		case <-ctx.Done():
 			t.Fatal("no attempt while the server is down")
 		}
