@@ -313,7 +313,9 @@ lint-typescript: $(NPM_STAMP) ## Type-check the TypeScript client (tsc --noEmit,
 # tests start themselves (.venv's `mnemo serve` on 127.0.0.1; MNEMO_TARGET=HOST:PORT
 # runs the shared-server tests against that one instead). Modules and builds
 # are cached in the per-user Go caches (GOMODCACHE ~/go/pkg/mod, GOCACHE).
-test-go: $(STAMP) $(GO_TOOLS_STAMP) ## Go client: go vet, go test (-count=1, 120 s timeout) against live servers
+test-go: $(STAMP) $(GO_TOOLS_STAMP) ## Go client: gofmt check, go vet, go test (-count=1, 120 s timeout) against live servers
+	@unformatted="$$(cd $(GO_DIR) && gofmt -l .)"; if [ -n "$$unformatted" ]; then \
+		echo "$$unformatted"; echo "test-go: not gofmt-formatted (run gofmt -w in $(GO_DIR))" >&2; exit 1; fi
 	cd $(GO_DIR) && go vet ./...
 	cd $(GO_DIR) && timeout 300 go test -count=1 -timeout 120s -parallel 8 ./...
 
