@@ -90,6 +90,8 @@ npm-ci: $(NPM_STAMP) ## Install the TypeScript client's node_modules (npm ci) if
 # install` (checked against the Go checksum database) into .tools/go/bin; the
 # modules are cached in the usual per-user Go caches (GOMODCACHE, GOCACHE).
 # protoc-gen-go matches the google.golang.org/protobuf of clients/go/go.mod.
+# The go command: the PATH's, else the toolchain's usual place.
+GO ?= $(or $(shell command -v go),/usr/local/go/bin/go)
 PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GO_TOOLS := $(CURDIR)/.tools/go/bin
@@ -98,8 +100,8 @@ GO_TOOLS_STAMP := .tools/go/.installed-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_
 $(GO_TOOLS_STAMP):
 	@echo "==> go install protoc-gen-go $(PROTOC_GEN_GO_VERSION), protoc-gen-go-grpc $(PROTOC_GEN_GO_GRPC_VERSION) into .tools/go/bin"
 	@rm -rf .tools/go && mkdir -p $(GO_TOOLS)
-	GOBIN=$(GO_TOOLS) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
-	GOBIN=$(GO_TOOLS) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	GOBIN=$(GO_TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN=$(GO_TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	@touch $@
 
 .PHONY: go-tools test-go
@@ -314,10 +316,10 @@ lint-typescript: $(NPM_STAMP) ## Type-check the TypeScript client (tsc --noEmit,
 # runs the shared-server tests against that one instead). Modules and builds
 # are cached in the per-user Go caches (GOMODCACHE ~/go/pkg/mod, GOCACHE).
 test-go: $(STAMP) $(GO_TOOLS_STAMP) ## Go client: gofmt check, go vet, go test (-count=1, 120 s timeout) against live servers
-	@unformatted="$$(cd $(GO_DIR) && gofmt -l .)"; if [ -n "$$unformatted" ]; then \
+	@unformatted="$$(cd $(GO_DIR) && "$$($(GO) env GOROOT)/bin/gofmt" -l .)"; if [ -n "$$unformatted" ]; then \
 		echo "$$unformatted"; echo "test-go: not gofmt-formatted (run gofmt -w in $(GO_DIR))" >&2; exit 1; fi
-	cd $(GO_DIR) && go vet ./...
-	cd $(GO_DIR) && timeout 300 go test -count=1 -timeout 120s -parallel 8 ./...
+	cd $(GO_DIR) && $(GO) vet ./...
+	cd $(GO_DIR) && timeout 300 $(GO) test -count=1 -timeout 120s -parallel 8 ./...
 
 CHROMIUM := /usr/bin/chromium
 

@@ -23,6 +23,7 @@ package mnemo
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"google.golang.org/grpc"
@@ -160,7 +161,7 @@ func New(target string, options ...Option) (*Client, error) {
 	}, cfg.dialOptions...)
 	conn, err := grpc.NewClient(target, dial...)
 	if err != nil {
-		return nil, AsError(err)
+		return nil, fmt.Errorf("mnemo: %w", err)
 	}
 	return &Client{
 		WorkingMemory: mnemov1.NewWorkingMemoryServiceClient(conn),
