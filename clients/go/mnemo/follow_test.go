@@ -111,3 +111,18 @@ func TestNextStep(t *testing.T) {
 		}
 	}
 }
+
+func TestFollowRefusesAUserThatIsAPath(t *testing.T) {
+	t.Parallel()
+	client := newClient(t, "127.0.0.1:1") // never reached: the follower refuses first
+	var yielded []error
+	for _, err := range client.Follow("u1/conversations/c1").Events(testContext(t)) {
+		yielded = append(yielded, err)
+	}
+	if len(yielded) != 1 {
+		t.Fatalf("yielded %v; want one error", yielded)
+	}
+	if merr := mnemoError(t, yielded[0]); merr.Code != codes.InvalidArgument || merr.Reason != "INVALID_NAME" || !merr.Violates("user") {
+		t.Fatalf("user u1/conversations/c1: %v", merr)
+	}
+}
