@@ -90,7 +90,7 @@ npm-ci: $(NPM_STAMP) ## Install the TypeScript client's node_modules (npm ci) if
 # install` (checked against the Go checksum database) into .tools/go/bin; the
 # modules are cached in the usual per-user Go caches (GOMODCACHE, GOCACHE).
 # protoc-gen-go matches the google.golang.org/protobuf of clients/go/go.mod.
-# The go command: the PATH's, else the toolchain's usual place.
+# GO is the go command: the PATH's, else the toolchain's usual place.
 GO ?= $(or $(shell command -v go),/usr/local/go/bin/go)
 PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
