@@ -86,22 +86,20 @@ $(NPM_STAMP): $(TS_DIR)/package.json $(TS_DIR)/package-lock.json
 
 npm-ci: $(NPM_STAMP) ## Install the TypeScript client's node_modules (npm ci) if missing or stale
 
-# The Go plugins of `make gen` (buf.gen.yaml), pinned here and built by `go
-# install` (checked against the Go checksum database) into .tools/go/bin; the
-# modules are cached in the usual per-user Go caches (GOMODCACHE, GOCACHE).
-# protoc-gen-go matches the google.golang.org/protobuf of clients/go/go.mod.
-# GO is the go command: the PATH's, else the toolchain's usual place.
+# The Go plugins of `make gen` (buf.gen.yaml): protoc-gen-go and
+# protoc-gen-go-grpc, pinned as `tool`s in clients/go/go.mod (checked by its
+# go.sum; protoc-gen-go is the version of the protobuf runtime there), built by
+# `go install tool` into .tools/go/bin and rebuilt when go.mod or go.sum change.
+# Modules and builds are cached in the usual per-user Go caches (GOMODCACHE,
+# GOCACHE). GO is the go command: the PATH's, else the toolchain's usual place.
 GO ?= $(or $(shell command -v go),/usr/local/go/bin/go)
-PROTOC_GEN_GO_VERSION := v1.36.12
-PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GO_TOOLS := $(CURDIR)/.tools/go/bin
-GO_TOOLS_STAMP := .tools/go/.installed-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)
+GO_TOOLS_STAMP := .tools/go/.installed
 
-$(GO_TOOLS_STAMP):
-	@echo "==> go install protoc-gen-go $(PROTOC_GEN_GO_VERSION), protoc-gen-go-grpc $(PROTOC_GEN_GO_GRPC_VERSION) into .tools/go/bin"
+$(GO_TOOLS_STAMP): $(GO_DIR)/go.mod $(GO_DIR)/go.sum
+	@echo "==> go install tool (protoc-gen-go, protoc-gen-go-grpc of $(GO_DIR)/go.mod) into .tools/go/bin"
 	@rm -rf .tools/go && mkdir -p $(GO_TOOLS)
-	GOBIN=$(GO_TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
-	GOBIN=$(GO_TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	cd $(GO_DIR) && GOBIN=$(GO_TOOLS) $(GO) install tool
 	@touch $@
 
 .PHONY: go-tools test-go
