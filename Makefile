@@ -26,7 +26,9 @@ PYTEST_ARGS ?=
 PY_GEN_DIR := clients/python/mnemo/v1
 TS_DIR := clients/typescript
 TS_GEN_DIR := $(TS_DIR)/src/gen
-GEN_DIRS := $(PY_GEN_DIR) $(TS_GEN_DIR)
+GO_DIR := clients/go
+GO_GEN_DIR := $(GO_DIR)/mnemov1
+GEN_DIRS := $(PY_GEN_DIR) $(TS_GEN_DIR) $(GO_GEN_DIR)
 # node_modules of the TypeScript client (npm ci from package-lock.json); its
 # protoc-gen-es is a `make gen` plugin. Redone when the lock file changes.
 NPM_STAMP := $(TS_DIR)/node_modules/.installed
@@ -84,11 +86,30 @@ $(NPM_STAMP): $(TS_DIR)/package.json $(TS_DIR)/package-lock.json
 
 npm-ci: $(NPM_STAMP) ## Install the TypeScript client's node_modules (npm ci) if missing or stale
 
-gen: $(STAMP) $(NPM_STAMP) ## Generate Python (clients/python/mnemo/v1) and TypeScript (clients/typescript/src/gen) from protos/
+# The Go plugins of `make gen` (buf.gen.yaml): protoc-gen-go and
+# protoc-gen-go-grpc, pinned as `tool`s in clients/go/go.mod (checked by its
+# go.sum; protoc-gen-go is the version of the protobuf runtime there), built by
+# `go install tool` into .tools/go/bin and rebuilt when go.mod or go.sum change.
+# Modules and builds are cached in the usual per-user Go caches (GOMODCACHE,
+# GOCACHE). GO is the go command: the PATH's, else the toolchain's usual place.
+GO ?= $(or $(shell command -v go),/usr/local/go/bin/go)
+GO_TOOLS := $(CURDIR)/.tools/go/bin
+GO_TOOLS_STAMP := .tools/go/.installed
+
+$(GO_TOOLS_STAMP): $(GO_DIR)/go.mod $(GO_DIR)/go.sum
+	@echo "==> go install tool (protoc-gen-go, protoc-gen-go-grpc of $(GO_DIR)/go.mod) into .tools/go/bin"
+	@rm -rf .tools/go && mkdir -p $(GO_TOOLS)
+	cd $(GO_DIR) && GOBIN=$(GO_TOOLS) $(GO) install tool
+	@touch $@
+
+.PHONY: go-tools test-go
+go-tools: $(GO_TOOLS_STAMP) ## Install the pinned Go code generators (protoc-gen-go, protoc-gen-go-grpc) into .tools/go/bin
+
+gen: $(STAMP) $(NPM_STAMP) $(GO_TOOLS_STAMP) ## Generate Python (clients/python/mnemo/v1), TypeScript (clients/typescript/src/gen) and Go (clients/go/mnemov1) from protos/
 	@mkdir -p $(PY_GEN_DIR)
 	@# Remove the old output first so that a deleted .proto leaves nothing behind.
 	@rm -f $(PY_GEN_DIR)/*_pb2.py $(PY_GEN_DIR)/*_pb2.pyi $(PY_GEN_DIR)/*_pb2_grpc.py $(PY_GEN_DIR)/*_pb2_grpc.pyi
-	@rm -rf $(TS_GEN_DIR)
+	@rm -rf $(TS_GEN_DIR) $(GO_GEN_DIR)
 	$(BUF) generate
 	@# google/rpc/error_details.proto from the pinned googleapis-common-protos (TypeScript only).
 	rpc_root="$$($(PY) -c 'import google.rpc.error_details_pb2 as m, pathlib; print(pathlib.Path(m.__file__).parents[2])')"; \
@@ -305,6 +326,16 @@ test-typescript: $(STAMP) $(NPM_STAMP) ## TypeScript client: npm ci if needed, t
 lint-typescript: $(NPM_STAMP) ## Type-check the TypeScript client (tsc --noEmit, strict); test-typescript does it too
 	cd $(TS_DIR) && node_modules/.bin/tsc -p tsconfig.json --noEmit
 
+# The Go client (clients/go): go vet, then go test against live servers the
+# tests start themselves (.venv's `mnemo serve` on 127.0.0.1; MNEMO_TARGET=HOST:PORT
+# runs the shared-server tests against that one instead). Modules and builds
+# are cached in the per-user Go caches (GOMODCACHE ~/go/pkg/mod, GOCACHE).
+test-go: $(STAMP) $(GO_TOOLS_STAMP) ## Go client: gofmt check, go vet, go test (-count=1, 120 s timeout) against live servers
+	@unformatted="$$(cd $(GO_DIR) && "$$($(GO) env GOROOT)/bin/gofmt" -l .)"; if [ -n "$$unformatted" ]; then \
+		echo "$$unformatted"; echo "test-go: not gofmt-formatted (run gofmt -w in $(GO_DIR))" >&2; exit 1; fi
+	cd $(GO_DIR) && $(GO) vet ./...
+	cd $(GO_DIR) && timeout 300 $(GO) test -count=1 -timeout 120s -parallel 8 ./...
+
 CHROMIUM := /usr/bin/chromium
 
 test-browser: $(STAMP) $(NPM_STAMP) system-deps ## The web demo and the memory console in headless Chromium against live servers (installs Debian's chromium if missing; rewrites docs/console/*.png)
@@ -320,6 +351,6 @@ console: $(NPM_STAMP) ## Bundle the memory console into server/mnemo_server/web/
 
 # ----------------------------------------------------------------------- clean
 
-clean: ## Remove .venv, .venv-bench, .venv-peers, .venv-langgraph, .venv-adk, ./data, caches, build output and the TypeScript node_modules
-	rm -rf $(VENV) $(BENCH_VENV) $(PEERS_VENV) $(LANGGRAPH_VENV) $(ADK_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .hypothesis build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist
+clean: ## Remove .venv, .venv-bench, .venv-peers, .venv-langgraph, .venv-adk, ./data, caches, build output, the TypeScript node_modules and the Go code generators (.tools)
+	rm -rf $(VENV) $(BENCH_VENV) $(PEERS_VENV) $(LANGGRAPH_VENV) $(ADK_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .hypothesis build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist .tools
 	find . -path ./.git -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +
