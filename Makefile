@@ -34,7 +34,7 @@ NPM_STAMP := $(TS_DIR)/node_modules/.installed
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters clients/python/mnemo/integrations tests/support tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser bench bench-venv \
+	grpcurl test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser bench bench-venv \
 	bench-report bench-validation bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
@@ -195,10 +195,21 @@ test: $(STAMP) gen-check buf-lint lint test-python test-openai-agents test-langg
 
 NGINX := /usr/sbin/nginx
 
-test-python: $(STAMP) ## Python tests: pytest over tests/, against SQLite and a throwaway PostgreSQL (installs Debian's nginx if missing, for tests/deploy)
+# grpcurl, the reflection-only client of tests/api/test_reflection_grpcurl.py:
+# built once by `go install` (Go module proxy) into the gitignored .tools/.
+GRPCURL_VERSION := v1.9.3
+GRPCURL := .tools/grpcurl-$(GRPCURL_VERSION)/grpcurl
+
+$(GRPCURL):
+	@echo "==> go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)"
+	GOBIN="$(abspath $(dir $(GRPCURL)))" go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+
+grpcurl: $(GRPCURL) ## Build the pinned grpcurl into .tools/ (needs Go; for the reflection tests)
+
+test-python: $(STAMP) $(GRPCURL) ## Python tests: pytest over tests/, against SQLite and a throwaway PostgreSQL (installs Debian's nginx if missing, for tests/deploy; builds grpcurl)
 	@command -v nginx >/dev/null || test -x $(NGINX) || { echo "==> apt-get install nginx"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null; }
-	$(PY) -m pytest $(PYTEST_ARGS)
+	MNEMO_GRPCURL="$(abspath $(GRPCURL))" $(PY) -m pytest $(PYTEST_ARGS)
 
 test-unit: $(STAMP) ## pytest tests/unit
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
@@ -298,6 +309,6 @@ test-browser: $(STAMP) $(NPM_STAMP) ## The web demo in headless Chromium against
 
 # ----------------------------------------------------------------------- clean
 
-clean: ## Remove .venv, .venv-bench, .venv-peers, .venv-langgraph, .venv-adk, ./data, caches, build output and the TypeScript node_modules
-	rm -rf $(VENV) $(BENCH_VENV) $(PEERS_VENV) $(LANGGRAPH_VENV) $(ADK_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .hypothesis build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist
+clean: ## Remove .venv, .venv-bench, .venv-peers, .venv-langgraph, .venv-adk, ./data, .tools, caches, build output and the TypeScript node_modules
+	rm -rf $(VENV) $(BENCH_VENV) $(PEERS_VENV) $(LANGGRAPH_VENV) $(ADK_VENV) bench/results data .tools .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .hypothesis build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist
 	find . -path ./.git -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +
