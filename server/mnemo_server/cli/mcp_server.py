@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemo.client import DEFAULT_TARGET, DEFAULT_TIMEOUT
-from mnemo_server.cli import user_data
-from mnemo_server.cli.user_data import TOKEN_ENV
+from mnemo_server.cli.connection import TOKEN_ENV, FileProblem, channel_credentials
 from mnemo_server.config import is_loopback, listen_host
 from mnemo_server.listening import cannot_listen
 
@@ -115,9 +114,9 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     try:
         token, first_token = _token(args, env, integration.token_file_reader)
         identity = integration.resolve_identity(args.user, first_token, args.conversation)
-        credentials = user_data.channel_credentials(args.ca_file)
+        credentials = channel_credentials(args.ca_file)
         host, port = _address(args) if args.transport == "http" else ("", 0)
-    except (UsageProblem, user_data.FileProblem, integration.IdentityError) as problem:
+    except (UsageProblem, FileProblem, integration.IdentityError) as problem:
         print(f"mnemo: {problem}", file=sys.stderr)
         return EXIT_USAGE
     server = integration.build_server(
