@@ -197,7 +197,7 @@ NGINX := /usr/sbin/nginx
 
 # grpcurl, the reflection-only client of tests/api/test_reflection_grpcurl.py:
 # built once by `go install` (Go module proxy) into the gitignored .tools/.
-GRPCURL_VERSION := v1.9.3
+GRPCURL_VERSION := v1.9.4
 GRPCURL := .tools/grpcurl-$(GRPCURL_VERSION)/grpcurl
 
 $(GRPCURL):
@@ -217,8 +217,8 @@ test-unit: $(STAMP) ## pytest tests/unit
 test-store: $(STAMP) ## pytest tests/store (storage layer, SQLite and PostgreSQL)
 	$(PY) -m pytest tests/store $(PYTEST_ARGS)
 
-test-api: $(STAMP) ## pytest tests/api (gRPC API end to end)
-	$(PY) -m pytest tests/api $(PYTEST_ARGS)
+test-api: $(STAMP) $(GRPCURL) ## pytest tests/api (gRPC API end to end)
+	MNEMO_GRPCURL="$(abspath $(GRPCURL))" $(PY) -m pytest tests/api $(PYTEST_ARGS)
 
 # The OpenAI Agents SDK's own session tests against MnemoSession
 # (mnemo.integrations.openai_agents), and tests/peers: their own venv, pinned by
