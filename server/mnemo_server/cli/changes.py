@@ -56,7 +56,7 @@ def add_command(commands: Any) -> None:
     tail = action_parser(
         commands,
         COMMAND,
-        "a user's change feed (SyncService)",
+        "a user's change feed",
         "tail",
         help="print a user's changes as they happen, one line each, until Ctrl-C",
         description="Print the user's changes as they commit, one line each (cursor, time, "
