@@ -28,6 +28,7 @@ import json
 import signal
 import sys
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
@@ -95,8 +96,10 @@ class _Stop(Exception):
 
 
 class _Signals:
-    """SIGINT and SIGTERM raise ``_Stop``, except inside ``held()``, which
-    raises it on leaving: a change is printed and counted, or neither."""
+    """SIGINT and SIGTERM raise ``_Stop`` once; later ones, and those that
+    come inside ``held()`` (raised on leaving it) or after ``ignore()``, are
+    only noted: a change is printed and counted, or neither, and the closing
+    report is always written."""
 
     def __init__(self) -> None:
         self._holding = False
@@ -113,8 +116,13 @@ class _Signals:
     def _handle(self, _signal: int, _frame: FrameType | None) -> None:
         if self._holding:
             self._pending = True
-        else:
-            raise _Stop
+            return
+        self._holding = True
+        raise _Stop
+
+    def ignore(self) -> None:
+        """Raise nothing more (the loop is over)."""
+        self._holding = True
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
@@ -124,13 +132,44 @@ class _Signals:
         finally:
             self._holding = False
         if self._pending:
+            self._holding = True
             raise _Stop
 
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+@dataclass
+class _Printed:
+    """How far the tail got: the changes printed and the cursor of the last
+    one (``None`` before it started following)."""
+
+    count: int = 0
+    cursor: int | None = None
+
+
 def _tail(client: MnemoClient, args: argparse.Namespace) -> int:
+    printed = _Printed()
+    with _Signals() as signals:
+        try:
+            _follow(client, args, printed, signals)
+            signals.ignore()
+        except _Stop:
+            pass
+    if printed.cursor is not None:
+        print(
+            f"mnemo: stopped after cursor {printed.cursor} ({printed.count} changes printed); "
+            f"go on with --after {printed.cursor}",
+            file=sys.stderr,
+        )
+    return EXIT_OK
+
+
+def _follow(
+    client: MnemoClient, args: argparse.Namespace, printed: _Printed, signals: _Signals
+) -> None:
+    """Print the changes after ``--after`` (or the latest) until stopped,
+    keeping ``printed`` up to date. Raises ``_Stop``."""
     after = args.after
     if after is None:
         after = client.list_changes(args.user, page_size=1, timeout=args.timeout).latest_cursor
@@ -142,38 +181,24 @@ def _tail(client: MnemoClient, args: argparse.Namespace) -> int:
         on_error=_resuming,
         watch_timeout=WATCH_TIMEOUT_S,
     )
+    printed.cursor = after
     print(
         f"mnemo: following users/{args.user} after cursor {after} (Ctrl-C to stop)",
         file=sys.stderr,
         flush=True,
     )
-    printed, last = 0, after
     caught_up = False
-    with _Signals() as signals:
-        try:
-            for event in follower:
-                if isinstance(event, sy.Heartbeat):
-                    if not caught_up:
-                        print(
-                            f"mnemo: caught up at cursor {event.cursor}",
-                            file=sys.stderr,
-                            flush=True,
-                        )
-                        caught_up = True
-                    continue
-                with signals.held():
-                    print(change_line(event), flush=True)
-                    printed, last = printed + 1, event.cursor
-                if printed == args.count:
-                    break
-        except _Stop:
-            pass
-    print(
-        f"mnemo: stopped after cursor {last} ({printed} changes printed); "
-        f"go on with --after {last}",
-        file=sys.stderr,
-    )
-    return EXIT_OK
+    for event in follower:
+        if isinstance(event, sy.Heartbeat):
+            if not caught_up:
+                print(f"mnemo: caught up at cursor {event.cursor}", file=sys.stderr, flush=True)
+                caught_up = True
+            continue
+        with signals.held():
+            print(change_line(event), flush=True)
+            printed.count, printed.cursor = printed.count + 1, event.cursor
+        if printed.count == args.count:
+            return
 
 
 def _resynced(error: OutOfRangeError) -> None:
