@@ -19,6 +19,7 @@ from mnemo.client import MnemoClient
 from mnemo_server.cli.renaming import renamed
 from tests.api.user_data import export, populate, serialized
 from tests.support.mnemo_command import run_mnemo
+from tests.support.subprocess_server import subprocess_server
 
 pytestmark = [pytest.mark.sqlite, pytest.mark.parametrize("backend", ["sqlite"], indirect=True)]
 
@@ -98,6 +99,21 @@ def test_import_as_another_user_rewrites_every_name(
     assert serialized(export(channel, "alice")) == serialized(alice)
 
 
+def _tail(server: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "mnemo_server", "changes", "tail", *args, "--target", server],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _ended(tail: subprocess.Popen[str]) -> None:
+    if tail.poll() is None:
+        tail.kill()
+        tail.wait()
+
+
 class _Lines:
     """The lines of a pipe, read by a thread, taken with a bound."""
 
@@ -121,13 +137,7 @@ class _Lines:
 def test_changes_tail_prints_another_clients_changes_until_ctrl_c(server: str) -> None:
     with MnemoClient(server) as client:
         client.create_memory("u1", "Written before the tail")
-        tail = subprocess.Popen(
-            [sys.executable, "-m", "mnemo_server", "changes", "tail", "--user", "u1"]
-            + ["--target", server],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        tail = _tail(server, "--user", "u1")
         try:
             out, err = _Lines(tail.stdout), _Lines(tail.stderr)  # type: ignore[arg-type]
             assert err.until("mnemo: following users/u1 after cursor ") == (
@@ -146,12 +156,28 @@ def test_changes_tail_prints_another_clients_changes_until_ctrl_c(server: str) -
                 "mnemo: stopped after cursor 3 (2 changes printed); go on with --after 3"
             )
         finally:
-            if tail.poll() is None:
-                tail.kill()
-                tail.wait()
+            _ended(tail)
 
     replay = run_mnemo(
         "changes", "tail", "--user", "u1", "--after", "0", "--count", "2", "--target", server
     )
     assert replay.returncode == 0, replay.stderr
     assert [line.split(" ")[0] for line in replay.stdout.splitlines()] == ["1", "2"]
+
+
+def test_changes_tail_resumes_across_a_server_restart(database_url: str, tmp_path: Path) -> None:
+    with subprocess_server(database_url, log_dir=tmp_path) as server:
+        tail = _tail(server.target, "--user", "u1", "--count", "2")
+        try:
+            out, err = _Lines(tail.stdout), _Lines(tail.stderr)  # type: ignore[arg-type]
+            err.until("mnemo: caught up at cursor 0")
+            with MnemoClient(server.target) as client:
+                client.create_memory("u1", "Before the restart")
+            assert out.next().startswith("1 ")
+            server.restart()  # same port: the tail's watch ends and is resumed
+            with MnemoClient(server.target) as client:
+                client.create_memory("u1", "After the restart")
+            assert out.next().split(" ")[0] == "2"
+            assert tail.wait(EXIT_TIMEOUT_S) == 0  # --count 2
+        finally:
+            _ended(tail)
