@@ -36,7 +36,7 @@ NPM_STAMP := $(TS_DIR)/node_modules/.installed
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters clients/python/mnemo/integrations tests/support tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	system-deps test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser console bench bench-venv \
+	system-deps grpcurl test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser console bench bench-venv \
 	bench-report bench-validation bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
@@ -235,8 +235,19 @@ system-deps: ## Install the Debian packages the tests need if missing (nginx, ch
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-test-python: $(STAMP) system-deps ## Python tests: pytest over tests/, against SQLite and a throwaway PostgreSQL (installs Debian's nginx if missing, for tests/deploy)
-	$(PY) -m pytest $(PYTEST_ARGS)
+# grpcurl, the reflection-only client of tests/api/test_reflection_grpcurl.py:
+# built once by `go install` (Go module proxy) into the gitignored .tools/.
+GRPCURL_VERSION := v1.9.4
+GRPCURL := .tools/grpcurl-$(GRPCURL_VERSION)/grpcurl
+
+$(GRPCURL):
+	@echo "==> go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)"
+	GOBIN="$(abspath $(dir $(GRPCURL)))" $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+
+grpcurl: $(GRPCURL) ## Build the pinned grpcurl into .tools/ (needs Go; for the reflection tests)
+
+test-python: $(STAMP) $(GRPCURL) system-deps ## Python tests: pytest over tests/, against SQLite and a throwaway PostgreSQL (installs Debian's nginx if missing, for tests/deploy; builds grpcurl)
+	MNEMO_GRPCURL="$(abspath $(GRPCURL))" $(PY) -m pytest $(PYTEST_ARGS)
 
 test-unit: $(STAMP) ## pytest tests/unit
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
@@ -244,8 +255,8 @@ test-unit: $(STAMP) ## pytest tests/unit
 test-store: $(STAMP) ## pytest tests/store (storage layer, SQLite and PostgreSQL)
 	$(PY) -m pytest tests/store $(PYTEST_ARGS)
 
-test-api: $(STAMP) ## pytest tests/api (gRPC API end to end)
-	$(PY) -m pytest tests/api $(PYTEST_ARGS)
+test-api: $(STAMP) $(GRPCURL) ## pytest tests/api (gRPC API end to end)
+	MNEMO_GRPCURL="$(abspath $(GRPCURL))" $(PY) -m pytest tests/api $(PYTEST_ARGS)
 
 # The OpenAI Agents SDK's own session tests against MnemoSession
 # (mnemo.integrations.openai_agents), and tests/peers: their own venv, pinned by

@@ -19,7 +19,6 @@ from datetime import timedelta
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from mnemo.v1 import (
     agent_state_pb2,
@@ -70,6 +69,8 @@ from mnemo_server.domain.usecases.user_data import UserDataRights
 from mnemo_server.domain.usecases.working_memory import WorkingMemory
 from mnemo_server.domain.usecases.writes import Writes
 from mnemo_server.health import SERVING, HealthService, ServingStatus
+from mnemo_server.listening import bind_error, cannot_listen
+from mnemo_server.rpc import reflection
 from mnemo_server.rpc.errors import ErrorMappingInterceptor
 from mnemo_server.store import migrate
 from mnemo_server.store.composed import SqlStore
@@ -344,7 +345,7 @@ class MnemoServer:
             AgentStateServicer(AppStates(store.app_states)), server
         )
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
-        self.service_names = (*MNEMO_SERVICES, HEALTH_SERVICE, reflection.SERVICE_NAME)
+        self.service_names = (*MNEMO_SERVICES, HEALTH_SERVICE, *reflection.SERVICE_NAMES)
         reflection.enable_server_reflection(self.service_names, server)
 
     def _start_background_tasks(self, opened: contextlib.AsyncExitStack, store: SqlStore) -> None:
@@ -414,7 +415,9 @@ class MnemoServer:
             else:
                 port = server.add_secure_port(settings.listen, credentials)
         except RuntimeError:
-            raise RuntimeError(f"cannot listen on {settings.listen}") from None
+            error = bind_error(settings.listen)
+            problem = cannot_listen(settings.listen, "--listen", "MNEMO_LISTEN", error)
+            raise RuntimeError(problem) from None
         web = WebPort(settings) if settings.web_listen else None
         opened.push_async_callback(self._stop_serving, server, web)
         if web is not None:

@@ -254,12 +254,26 @@ def test_an_unreachable_database_exits_1_without_leaking_the_password(command: s
     assert PASSWORD not in stderr
 
 
-def test_a_port_in_use_exits_2(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("flag", "env"), [("--listen", "MNEMO_LISTEN"), ("--web-listen", "MNEMO_WEB_LISTEN")]
+)
+def test_a_port_in_use_exits_2_saying_so_and_how_to_choose_another(
+    flag: str, env: str, tmp_path: Path
+) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         target = f"127.0.0.1:{taken.getsockname()[1]}"
-        process = _mnemo("serve", "--listen", target, "--data-dir", str(tmp_path))
+        other = "--web-listen" if flag == "--listen" else "--listen"
+        process = _mnemo(
+            "serve", flag, target, other, f"127.0.0.1:{_free_port()}", "--data-dir", str(tmp_path)
+        )
         _, stderr = process.communicate(timeout=60)
     assert process.returncode == 2, stderr
-    assert f"cannot listen on {target}" in stderr
+    (line,) = [line for line in stderr.splitlines() if "cannot listen" in line]
+    assert line.endswith(
+        f"cannot start: cannot listen on {target}: the address is in use (another process "
+        f"listens on port {target.rpartition(':')[2]}): stop it or choose another with "
+        f"{flag} HOST:PORT (or {env})"
+    ), stderr
+    assert "Traceback" not in stderr

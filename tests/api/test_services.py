@@ -28,6 +28,7 @@ def _listed_services(channel: grpc.Channel) -> set[str]:
 def test_reflection_lists_the_mnemo_services_health_and_itself(channel: grpc.Channel) -> None:
     assert _listed_services(channel) == MNEMO_SERVICES | {
         "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
         "grpc.reflection.v1alpha.ServerReflection",
     }
 

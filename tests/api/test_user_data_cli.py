@@ -72,8 +72,9 @@ def test_refusals_and_bad_files_exit_non_zero_and_load_nothing(
     assert broken.stderr.startswith(f"mnemo: {bad}:{len(lines) + 1}: not an export record")
 
     named = run_mnemo("import", "--user", "u2", "--input", str(good), "--target", server)
-    assert named.returncode == 1
-    assert "INVALID_ARGUMENT [INVALID_NAME]" in named.stderr and "records[" in named.stderr
+    assert named.returncode == 2  # u1's names: refused before anything is sent
+    assert f"{good} holds the data of users/u1, not of users/u2" in named.stderr
+    assert "use --as-user u2 instead of --user" in named.stderr
     assert export(channel, "u2") == []
 
     missing = run_mnemo("import", "--user", "u2", "--input", str(tmp_path / "none.jsonl"))

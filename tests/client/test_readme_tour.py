@@ -1,4 +1,5 @@
-"""The README's five-minute tour runs as written against a real server."""
+"""The README's five-minute tour runs as written against a real server and
+prints exactly what the README shows after it."""
 
 from __future__ import annotations
 
@@ -10,12 +11,24 @@ from pathlib import Path
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def _tour_code() -> str:
+def _tour() -> str:
     text = README.read_text()
-    tour = text[text.index("## A five-minute tour") :]
-    match = re.search(r"```python\n(.*?)```", tour, re.DOTALL)
+    return text[text.index("## A five-minute tour") :]
+
+
+def _tour_code() -> str:
+    match = re.search(r"```python\n(.*?)```", _tour(), re.DOTALL)
     assert match, "the README tour has no Python block"
     return match.group(1)
+
+
+def _shown_output() -> list[str]:
+    """The lines of the text block after the Python block ("it prints")."""
+    match = re.search(
+        r"```python\n.*?```\n\n[^\n]*prints:\n\n```text\n(.*?)```", _tour(), re.DOTALL
+    )
+    assert match, "the README shows no output after the Python tour"
+    return match.group(1).splitlines()
 
 
 def test_readme_tour_runs_and_prints_what_it_promises(mnemo_target: str) -> None:
@@ -24,10 +37,4 @@ def test_readme_tour_runs_and_prints_what_it_promises(mnemo_target: str) -> None
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
         exec(compile(code.replace("127.0.0.1:50051", mnemo_target), "README.md", "exec"), {})
-    printed = output.getvalue().splitlines()
-    assert printed[0] == "['question 2', 'question 3', 'question 4']"
-    assert printed[1] == "['question 1']"
-    assert printed[2] == "StatusCode.ABORTED ETAG_MISMATCH"
-    assert printed[3].startswith('0 user {"role":"user"')
-    assert printed[4].startswith("1 assistant ")
-    assert any("vegan" in line for line in printed[5:]), printed
+    assert output.getvalue().splitlines() == _shown_output()

@@ -55,3 +55,16 @@ def test_elsewhere_only_the_summary_is_written() -> None:
         progress.add(1, 10)
     progress.finish("mnemo: exported 1000 records")
     assert out.getvalue() == "mnemo: exported 1000 records\n"
+
+
+def test_a_step_without_counts_shows_its_line_and_clear_writes_no_summary() -> None:
+    out = Terminal()
+    progress = Progress(out, "erasing")
+    progress.show("erasing users/u1 ...")
+    progress.clear()
+    assert out.getvalue() == "\rerasing users/u1 ..." + "\r" + " " * 20 + "\r"
+    piped = io.StringIO()
+    quiet = Progress(piped, "erasing")
+    quiet.show("erasing users/u1 ...")
+    quiet.clear()
+    assert piped.getvalue() == ""

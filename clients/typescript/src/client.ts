@@ -2,8 +2,15 @@
  * The transport-independent part of the facade: typed clients of the five
  * mnemo.v1 services over a Connect transport built with `facadeInterceptors`.
  */
-import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
+import {
+  createClient,
+  type CallOptions,
+  type Client,
+  type Interceptor,
+  type Transport,
+} from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
+import { CallScope, endedStream, linkedAbort } from "./call-scope.js";
 import { toMnemoError } from "./errors.js";
 import { ConversationService } from "./gen/mnemo/v1/conversations_pb.js";
 import { GovernanceService } from "./gen/mnemo/v1/governance_pb.js";
@@ -26,7 +33,12 @@ export interface MnemoClient {
   readonly sync: Client<typeof SyncService>;
   /** The transport under the clients, e.g. for another generated service. */
   readonly transport: Transport;
-  /** Close the connections (gRPC transport); later calls reconnect. Idempotent. */
+  /**
+   * End every call in flight (they fail with CANCELLED), with their deadline
+   * timers, retry backoffs and streams, and close the connections (gRPC
+   * transport), so that nothing of the client keeps Node running; later
+   * calls start afresh (and reconnect). Idempotent.
+   */
   close(): void;
 }
 
@@ -43,47 +55,60 @@ export function interceptorsFor(options: MnemoClientOptions): Interceptor[] {
 
 /** The service clients over `transport` (which must carry `interceptorsFor(options)`). */
 export function clientsOver(transport: Transport, close: () => void = () => {}): MnemoClient {
+  const scope = new CallScope();
   return {
-    workingMemory: mnemoClient(WorkingMemoryService, transport),
-    conversations: mnemoClient(ConversationService, transport),
-    memories: mnemoClient(MemoryService, transport),
-    governance: mnemoClient(GovernanceService, transport),
-    sync: mnemoClient(SyncService, transport),
+    workingMemory: mnemoClient(WorkingMemoryService, transport, scope),
+    conversations: mnemoClient(ConversationService, transport, scope),
+    memories: mnemoClient(MemoryService, transport, scope),
+    governance: mnemoClient(GovernanceService, transport, scope),
+    sync: mnemoClient(SyncService, transport, scope),
     transport,
-    close,
+    close: () => {
+      scope.close();
+      close();
+    },
   };
 }
+
+type Call = (input: unknown, options?: CallOptions) => unknown;
 
 /**
  * Connect's client of `service` whose methods reject with MnemoError: the
  * promise of a unary or client-streaming call, and the iteration of a server
  * stream. (Done here rather than in an interceptor because Connect converts
- * an error raised inside a response stream back into a ConnectError.)
+ * an error raised inside a response stream back into a ConnectError.) Every
+ * call runs under `scope` (call-scope.ts): `scope.close()` ends it, and a
+ * server stream left before its end is ended at once, its deadline timer
+ * cleared; such a stream starts when it is first read.
  */
-export function mnemoClient<S extends DescService>(service: S, transport: Transport): Client<S> {
-  const client = createClient(service, transport) as Record<string, (...args: unknown[]) => unknown>;
+export function mnemoClient<S extends DescService>(
+  service: S,
+  transport: Transport,
+  scope: CallScope = new CallScope(),
+): Client<S> {
+  const client = createClient(service, transport) as Record<string, Call>;
   const wrapped: Record<string, unknown> = {};
   for (const method of service.methods) {
     const call = client[method.localName];
     if (call === undefined) continue;
     wrapped[method.localName] =
       method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming"
-        ? (...args: unknown[]) => mnemoStream(call(...args) as AsyncIterable<unknown>)
-        : async (...args: unknown[]) => {
+        ? (input: unknown, options?: CallOptions) =>
+            endedStream(
+              (signal) => call(input, { ...options, signal }) as AsyncIterable<unknown>,
+              () => [scope.signal, options?.signal],
+              toMnemoError,
+            )
+        : async (input: unknown, options?: CallOptions) => {
+            const link = linkedAbort(scope.signal, options?.signal);
             try {
-              return await call(...args);
+              return await call(input, { ...options, signal: link.controller.signal });
             } catch (error) {
               throw toMnemoError(error);
+            } finally {
+              link.unlink();
             }
           };
   }
   return wrapped as Client<S>;
-}
-
-async function* mnemoStream<T>(stream: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
-  try {
-    yield* stream;
-  } catch (error) {
-    throw toMnemoError(error);
-  }
 }

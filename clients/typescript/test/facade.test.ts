@@ -5,7 +5,7 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { withSharedServer, collect, failure } from "./support/live.js";
+import { withSharedServer, collect, closeEndsAWatch, failure } from "./support/live.js";
 import { attemptRecorder } from "./support/recorder.js";
 import {
   Code,
@@ -184,5 +184,9 @@ describe("close", () => {
     const { memoryState } = await client.workingMemory.getMemoryState({ name });
     assert.equal(memoryState?.name, "users/fac-close/memoryState");
     client.close();
+  });
+
+  test("ends a watch in flight: its next read fails with CANCELED", async () => {
+    await closeEndsAWatch(createMnemoClient({ baseUrl: live.server.baseUrl }), "fac-close-watch");
   });
 });

@@ -6,7 +6,7 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { withSharedServer, collect, failure } from "./support/live.js";
+import { withSharedServer, collect, closeEndsAWatch, failure } from "./support/live.js";
 import {
   Code,
   conversationName,
@@ -55,6 +55,10 @@ for (const [label, make] of Object.entries(clients)) {
         streamed.flatMap((r) => r.messages.map((m) => m.text)),
         ["one", "two", "three"],
       );
+    });
+
+    test("close() ends a watch in flight: its next read fails with CANCELED", async () => {
+      await closeEndsAWatch(make(), `${user}-close`);
     });
 
     test("an error carries its code, reason and field violations", async () => {

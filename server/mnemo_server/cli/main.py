@@ -1,6 +1,7 @@
-"""The ``mnemo`` command: ``serve``, ``migrate``, ``version``, ``export`` /
-``import`` of a user's data through a running server (``user_data``), and
-``mcp``, an MCP server of a user's memory (``mcp_server``).
+"""The ``mnemo`` command: ``serve``, ``migrate``, ``version``; through a
+running server, ``export`` / ``import`` of a user's data (``user_data``),
+``users erase`` (``users``) and ``changes tail`` (``changes``); and ``mcp``,
+an MCP server of a user's memory (``mcp_server``).
 
 Every ``serve`` flag has a ``MNEMO_*`` environment variable (named in
 ``--help``); a flag wins over the environment, the environment over the
@@ -15,7 +16,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from mnemo_server import __version__
-from mnemo_server.cli import mcp_server, user_data
+from mnemo_server.cli import changes, mcp_server, user_data, users
 from mnemo_server.config import OPTIONS, ConfigError, Settings, add_arguments, resolve
 
 EXIT_USAGE = 2
@@ -50,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(migrate, only=("database_url", "data_dir"))
     commands.add_parser("version", help="print the version")
     user_data.add_commands(commands)
+    users.add_command(commands)
+    changes.add_command(commands)
     mcp_server.add_command(commands)
     return parser
 
@@ -62,6 +65,10 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         return 0
     if args.command in user_data.COMMANDS:
         return user_data.run(args, os.environ if env is None else env)
+    if args.command == users.COMMAND:
+        return users.run(args, os.environ if env is None else env)
+    if args.command == changes.COMMAND:
+        return changes.run(args, os.environ if env is None else env)
     if args.command == mcp_server.COMMAND:
         return mcp_server.run(args, os.environ if env is None else env)
     try:

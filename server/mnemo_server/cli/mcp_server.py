@@ -13,8 +13,9 @@ command and speaks on its stdin/stdout) or ``--transport http`` (streamable
 HTTP at ``http://LISTEN/mcp``; loopback only unless
 ``--allow-non-loopback``, since whoever reaches it acts as the user). One
 line on stderr says where it serves. Exit codes: 0 stopped (stdin closed,
-SIGINT or SIGTERM); 1 the address could not be bound; 2 bad usage (no user,
-an unreadable token file, a non-loopback address, the extra not installed).
+SIGINT or SIGTERM); 2 bad usage (no user, an unreadable token file, a
+non-loopback address, the extra not installed) or an address that cannot be
+bound (taken: one line saying so and how to choose another, as ``serve``).
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from mnemo.client import DEFAULT_TARGET, DEFAULT_TIMEOUT
-from mnemo_server.cli import user_data
-from mnemo_server.cli.user_data import TOKEN_ENV
+from mnemo_server.cli.connection import TOKEN_ENV, FileProblem, channel_credentials
 from mnemo_server.config import is_loopback, listen_host
+from mnemo_server.listening import cannot_listen
 
 COMMAND = "mcp"
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_USAGE = 0, 2
 DEFAULT_LISTEN = "127.0.0.1:8765"
 _MISSING_EXTRA = (
     "mnemo mcp needs the MCP SDK: pip install 'mnemo-client[mcp]' (or make venv in a clone)"
@@ -113,9 +114,9 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     try:
         token, first_token = _token(args, env, integration.token_file_reader)
         identity = integration.resolve_identity(args.user, first_token, args.conversation)
-        credentials = user_data.channel_credentials(args.ca_file)
+        credentials = channel_credentials(args.ca_file)
         host, port = _address(args) if args.transport == "http" else ("", 0)
-    except (UsageProblem, user_data.FileProblem, integration.IdentityError) as problem:
+    except (UsageProblem, FileProblem, integration.IdentityError) as problem:
         print(f"mnemo: {problem}", file=sys.stderr)
         return EXIT_USAGE
     server = integration.build_server(
@@ -137,8 +138,8 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     except KeyboardInterrupt:
         return EXIT_OK
     except OSError as error:
-        print(f"mnemo: cannot listen on {args.listen}: {error}", file=sys.stderr)
-        return EXIT_FAILURE
+        print(f"mnemo: {cannot_listen(args.listen, '--listen', None, error)}", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_OK
 
 

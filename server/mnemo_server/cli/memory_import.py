@@ -145,8 +145,13 @@ def import_memories(
     """Load the file (see the module doc); the exit code. Raises ``LineProblem``
     and ``OSError`` / ``UnicodeDecodeError`` for the file; reports a refused
     batch itself."""
-    entries = sum(len(b.requests) for b in read_batches(path, user, batch_size))  # every line
-    progress = Progress(sys.stderr, "importing", total_bytes=path.stat().st_size)
+    total = path.stat().st_size
+    checking = Progress(sys.stderr, "checking", total_bytes=total)
+    for checked in read_batches(path, user, batch_size):  # every line, before anything is sent
+        checking.add(len(checked.requests), checked.file_bytes)
+    checking.clear()
+    entries = checking.records
+    progress = Progress(sys.stderr, "importing", total_bytes=total)
     batches = archived = 0
     for batch in read_batches(path, user, batch_size):
         try:

@@ -59,6 +59,12 @@ class Progress:
             self._draw(self._line())
             self._drawn_at = now
 
+    def show(self, line: str) -> None:
+        """Draw ``line`` in place of the counts (on a terminal): for a step
+        whose progress cannot be counted, such as one call that erases."""
+        if self._live:
+            self._draw(line)
+
     def _line(self) -> str:
         line = f"{self._verb} {self.records} records, {human_bytes(self.bytes)}"
         if self._total:
@@ -71,10 +77,16 @@ class Progress:
         self._stream.flush()
         self._width = len(line)
 
-    def finish(self, summary: str) -> None:
-        """Clear the progress line (on a terminal) and write ``summary`` on a line."""
+    def clear(self) -> None:
+        """Clear the progress line (on a terminal), writing nothing else."""
         if self._live and self._width:
             self._draw("")
             self._stream.write("\r")
+            self._stream.flush()
+            self._width = 0
+
+    def finish(self, summary: str) -> None:
+        """Clear the progress line (on a terminal) and write ``summary`` on a line."""
+        self.clear()
         self._stream.write(summary + "\n")
         self._stream.flush()

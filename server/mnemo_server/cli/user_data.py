@@ -12,13 +12,18 @@ UTF-8. ``mnemo import`` reads exactly that (any proto3 JSON of an
 ``export`` writes to ``FILE.partial`` and renames it when the export is
 complete, so a failed export never leaves a truncated ``FILE``. ``import``
 reads the whole file once to check every line before it sends anything, then
-streams it; the server loads all of it or nothing.
+streams it; the server loads all of it or nothing. The file's names are of
+the user who exported it: ``import --user`` takes only a file of that user
+(another's is refused before anything is sent, naming ``--as-user``);
+``import --as-user USER`` loads it into ``USER``, every name rewritten
+(``renaming``).
 
 Progress goes to stderr (``progress.Progress``: a line redrawn in place when
-stderr is a terminal), then a summary line. Exit codes: 0 done; 1 the server
-refused or failed (its error, reason and field violations on stderr); 2 bad
-usage, a file that cannot be read or written, or a line that is no export
-record.
+stderr is a terminal, also while ``import`` checks the file), then a summary
+line. Exit codes (``connection``): 0 done; 1 the server refused or failed
+(its error, reason and field violations on stderr); 2 bad usage, a file that
+cannot be read or written, a line that is no export record, or a file of
+another user without ``--as-user``.
 """
 
 from __future__ import annotations
@@ -31,21 +36,21 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-import grpc
 from google.protobuf import json_format
 
-from mnemo.client import DEFAULT_TARGET, MAX_BATCH_ENTRIES, ExportRecord, MnemoClient, MnemoError
-from mnemo_server.cli import memory_import
+from mnemo.client import MAX_BATCH_ENTRIES, ExportRecord, MnemoClient
+from mnemo_server.cli import memory_import, renaming
+from mnemo_server.cli.connection import (
+    EXIT_OK,
+    FileProblem,
+    connection_arguments,
+    run_with_client,
+)
 from mnemo_server.cli.progress import Progress, human_bytes
 
 COMMANDS = ("export", "import")
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 DEFAULT_TIMEOUT_S = 3600.0
-TOKEN_ENV = "MNEMO_TOKEN"
-
-
-class FileProblem(Exception):
-    """A file that cannot be read or written, or a line that is no record."""
+_TIMEOUT_HELP = "deadline of the whole transfer, of each batch with --memories"
 
 
 # ----------------------------------------------------------------- format
@@ -93,18 +98,26 @@ def add_commands(commands: Any) -> None:
     )
     export.add_argument("--user", required=True, help="the user id")
     export.add_argument("--output", metavar="FILE.jsonl", help="the file (default: stdout)")
-    _connection_arguments(export)
+    connection_arguments(export, DEFAULT_TIMEOUT_S, _TIMEOUT_HELP)
     load = commands.add_parser(
         "import",
         help="load a JSON Lines export into a user without data, or memories into any user "
         "(through a running server)",
         description="--input: load a file written by 'mnemo export' into a user who has no "
-        "data, all of it or nothing; every name in the file must be of that user. "
+        "data, all of it or nothing: with --user, into the user who exported it; with "
+        "--as-user, into any user, every name of the file rewritten to that user's. "
         "--memories: save long-term memory entries (one mnemo.v1.Memory as JSON per line) "
         "into the user, in BatchCreateMemories calls, each batch all or nothing; running "
         "the same command again after a failure saves no batch twice.",
     )
-    load.add_argument("--user", required=True, help="the user id")
+    into = load.add_mutually_exclusive_group(required=True)
+    into.add_argument("--user", help="the user id (with --input: the one who exported the file)")
+    into.add_argument(
+        "--as-user",
+        metavar="USER",
+        help="with --input: load into USER, rewriting every name of the file (those of the "
+        "user who exported it) to USER's",
+    )
     source = load.add_mutually_exclusive_group(required=True)
     source.add_argument("--input", metavar="FILE.jsonl", help="a file of 'mnemo export'")
     source.add_argument("--memories", metavar="FILE.jsonl", help="a file of memory entries")
@@ -116,70 +129,12 @@ def add_commands(commands: Any) -> None:
         help=f"with --memories: entries per call, 1 to {MAX_BATCH_ENTRIES} "
         f"(default {MAX_BATCH_ENTRIES})",
     )
-    _connection_arguments(load)
-
-
-def _connection_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--target", default=DEFAULT_TARGET, metavar="HOST:PORT", help="the server's address"
-    )
-    parser.add_argument(
-        "--token",
-        default=None,
-        help=f"a bearer token (JWT) for --auth jwt servers; default: ${TOKEN_ENV}",
-    )
-    parser.add_argument(
-        "--ca-file", default=None, help="use TLS, trusting the CA certificates in this PEM file"
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT_S,
-        metavar="SECONDS",
-        help="deadline of the whole transfer, of each batch with --memories "
-        f"(default {DEFAULT_TIMEOUT_S:.0f})",
-    )
+    connection_arguments(load, DEFAULT_TIMEOUT_S, _TIMEOUT_HELP)
 
 
 def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     """Run ``mnemo export`` or ``mnemo import``; the exit code."""
-    try:
-        client = _client(args, env)
-    except FileProblem as problem:
-        print(f"mnemo: {problem}", file=sys.stderr)
-        return EXIT_USAGE
-    with client:
-        try:
-            if args.command == "export":
-                return _export(client, args)
-            return _import(client, args)
-        except FileProblem as problem:
-            print(f"mnemo: {problem}", file=sys.stderr)
-            return EXIT_USAGE
-        except MnemoError as error:
-            print(f"mnemo: {error}", file=sys.stderr)
-            return EXIT_FAILURE
-
-
-def channel_credentials(ca_file: str | None) -> grpc.ChannelCredentials | None:
-    """TLS credentials trusting the CA certificates of ``--ca-file``; ``None``
-    (plaintext) without one. Raises ``FileProblem``."""
-    if not ca_file:
-        return None
-    try:
-        roots = Path(ca_file).read_bytes()
-    except OSError as error:
-        raise FileProblem(f"cannot read {ca_file}: {error}") from None
-    return grpc.ssl_channel_credentials(root_certificates=roots)
-
-
-def _client(args: argparse.Namespace, env: Mapping[str, str]) -> MnemoClient:
-    credentials = channel_credentials(args.ca_file)
-    token = args.token if args.token is not None else env.get(TOKEN_ENV)
-    # A record is as large as the request that wrote it, plus names and times:
-    # take any size the server sends (the server bounds what it receives).
-    options = (("grpc.max_receive_message_length", -1),)
-    return MnemoClient(args.target, credentials=credentials, token=token or None, options=options)
+    return run_with_client(args, env, _export if args.command == "export" else _import)
 
 
 def _export(client: MnemoClient, args: argparse.Namespace) -> int:
@@ -216,6 +171,8 @@ def _write(records: Iterator[ExportRecord], out: TextIO, progress: Progress) -> 
 
 def _import(client: MnemoClient, args: argparse.Namespace) -> int:
     if args.memories:
+        if args.as_user:
+            raise FileProblem("--as-user goes with --input; give --memories a --user")
         path = Path(args.memories)
         try:
             return memory_import.import_memories(
@@ -226,16 +183,39 @@ def _import(client: MnemoClient, args: argparse.Namespace) -> int:
         except (OSError, UnicodeDecodeError) as error:
             raise FileProblem(f"cannot read {path}: {error}") from None
     path = Path(args.input)
-    checked = sum(1 for _ in read_records(path))  # every line, before anything is sent
     try:
         total = path.stat().st_size
     except OSError as error:
         raise FileProblem(f"cannot read {path}: {error}") from None
+    checked, owner = _check(path, total)
+    user = args.as_user or args.user
+    if owner is not None and owner != user and not args.as_user:
+        raise FileProblem(
+            f"{path} holds the data of users/{owner}, not of users/{user}: to load it into "
+            f"users/{user}, every name rewritten, use --as-user {user} instead of --user"
+        )
     progress = Progress(sys.stderr, "importing", total_bytes=total)
-    loaded = client.import_user_data(args.user, read_records(path, progress), timeout=args.timeout)
+    records = read_records(path, progress)
+    if owner is not None and owner != user:
+        records = (renaming.renamed(record, owner, user) for record in records)
+    loaded = client.import_user_data(user, records, timeout=args.timeout)
     counts = ", ".join(f"{kind} {count}" for kind, count in sorted(loaded.items()))
+    renamed = f" (names of users/{owner} rewritten)" if owner not in (None, user) else ""
     progress.finish(
         f"mnemo: imported {checked} records ({human_bytes(progress.bytes)}) into "
-        f"users/{args.user}" + (f": {counts}" if counts else "")
+        f"users/{user}{renamed}" + (f": {counts}" if counts else "")
     )
     return EXIT_OK
+
+
+def _check(path: Path, total: int) -> tuple[int, str | None]:
+    """Read every line before anything is sent: the number of records and
+    the user whose names they carry (of the first record naming one)."""
+    progress = Progress(sys.stderr, "checking", total_bytes=total)
+    owner: str | None = None
+    count = 0
+    for record in read_records(path, progress):
+        count += 1
+        owner = owner or renaming.user_of(record)
+    progress.clear()
+    return count, owner

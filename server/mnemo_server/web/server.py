@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import socket
 import ssl
 from collections.abc import Generator, Iterable
 from pathlib import Path
@@ -25,7 +24,8 @@ from pathlib import Path
 import grpc
 import uvicorn
 
-from mnemo_server.config import Settings, listen_host
+from mnemo_server.config import Settings
+from mnemo_server.listening import bind, cannot_listen
 from mnemo_server.web.asgi import WebApp
 from mnemo_server.web.cors import CorsPolicy
 from mnemo_server.web.forward import Forwarder, InternalListener
@@ -44,23 +44,6 @@ class _Server(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
         yield
-
-
-def bind(listen: str) -> socket.socket:
-    """A socket bound to ``HOST:PORT``. Raises ``OSError`` if it cannot be."""
-    host = listen_host(listen)
-    port = int(listen.rpartition(":")[2])
-    family, kind, proto, _, address = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-    except OSError:
-        sock.close()
-        raise
-    return sock
 
 
 class WebPort:
@@ -89,7 +72,8 @@ class WebPort:
             sock = bind(settings.web_listen)
         except OSError as error:
             self._listener.remove()
-            raise RuntimeError(f"cannot listen on {settings.web_listen}: {error}") from None
+            problem = cannot_listen(settings.web_listen, "--web-listen", "MNEMO_WEB_LISTEN", error)
+            raise RuntimeError(problem) from None
         self._forwarder = Forwarder(self._listener.target, settings.max_request_bytes)
         app = WebApp(
             method_table(service_names),

@@ -14,7 +14,7 @@ import {
   type ServerOptions,
   type TestServer,
 } from "./server.js";
-import { MnemoError, createMnemoClient, type MnemoClient } from "../../src/index.js";
+import { Code, MnemoError, createMnemoClient, type MnemoClient } from "../../src/index.js";
 
 /** A server and a default client (gRPC transport); set once `before` has run. */
 export interface Live<S extends TestServer> {
@@ -70,4 +70,23 @@ export async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
   const items: T[] = [];
   for await (const item of stream) items.push(item);
   return items;
+}
+
+/**
+ * `client.close()` while a watch of `user`'s changes waits for its next
+ * message ends the watch: the next read fails with CANCELED at once (not a
+ * heartbeat, not the deadline). Closes `client`.
+ */
+export async function closeEndsAWatch(client: MnemoClient, user: string): Promise<void> {
+  try {
+    const watch = client.sync.watchChanges({ parent: `users/${user}` })[Symbol.asyncIterator]();
+    const first = await watch.next(); // the heartbeat after the (empty) backlog
+    assert.equal(first.done, false);
+    assert.equal(first.value?.event.case, "heartbeat");
+    client.close();
+    const error = await failure(watch.next());
+    assert.equal(error.code, Code.Canceled);
+  } finally {
+    client.close();
+  }
 }

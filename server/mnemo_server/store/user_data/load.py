@@ -118,7 +118,8 @@ def _check_empty(conn: Connection, user_id: str) -> None:
             name = user_name(user_id)
             raise FailedPrecondition(
                 f"{name} already has data ({table.name}): an import loads only into a user "
-                "without data; erase it first (DeleteUserData) or import into another user",
+                "without data; erase it first (DeleteUserData; mnemo users erase) or import into "
+                "another user (mnemo import --as-user, which rewrites the names)",
                 reason="IMPORT_TARGET_NOT_EMPTY",
                 metadata={"parent": name, "table": table.name},
             )

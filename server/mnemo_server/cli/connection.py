@@ -1,0 +1,111 @@
+"""How the commands that work through a running server reach it (``export``,
+``import``, ``users erase``, ``changes tail``): the same ``--target``,
+``--token`` (or ``$MNEMO_TOKEN``), ``--ca-file`` and ``--timeout`` flags, one
+Python client (``mnemo.client.MnemoClient``), and the same exit codes: 0
+done; 1 the server refused or failed (its error, reason and field
+violations on stderr); 2 bad usage or a file that cannot be read or
+written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from mnemo.client import DEFAULT_TARGET, MnemoClient, MnemoError
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+TOKEN_ENV = "MNEMO_TOKEN"
+
+
+class FileProblem(Exception):
+    """A file that cannot be read or written, a line that is no record, or
+    another problem of the command line (exit 2)."""
+
+
+def action_parser(
+    commands: Any, command: str, about: str, action: str, help: str, description: str
+) -> argparse.ArgumentParser:
+    """The parser of ``mnemo COMMAND ACTION`` (``COMMAND`` takes one of its
+    actions; ``about`` says what they act on); ``args.action`` names it."""
+    group = commands.add_parser(
+        command,
+        help=f"{about} (through a running server): {action}",
+        description=f"Commands on {about}, through a running server.",
+    )
+    actions = group.add_subparsers(dest="action", required=True, metavar="ACTION")
+    parser: argparse.ArgumentParser = actions.add_parser(action, help=help, description=description)
+    return parser
+
+
+def connection_arguments(
+    parser: argparse.ArgumentParser, timeout: float, timeout_help: str
+) -> None:
+    """``--target``, ``--token``, ``--ca-file`` and ``--timeout`` (default ``timeout``)."""
+    parser.add_argument(
+        "--target", default=DEFAULT_TARGET, metavar="HOST:PORT", help="the server's address"
+    )
+    parser.add_argument(
+        "--token",
+        default=None,
+        help=f"a bearer token (JWT) for --auth jwt servers; default: ${TOKEN_ENV}",
+    )
+    parser.add_argument(
+        "--ca-file", default=None, help="use TLS, trusting the CA certificates in this PEM file"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=timeout,
+        metavar="SECONDS",
+        help=f"{timeout_help} (default {timeout:.0f})",
+    )
+
+
+def channel_credentials(ca_file: str | None) -> grpc.ChannelCredentials | None:
+    """TLS credentials trusting the CA certificates of ``--ca-file``; ``None``
+    (plaintext) without one. Raises ``FileProblem``."""
+    if not ca_file:
+        return None
+    try:
+        roots = Path(ca_file).read_bytes()
+    except OSError as error:
+        raise FileProblem(f"cannot read {ca_file}: {error}") from None
+    return grpc.ssl_channel_credentials(root_certificates=roots)
+
+
+def connect(args: argparse.Namespace, env: Mapping[str, str]) -> MnemoClient:
+    """The client of the connection flags. Raises ``FileProblem``."""
+    credentials = channel_credentials(args.ca_file)
+    token = args.token if args.token is not None else env.get(TOKEN_ENV)
+    # A record is as large as the request that wrote it, plus names and times:
+    # take any size the server sends (the server bounds what it receives).
+    options = (("grpc.max_receive_message_length", -1),)
+    return MnemoClient(args.target, credentials=credentials, token=token or None, options=options)
+
+
+def run_with_client(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    command: Callable[[MnemoClient, argparse.Namespace], int],
+) -> int:
+    """``command(client, args)`` with the exit codes of the module doc."""
+    try:
+        client = connect(args, env)
+    except FileProblem as problem:
+        print(f"mnemo: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    with client:
+        try:
+            return command(client, args)
+        except FileProblem as problem:
+            print(f"mnemo: {problem}", file=sys.stderr)
+            return EXIT_USAGE
+        except MnemoError as error:
+            print(f"mnemo: {error}", file=sys.stderr)
+            return EXIT_FAILURE
