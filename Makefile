@@ -31,7 +31,7 @@ GEN_DIRS := $(PY_GEN_DIR) $(TS_GEN_DIR)
 # protoc-gen-es is a `make gen` plugin. Redone when the lock file changes.
 NPM_STAMP := $(TS_DIR)/node_modules/.installed
 # Our typed code, checked by mypy in strict mode (those of them that exist yet).
-MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters clients/python/mnemo/integrations tests/support tools bench)
+MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters clients/python/mnemo/integrations tests/support tests/conformance tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
 	test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser bench bench-venv \
