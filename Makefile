@@ -34,7 +34,7 @@ NPM_STAMP := $(TS_DIR)/node_modules/.installed
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters clients/python/mnemo/integrations tests/support tests/conformance tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser bench bench-venv \
+	test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser test-conformance bench bench-venv \
 	bench-report bench-validation bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
@@ -287,6 +287,13 @@ test-typescript: $(STAMP) $(NPM_STAMP) ## TypeScript client: npm ci if needed, t
 
 lint-typescript: $(NPM_STAMP) ## Type-check the TypeScript client (tsc --noEmit, strict); test-typescript does it too
 	cd $(TS_DIR) && node_modules/.bin/tsc -p tsconfig.json --noEmit
+
+# One conformance suite, every client language (tests/conformance/README.md):
+# one live server, the four runners at once against it, a table per language.
+# The Go and Kotlin runners build themselves (go run, clients/kotlin/run-conformance).
+test-conformance: $(STAMP) $(NPM_STAMP) ## Conformance scenarios (tests/conformance) in Python, TypeScript, Go and Kotlin against one live server; a subset via ARGS="--only python,typescript"
+	cd $(TS_DIR) && node_modules/.bin/tsc -p tsconfig.json
+	timeout 900 $(PY) -m tests.conformance.run_all $(ARGS)
 
 CHROMIUM := /usr/bin/chromium
 

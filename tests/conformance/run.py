@@ -47,6 +47,7 @@ OPEN_STREAM_TIMEOUT_S = 60.0
 STEP_FORMS = ("method", "open", "receive", "close")
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _WHOLE_PLACEHOLDER = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+_NUMERIC = re.compile(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$")
 
 Json = Any
 
@@ -193,10 +194,7 @@ def scalar_equal(expected: Json, actual: Json) -> bool:
 
 
 def _as_number(text: str) -> float | None:
-    try:
-        return float(text)
-    except ValueError:
-        return None
+    return float(text) if _NUMERIC.match(text) else None
 
 
 def _matcher(name: str, argument: Json, actual: Json, where: str) -> str | None:
