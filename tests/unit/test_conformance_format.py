@@ -350,6 +350,7 @@ def test_matches(expected: Json, actual: Json) -> None:
         ({"xs": {"$some": {"k": 3}}}, {"xs": [{"k": 1}, {"k": 2}]}),
         ({"b": True}, {"b": 1}),
         ({"n": 1}, {"n": "one"}),
+        ({"n": 0}, {"n": ""}),
         ([{"a": 1}], []),
     ],
 )
