@@ -56,6 +56,16 @@ def test_there_are_enough_scenarios_in_every_area() -> None:
         assert per_area[area] >= 5, per_area
 
 
+def test_the_client_guide_counts_the_scenarios_of_every_area() -> None:
+    guide = run.REPO_ROOT / "docs" / "clients" / "conformance.md"
+    listed = {}
+    for line in guide.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if line.startswith("| `") and len(cells) >= 2 and cells[1].isdigit():
+            listed[cells[0].strip("`")] = int(cells[1])
+    assert listed == dict(Counter(_id(path).split("/")[0] for path in SCENARIO_FILES))
+
+
 @pytest.mark.parametrize("path", SCENARIO_FILES, ids=_id)
 def test_scenario_is_well_formed(path: Path) -> None:
     problems = check_scenario(json.loads(path.read_text(encoding="utf-8")))

@@ -83,7 +83,8 @@ interface CallError {
 function callError(error: unknown): CallError {
   const mnemo = toMnemoError(error);
   return {
-    code: mnemo.codeName,
+    // Connect spells gRPC's CANCELLED "Canceled".
+    code: mnemo.codeName === "CANCELED" ? "CANCELLED" : mnemo.codeName,
     reason: mnemo.reason,
     fields: mnemo.fieldViolations.map((v) => v.field),
     message: mnemo.rawMessage,
