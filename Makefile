@@ -33,10 +33,10 @@ GEN_DIRS := $(PY_GEN_DIR) $(TS_GEN_DIR) $(GO_GEN_DIR)
 # protoc-gen-es is a `make gen` plugin. Redone when the lock file changes.
 NPM_STAMP := $(TS_DIR)/node_modules/.installed
 # Our typed code, checked by mypy in strict mode (those of them that exist yet).
-MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters clients/python/mnemo/integrations tests/support tools bench)
+MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters clients/python/mnemo/integrations tests/support tests/conformance tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	system-deps grpcurl test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser console bench bench-venv \
+	system-deps grpcurl test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser test-conformance console bench bench-venv \
 	bench-report bench-validation bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
@@ -346,6 +346,13 @@ test-go: $(STAMP) $(GO_TOOLS_STAMP) ## Go client: gofmt check, go vet, go test (
 		echo "$$unformatted"; echo "test-go: not gofmt-formatted (run gofmt -w in $(GO_DIR))" >&2; exit 1; fi
 	cd $(GO_DIR) && $(GO) vet ./...
 	cd $(GO_DIR) && timeout 300 $(GO) test -count=1 -timeout 120s -parallel 8 ./...
+
+# One conformance suite, every client language (tests/conformance/README.md):
+# one live server, the four runners at once against it, a table per language.
+# The Go and Kotlin runners build themselves (go run, clients/kotlin/run-conformance).
+test-conformance: $(STAMP) $(NPM_STAMP) ## Conformance scenarios (tests/conformance) in Python, TypeScript, Go and Kotlin against one live server; a subset via ARGS="--only python,typescript"
+	cd $(TS_DIR) && node_modules/.bin/tsc -p tsconfig.json
+	timeout 900 $(PY) -m tests.conformance.run_all $(ARGS)
 
 CHROMIUM := /usr/bin/chromium
 

@@ -54,14 +54,6 @@ describe("MnemoError", () => {
     assert.ok(error.is("POSITION_MISMATCH", Code.Aborted));
   });
 
-  test("a conflict on an etag is ABORTED ETAG_MISMATCH", async () => {
-    const name = memoryStateName("fac-u3");
-    await live.mnemo.workingMemory.rememberExchange({ name, exchange: { ask: "a", answer: "b" } });
-    const error = await failure(live.mnemo.workingMemory.clearMemoryState({ name, etag: "stale" }));
-    assert.equal(error.code, Code.Aborted);
-    assert.equal(error.reason, "ETAG_MISMATCH");
-  });
-
   test("a server stream fails with a MnemoError too", async () => {
     const error = await failure(
       collect(live.mnemo.conversations.streamMessages({ parent: conversationName("fac-u4", "missing") })),
