@@ -217,7 +217,7 @@ soak: $(STAMP) ## Mixed load for 20 min (not in make test): RSS, fds, DB connect
 TEST_GROUPS := "test-python" \
 	"test-openai-agents test-langgraph test-adk test-typescript test-browser test-go test-conformance"
 
-test: $(STAMP) $(NPM_STAMP) system-deps gen-check buf-lint lint ## All checks and tests (what CI runs): gen-check, buf-lint, lint, then test-python beside test-openai-agents, test-langgraph, test-adk, test-typescript, test-browser, test-go, test-conformance, test-conformance
+test: $(STAMP) $(NPM_STAMP) system-deps gen-check buf-lint lint ## All checks and tests (what CI runs): gen-check, buf-lint, lint, then test-python beside test-openai-agents, test-langgraph, test-adk, test-typescript, test-browser, test-go, test-conformance
 	$(PY) tools/run_suites.py $(TEST_GROUPS)
 	@echo "make test: all checks and test suites passed"
 
