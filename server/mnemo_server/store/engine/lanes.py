@@ -50,8 +50,9 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import Connection, Engine
 
 from mnemo_server.domain.errors import Aborted, MnemoError, Unavailable
+from mnemo_server.domain.observe import NO_OBSERVER, Observer, TransactionKind
 from mnemo_server.store.engine.engines import WRITE_OPTION, read_options
-from mnemo_server.store.engine.failures import Failure, classify, storage_full
+from mnemo_server.store.engine.failures import Failure, classify, retry_cause, storage_full
 from mnemo_server.store.transactions.tx import Replay, Tx
 
 __all__ = [
@@ -96,7 +97,8 @@ class Op(Generic[T]):
     is ``None`` for a deferred write. ``alone``: run in a batch of its own
     (erasure, import). ``started``: a lane has taken it; ``abandoned``: the
     caller stopped waiting before that, so it is skipped (both change under
-    the queue's lock).
+    the queue's lock). ``observed``: what the ``Observer`` wants back with
+    the operation's transaction (``Observer.queued``).
     """
 
     work: Callable[[Any], T]
@@ -109,6 +111,7 @@ class Op(Generic[T]):
     attempts: int = 0
     started: bool = False
     abandoned: bool = False
+    observed: object = None
 
     @property
     def deferred(self) -> bool:
@@ -260,6 +263,8 @@ def _settle(answers: list[tuple[Op[Any], Outcome]]) -> None:
 class _Lane(threading.Thread):
     """A thread with one connection of ``engine`` that drains ``queue``."""
 
+    kind: TransactionKind = "write"
+
     def __init__(
         self,
         name: str,
@@ -268,6 +273,7 @@ class _Lane(threading.Thread):
         limits: BatchLimits,
         describe: str,
         on_commit: Callable[[list[str]], None] | None = None,
+        observer: Observer = NO_OBSERVER,
     ) -> None:
         super().__init__(name=name, daemon=True)
         self._engine = engine
@@ -275,6 +281,7 @@ class _Lane(threading.Thread):
         self._limits = limits
         self._describe = describe
         self._on_commit = on_commit
+        self._observer = observer
         self._conn: Connection | None = None
 
     def _options(self) -> dict[str, Any]:
@@ -325,13 +332,15 @@ class _Lane(threading.Thread):
             f"the database is unavailable ({self._describe}); retry later", reason="UNAVAILABLE"
         )
 
-    def _retry_or_fail(self, op: Op[Any], reason: str) -> Outcome | None:
+    def _retry_or_fail(self, op: Op[Any], failure: Failure) -> Outcome | None:
         """Queue ``op`` again after a backoff (``None``), or its final outcome."""
         op.attempts += 1
+        reason = failure.reason
         if op.attempts >= MAX_ATTEMPTS:
             log.warning("transaction failed %d times (%s); giving up", op.attempts, reason)
             return _aborted()
         log.debug("attempt %d failed (%s); retrying", op.attempts, reason)
+        self._observer.retried(self.kind, retry_cause(failure))
         op.not_before = time.monotonic() + _backoff(op.attempts)
         try:
             self._queue.put(op, front=True)
@@ -352,6 +361,7 @@ class WriteLane(_Lane):
             batch = [op for op in batch if op not in requeued]
             if not batch:
                 return
+            started = time.time_ns()
             try:
                 outcomes, done = self._transaction(batch, requeued)
             except _BatchFailed as failed:
@@ -361,8 +371,12 @@ class WriteLane(_Lane):
                     _answer((op, error) for op in batch if op not in requeued)
                     return
                 log.debug("batch attempt %d failed (%s); retrying", attempt, failure.reason)
+                self._observer.retried("write", retry_cause(failure))
                 time.sleep(_backoff(attempt))
                 continue
+            self._observer.transaction(
+                "write", started, time.time_ns(), [op.observed for op in batch]
+            )
             if self._on_commit is not None:
                 moved = [user_id for tx in done for user_id in tx.moved]
                 if moved:
@@ -464,7 +478,7 @@ class WriteLane(_Lane):
             return error
         if failure.unavailable:
             raise _BatchFailed(failure) from error
-        outcome = self._retry_or_fail(op, failure.reason)
+        outcome = self._retry_or_fail(op, failure)
         if outcome is None:
             requeued.append(op)
         return outcome
@@ -473,6 +487,8 @@ class WriteLane(_Lane):
 class ReadLane(_Lane):
     """Runs batches of reads, one read-only transaction per batch."""
 
+    kind: TransactionKind = "read"
+
     def _options(self) -> dict[str, Any]:
         return read_options(self._engine.dialect.name)
 
@@ -480,6 +496,7 @@ class ReadLane(_Lane):
         outcomes: list[tuple[Op[Any], Outcome]] = []
         rest = deque(batch)
         failure: Failure | None = None
+        started = time.time_ns()
         try:
             conn = self._connection()
             flushed_at = time.monotonic()
@@ -506,6 +523,10 @@ class ReadLane(_Lane):
             failure = classify(error)
             if failure is None:
                 raise
+        if failure is None:
+            self._observer.transaction(
+                "read", started, time.time_ns(), [op.observed for op in batch]
+            )
         if failure is not None and rest:
             if failure.unavailable:
                 unavailable = self._unavailable(failure.error)
@@ -513,7 +534,7 @@ class ReadLane(_Lane):
                 rest.clear()
             else:
                 first = rest.popleft()
-                retried = self._retry_or_fail(first, failure.reason)
+                retried = self._retry_or_fail(first, failure)
                 if retried is not None:
                     outcomes.append((first, retried))
         for op in reversed(rest):  # not run: back to the front of the queue
