@@ -42,6 +42,23 @@ def observed(database_url: str) -> Iterator[tuple[str, int]]:
         thread.stop()
 
 
+def settled(port: int) -> Samples:
+    """Scrape once no call is in flight and no watch runs (bounded).
+
+    An aborted call's status reaches the client before the server records
+    the call (``context.abort`` sends it, then raises through the
+    interceptors), so a scrape right after a failed call may miss it.
+    """
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        samples = scrape(port)
+        in_flight = sum(series(samples, "mnemo_rpc_in_flight").values())
+        done = in_flight == 0 and value(samples, "mnemo_watchers") == 0
+        if done or time.monotonic() > deadline:
+            return samples
+        time.sleep(0.02)
+
+
 def _create(stub: memories_pb2_grpc.MemoryServiceStub, user: str, text: str) -> None:
     stub.CreateMemory(mm.CreateMemoryRequest(parent=f"users/{user}", memory=mm.Memory(text=text)))
 
@@ -82,7 +99,7 @@ def test_a_scrape_after_real_calls_counts_them_by_method_and_code(
         _create(memories, "alice", "lives in Lyon")
         assert _code_of_get(memories, "users/alice/memories/nope") is grpc.StatusCode.NOT_FOUND
         assert _code_of_get(memories, "not a name") is grpc.StatusCode.INVALID_ARGUMENT
-    samples = scrape(port)
+    samples = settled(port)
 
     handled = "mnemo_rpc_handled_total"
     assert value(samples, handled, method=CHECK, code="OK") == 1
@@ -116,16 +133,6 @@ def test_a_scrape_after_real_calls_counts_them_by_method_and_code(
     assert value(samples, "mnemo_rate_limited_total") == 0
 
 
-def _wait_for(port: int, name: str, expected: float) -> Samples:
-    """Scrape until ``name`` reads ``expected`` (bounded), then return the samples."""
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        samples = scrape(port)
-        if value(samples, name) == expected or time.monotonic() > deadline:
-            return samples
-        time.sleep(0.02)
-
-
 @sqlite_only
 def test_the_watcher_gauge_goes_up_and_down_and_a_live_change_has_a_lag(
     observed: tuple[str, int],
@@ -141,7 +148,7 @@ def test_the_watcher_gauge_goes_up_and_down_and_a_live_change_has_a_lag(
         assert change.HasField("change")
     finally:
         watch.close()
-    samples = _wait_for(port, "mnemo_watchers", 0)
+    samples = settled(port)
     assert value(samples, "mnemo_watchers") == 0
     assert _histogram_is_consistent(samples, "mnemo_change_feed_lag_seconds") == 1
     assert value(samples, "mnemo_change_feed_lag_seconds_sum") >= 0
@@ -166,7 +173,7 @@ def test_rate_limited_calls_are_counted(database_url: str) -> None:
             stub = memories_pb2_grpc.MemoryServiceStub(channel)
             codes = [_code_of_get(stub, "users/bob/memories/nope") for _ in range(calls)]
         assert thread.server.metrics_port is not None
-        samples = scrape(thread.server.metrics_port)
+        samples = settled(thread.server.metrics_port)
     finally:
         thread.stop()
     assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == calls - burst

@@ -14,11 +14,29 @@ its lane threads, between a commit and the answers to the callers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
-__all__ = ["NO_OBSERVER", "NoObserver", "Observer", "TransactionKind"]
+__all__ = ["NO_OBSERVER", "NoObserver", "Observer", "Transaction", "TransactionKind"]
 
 TransactionKind = Literal["read", "write"]
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    """A store transaction that ended (committed, or rolled back as a read
+    is): ``started_ns`` and ``ended_ns`` as ``time.time_ns()``; ``queued``:
+    what ``Observer.queued`` returned for each operation it ran (its length
+    is the batch size)."""
+
+    kind: TransactionKind
+    started_ns: int
+    ended_ns: int
+    queued: Sequence[object]
+
+    @property
+    def seconds(self) -> float:
+        return max(self.ended_ns - self.started_ns, 0) / 1e9
 
 
 class Observer(Protocol):
@@ -30,17 +48,8 @@ class Observer(Protocol):
         context; ``None`` when it wants nothing)."""
         ...
 
-    def transaction(
-        self,
-        kind: TransactionKind,
-        started_ns: int,
-        ended_ns: int,
-        queued: Sequence[object],
-    ) -> None:
-        """A transaction ended (committed, or rolled back as a read is):
-        ``started_ns`` and ``ended_ns`` as ``time.time_ns()``; ``queued``: what
-        ``queued`` returned for each operation it ran (its length is the
-        batch size)."""
+    def transaction(self, done: Transaction) -> None:
+        """A transaction ended."""
         ...
 
     def retried(self, kind: TransactionKind, cause: str) -> None:
@@ -65,13 +74,7 @@ class NoObserver:
     def queued(self) -> object:
         return None
 
-    def transaction(
-        self,
-        kind: TransactionKind,
-        started_ns: int,
-        ended_ns: int,
-        queued: Sequence[object],
-    ) -> None:
+    def transaction(self, done: Transaction) -> None:
         return None
 
     def retried(self, kind: TransactionKind, cause: str) -> None:

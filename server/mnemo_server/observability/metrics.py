@@ -29,11 +29,11 @@ pool are read when scraped (``watch``, ``pool``), costing nothing per call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from mnemo_server.domain.observe import TransactionKind
+from mnemo_server.domain.observe import Transaction, TransactionKind
 
 __all__ = ["Metrics", "RpcChildren"]
 
@@ -176,19 +176,13 @@ class Metrics:
     def queued(self) -> object:
         return None
 
-    def transaction(
-        self,
-        kind: TransactionKind,
-        started_ns: int,
-        ended_ns: int,
-        queued: Sequence[object],
-    ) -> None:
-        children = self._kind_children.get(kind)
+    def transaction(self, done: Transaction) -> None:
+        children = self._kind_children.get(done.kind)
         if children is None:
-            children = (self._transaction.labels(kind), self._batch.labels(kind))
-            self._kind_children[kind] = children
-        children[0].observe(max(ended_ns - started_ns, 0) / 1e9)
-        children[1].observe(len(queued))
+            children = (self._transaction.labels(done.kind), self._batch.labels(done.kind))
+            self._kind_children[done.kind] = children
+        children[0].observe(done.seconds)
+        children[1].observe(len(done.queued))
 
     def retried(self, kind: TransactionKind, cause: str) -> None:
         self._retries.labels(kind, cause).inc()

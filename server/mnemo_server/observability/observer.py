@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from mnemo_server.domain.observe import NO_OBSERVER, Observer, TransactionKind
+from mnemo_server.domain.observe import NO_OBSERVER, Observer, Transaction, TransactionKind
 
 __all__ = ["combined"]
 
@@ -19,18 +20,12 @@ class _Both:
     def queued(self) -> object:
         return (self._first.queued(), self._second.queued())
 
-    def transaction(
-        self,
-        kind: TransactionKind,
-        started_ns: int,
-        ended_ns: int,
-        queued: Sequence[object],
-    ) -> None:
+    def transaction(self, done: Transaction) -> None:
         pairs: list[tuple[object, object]] = [
-            item if isinstance(item, tuple) else (None, None) for item in queued
+            item if isinstance(item, tuple) else (None, None) for item in done.queued
         ]
-        self._first.transaction(kind, started_ns, ended_ns, [first for first, _ in pairs])
-        self._second.transaction(kind, started_ns, ended_ns, [second for _, second in pairs])
+        self._first.transaction(replace(done, queued=[first for first, _ in pairs]))
+        self._second.transaction(replace(done, queued=[second for _, second in pairs]))
 
     def retried(self, kind: TransactionKind, cause: str) -> None:
         self._first.retried(kind, cause)

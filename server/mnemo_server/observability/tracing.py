@@ -19,10 +19,9 @@ installs it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mnemo_server.domain.observe import NoObserver, TransactionKind
+from mnemo_server.domain.observe import NoObserver, Transaction
 
 if TYPE_CHECKING:
     import grpc
@@ -93,24 +92,18 @@ class Tracing(NoObserver):
     def queued(self) -> object:
         return self._current()
 
-    def transaction(
-        self,
-        kind: TransactionKind,
-        started_ns: int,
-        ended_ns: int,
-        queued: Sequence[object],
-    ) -> None:
-        attributes: dict[str, Any] = {"mnemo.store.batch_operations": len(queued)}
+    def transaction(self, done: Transaction) -> None:
+        attributes: dict[str, Any] = {"mnemo.store.batch_operations": len(done.queued)}
         if self.dialect:
             attributes["db.system.name"] = self.dialect
-        for parent in queued:
+        for parent in done.queued:
             if parent is None:
                 continue
             span = self._tracer.start_span(
-                f"mnemo.store.{kind}",
+                f"mnemo.store.{done.kind}",
                 context=parent,  # type: ignore[arg-type]
                 kind=self._internal,
-                start_time=started_ns,
+                start_time=done.started_ns,
                 attributes=attributes,
             )
-            span.end(end_time=ended_ns)
+            span.end(end_time=done.ended_ns)

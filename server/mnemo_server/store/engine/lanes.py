@@ -50,7 +50,7 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import Connection, Engine
 
 from mnemo_server.domain.errors import Aborted, MnemoError, Unavailable
-from mnemo_server.domain.observe import NO_OBSERVER, Observer, TransactionKind
+from mnemo_server.domain.observe import NO_OBSERVER, Observer, Transaction, TransactionKind
 from mnemo_server.store.engine.engines import WRITE_OPTION, read_options
 from mnemo_server.store.engine.failures import Failure, classify, retry_cause, storage_full
 from mnemo_server.store.transactions.tx import Replay, Tx
@@ -375,7 +375,7 @@ class WriteLane(_Lane):
                 time.sleep(_backoff(attempt))
                 continue
             self._observer.transaction(
-                "write", started, time.time_ns(), [op.observed for op in batch]
+                Transaction("write", started, time.time_ns(), [op.observed for op in batch])
             )
             if self._on_commit is not None:
                 moved = [user_id for tx in done for user_id in tx.moved]
@@ -525,7 +525,7 @@ class ReadLane(_Lane):
                 raise
         if failure is None:
             self._observer.transaction(
-                "read", started, time.time_ns(), [op.observed for op in batch]
+                Transaction("read", started, time.time_ns(), [op.observed for op in batch])
             )
         if failure is not None and rest:
             if failure.unavailable:

@@ -38,7 +38,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import URL
 
 from mnemo_server.domain.errors import MnemoError
-from mnemo_server.domain.observe import NO_OBSERVER, Observer
+from mnemo_server.domain.observe import NO_OBSERVER, Observer, Transaction
 from mnemo_server.store.engine.engines import create_sync_engine, normalize_url
 from mnemo_server.store.engine.engines import describe_url as describe_url
 from mnemo_server.store.engine.engines import migration_engine as migration_engine
@@ -302,7 +302,7 @@ class _InlineReads:
 
     def _observed(self, started: int) -> None:
         observer = self._observer
-        observer.transaction("read", started, time.time_ns(), (observer.queued(),))
+        observer.transaction(Transaction("read", started, time.time_ns(), (observer.queued(),)))
 
     def close(self) -> None:
         if self._conn is not None:
