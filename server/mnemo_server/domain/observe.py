@@ -24,8 +24,8 @@ TransactionKind = Literal["read", "write"]
 
 @dataclass(frozen=True, slots=True)
 class Transaction:
-    """A store transaction that ended (committed, or rolled back as a read
-    is): ``started_ns`` and ``ended_ns`` as ``time.time_ns()``; ``queued``:
+    """A store transaction that ended (committed, or rolled back: a read, a
+    write whose only operation failed or is retried): ``started_ns`` and ``ended_ns`` as ``time.time_ns()``; ``queued``:
     what ``Observer.queued`` returned for each operation it ran (its length
     is the batch size)."""
 

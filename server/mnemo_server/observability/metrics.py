@@ -8,7 +8,8 @@ transaction kind, a retry cause; never a user, a resource or a message.
 - ``mnemo_rpc_duration_seconds{method,code}`` (histogram): their durations;
 - ``mnemo_rpc_in_flight{method}`` (gauge): calls running now;
 - ``mnemo_store_transaction_duration_seconds{kind}`` (histogram): each
-  store transaction, begin to commit (``kind`` read or write);
+  store transaction, from its begin to its commit or rollback (``kind``
+  read or write; a write that is retried counts each attempt);
 - ``mnemo_store_batch_operations{kind}`` (histogram): operations per
   transaction (for writes, the group commit's batch size);
 - ``mnemo_store_retries_total{kind,cause}`` (counter): operations or
@@ -98,7 +99,7 @@ class Metrics:
         )
         self._transaction = Histogram(
             "mnemo_store_transaction_duration_seconds",
-            "Store transactions from begin to commit, by kind (read or write)",
+            "Store transactions from begin to commit or rollback, by kind (read or write)",
             ("kind",),
             buckets=_TRANSACTION_BUCKETS,
             registry=registry,
