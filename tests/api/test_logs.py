@@ -32,7 +32,8 @@ from tests.support.server import ServerThread, server_settings
 from tests.support.subprocess_server import subprocess_server
 from tests.support.tokens import SigningKeys, bearer
 
-MEMORY_TEXT = "memory-text-that-must-never-be-logged"
+# Looks like a name on purpose: the access line must not take its user from it.
+MEMORY_TEXT = "users/mallory/memory-text-that-must-never-be-logged"
 MESSAGE_TEXT = "message-text-that-must-never-be-logged"
 CREATE = "/mnemo.v1.MemoryService/CreateMemory"
 GET = "/mnemo.v1.MemoryService/GetMemory"

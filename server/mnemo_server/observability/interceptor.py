@@ -5,7 +5,8 @@ call in flight, and when it ends records its status code and duration
 (``observability.metrics``) and, with an access log (``--log-format
 json``), writes one line to the ``mnemo.access`` logger: the method, the
 code, the duration in milliseconds and the user (the verified caller under
-``--auth jwt``, else the first user the request names; empty if none). It
+``--auth jwt``, else the user of the resource the request names in its
+``parent``, ``name`` or ``conversation`` field; empty if none). It
 never logs a request's or a response's content.
 
 The code is the one the call ended with: ``OK``, the code of the status a
@@ -30,7 +31,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from mnemo_server.auth.access import users_named_in
+from mnemo_server.auth.access import user_of_name
 from mnemo_server.observability.metrics import Metrics
 from mnemo_server.rpc.call_log import CallNote, noting
 from mnemo_server.rpc.handlers import Behavior, Handler, WrappingInterceptor, rewrapped
@@ -59,11 +60,21 @@ def _failure_code(error: BaseException, context: Context) -> str:
     return "UNKNOWN"
 
 
+# The request fields that hold the resource name a call acts on; only these
+# are read, so that no text of a request (a memory starting "users/...")
+# can reach the log.
+_NAME_FIELDS = ("parent", "name", "conversation", "thread_name", "target_name")
+
+
 def _request_user(request: Any) -> str:
-    """The first user a request message names (``--auth none``)."""
-    if isinstance(request, Message):
-        for user_id in users_named_in(request):
-            return user_id
+    """The user of the resource a request message names (``--auth none``)."""
+    if not isinstance(request, Message):
+        return ""
+    fields = request.DESCRIPTOR.fields_by_name
+    for field in _NAME_FIELDS:
+        value = getattr(request, field) if field in fields else None
+        if isinstance(value, str) and (found := user_of_name(value)):
+            return found
     return ""
 
 
