@@ -10,8 +10,12 @@ calls (creates: a quarter of that) to each server in turn, window after window, 
 paired windows, so a change of the machine's load hits all three alike.
 The figure is the server's CPU (user + system, every thread, from
 ``/proc``) per call: the median over the rounds, and the median of the
-per-round differences from **off**. Results go to stdout as a markdown
-table (and ``--json F``).
+per-round differences from **off**. On a busy machine those differences
+are within the noise, so the recording code's own CPU per call is also
+measured in process, over many calls (``micro``): what the interceptor
+records per call, what the store's observer does per transaction, and an
+access line written to a file. Results go to stdout as markdown tables
+(and ``--json F``).
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import statistics
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -30,6 +36,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from bench.servers import Server, cpu_seconds, free_port, migrate, serve
 from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import memories_pb2_grpc
+from mnemo_server.domain.observe import Transaction
+from mnemo_server.observability.interceptor import ACCESS_LOGGER, _Call
+from mnemo_server.observability.logs import JsonFormatter
+from mnemo_server.observability.metrics import Metrics
+from mnemo_server.rpc.call_log import CallNote, noting
 
 VARIANTS = ("off", "metrics", "metrics + json log")
 
@@ -114,6 +125,52 @@ def measure(calls: int, repeat: int) -> dict[str, dict[str, dict[str, float]]]:
     return results
 
 
+def _per_call_us(work: Callable[[], object], calls: int) -> float:
+    for _ in range(min(calls, 2000)):
+        work()
+    started = time.process_time_ns()
+    for _ in range(calls):
+        work()
+    return (time.process_time_ns() - started) / calls / 1000
+
+
+def micro(calls: int = 100_000) -> dict[str, float]:
+    """CPU µs per call of the recording code alone, in this process."""
+    metrics = Metrics()
+    method = "/mnemo.v1.MemoryService/CreateMemory"
+    request = mm.CreateMemoryRequest(parent="users/alice", memory=mm.Memory(text="x" * 200))
+    recorded = _Call(metrics, method, log=False)
+    logged = _Call(None, method, log=True)
+    note = CallNote()
+    done = Transaction("write", 0, 1_000_000, [None])
+    with tempfile.NamedTemporaryFile(prefix="mnemo-access-", suffix=".log") as file:
+        handler = logging.FileHandler(file.name)
+        handler.setFormatter(JsonFormatter())
+        access = logging.getLogger(ACCESS_LOGGER)
+        access.addHandler(handler)
+        access.setLevel(logging.INFO)
+        access.propagate = False
+        try:
+            line = _per_call_us(lambda: logged.end(logged.begin(), "OK", note, request), calls // 4)
+        finally:
+            access.removeHandler(handler)
+            handler.close()
+
+    def with_note() -> None:
+        with noting():
+            pass
+
+    return {
+        "RPC metrics (in flight, count, histogram)": _per_call_us(
+            lambda: recorded.end(recorded.begin(), "OK", None, request), calls
+        ),
+        "store transaction (histograms of duration and batch)": _per_call_us(
+            lambda: metrics.transaction(done), calls
+        ),
+        "access line (JSON, to a file) and its call note": line + _per_call_us(with_note, calls),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -121,21 +178,30 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeat", type=int, default=7, help="rounds of paired windows")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--micro-only", action="store_true", help="only the in-process figures")
     args = parser.parse_args(argv)
-    results = measure(args.calls, args.repeat)
-    print(f"server CPU µs per call, c1, {args.calls} calls × {args.repeat} paired windows")
-    print("(in brackets: the median paired difference from off)\n")
-    print("| workload | " + " | ".join(VARIANTS) + " |")
-    print("| --- |" + " --- |" * len(VARIANTS))
-    for workload, variants in results.items():
-        cells = [f"{variants['off']['server_cpu_us']:.0f}"]
-        for variant in VARIANTS[1:]:
-            found = variants[variant]
-            share = found["delta_us"] / variants["off"]["server_cpu_us"] * 100
-            cells.append(f"{found['server_cpu_us']:.0f} ({found['delta_us']:+.1f}, {share:+.1f} %)")
-        print(f"| {workload} | " + " | ".join(cells) + " |")
+    results = {} if args.micro_only else measure(args.calls, args.repeat)
+    if results:
+        print(f"server CPU µs per call, c1, {args.calls} calls × {args.repeat} paired windows")
+        print("(in brackets: the median paired difference from off)\n")
+        print("| workload | " + " | ".join(VARIANTS) + " |")
+        print("| --- |" + " --- |" * len(VARIANTS))
+        for workload, variants in results.items():
+            cells = [f"{variants['off']['server_cpu_us']:.0f}"]
+            for variant in VARIANTS[1:]:
+                found = variants[variant]
+                share = found["delta_us"] / variants["off"]["server_cpu_us"] * 100
+                cells.append(
+                    f"{found['server_cpu_us']:.0f} ({found['delta_us']:+.1f}, {share:+.1f} %)"
+                )
+            print(f"| {workload} | " + " | ".join(cells) + " |")
+    recording = micro()
+    print("\nthe recording code alone, CPU µs per call, in process\n")
+    print("| what | µs |\n| --- | --- |")
+    for what, us in recording.items():
+        print(f"| {what} | {us:.1f} |")
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+        args.json.write_text(json.dumps({"servers": results, "micro": recording}, indent=2))
     return 0
 
 

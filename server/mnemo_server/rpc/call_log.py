@@ -10,16 +10,13 @@ does nothing. It carries a user id for the log, never data a handler reads.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
 __all__ = ["CallNote", "note_user", "noting"]
 
 
-@dataclass
+@dataclass(slots=True)
 class CallNote:
     """The user a call acted for (empty: not known)."""
 
@@ -29,18 +26,24 @@ class CallNote:
 _NOTE: ContextVar[CallNote | None] = ContextVar("mnemo_call_note", default=None)
 
 
-@contextmanager
-def noting() -> Iterator[CallNote]:
-    """A note for the call the block runs."""
-    note = CallNote()
-    token = _NOTE.set(note)
-    try:
-        yield note
-    finally:
+class noting:
+    """A note for the call the ``with`` block runs (a class, not a
+    generator: it runs on every call of a server with an access log)."""
+
+    __slots__ = ("_note", "_token")
+
+    def __enter__(self) -> CallNote:
+        self._note = CallNote()
+        self._token = _NOTE.set(self._note)
+        return self._note
+
+    def __exit__(self, *_exc: object) -> None:
         # From another context (a response stream finalized elsewhere) there
         # is nothing to restore: that context was the call's own.
-        with contextlib.suppress(ValueError):
-            _NOTE.reset(token)
+        try:
+            _NOTE.reset(self._token)
+        except ValueError:
+            pass
 
 
 def note_user(user_id: str) -> None:
