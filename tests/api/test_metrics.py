@@ -25,6 +25,7 @@ WAIT_S = 30.0
 CREATE = "/mnemo.v1.MemoryService/CreateMemory"
 GET = "/mnemo.v1.MemoryService/GetMemory"
 CHECK = "/grpc.health.v1.Health/Check"
+WATCH = "/mnemo.v1.SyncService/WatchChanges"
 
 # The port is the same on both backends; the store metrics are checked on SQLite.
 sqlite_only = pytest.mark.parametrize("backend", ["sqlite"])
@@ -141,7 +142,9 @@ def test_the_watcher_gauge_goes_up_and_down_and_a_live_change_has_a_lag(
     watch = Watch(target, user="alice")
     try:
         assert watch.next_event().HasField("heartbeat")  # live now
-        assert value(scrape(port), "mnemo_watchers") == 1
+        live = scrape(port)
+        assert value(live, "mnemo_watchers") == 1
+        assert value(live, "mnemo_rpc_in_flight", method=WATCH) == 1
         with grpc.insecure_channel(target) as channel:
             _create(memories_pb2_grpc.MemoryServiceStub(channel), "alice", "likes tea")
         change = watch.next_event()
@@ -152,9 +155,9 @@ def test_the_watcher_gauge_goes_up_and_down_and_a_live_change_has_a_lag(
     assert value(samples, "mnemo_watchers") == 0
     assert _histogram_is_consistent(samples, "mnemo_change_feed_lag_seconds") == 1
     assert value(samples, "mnemo_change_feed_lag_seconds_sum") >= 0
-    ended = series(samples, "mnemo_rpc_handled_total", method="/mnemo.v1.SyncService/WatchChanges")
+    ended = series(samples, "mnemo_rpc_handled_total", method=WATCH)
     assert sum(ended.values()) == 1
-    assert value(samples, "mnemo_rpc_in_flight", method="/mnemo.v1.SyncService/WatchChanges") == 0
+    assert value(samples, "mnemo_rpc_in_flight", method=WATCH) == 0
 
 
 @sqlite_only
