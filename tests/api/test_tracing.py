@@ -18,10 +18,12 @@ from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import memories_pb2_grpc
 from mnemo_server.config import ConfigError, resolve
 from mnemo_server.observability.wiring import Observability
+from tests.api.changes import Watch
 from tests.support.server import ServerThread, server_settings
 
 CREATE = "/mnemo.v1.MemoryService/CreateMemory"
 GET = "/mnemo.v1.MemoryService/GetMemory"
+WATCH = "/mnemo.v1.SyncService/WatchChanges"
 WAIT_S = 30.0
 
 sqlite_only = pytest.mark.parametrize("backend", ["sqlite"])
@@ -122,3 +124,25 @@ def test_the_tracing_flag_and_an_otlp_provider_the_server_owns() -> None:
     assert len(built.interceptors()) == 1  # the gRPC instrumentation's, no metrics
     built.close()  # nothing to export: returns at once
     assert Observability.build(metrics=False, tracing="none", access_log=False).interceptors() == []
+
+
+@sqlite_only
+def test_a_change_watch_is_traced_and_served(
+    database_url: str, exporter: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    # WatchChanges writes with context.write (a coroutine, not an async
+    # generator): the instrumentation must await it, not iterate it.
+    provider, spans = exporter
+    thread = ServerThread(server_settings(database_url), tracer_provider=provider)
+    target = thread.start()
+    try:
+        watch = Watch(target, user="alice")
+        try:
+            assert watch.next_event().HasField("heartbeat")
+        finally:
+            watch.close()
+        found = _spans_named(spans, WATCH)
+    finally:
+        thread.stop()
+    (span,) = found[WATCH]
+    assert span.kind is trace.SpanKind.SERVER

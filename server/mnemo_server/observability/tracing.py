@@ -19,6 +19,7 @@ installs it.
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any
 
 from mnemo_server.domain.observe import NoObserver, Transaction
@@ -73,13 +74,28 @@ class Tracing(NoObserver):
         self.dialect = dialect
 
     def interceptor(self) -> grpc.aio.ServerInterceptor:  # type: ignore[type-arg]
-        """The server span of every call (the outermost interceptor)."""
+        """The server span of every call (the outermost interceptor).
+
+        The instrumentation iterates every response-streaming behavior, but
+        a writer-style one (a coroutine calling ``context.write``, as
+        ``WatchChanges``) is no iterator: it would fail with a ``TypeError``.
+        Such a behavior gets the instrumentation's unary wrapper instead,
+        which awaits it (the span is the same).
+        """
         from opentelemetry.instrumentation.grpc import aio_server_interceptor
 
-        interceptor: grpc.aio.ServerInterceptor = aio_server_interceptor(  # type: ignore[type-arg,no-untyped-call]
-            tracer_provider=self.provider
-        )
-        return interceptor
+        interceptor: Any = aio_server_interceptor(tracer_provider=self.provider)  # type: ignore[no-untyped-call]
+        stream = interceptor._intercept_aio_server_stream
+        unary = interceptor._intercept_aio_server_unary
+
+        def either(behavior: Any, details: Any) -> Any:
+            if inspect.isasyncgenfunction(behavior):
+                return stream(behavior, details)
+            return unary(behavior, details)
+
+        interceptor._intercept_aio_server_stream = either
+        chosen: grpc.aio.ServerInterceptor = interceptor  # type: ignore[type-arg]
+        return chosen
 
     def shutdown(self) -> None:
         """Export what is pending and stop (a provider this server made)."""
