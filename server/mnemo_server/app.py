@@ -314,7 +314,7 @@ class MnemoServer:
             access_log=settings.log_format == "json",
             tracer_provider=self._tracer_provider,
         )
-        opened.callback(observability.close)
+        opened.push_async_callback(observability.close)
         self.observability = observability
         return observability
 

@@ -4,6 +4,7 @@ it ran; without tracing configured the server records no span."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 
@@ -122,7 +123,7 @@ def test_the_tracing_flag_and_an_otlp_provider_the_server_owns() -> None:
     built = Observability.build(metrics=False, tracing="otlp", access_log=False)
     assert built.tracing is not None and built.owns_provider
     assert len(built.interceptors()) == 1  # the gRPC instrumentation's, no metrics
-    built.close()  # nothing to export: returns at once
+    asyncio.run(built.close())  # nothing to export: returns at once
     assert Observability.build(metrics=False, tracing="none", access_log=False).interceptors() == []
 
 

@@ -3,6 +3,7 @@ access log, and the interceptors and the ``Observer`` that report to them."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -66,7 +67,9 @@ class Observability:
             found.append(ObservingInterceptor(self.metrics, access_log=self.access_log))
         return found
 
-    def close(self) -> None:
-        """Flush and stop a tracer provider the server made."""
+    async def close(self) -> None:
+        """Export the pending spans and stop a tracer provider the server
+        made (in a thread: an unreachable collector holds it up to the
+        exporter's timeout, ``OTEL_EXPORTER_OTLP_TIMEOUT``, 10 s by default)."""
         if self.tracing is not None and self.owns_provider:
-            self.tracing.shutdown()
+            await asyncio.to_thread(self.tracing.shutdown)
