@@ -254,9 +254,10 @@ class MnemoServer:
         stale schema or another application's database),
         ``preflight.DatabaseUnusable`` (a damaged file or not a database),
         ``ValueError`` (an unusable database URL, ``EmbedderConfigError`` for
-        an embedder that cannot be loaded, or an unusable JWT key or TLS
-        file) or ``RuntimeError`` (an address cannot be bound, or the server
-        is already started). Whatever it raises, everything it had opened is
+        an embedder that cannot be loaded, an unusable JWT key or TLS file,
+        or ``TracingUnavailable`` for tracing without OpenTelemetry) or
+        ``RuntimeError`` (an address, the metrics port's too, cannot be
+        bound, or the server is already started). Whatever it raises, everything it had opened is
         closed again.
         """
         if self._opened is not None:
@@ -326,8 +327,10 @@ class MnemoServer:
         assert observability.metrics is not None
         endpoint = MetricsEndpoint(observability.metrics.registry)
         listen = self.settings.metrics_listen
-        port = endpoint.start(listen_host(listen), int(listen.rpartition(":")[2]))
+        host = listen_host(listen)
+        port = endpoint.start(host, int(listen.rpartition(":")[2]))
         opened.callback(endpoint.stop)
+        log.info("Prometheus metrics (metrics port) serving on %s:%d", host, port)
         return port
 
     def _open_database(self, opened: contextlib.AsyncExitStack, observer: Observer) -> Database:

@@ -1,7 +1,8 @@
 """``mnemo serve``: run a ``MnemoServer`` until SIGTERM/SIGINT, then shut down gracefully.
 
 At start, exactly one log line: address, store (never a password), runner and
-version. On SIGTERM or SIGINT: health turns NOT_SERVING for every service, new
+version (and one more for each optional port it opened: the web port, the
+metrics port). On SIGTERM or SIGINT: health turns NOT_SERVING for every service, new
 calls are refused, in-flight calls get ``grace_period_seconds`` to finish, the
 database is closed and the process exits 0. A stale PostgreSQL schema, or a
 database of another application, makes ``serve`` refuse to start with exit
