@@ -32,6 +32,11 @@ Deferred writes (``defer``) have nobody waiting for them (an analytics
 event a read records): they ride the next batch, and a lane flushes them by
 themselves at the latest ``BatchLimits.deferred_delay_s`` after the oldest
 was queued, and at close.
+
+Observation: a lane reports every transaction it ran (its kind, start and
+end, and what ``Observer.queued`` returned for each of its operations) and
+every retry (with ``failures.retry_cause``) to the ``domain.observe.Observer``
+it was given, from its own thread; the no-op one by default.
 """
 
 from __future__ import annotations
