@@ -6,16 +6,17 @@ file: **off** (the defaults), **metrics** (``--metrics-listen``) and
 call, written to a file). For each workload, the empty unary RPC (health
 ``Check``) and ``CreateMemory`` (one identity-wide entry per call, a commit
 each), one client at a time (c1, one channel per server) makes ``--calls``
-calls (creates: a quarter of that) to each server in turn, window after window, ``--repeat`` rounds:
-paired windows, so a change of the machine's load hits all three alike.
-The figure is the server's CPU (user + system, every thread, from
+calls (creates: a quarter of that) to each server in turn, window after
+window, ``--repeat`` rounds, each round starting with the next variant:
+paired windows, so that a change of the machine's load hits all three
+alike. The figure is the server's CPU (user + system, every thread, from
 ``/proc``) per call: the median over the rounds, and the median of the
 per-round differences from **off**. On a busy machine those differences
-are within the noise, so the recording code's own CPU per call is also
-measured in process, over many calls (``micro``): what the interceptor
-records per call, what the store's observer does per transaction, and an
-access line written to a file. Results go to stdout as markdown tables
-(and ``--json F``).
+are noisy, so the recording code's own CPU per call is also measured in
+process, over many calls (``micro``): what the interceptor records per
+call, what the store's observer does per transaction, and an access line
+written to a file. Results go to stdout as markdown tables (and
+``--json F``).
 """
 
 from __future__ import annotations
@@ -105,8 +106,11 @@ def measure(calls: int, repeat: int) -> dict[str, dict[str, dict[str, float]]]:
                         counter += 1
                         call(counter)
                 rounds: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
-                for _ in range(repeat):
-                    for variant, call in calls_of.items():
+                for round_ in range(repeat):
+                    # Each round starts with the next variant: none is always first.
+                    order = VARIANTS[round_ % 3 :] + VARIANTS[: round_ % 3]
+                    for variant in order:
+                        call = calls_of[variant]
                         pid = servers[variant][0].pid
                         before = cpu_seconds(pid)
                         for _ in range(window):
