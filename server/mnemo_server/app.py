@@ -16,6 +16,7 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -51,10 +52,11 @@ from mnemo_server.auth import tls
 from mnemo_server.auth.interceptor import Admission, AuthInterceptor
 from mnemo_server.auth.jwt import JwtKeyFiles, JwtPolicy, TokenVerifier, load_verifier
 from mnemo_server.auth.ratelimit import RateLimiter
-from mnemo_server.config import Settings, is_loopback
+from mnemo_server.config import Settings, is_loopback, listen_host
 from mnemo_server.domain.app_state import AppStates
 from mnemo_server.domain.change_watch import ChangeFeed, ChangeWatchSettings, Wakeups
 from mnemo_server.domain.embedding import Embedder, load_embedder
+from mnemo_server.domain.observe import NO_OBSERVER, Observer
 from mnemo_server.domain.ports import UserStore
 from mnemo_server.domain.usecases.checkpoints import Checkpoints
 from mnemo_server.domain.usecases.conversations import Conversations
@@ -71,12 +73,17 @@ from mnemo_server.domain.usecases.writes import Writes
 from mnemo_server.health import SERVING, HealthService, ServingStatus
 from mnemo_server.listening import bind_error, cannot_listen
 from mnemo_server.rpc import reflection
+from mnemo_server.observability.endpoint import MetricsEndpoint
+from mnemo_server.observability.wiring import Observability
 from mnemo_server.rpc.errors import ErrorMappingInterceptor
 from mnemo_server.store import migrate
 from mnemo_server.store.composed import SqlStore
 from mnemo_server.store.feed.notify import open_notifier
 from mnemo_server.store.transactions.database import BatchLimits, Database, open_database
 from mnemo_server.web.server import WebPort
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 WORKING_MEMORY_SERVICE = working_memory_pb2.DESCRIPTOR.services_by_name[
     "WorkingMemoryService"
@@ -135,7 +142,9 @@ def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
     )
 
 
-def admission_of(settings: Settings, users: UserStore) -> Admission:
+def admission_of(
+    settings: Settings, users: UserStore, observer: Observer = NO_OBSERVER
+) -> Admission:
     """Authentication (``--auth``) and rate limits (``--rate-limit-*``) of every call.
 
     Raises ``AuthConfigError`` (a ``ValueError``) for an unusable key file.
@@ -150,7 +159,7 @@ def admission_of(settings: Settings, users: UserStore) -> Admission:
     limiter = None
     if settings.rate_limit_per_second > 0:
         limiter = RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst)
-    return Admission(verifier, users if verifier is not None else None, limiter)
+    return Admission(verifier, users if verifier is not None else None, limiter, observer)
 
 
 async def prepare_schema(settings: Settings) -> None:
@@ -186,10 +195,21 @@ class MnemoServer:
     registers how to close it on one exit stack, so a step that fails closes,
     in reverse order, what the steps before it opened, and ``stop`` closes the
     same stack after its graceful steps. A start that failed can be retried.
+
+    ``tracer_provider``: trace every call and store transaction with this
+    OpenTelemetry provider (a test's, an embedding application's) whatever
+    ``--tracing`` says; the server does not shut it down.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(
+        self, settings: Settings, *, tracer_provider: TracerProvider | None = None
+    ) -> None:
         self.settings = settings
+        self._tracer_provider = tracer_provider
+        # The Prometheus metrics port (--metrics-listen), when serving.
+        self.metrics_port: int | None = None
+        # What this start observes (metrics, tracing, access log).
+        self.observability = Observability()
         self._server: grpc.aio.Server | None = None
         self._database: Database | None = None
         self._port: int | None = None
@@ -235,15 +255,16 @@ class MnemoServer:
         stale schema or another application's database),
         ``preflight.DatabaseUnusable`` (a damaged file or not a database),
         ``ValueError`` (an unusable database URL, ``EmbedderConfigError`` for
-        an embedder that cannot be loaded, or an unusable JWT key or TLS
-        file) or ``RuntimeError`` (an address cannot be bound, or the server
-        is already started). Whatever it raises, everything it had opened is
+        an embedder that cannot be loaded, an unusable JWT key or TLS file,
+        or ``TracingUnavailable`` for tracing without OpenTelemetry) or
+        ``RuntimeError`` (an address, the metrics port's too, cannot be
+        bound, or the server is already started). Whatever it raises, everything it had opened is
         closed again.
         """
         if self._opened is not None:
             raise RuntimeError("the server is already started")
         self._fresh_state()
-        self._grace, self.web_port = 0, None
+        self._grace, self.web_port, self.metrics_port = 0, None, None
         async with contextlib.AsyncExitStack() as opened:
             port = await self._build(opened)
             self._opened = opened.pop_all()
@@ -259,13 +280,22 @@ class MnemoServer:
         settings = self.settings
         embedder = load_embedder(settings.embedder)
         credentials = server_credentials(settings)
+        observability = self._observe(opened)
+        observer = observability.observer
         await prepare_schema(settings)
-        database = self._open_database(opened)
+        database = self._open_database(opened, observer)
         store = SqlStore(
             database, idempotency_window=timedelta(seconds=settings.idempotency_window_seconds)
         )
-        server = self._grpc_server(admission_of(settings, store.users))
-        self._add_services(server, store, embedder)
+        server = self._grpc_server(
+            admission_of(settings, store.users, observer), observability.interceptors()
+        )
+        feed = ChangeFeed(store.feed, self._wakeups, watch_settings(settings), observer)
+        self._add_services(server, store, embedder, feed)
+        if observability.metrics is not None:
+            observability.metrics.pool(database.pool_usage)
+            observability.metrics.watch(lambda: feed.watch_count)
+            self.metrics_port = self._serve_metrics(opened, observability)
         self._start_background_tasks(opened, store)
         await self._start_notifier(opened, store)
         port, web = await self._bind_and_serve(opened, server, credentials)
@@ -275,7 +305,36 @@ class MnemoServer:
         self._server, self._port, self._database = server, port, database
         return port
 
-    def _open_database(self, opened: contextlib.AsyncExitStack) -> Database:
+    def _observe(self, opened: contextlib.AsyncExitStack) -> Observability:
+        """Metrics (``--metrics-listen``), tracing (``--tracing``, or the
+        provider given) and the access log (``--log-format json``).
+        Raises ``TracingUnavailable`` (a ``ValueError``) without OpenTelemetry."""
+        settings = self.settings
+        observability = Observability.build(
+            metrics=bool(settings.metrics_listen),
+            tracing=settings.tracing,
+            access_log=settings.log_format == "json",
+            tracer_provider=self._tracer_provider,
+        )
+        opened.push_async_callback(observability.close)
+        self.observability = observability
+        return observability
+
+    def _serve_metrics(
+        self, opened: contextlib.AsyncExitStack, observability: Observability
+    ) -> int:
+        """Serve the metrics on ``--metrics-listen``; its bound port.
+        Raises ``RuntimeError`` if the address cannot be bound."""
+        assert observability.metrics is not None
+        endpoint = MetricsEndpoint(observability.metrics.registry)
+        listen = self.settings.metrics_listen
+        host = listen_host(listen)
+        port = endpoint.start(host, int(listen.rpartition(":")[2]))
+        opened.callback(endpoint.stop)
+        log.info("Prometheus metrics (metrics port) serving on %s:%d", host, port)
+        return port
+
+    def _open_database(self, opened: contextlib.AsyncExitStack, observer: Observer) -> Database:
         """Open the database (lazily: nothing connects yet); closed last."""
         settings = self.settings
         database = open_database(
@@ -283,15 +342,23 @@ class MnemoServer:
             read_lanes=settings.read_connections,
             write_lanes=settings.write_connections,
             limits=BatchLimits(writes=settings.write_batch),
+            observer=observer,
         )
         opened.push_async_callback(database.close)
+        if self.observability.tracing is not None:
+            self.observability.tracing.dialect = database.dialect
         return database
 
-    def _grpc_server(self, admission: Admission) -> grpc.aio.Server:
-        """The gRPC server, nothing bound yet."""
+    def _grpc_server(
+        self,
+        admission: Admission,
+        observing: Sequence[grpc.aio.ServerInterceptor],  # type: ignore[type-arg]
+    ) -> grpc.aio.Server:
+        """The gRPC server, nothing bound yet; ``observing`` interceptors first."""
         return grpc.aio.server(
-            # Authentication first: an unauthenticated caller learns nothing else.
-            interceptors=[AuthInterceptor(admission), ErrorMappingInterceptor()],
+            # Observing first (it sees every call), then authentication: an
+            # unauthenticated caller learns nothing else.
+            interceptors=[*observing, AuthInterceptor(admission), ErrorMappingInterceptor()],
             options=(
                 ("grpc.max_receive_message_length", self.settings.max_request_bytes),
                 # gRPC sets SO_REUSEPORT by default: a second server on a taken
@@ -301,7 +368,7 @@ class MnemoServer:
         )
 
     def _add_services(
-        self, server: grpc.aio.Server, store: SqlStore, embedder: Embedder | None
+        self, server: grpc.aio.Server, store: SqlStore, embedder: Embedder | None, feed: ChangeFeed
     ) -> None:
         """Every mnemo.v1 service over ``store``, health and reflection."""
         settings = self.settings
@@ -332,9 +399,7 @@ class MnemoServer:
             ),
             server,
         )
-        sync_pb2_grpc.add_SyncServiceServicer_to_server(
-            SyncServicer(ChangeFeed(store.feed, self._wakeups, watch_settings(settings))), server
-        )
+        sync_pb2_grpc.add_SyncServiceServicer_to_server(SyncServicer(feed), server)
         documents_pb2_grpc.add_DocumentServiceServicer_to_server(
             DocumentServicer(Documents(store.documents), writes), server
         )

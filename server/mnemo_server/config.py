@@ -21,6 +21,8 @@ from typing import Any
 from mnemo_server.domain.embedding import load_embedder
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+LOG_FORMATS = ("text", "json")
+TRACING_MODES = ("none", "otlp")
 AUTH_MODES = ("none", "jwt")
 MIB = 1024 * 1024
 
@@ -60,6 +62,13 @@ class Settings:
     # How long changes stay in the change feed (30 days).
     change_retention_seconds: float = 2_592_000.0
     log_level: str = "INFO"
+    # text: one line per record as before; json: JSON lines with an access
+    # log line per call (docs/operations.md, "Metrics, tracing and logs").
+    log_format: str = "text"
+    # Prometheus metrics port (mnemo_server/observability); empty: off.
+    metrics_listen: str = ""
+    # OpenTelemetry spans (the otel extra): none, or otlp (OTEL_EXPORTER_OTLP_*).
+    tracing: str = "none"
     # None: migrate at start for SQLite, never for PostgreSQL.
     migrate_on_start: bool | None = None
     # Server-side embedder for semantic recall (``domain.embedding.load_embedder``).
@@ -311,6 +320,27 @@ OPTIONS: tuple[Option, ...] = (
         "LEVEL",
     ),
     Option(
+        "log_format",
+        _choice(*LOG_FORMATS),
+        "text, or json: one JSON object per line, with an access log line per call "
+        "(method, code, duration_ms, user) (default text)",
+        "FORMAT",
+    ),
+    Option(
+        "metrics_listen",
+        _optional_listen,
+        "address of the Prometheus metrics port, served on /metrics (default empty: off)",
+        "HOST:PORT",
+    ),
+    Option(
+        "tracing",
+        _choice(*TRACING_MODES),
+        "none, or otlp: OpenTelemetry spans of every call and store transaction, exported "
+        "as the OTEL_EXPORTER_OTLP_* variables say (pip install 'mnemo-server[otel]') "
+        "(default none)",
+        "MODE",
+    ),
+    Option(
         "migrate_on_start",
         _bool,
         "upgrade the schema at start (default: true for SQLite, false for PostgreSQL)",
@@ -333,7 +363,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "allow_unauthenticated_non_loopback",
         _bool,
-        "allow --auth none on a non-loopback address (default false)",
+        "allow --auth none, and the metrics port, on a non-loopback address (default false)",
         "BOOL",
     ),
     Option("jwt_hs256_secret_file", Path, "file holding the HS256 shared secret", "FILE"),
@@ -531,13 +561,22 @@ def check_security(settings: Settings) -> None:
     """Refuse authentication and TLS settings that do not make sense together.
 
     ``--auth none`` on an address other than loopback needs
-    ``--allow-unauthenticated-non-loopback true``. Raises ``ConfigError``
+    ``--allow-unauthenticated-non-loopback true``, and so does a
+    ``--metrics-listen`` other than loopback whatever ``--auth`` says (the
+    metrics port never authenticates). Raises ``ConfigError``
     naming the flags to change (``mnemo serve`` exits 2 with it).
     """
     if settings.auth == "none":
         _check_no_auth(settings)
     else:
         _check_jwt(settings)
+    metrics = settings.metrics_listen
+    if metrics and not is_loopback(metrics) and not settings.allow_unauthenticated_non_loopback:
+        raise ConfigError(
+            f"refusing --metrics-listen {metrics}, which is not a loopback address: the "
+            "metrics port has no authentication. Use a loopback address, or, if only your "
+            "monitoring can reach it, add --allow-unauthenticated-non-loopback true"
+        )
     if (settings.tls_cert_file is None) != (settings.tls_key_file is None):
         raise ConfigError("--tls-cert-file and --tls-key-file go together: give both or neither")
     if settings.tls_client_ca_file is not None and settings.tls_cert_file is None:

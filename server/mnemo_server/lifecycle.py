@@ -1,7 +1,8 @@
 """``mnemo serve``: run a ``MnemoServer`` until SIGTERM/SIGINT, then shut down gracefully.
 
 At start, exactly one log line: address, store (never a password), runner and
-version. On SIGTERM or SIGINT: health turns NOT_SERVING for every service, new
+version (and one more for each optional port it opened: the web port, the
+metrics port). On SIGTERM or SIGINT: health turns NOT_SERVING for every service, new
 calls are refused, in-flight calls get ``grace_period_seconds`` to finish, the
 database is closed and the process exits 0. A stale PostgreSQL schema, or a
 database of another application, makes ``serve`` refuse to start with exit
@@ -21,6 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from mnemo_server import __version__
 from mnemo_server.app import MnemoServer
 from mnemo_server.config import Settings
+from mnemo_server.observability.logs import JsonFormatter
 from mnemo_server.store.engine.engines import describe_url
 from mnemo_server.store.engine.preflight import DatabaseUnusable
 from mnemo_server.store.migrate import SchemaOutdated
@@ -34,14 +36,18 @@ log = logging.getLogger("mnemo")
 _QUIET_LOGGERS = ("alembic", "sqlalchemy", "grpc")
 
 
-def configure_logging(level: str) -> None:
-    """One format for every logger on stderr; libraries stay at WARNING and above."""
+def configure_logging(level: str, log_format: str = "text") -> None:
+    """One format for every logger on stderr (``text`` lines, or ``json``
+    objects: ``observability.logs``); libraries stay at WARNING and above."""
     logging.basicConfig(
         level=level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
         force=True,
     )
+    if log_format == "json":
+        for handler in logging.getLogger().handlers:
+            handler.setFormatter(JsonFormatter())
     for name in _QUIET_LOGGERS:
         logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLevelName(level)))
 
@@ -97,5 +103,5 @@ async def _serve_until(stop: asyncio.Event, server: MnemoServer) -> int:
 
 def run(settings: Settings) -> int:
     """``serve`` on a fresh event loop, with logging configured."""
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     return asyncio.run(serve(settings))

@@ -27,8 +27,8 @@ STOP_TIMEOUT_S = 30.0
 class ServerThread:
     """A ``MnemoServer`` running on an event loop in a daemon thread."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.server = MnemoServer(settings)
+    def __init__(self, settings: Settings, *, tracer_provider: Any = None) -> None:
+        self.server = MnemoServer(settings, tracer_provider=tracer_provider)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="mnemo-test-server", daemon=True)
         self._started = threading.Event()

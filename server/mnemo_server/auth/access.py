@@ -69,6 +69,12 @@ def users_to_look_up(scope: CallScope, message: object) -> list[str]:
     return found
 
 
+def user_of_name(text: str) -> str:
+    """The user id of a ``users/{user}...`` name; empty for anything else."""
+    match = _USER_PREFIX.match(text)
+    return match.group(1) if match is not None else ""
+
+
 def users_named_in(message: Message) -> Iterator[str]:
     """Every user id of a ``users/{user}...`` string anywhere in ``message``
     (any field, nested and repeated; well-known types such as ``Struct`` are

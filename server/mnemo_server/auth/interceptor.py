@@ -30,8 +30,10 @@ from mnemo_server.auth.access import users_to_look_up
 from mnemo_server.auth.caller import Caller, CallScope
 from mnemo_server.auth.jwt import TokenVerifier
 from mnemo_server.auth.ratelimit import RateLimiter
-from mnemo_server.domain.errors import Unauthenticated
+from mnemo_server.domain.errors import ResourceExhausted, Unauthenticated
+from mnemo_server.domain.observe import NO_OBSERVER, Observer
 from mnemo_server.domain.ports import UserStore
+from mnemo_server.rpc.call_log import note_user
 from mnemo_server.rpc.errors import abort_with, map_exception
 from mnemo_server.rpc.handlers import Behavior, Handler, WrappingInterceptor, rewrapped
 
@@ -51,12 +53,14 @@ class Admission:
         verifier: TokenVerifier | None,
         users: UserStore | None,
         limiter: RateLimiter | None,
+        observer: Observer = NO_OBSERVER,
     ) -> None:
         if verifier is not None and users is None:
             raise ValueError("authenticated calls need a UserStore to check tenants")
         self._verifier = verifier
         self._users = users
         self._limiter = limiter
+        self._observer = observer
 
     @property
     def active(self) -> bool:
@@ -88,7 +92,11 @@ class Admission:
         if self._limiter is None:
             return
         key = f"user:{caller.user_id}" if caller is not None else f"peer:{_peer_host(context)}"
-        self._limiter.acquire(key)
+        try:
+            self._limiter.acquire(key)
+        except ResourceExhausted:
+            self._observer.rate_limited()
+            raise
 
     async def look_up(self, scope: CallScope, message: object) -> None:
         """Record the tenants of the users ``message`` names (``auth.access``)."""
@@ -104,6 +112,8 @@ class Admission:
         """The call's scope and its request (a stream of requests is wrapped
         so that each message's users are looked up as it arrives)."""
         caller = self.authenticate(context.invocation_metadata())
+        if caller is not None:
+            note_user(caller.user_id)
         self.charge(caller, context)
         if caller is None:
             return None, request

@@ -24,6 +24,13 @@ re-read are never shared.
 
 ``Wakeups.close()`` (server shutdown) ends every watch: its iteration simply
 stops, so the RPC ends with OK and the client resumes from its last cursor.
+
+Change-feed lag (``Observer.change_delivered``): for each change a watch
+yields once it is live (its backlog sent, after its first heartbeat), the
+seconds from the change's ``change_time`` (the writing transaction's clock,
+just before its commit) to the moment the watch hands it to its stream. It
+covers the commit, the wake-up and the read; a backlog sent on resuming
+from an old cursor is not counted (its age is not lag).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from datetime import UTC, datetime
 
 from mnemo_server.domain.changes import Change, ChangePage
 from mnemo_server.domain.errors import ResourceExhausted
+from mnemo_server.domain.observe import NO_OBSERVER, Observer
 from mnemo_server.domain.ports import ChangeStore
 
 
@@ -146,10 +154,17 @@ class Wakeups:
 class ChangeFeed:
     """Listing and watching users' change feeds over a ``ChangeStore``."""
 
-    def __init__(self, store: ChangeStore, wakeups: Wakeups, settings: ChangeWatchSettings) -> None:
+    def __init__(
+        self,
+        store: ChangeStore,
+        wakeups: Wakeups,
+        settings: ChangeWatchSettings,
+        observer: Observer = NO_OBSERVER,
+    ) -> None:
         self._store = store
         self._wakeups = wakeups
         self._settings = settings
+        self._observer = observer
         self._watches = 0
         self._per_user: dict[str, int] = {}
         # Per user: the last woken read, by cursor and wake-up generation (``_read``).
@@ -158,6 +173,11 @@ class ChangeFeed:
     @property
     def settings(self) -> ChangeWatchSettings:
         return self._settings
+
+    @property
+    def watch_count(self) -> int:
+        """The change watches running now."""
+        return self._watches
 
     async def list_changes(self, user_id: str, after_cursor: int, *, limit: int) -> ChangePage:
         """Up to ``limit`` changes after ``after_cursor``; raises ``OutOfRange``
@@ -216,6 +236,9 @@ class ChangeFeed:
             woken.clear()
             page = await self._read(user_id, cursor, was_woken)
             for change in page.changes:
+                if caught_up:
+                    lag = (datetime.now(UTC) - change.change_time).total_seconds()
+                    self._observer.change_delivered(lag)
                 yield change
                 cursor = change.cursor
             if len(page.changes) >= settings.batch:

@@ -26,7 +26,7 @@ from sqlalchemy import exc
 
 from mnemo_server.domain.errors import ResourceExhausted
 
-__all__ = ["Failure", "RetryTransaction", "classify", "storage_full"]
+__all__ = ["Failure", "RetryTransaction", "classify", "retry_cause", "storage_full"]
 
 # serialization_failure, deadlock_detected, and foreign_key_violation: the
 # user a write inserts rows for was erased (DeleteUserData) by a transaction
@@ -104,6 +104,25 @@ def classify(error: BaseException) -> Failure | None:
     if invalidated:
         return Failure(str(error), True, error)
     return None
+
+
+def retry_cause(failure: Failure) -> str:
+    """A short name of why a retryable ``failure`` happened, from a small
+    fixed set (a metrics label): ``requested`` (``RetryTransaction``),
+    ``serialization``, ``deadlock``, ``foreign_key`` (PostgreSQL), ``busy``
+    (SQLite) or ``other``."""
+    error = failure.error
+    if isinstance(error, RetryTransaction):
+        return "requested"
+    driver = error.orig if isinstance(error, exc.DBAPIError) else error
+    if isinstance(driver, psycopg.Error):
+        return _PG_CAUSES.get(str(driver.sqlstate or ""), "other")
+    if isinstance(driver, sqlite3.Error):
+        return "busy"
+    return "other"
+
+
+_PG_CAUSES = {"40001": "serialization", "40P01": "deadlock", "23503": "foreign_key"}
 
 
 def storage_full(store: str) -> ResourceExhausted:

@@ -32,6 +32,11 @@ Deferred writes (``defer``) have nobody waiting for them (an analytics
 event a read records): they ride the next batch, and a lane flushes them by
 themselves at the latest ``BatchLimits.deferred_delay_s`` after the oldest
 was queued, and at close.
+
+Observation: a lane reports every transaction it ran (its kind, start and
+end, and what ``Observer.queued`` returned for each of its operations) and
+every retry (with ``failures.retry_cause``) to the ``domain.observe.Observer``
+it was given, from its own thread; the no-op one by default.
 """
 
 from __future__ import annotations
@@ -50,8 +55,9 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import Connection, Engine
 
 from mnemo_server.domain.errors import Aborted, MnemoError, Unavailable
+from mnemo_server.domain.observe import NO_OBSERVER, Observer, Transaction, TransactionKind
 from mnemo_server.store.engine.engines import WRITE_OPTION, read_options
-from mnemo_server.store.engine.failures import Failure, classify, storage_full
+from mnemo_server.store.engine.failures import Failure, classify, retry_cause, storage_full
 from mnemo_server.store.transactions.tx import Replay, Tx
 
 __all__ = [
@@ -96,7 +102,8 @@ class Op(Generic[T]):
     is ``None`` for a deferred write. ``alone``: run in a batch of its own
     (erasure, import). ``started``: a lane has taken it; ``abandoned``: the
     caller stopped waiting before that, so it is skipped (both change under
-    the queue's lock).
+    the queue's lock). ``observed``: what the ``Observer`` wants back with
+    the operation's transaction (``Observer.queued``).
     """
 
     work: Callable[[Any], T]
@@ -109,6 +116,7 @@ class Op(Generic[T]):
     attempts: int = 0
     started: bool = False
     abandoned: bool = False
+    observed: object = None
 
     @property
     def deferred(self) -> bool:
@@ -260,6 +268,8 @@ def _settle(answers: list[tuple[Op[Any], Outcome]]) -> None:
 class _Lane(threading.Thread):
     """A thread with one connection of ``engine`` that drains ``queue``."""
 
+    kind: TransactionKind = "write"
+
     def __init__(
         self,
         name: str,
@@ -268,6 +278,7 @@ class _Lane(threading.Thread):
         limits: BatchLimits,
         describe: str,
         on_commit: Callable[[list[str]], None] | None = None,
+        observer: Observer = NO_OBSERVER,
     ) -> None:
         super().__init__(name=name, daemon=True)
         self._engine = engine
@@ -275,6 +286,7 @@ class _Lane(threading.Thread):
         self._limits = limits
         self._describe = describe
         self._on_commit = on_commit
+        self._observer = observer
         self._conn: Connection | None = None
 
     def _options(self) -> dict[str, Any]:
@@ -325,13 +337,15 @@ class _Lane(threading.Thread):
             f"the database is unavailable ({self._describe}); retry later", reason="UNAVAILABLE"
         )
 
-    def _retry_or_fail(self, op: Op[Any], reason: str) -> Outcome | None:
+    def _retry_or_fail(self, op: Op[Any], failure: Failure) -> Outcome | None:
         """Queue ``op`` again after a backoff (``None``), or its final outcome."""
         op.attempts += 1
+        reason = failure.reason
         if op.attempts >= MAX_ATTEMPTS:
             log.warning("transaction failed %d times (%s); giving up", op.attempts, reason)
             return _aborted()
         log.debug("attempt %d failed (%s); retrying", op.attempts, reason)
+        self._observer.retried(self.kind, retry_cause(failure))
         op.not_before = time.monotonic() + _backoff(op.attempts)
         try:
             self._queue.put(op, front=True)
@@ -352,6 +366,7 @@ class WriteLane(_Lane):
             batch = [op for op in batch if op not in requeued]
             if not batch:
                 return
+            started = time.time_ns()
             try:
                 outcomes, done = self._transaction(batch, requeued)
             except _BatchFailed as failed:
@@ -361,8 +376,12 @@ class WriteLane(_Lane):
                     _answer((op, error) for op in batch if op not in requeued)
                     return
                 log.debug("batch attempt %d failed (%s); retrying", attempt, failure.reason)
+                self._observer.retried("write", retry_cause(failure))
                 time.sleep(_backoff(attempt))
                 continue
+            self._observer.transaction(
+                Transaction("write", started, time.time_ns(), [op.observed for op in batch])
+            )
             if self._on_commit is not None:
                 moved = [user_id for tx in done for user_id in tx.moved]
                 if moved:
@@ -464,7 +483,7 @@ class WriteLane(_Lane):
             return error
         if failure.unavailable:
             raise _BatchFailed(failure) from error
-        outcome = self._retry_or_fail(op, failure.reason)
+        outcome = self._retry_or_fail(op, failure)
         if outcome is None:
             requeued.append(op)
         return outcome
@@ -473,6 +492,8 @@ class WriteLane(_Lane):
 class ReadLane(_Lane):
     """Runs batches of reads, one read-only transaction per batch."""
 
+    kind: TransactionKind = "read"
+
     def _options(self) -> dict[str, Any]:
         return read_options(self._engine.dialect.name)
 
@@ -480,6 +501,7 @@ class ReadLane(_Lane):
         outcomes: list[tuple[Op[Any], Outcome]] = []
         rest = deque(batch)
         failure: Failure | None = None
+        started = time.time_ns()
         try:
             conn = self._connection()
             flushed_at = time.monotonic()
@@ -506,6 +528,10 @@ class ReadLane(_Lane):
             failure = classify(error)
             if failure is None:
                 raise
+        if failure is None:
+            self._observer.transaction(
+                Transaction("read", started, time.time_ns(), [op.observed for op in batch])
+            )
         if failure is not None and rest:
             if failure.unavailable:
                 unavailable = self._unavailable(failure.error)
@@ -513,7 +539,7 @@ class ReadLane(_Lane):
                 rest.clear()
             else:
                 first = rest.popleft()
-                retried = self._retry_or_fail(first, failure.reason)
+                retried = self._retry_or_fail(first, failure)
                 if retried is not None:
                     outcomes.append((first, retried))
         for op in reversed(rest):  # not run: back to the front of the queue

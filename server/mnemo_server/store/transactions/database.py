@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -37,6 +38,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import URL
 
 from mnemo_server.domain.errors import MnemoError
+from mnemo_server.domain.observe import NO_OBSERVER, Observer, Transaction
 from mnemo_server.store.engine.engines import create_sync_engine, normalize_url
 from mnemo_server.store.engine.engines import describe_url as describe_url
 from mnemo_server.store.engine.engines import migration_engine as migration_engine
@@ -89,12 +91,14 @@ class Database:
         write_lanes: int = 1,
         read_lanes: int = DEFAULT_READ_LANES,
         limits: BatchLimits | None = None,
+        observer: Observer = NO_OBSERVER,
     ) -> None:
         self.dialect: str = url.get_backend_name()
         self.url: str = url.render_as_string(hide_password=True)
         self._display = describe_url(url)
         self._engine = engine
         self._limits = limits or BatchLimits()
+        self._observer = observer
         self._writes = OpQueue()
         self._reads = OpQueue()
         on_commit = None
@@ -105,17 +109,30 @@ class Database:
             on_commit = lambda moved: notify.committed(key, moved)  # noqa: E731
         self._lanes: list[WriteLane | ReadLane] = [
             WriteLane(
-                f"mnemo-write-{n}", engine, self._writes, self._limits, self._display, on_commit
+                f"mnemo-write-{n}",
+                engine,
+                self._writes,
+                self._limits,
+                self._display,
+                on_commit,
+                observer,
             )
             for n in range(write_lanes)
         ]
         self._lanes += [
-            ReadLane(f"mnemo-read-{n}", engine, self._reads, self._limits, self._display)
+            ReadLane(
+                f"mnemo-read-{n}",
+                engine,
+                self._reads,
+                self._limits,
+                self._display,
+                observer=observer,
+            )
             for n in range(read_lanes)
         ]
         for lane in self._lanes:
             lane.start()
-        self._inline = _InlineReads(engine) if self.dialect == "sqlite" else None
+        self._inline = _InlineReads(engine, observer) if self.dialect == "sqlite" else None
         self._closed = False
         self._deferred = 0  # deferred since the last flush
         self._waking: set[OpQueue] = set()  # queues with a wake-up scheduled
@@ -129,6 +146,14 @@ class Database:
     def connections(self) -> int:
         """How many connections the lanes hold at most."""
         return len(self._lanes)
+
+    def pool_usage(self) -> tuple[int, int]:
+        """The engine's connection pool now: (connections it may hold, those
+        checked out). Safe from any thread; for metrics."""
+        pool: Any = self._engine.pool
+        size = pool.size() if hasattr(pool, "size") else 0
+        checked_out = pool.checkedout() if hasattr(pool, "checkedout") else 0
+        return int(size), int(checked_out)
 
     def describe(self) -> str:
         """``"sqlite /abs/path/mnemo.db"`` or ``"postgresql host:port/db"`` (no password)."""
@@ -198,7 +223,7 @@ class Database:
     ) -> tuple[T, int]:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[tuple[T, int]] = loop.create_future()
-        op = Op(fn, loop, future, weight=weight, alone=alone)
+        op = Op(fn, loop, future, weight=weight, alone=alone, observed=self._observer.queued())
         # The lane is woken once per turn of the event loop, however many
         # operations the turn queued (waking a thread costs the loop more
         # than queuing an operation).
@@ -245,8 +270,9 @@ class _InlineReads:
     """Short SQLite reads on the event loop's thread (``Database.read(short=True)``),
     on one connection that does not wait for locks (``busy_timeout=0``)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, observer: Observer) -> None:
         self._engine = engine
+        self._observer = observer
         self._conn: Connection | None = None
 
     def _connection(self) -> Connection:
@@ -257,11 +283,13 @@ class _InlineReads:
         return self._conn
 
     def run(self, fn: Callable[[Connection], T]) -> T | object:
+        started = time.time_ns()
         try:
             conn = self._connection()
             with conn.begin():
-                return fn(conn)
+                found = fn(conn)
         except MnemoError:
+            self._observed(started)
             raise
         except Exception as error:
             failure = classify(error)
@@ -269,6 +297,12 @@ class _InlineReads:
                 raise
             self.close()  # a fresh connection next time
             return _BUSY
+        self._observed(started)
+        return found
+
+    def _observed(self, started: int) -> None:
+        observer = self._observer
+        observer.transaction(Transaction("read", started, time.time_ns(), (observer.queued(),)))
 
     def close(self) -> None:
         if self._conn is not None:
@@ -283,16 +317,26 @@ def open_database(
     read_lanes: int = DEFAULT_READ_LANES,
     write_lanes: int = 1,
     limits: BatchLimits | None = None,
+    observer: Observer = NO_OBSERVER,
 ) -> Database:
     """Open (lazily: nothing connects yet) the database at ``url``.
 
     ``url``: ``sqlite:///path/to/mnemo.db`` (the parent directory is created)
     or ``postgresql+psycopg://user:pass@host:port/db``. Each lane holds one
-    connection. Raises ``ValueError`` for an unsupported URL or lane count.
+    connection; ``observer`` hears of every transaction and retry
+    (``domain.observe``). Raises ``ValueError`` for an unsupported URL or
+    lane count.
     """
     if read_lanes < 1 or write_lanes < 1:
         raise ValueError("a database needs at least one read lane and one write lane")
     parsed = normalize_url(url)
     # One connection per lane, and one for the short reads on the event loop.
     engine = create_sync_engine(parsed, pool_size=read_lanes + write_lanes + 1)
-    return Database(parsed, engine, write_lanes=write_lanes, read_lanes=read_lanes, limits=limits)
+    return Database(
+        parsed,
+        engine,
+        write_lanes=write_lanes,
+        read_lanes=read_lanes,
+        limits=limits,
+        observer=observer,
+    )
