@@ -26,7 +26,11 @@ PYTEST_ARGS ?=
 PY_GEN_DIR := clients/python/mnemo/v1
 TS_DIR := clients/typescript
 TS_GEN_DIR := $(TS_DIR)/src/gen
-GEN_DIRS := $(PY_GEN_DIR) $(TS_GEN_DIR)
+# The Kotlin client: generated lite Java messages, Connect-Kotlin clients and the
+# descriptor set its conformance runner reads (buf.gen.kotlin.yaml).
+KOTLIN_DIR := clients/kotlin
+KOTLIN_GEN_DIR := $(KOTLIN_DIR)/src/generated
+GEN_DIRS := $(PY_GEN_DIR) $(TS_GEN_DIR) $(KOTLIN_GEN_DIR)
 # node_modules of the TypeScript client (npm ci from package-lock.json); its
 # protoc-gen-es is a `make gen` plugin. Redone when the lock file changes.
 NPM_STAMP := $(TS_DIR)/node_modules/.installed
@@ -34,7 +38,7 @@ NPM_STAMP := $(TS_DIR)/node_modules/.installed
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters clients/python/mnemo/integrations tests/support tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser bench bench-venv \
+	test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser test-kotlin bench bench-venv \
 	bench-report bench-validation bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
@@ -84,7 +88,7 @@ $(NPM_STAMP): $(TS_DIR)/package.json $(TS_DIR)/package-lock.json
 
 npm-ci: $(NPM_STAMP) ## Install the TypeScript client's node_modules (npm ci) if missing or stale
 
-gen: $(STAMP) $(NPM_STAMP) ## Generate Python (clients/python/mnemo/v1) and TypeScript (clients/typescript/src/gen) from protos/
+gen: $(STAMP) $(NPM_STAMP) ## Generate Python (clients/python/mnemo/v1), TypeScript (clients/typescript/src/gen) and Kotlin (clients/kotlin/src/generated) from protos/
 	@mkdir -p $(PY_GEN_DIR)
 	@# Remove the old output first so that a deleted .proto leaves nothing behind.
 	@rm -f $(PY_GEN_DIR)/*_pb2.py $(PY_GEN_DIR)/*_pb2.pyi $(PY_GEN_DIR)/*_pb2_grpc.py $(PY_GEN_DIR)/*_pb2_grpc.pyi
@@ -95,6 +99,17 @@ gen: $(STAMP) $(NPM_STAMP) ## Generate Python (clients/python/mnemo/v1) and Type
 		$(BUF) generate "$$rpc_root" --path "$$rpc_root/google/rpc/error_details.proto" \
 			--template buf.gen.google-rpc.yaml
 	@test -e $(PY_GEN_DIR)/__init__.py || : > $(PY_GEN_DIR)/__init__.py
+	@# Kotlin: protoc's Java generator (lite) and Connect-Kotlin's, both fetched from Maven
+	@# Central into ~/.m2 on first use (tools/protoc-java, tools/protoc-gen-connect-kotlin);
+	@# google/rpc status + error details (lite) from the same googleapis-common-protos; the
+	@# descriptor set (JSON) the conformance runner converts JSON with.
+	rm -rf $(KOTLIN_GEN_DIR)
+	$(BUF) generate --template buf.gen.kotlin.yaml
+	rpc_root="$$($(PY) -c 'import google.rpc.error_details_pb2 as m, pathlib; print(pathlib.Path(m.__file__).parents[2])')"; \
+		$(BUF) generate "$$rpc_root" --path "$$rpc_root/google/rpc/status.proto" \
+			--path "$$rpc_root/google/rpc/error_details.proto" --template buf.gen.kotlin-google-rpc.yaml
+	@mkdir -p $(KOTLIN_GEN_DIR)/test-resources
+	$(BUF) build --exclude-source-info -o $(KOTLIN_GEN_DIR)/test-resources/mnemo-descriptors.json
 
 gen-check: gen ## Regenerate and fail if the generated code differs from git (commit it)
 	@if ! git diff --quiet --exit-code -- $(GEN_DIRS); then \
@@ -296,8 +311,19 @@ test-browser: $(STAMP) $(NPM_STAMP) ## The web demo in headless Chromium against
 	cd $(TS_DIR) && node_modules/.bin/tsc -p web-demo/tsconfig.json
 	timeout 300 node --test tests/browser/ 2>&1 | sed -e '/\/usr\/bin\/chromium: [0-9]*: \[:/d'
 
+# The Kotlin client (clients/kotlin, docs/clients/kotlin.md): Maven, quiet, offline
+# once ~/.m2 holds the dependencies; compiles the generated lite code, the facade and
+# the tests, and runs the tests against live servers they start themselves
+# (MNEMO_TARGET reuses one). `clients/kotlin/run-conformance` runs the conformance
+# scenarios with the classes built here.
+MVN := mvn -B -q -Dstyle.color=never -Dsurefire.printSummary=false
+
+test-kotlin: $(STAMP) ## Kotlin client: mvn test (Connect-Kotlin over gRPC, protobuf-javalite) against live servers
+	cd $(KOTLIN_DIR) && timeout 600 $(MVN) test
+
 # ----------------------------------------------------------------------- clean
 
-clean: ## Remove .venv, .venv-bench, .venv-peers, .venv-langgraph, .venv-adk, ./data, caches, build output and the TypeScript node_modules
-	rm -rf $(VENV) $(BENCH_VENV) $(PEERS_VENV) $(LANGGRAPH_VENV) $(ADK_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .hypothesis build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist
+clean: ## Remove .venv, .venv-bench, .venv-peers, .venv-langgraph, .venv-adk, ./data, caches, build output, the TypeScript node_modules, .tools and the Kotlin target/
+	rm -rf $(VENV) $(BENCH_VENV) $(PEERS_VENV) $(LANGGRAPH_VENV) $(ADK_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .hypothesis build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist \
+		.tools $(KOTLIN_DIR)/target
 	find . -path ./.git -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +
