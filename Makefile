@@ -319,6 +319,8 @@ test-browser: $(STAMP) $(NPM_STAMP) ## The web demo in headless Chromium against
 MVN := mvn -B -q -Dstyle.color=never -Dsurefire.printSummary=false
 
 test-kotlin: $(STAMP) ## Kotlin client: mvn test (Connect-Kotlin over gRPC, protobuf-javalite) against live servers
+	@# From scratch, so that a deleted source or generated file leaves no class behind.
+	rm -rf $(KOTLIN_DIR)/target
 	cd $(KOTLIN_DIR) && timeout 600 $(MVN) test
 
 # ----------------------------------------------------------------------- clean

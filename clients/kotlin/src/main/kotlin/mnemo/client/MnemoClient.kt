@@ -156,10 +156,10 @@ public class MnemoClient(
         while (true) {
             when (val response = send(request, callHeaders(remaining()))) {
                 is ResponseMessage.Success -> return response.message
-                is ResponseMessage.Failure ->
-                    if (response.cause.code != Code.UNAVAILABLE || attempt >= retry.maxAttempts) {
-                        throw MnemoException.from(response.cause)
-                    }
+                is ResponseMessage.Failure -> {
+                    val error = MnemoException.from(response.cause)
+                    if (error.code != Code.UNAVAILABLE || attempt >= retry.maxAttempts) throw error
+                }
             }
             delay(ceiling * Random.nextDouble())
             ceiling = minOf(ceiling * retry.multiplier, retry.maxBackoff)

@@ -5,6 +5,8 @@ import com.connectrpc.ConnectException
 import com.google.rpc.BadRequest
 import com.google.rpc.ErrorInfo
 import com.google.rpc.RetryInfo
+import java.io.IOException
+import java.io.InterruptedIOException
 import kotlin.time.Duration
 import kotlin.time.Duration.Companion.nanoseconds
 import kotlin.time.Duration.Companion.seconds
@@ -20,7 +22,8 @@ public data class FieldViolation(val field: String, val description: String)
  * `google.rpc.Status` details of the `grpc-status-details-bin` trailer (or the Connect
  * error body).
  *
- * - [code]: the status code (Connect-Kotlin's [Code], numerically the gRPC code);
+ * - [code]: the status code (Connect-Kotlin's [Code], numerically the gRPC code;
+ *   UNAVAILABLE when the server could not be reached or the connection broke);
  *   [codeName] spells it as gRPC does, e.g. `NOT_FOUND`, `CANCELLED`, `INTERNAL`;
  * - [reason]: the `ErrorInfo` reason, e.g. `ETAG_MISMATCH` (empty when the status has
  *   none, e.g. a deadline that expired on the client or a refused connection);
@@ -67,7 +70,7 @@ public class MnemoException(
                 }
             }
             return MnemoException(
-                code = error.code,
+                code = transportCode(error),
                 rawMessage = error.message ?: "",
                 reason = info?.reason ?: "",
                 domain = info?.domain ?: "",
@@ -76,6 +79,17 @@ public class MnemoException(
                 retryAfter = retry,
                 cause = error,
             )
+        }
+
+        /**
+         * Connect-Kotlin reports a connection that could not be made or broke (an
+         * IOException of OkHttp's) as UNKNOWN; gRPC calls that UNAVAILABLE, which is what
+         * the retries, the follower and callers act on.
+         */
+        private fun transportCode(error: ConnectException): Code {
+            val cause = error.exception
+            val broken = cause is IOException && cause !is InterruptedIOException
+            return if (error.code == Code.UNKNOWN && broken) Code.UNAVAILABLE else error.code
         }
 
         /** [from] for a ConnectException, the same error for a MnemoException, else UNKNOWN. */

@@ -2,6 +2,7 @@ package mnemo.client
 
 import com.connectrpc.Code
 import kotlinx.coroutines.flow.toList
+import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import mnemo.v1.AppendMessagesRequest
@@ -39,7 +40,7 @@ class RoundTripTest {
     @AfterAll
     fun close() = mnemo.close()
 
-    private fun <T> live(block: suspend () -> T): T = runBlocking { withTimeout(60.seconds) { block() } }
+    private fun <T> live(block: suspend CoroutineScope.() -> T): T = runBlocking { withTimeout(60.seconds) { block() } }
 
     @Test
     fun workingMemoryRoundTripAndEtagConflict() = live {
