@@ -316,12 +316,15 @@ test-browser: $(STAMP) $(NPM_STAMP) ## The web demo in headless Chromium against
 # the tests, and runs the tests against live servers they start themselves
 # (MNEMO_TARGET reuses one). `clients/kotlin/run-conformance` runs the conformance
 # scenarios with the classes built here.
-MVN := mvn -B -q -Dstyle.color=never -Dsurefire.printSummary=false
+MVN := mvn -B -q -Dstyle.color=never
 
 test-kotlin: $(STAMP) ## Kotlin client: mvn test (Connect-Kotlin over gRPC, protobuf-javalite) against live servers
 	@# From scratch, so that a deleted source or generated file leaves no class behind.
 	rm -rf $(KOTLIN_DIR)/target
 	cd $(KOTLIN_DIR) && timeout 600 $(MVN) test
+	@cat $(KOTLIN_DIR)/target/surefire-reports/*.txt | awk '/^Tests run:/ { gsub(",", ""); \
+		run += $$3; bad += $$5 + $$7; skip += $$9 } \
+		END { printf "test-kotlin: %d passed, %d failed, %d skipped\n", run - bad - skip, bad, skip }'
 
 # ----------------------------------------------------------------------- clean
 
