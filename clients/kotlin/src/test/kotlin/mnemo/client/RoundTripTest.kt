@@ -24,6 +24,7 @@ import mnemo.v1.SaveMemoryStateRequest
 import mnemo.v1.SetConsentRequest
 import mnemo.v1.UpdateMemorySettingsRequest
 import org.junit.jupiter.api.AfterAll
+import org.junit.jupiter.api.Assumptions.assumeTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
 import kotlin.test.assertEquals
@@ -157,8 +158,9 @@ class RoundTripTest {
 
     @Test
     fun connectProtocolOnTheWebPort() = live {
-        val webUrl = server.webUrl ?: return@live
-        MnemoClient(webUrl, transport = Transport.CONNECT).use { web ->
+        val webUrl = server.webUrl
+        assumeTrue(webUrl != null, "MNEMO_TARGET is set without MNEMO_WEB_URL")
+        MnemoClient(webUrl!!, transport = Transport.CONNECT).use { web ->
             val user = newUser("web")
             web.memories.createMemory(
                 CreateMemoryRequest.newBuilder().setParent(Names.user(user)).setMemoryId("m1")
