@@ -1,6 +1,10 @@
 package mnemo.client
 
 import com.connectrpc.Code
+import kotlinx.coroutines.async
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.flow.filterIsInstance
+import kotlinx.coroutines.flow.first
 import kotlinx.coroutines.flow.toList
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.runBlocking
@@ -154,6 +158,27 @@ class RoundTripTest {
         val page = mnemo.sync.listChanges(ListChangesRequest.newBuilder().setParent(Names.user(user)).build())
         assertEquals(listOf(Names.conversation(user, "c1")), page.changesList.map { it.resourceName })
         assertEquals(page.latestCursor, page.changesList.last().cursor)
+    }
+
+    @Test
+    fun followerResyncsFromACursorAheadOfTheFeed() = live {
+        val user = newUser("resync")
+        mnemo.memories.createMemory(
+            CreateMemoryRequest.newBuilder().setParent(Names.user(user)).setMemoryId("m1").setMemory(Memory.newBuilder().setText("one")).build(),
+        )
+        val ahead = assertFailsWith<MnemoException> { mnemo.follow(user, afterCursor = 1000).events().first() }
+        assertEquals(Code.OUT_OF_RANGE, ahead.code)
+        assertEquals("CURSOR_AHEAD", ahead.reason)
+
+        val resyncs = mutableListOf<String>()
+        val follower = mnemo.follow(user, afterCursor = 1000, onResync = { resyncs += it.reason })
+        val first = async { follower.events().filterIsInstance<FollowEvent.ChangeEvent>().first() }
+        while (resyncs.isEmpty()) delay(20)
+        mnemo.memories.createMemory(
+            CreateMemoryRequest.newBuilder().setParent(Names.user(user)).setMemoryId("m2").setMemory(Memory.newBuilder().setText("two")).build(),
+        )
+        assertEquals(Names.memory(user, "m2"), first.await().change.resourceName)
+        assertEquals(listOf("CURSOR_AHEAD"), resyncs)
     }
 
     @Test
