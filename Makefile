@@ -28,7 +28,11 @@ TS_DIR := clients/typescript
 TS_GEN_DIR := $(TS_DIR)/src/gen
 GO_DIR := clients/go
 GO_GEN_DIR := $(GO_DIR)/mnemov1
-GEN_DIRS := $(PY_GEN_DIR) $(TS_GEN_DIR) $(GO_GEN_DIR)
+# The Kotlin client: generated lite Java messages, Connect-Kotlin clients and the
+# descriptor set its conformance runner reads (buf.gen.kotlin.yaml).
+KOTLIN_DIR := clients/kotlin
+KOTLIN_GEN_DIR := $(KOTLIN_DIR)/src/generated
+GEN_DIRS := $(PY_GEN_DIR) $(TS_GEN_DIR) $(GO_GEN_DIR) $(KOTLIN_GEN_DIR)
 # node_modules of the TypeScript client (npm ci from package-lock.json); its
 # protoc-gen-es is a `make gen` plugin. Redone when the lock file changes.
 NPM_STAMP := $(TS_DIR)/node_modules/.installed
@@ -36,7 +40,7 @@ NPM_STAMP := $(TS_DIR)/node_modules/.installed
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters clients/python/mnemo/integrations tests/support tests/conformance tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	system-deps grpcurl test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser test-conformance console bench bench-venv \
+	system-deps grpcurl test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser test-conformance test-kotlin console bench bench-venv \
 	bench-report bench-validation bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
@@ -105,7 +109,7 @@ $(GO_TOOLS_STAMP): $(GO_DIR)/go.mod $(GO_DIR)/go.sum
 .PHONY: go-tools test-go
 go-tools: $(GO_TOOLS_STAMP) ## Install the pinned Go code generators (protoc-gen-go, protoc-gen-go-grpc) into .tools/go/bin
 
-gen: $(STAMP) $(NPM_STAMP) $(GO_TOOLS_STAMP) ## Generate Python (clients/python/mnemo/v1), TypeScript (clients/typescript/src/gen) and Go (clients/go/mnemov1) from protos/
+gen: $(STAMP) $(NPM_STAMP) $(GO_TOOLS_STAMP) ## Generate Python (clients/python/mnemo/v1), TypeScript (clients/typescript/src/gen), Go (clients/go/mnemov1) and Kotlin (clients/kotlin/src/generated) from protos/
 	@mkdir -p $(PY_GEN_DIR)
 	@# Remove the old output first so that a deleted .proto leaves nothing behind.
 	@rm -f $(PY_GEN_DIR)/*_pb2.py $(PY_GEN_DIR)/*_pb2.pyi $(PY_GEN_DIR)/*_pb2_grpc.py $(PY_GEN_DIR)/*_pb2_grpc.pyi
@@ -116,6 +120,17 @@ gen: $(STAMP) $(NPM_STAMP) $(GO_TOOLS_STAMP) ## Generate Python (clients/python/
 		$(BUF) generate "$$rpc_root" --path "$$rpc_root/google/rpc/error_details.proto" \
 			--template buf.gen.google-rpc.yaml
 	@test -e $(PY_GEN_DIR)/__init__.py || : > $(PY_GEN_DIR)/__init__.py
+	@# Kotlin: protoc's Java generator (lite) and Connect-Kotlin's, both fetched from Maven
+	@# Central into ~/.m2 on first use (tools/protoc-java, tools/protoc-gen-connect-kotlin);
+	@# google/rpc status + error details (lite) from the same googleapis-common-protos; the
+	@# descriptor set (JSON) the conformance runner converts JSON with.
+	rm -rf $(KOTLIN_GEN_DIR)
+	$(BUF) generate --template buf.gen.kotlin.yaml
+	rpc_root="$$($(PY) -c 'import google.rpc.error_details_pb2 as m, pathlib; print(pathlib.Path(m.__file__).parents[2])')"; \
+		$(BUF) generate "$$rpc_root" --path "$$rpc_root/google/rpc/status.proto" \
+			--path "$$rpc_root/google/rpc/error_details.proto" --template buf.gen.kotlin-google-rpc.yaml
+	@mkdir -p $(KOTLIN_GEN_DIR)/test-resources
+	$(BUF) build --exclude-source-info -o $(KOTLIN_GEN_DIR)/test-resources/mnemo-descriptors.json
 
 gen-check: gen ## Regenerate and fail if the generated code differs from git (commit it)
 	@if ! git diff --quiet --exit-code -- $(GEN_DIRS); then \
@@ -215,9 +230,9 @@ soak: $(STAMP) ## Mixed load for 20 min (not in make test): RSS, fds, DB connect
 # prefixed by group, a table of wall times at the end). Installs come first so
 # the groups only read .venv, node_modules and the Debian packages.
 TEST_GROUPS := "test-python" \
-	"test-openai-agents test-langgraph test-adk test-typescript test-browser test-go test-conformance"
+	"test-openai-agents test-langgraph test-adk test-typescript test-browser test-go test-kotlin test-conformance"
 
-test: $(STAMP) $(NPM_STAMP) system-deps gen-check buf-lint lint ## All checks and tests (what CI runs): gen-check, buf-lint, lint, then test-python beside test-openai-agents, test-langgraph, test-adk, test-typescript, test-browser, test-go, test-conformance
+test: $(STAMP) $(NPM_STAMP) system-deps gen-check buf-lint lint ## All checks and tests (what CI runs): gen-check, buf-lint, lint, then test-python beside test-openai-agents, test-langgraph, test-adk, test-typescript, test-browser, test-go, test-kotlin, test-conformance
 	$(PY) tools/run_suites.py $(TEST_GROUPS)
 	@echo "make test: all checks and test suites passed"
 
@@ -367,8 +382,24 @@ test-browser: $(STAMP) $(NPM_STAMP) system-deps ## The web demo and the memory c
 console: $(NPM_STAMP) ## Bundle the memory console into server/mnemo_server/web/console_assets (commit the result)
 	cd $(TS_DIR) && node_modules/.bin/tsc -p console/tsconfig.json && node console/build.mjs
 
+# The Kotlin client (clients/kotlin, docs/clients/kotlin.md): Maven, quiet, offline
+# once ~/.m2 holds the dependencies; compiles the generated lite code, the facade and
+# the tests, and runs the tests against live servers they start themselves
+# (MNEMO_TARGET reuses one). `clients/kotlin/run-conformance` runs the conformance
+# scenarios with the classes built here.
+MVN := mvn -B -q -Dstyle.color=never
+
+test-kotlin: $(STAMP) ## Kotlin client: mvn test (Connect-Kotlin over gRPC, protobuf-javalite) against live servers
+	@# From scratch, so that a deleted source or generated file leaves no class behind.
+	rm -rf $(KOTLIN_DIR)/target
+	cd $(KOTLIN_DIR) && timeout 600 $(MVN) test
+	@cat $(KOTLIN_DIR)/target/surefire-reports/*.txt | awk '/^Tests run:/ { gsub(",", ""); \
+		run += $$3; bad += $$5 + $$7; skip += $$9 } \
+		END { printf "test-kotlin: %d passed, %d failed, %d skipped\n", run - bad - skip, bad, skip }'
+
 # ----------------------------------------------------------------------- clean
 
-clean: ## Remove .venv, .venv-bench, .venv-peers, .venv-langgraph, .venv-adk, ./data, caches, build output, the TypeScript node_modules and the Go code generators (.tools)
-	rm -rf $(VENV) $(BENCH_VENV) $(PEERS_VENV) $(LANGGRAPH_VENV) $(ADK_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .hypothesis build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist .tools
+clean: ## Remove .venv, .venv-bench, .venv-peers, .venv-langgraph, .venv-adk, ./data, caches, build output, the TypeScript node_modules, .tools and the Kotlin target/
+	rm -rf $(VENV) $(BENCH_VENV) $(PEERS_VENV) $(LANGGRAPH_VENV) $(ADK_VENV) bench/results data .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .hypothesis build dist .pgdata* $(TS_DIR)/node_modules $(TS_DIR)/dist \
+		.tools $(KOTLIN_DIR)/target
 	find . -path ./.git -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +

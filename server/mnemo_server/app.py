@@ -72,9 +72,9 @@ from mnemo_server.domain.usecases.working_memory import WorkingMemory
 from mnemo_server.domain.usecases.writes import Writes
 from mnemo_server.health import SERVING, HealthService, ServingStatus
 from mnemo_server.listening import bind_error, cannot_listen
-from mnemo_server.rpc import reflection
 from mnemo_server.observability.endpoint import MetricsEndpoint
 from mnemo_server.observability.wiring import Observability
+from mnemo_server.rpc import reflection
 from mnemo_server.rpc.errors import ErrorMappingInterceptor
 from mnemo_server.store import migrate
 from mnemo_server.store.composed import SqlStore
