@@ -3,7 +3,8 @@
     python tools/run_suites.py "test-python" "test-openai-agents test-langgraph" ...
 
 Each argument is one group: its targets run one after another in a sub-make
-(``make --no-print-directory TARGET...``), and the groups run at the same time.
+(``make --keep-going --no-print-directory TARGET...``: a failed target does not
+skip the later ones of its group), and the groups run at the same time.
 Every line a group prints is passed through as it comes, prefixed with the
 group's first target, so a CI log stays readable; at the end a table gives each
 group's status and wall time. The exit status is 0 only when every group
@@ -62,7 +63,7 @@ def run(groups: list[Group], make: str) -> int:
     started = time.monotonic()
     for group in groups:
         group.process = subprocess.Popen(
-            [make, "--no-print-directory", *group.targets],
+            [make, "--keep-going", "--no-print-directory", *group.targets],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             env={**os.environ, "MAKEFLAGS": ""},
