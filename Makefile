@@ -40,7 +40,7 @@ NPM_STAMP := $(TS_DIR)/node_modules/.installed
 MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/python/mnemo/adapters clients/python/mnemo/integrations tests/support tests/conformance tools bench)
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
-	system-deps grpcurl test-unit test-store test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser test-conformance test-kotlin console bench bench-venv \
+	system-deps grpcurl test-unit test-store test-concurrency test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser test-conformance test-kotlin console bench bench-venv \
 	bench-report bench-validation bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
@@ -229,10 +229,12 @@ soak: $(STAMP) ## Mixed load for 20 min (not in make test): RSS, fds, DB connect
 # same time (tools/run_suites.py: each group's targets in order, output
 # prefixed by group, a table of wall times at the end). Installs come first so
 # the groups only read .venv, node_modules and the Debian packages.
-TEST_GROUPS := "test-python" \
-	"test-openai-agents test-langgraph test-adk test-typescript test-browser test-go test-kotlin test-conformance"
+# tests/concurrency (crashes, SIGTERM, races: long and mostly waiting) runs in
+# the second group, so that the two groups take about as long.
+TEST_GROUPS := "test-python PYTEST_ARGS=--ignore=tests/concurrency" \
+	"test-openai-agents test-langgraph test-adk test-typescript test-browser test-go test-kotlin test-conformance test-concurrency"
 
-test: $(STAMP) $(NPM_STAMP) system-deps gen-check buf-lint lint ## All checks and tests (what CI runs): gen-check, buf-lint, lint, then test-python beside test-openai-agents, test-langgraph, test-adk, test-typescript, test-browser, test-go, test-kotlin, test-conformance
+test: $(STAMP) $(NPM_STAMP) system-deps gen-check buf-lint lint ## All checks and tests (what CI runs): gen-check, buf-lint, lint, then test-python (but tests/concurrency) beside test-openai-agents, test-langgraph, test-adk, test-typescript, test-browser, test-go, test-kotlin, test-conformance, test-concurrency
 	$(PY) tools/run_suites.py $(TEST_GROUPS)
 	@echo "make test: all checks and test suites passed"
 
@@ -269,6 +271,9 @@ test-unit: $(STAMP) ## pytest tests/unit
 
 test-store: $(STAMP) ## pytest tests/store (storage layer, SQLite and PostgreSQL)
 	$(PY) -m pytest tests/store $(PYTEST_ARGS)
+
+test-concurrency: $(STAMP) ## pytest tests/concurrency (crashes, SIGTERM, races, two processes; SQLite and PostgreSQL)
+	$(PY) -m pytest tests/concurrency $(PYTEST_ARGS)
 
 test-api: $(STAMP) $(GRPCURL) ## pytest tests/api (gRPC API end to end)
 	MNEMO_GRPCURL="$(abspath $(GRPCURL))" $(PY) -m pytest tests/api $(PYTEST_ARGS)
