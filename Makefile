@@ -109,6 +109,10 @@ $(GO_TOOLS_STAMP): $(GO_DIR)/go.mod $(GO_DIR)/go.sum
 .PHONY: go-tools test-go
 go-tools: $(GO_TOOLS_STAMP) ## Install the pinned Go code generators (protoc-gen-go, protoc-gen-go-grpc) into .tools/go/bin
 
+# Where the pinned googleapis-common-protos keeps google/rpc/*.proto (asked of
+# .venv once per `make gen`; `=` so only gen's recipe computes it).
+RPC_ROOT = $(eval RPC_ROOT := $$(shell $(PY) -c 'import google.rpc.error_details_pb2 as m, pathlib; print(pathlib.Path(m.__file__).parents[2])'))$(RPC_ROOT)
+
 gen: $(STAMP) $(NPM_STAMP) $(GO_TOOLS_STAMP) ## Generate Python (clients/python/mnemo/v1), TypeScript (clients/typescript/src/gen), Go (clients/go/mnemov1) and Kotlin (clients/kotlin/src/generated) from protos/
 	@mkdir -p $(PY_GEN_DIR)
 	@# Remove the old output first so that a deleted .proto leaves nothing behind.
@@ -116,9 +120,8 @@ gen: $(STAMP) $(NPM_STAMP) $(GO_TOOLS_STAMP) ## Generate Python (clients/python/
 	@rm -rf $(TS_GEN_DIR) $(GO_GEN_DIR)
 	$(BUF) generate
 	@# google/rpc/error_details.proto from the pinned googleapis-common-protos (TypeScript only).
-	rpc_root="$$($(PY) -c 'import google.rpc.error_details_pb2 as m, pathlib; print(pathlib.Path(m.__file__).parents[2])')"; \
-		$(BUF) generate "$$rpc_root" --path "$$rpc_root/google/rpc/error_details.proto" \
-			--template buf.gen.google-rpc.yaml
+	$(BUF) generate "$(RPC_ROOT)" --path "$(RPC_ROOT)/google/rpc/error_details.proto" \
+		--template buf.gen.google-rpc.yaml
 	@test -e $(PY_GEN_DIR)/__init__.py || : > $(PY_GEN_DIR)/__init__.py
 	@# Kotlin: protoc's Java generator (lite) and Connect-Kotlin's, both fetched from Maven
 	@# Central into ~/.m2 on first use (tools/protoc-java, tools/protoc-gen-connect-kotlin);
@@ -126,9 +129,8 @@ gen: $(STAMP) $(NPM_STAMP) $(GO_TOOLS_STAMP) ## Generate Python (clients/python/
 	@# descriptor set (JSON) the conformance runner converts JSON with.
 	rm -rf $(KOTLIN_GEN_DIR)
 	$(BUF) generate --template buf.gen.kotlin.yaml
-	rpc_root="$$($(PY) -c 'import google.rpc.error_details_pb2 as m, pathlib; print(pathlib.Path(m.__file__).parents[2])')"; \
-		$(BUF) generate "$$rpc_root" --path "$$rpc_root/google/rpc/status.proto" \
-			--path "$$rpc_root/google/rpc/error_details.proto" --template buf.gen.kotlin-google-rpc.yaml
+	$(BUF) generate "$(RPC_ROOT)" --path "$(RPC_ROOT)/google/rpc/status.proto" \
+		--path "$(RPC_ROOT)/google/rpc/error_details.proto" --template buf.gen.kotlin-google-rpc.yaml
 	@mkdir -p $(KOTLIN_GEN_DIR)/test-resources
 	$(BUF) build --exclude-source-info -o $(KOTLIN_GEN_DIR)/test-resources/mnemo-descriptors.json
 
