@@ -26,16 +26,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import grpc
 from google.protobuf import descriptor_pool, json_format, message_factory
 from google.protobuf.descriptor import Descriptor, MethodDescriptor
 from google.protobuf.message import Message
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
 
 import mnemo.v1
+from mnemo.client.errors import from_rpc_error
 
 LANGUAGE = "python"
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -261,18 +260,14 @@ class CallError:
 
     @classmethod
     def of(cls, error: grpc.RpcError) -> CallError:
-        call = cast(grpc.Call, error)
-        code = call.code()
-        found = cls(code.name if code is not None else "UNKNOWN", str(call.details() or ""))
-        status = rpc_status.from_call(call)
-        for detail in status.details if status is not None else ():
-            info = error_details_pb2.ErrorInfo()
-            bad = error_details_pb2.BadRequest()
-            if detail.Unpack(info):
-                found.reason = info.reason
-            elif detail.Unpack(bad):
-                found.fields.extend(v.field for v in bad.field_violations)
-        return found
+        """Read by the Python client's own error mapping (``from_rpc_error``)."""
+        mapped = from_rpc_error(error)
+        return cls(
+            mapped.code.name,
+            mapped.message,
+            mapped.reason,
+            [violation.field for violation in mapped.field_violations],
+        )
 
     def describe(self) -> str:
         fields = f" fields {self.fields}" if self.fields else ""
