@@ -56,6 +56,7 @@ from mnemo_server.config import Settings, is_loopback, listen_host
 from mnemo_server.domain.app_state import AppStates
 from mnemo_server.domain.change_watch import ChangeFeed, ChangeWatchSettings, Wakeups
 from mnemo_server.domain.embedding import Embedder, load_embedder
+from mnemo_server.domain.event_watch import WatchSettings
 from mnemo_server.domain.observe import NO_OBSERVER, Observer
 from mnemo_server.domain.ports import UserStore
 from mnemo_server.domain.usecases.checkpoints import Checkpoints
@@ -108,6 +109,11 @@ MNEMO_SERVICES = (
     CHECKPOINT_SERVICE,
     AGENT_STATE_SERVICE,
 )
+
+# Calls gRPC's core holds for this process, not yet taken by it, before it
+# cancels new ones (``_grpc_server``): about 8.5 KB each (a burst of 20,000
+# watches raised the RSS by 170 MB), so a bound on memory as much as on bursts.
+MAX_PENDING_CALLS = 20_000
 
 log = logging.getLogger("mnemo")
 
@@ -185,6 +191,7 @@ def watch_settings(settings: Settings) -> ChangeWatchSettings:
         send_timeout_seconds=settings.watch_send_timeout_seconds,
         max_watchers=settings.watch_max_watchers,
         max_watchers_per_user=settings.watch_max_watchers_per_user,
+        max_watchers_per_peer=settings.watch_max_watchers_per_peer,
     )
 
 
@@ -364,6 +371,13 @@ class MnemoServer:
                 # gRPC sets SO_REUSEPORT by default: a second server on a taken
                 # port would start and silently get part of the connections.
                 ("grpc.so_reuseport", 0),
+                # Calls wait in gRPC's core until this process takes them, one at
+                # a time; past 1000 waiting (the default) the core cancels new
+                # ones with a bare CANCELLED before any handler can answer, which
+                # a burst of a few thousand watches reached. Every call reaches
+                # its handler now, which refuses what it must with a reason.
+                ("grpc.server.max_pending_requests", MAX_PENDING_CALLS),
+                ("grpc.server.max_pending_requests_hard_limit", MAX_PENDING_CALLS),
             ),
         )
 
@@ -392,7 +406,11 @@ class MnemoServer:
         )
         governance_pb2_grpc.add_GovernanceServiceServicer_to_server(
             GovernanceServicer(
-                Governance(store.governance, self._stopping),
+                Governance(
+                    store.governance,
+                    self._stopping,
+                    WatchSettings(max_watchers_per_peer=settings.watch_max_watchers_per_peer),
+                ),
                 writes,
                 settings,
                 UserDataHandlers(UserDataRights(store.user_data), settings),

@@ -76,6 +76,9 @@ class Settings:
     # Identity and security (docs/operations.md, "Authentication, TLS and limits").
     auth: str = "none"
     allow_unauthenticated_non_loopback: bool = False
+    # --auth none with --web-cors-origins '*' lets every web site act for every
+    # user: refused at start unless this says it is meant (docs/operations.md).
+    allow_unauthenticated_any_origin: bool = False
     jwt_hs256_secret_file: Path | None = None
     jwt_public_key_file: Path | None = None
     jwt_jwks_file: Path | None = None
@@ -102,11 +105,20 @@ class Settings:
     watch_send_timeout_seconds: float = 10.0
     watch_max_watchers: int = 1000
     watch_max_watchers_per_user: int = 100
+    # Under --auth none (user names prove nothing): one connection's share.
+    watch_max_watchers_per_peer: int = 100
     watch_poll_seconds: float = 0.15
     # gRPC-Web and Connect port for browsers (mnemo_server/web); empty: off.
     web_listen: str = ""
     # Page origins allowed to call the web port (CORS); "*" allows any.
     web_cors_origins: tuple[str, ...] = ()
+    # Names (host or host:port) the web port answers to besides its listening
+    # addresses: a proxy's public name (DNS rebinding, web.hosts).
+    web_allowed_hosts: tuple[str, ...] = ()
+    # A web connection must send its request headers within this long.
+    web_header_timeout_seconds: float = 10.0
+    # Connections the web port holds at most; more are closed at once.
+    web_max_connections: int = 1000
 
     @property
     def effective_database_url(self) -> str:
@@ -205,6 +217,20 @@ def _optional_listen(text: str) -> str:
 
 
 _ORIGIN = re.compile(r"https?://[^/\s,]+")
+
+
+_HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?")
+
+
+def _hosts(text: str) -> tuple[str, ...]:
+    hosts = tuple(part.strip().lower().rstrip(".") for part in text.split(",") if part.strip())
+    for host in hosts:
+        if not _HOST.fullmatch(host):
+            raise ValueError(
+                f"{host!r} is not a host name: give names like mnemo.example.com or "
+                "mnemo.example.com:8443, comma-separated, without a scheme"
+            )
+    return hosts
 
 
 def _origins(text: str) -> tuple[str, ...]:
@@ -366,6 +392,14 @@ OPTIONS: tuple[Option, ...] = (
         "allow --auth none, and the metrics port, on a non-loopback address (default false)",
         "BOOL",
     ),
+    Option(
+        "allow_unauthenticated_any_origin",
+        _bool,
+        "allow --auth none with --web-cors-origins '*', which lets any web site read, change "
+        "and erase every user's data through a browser that reaches the web port (default "
+        "false; logged as a warning at start)",
+        "BOOL",
+    ),
     Option("jwt_hs256_secret_file", Path, "file holding the HS256 shared secret", "FILE"),
     Option(
         "jwt_public_key_file",
@@ -455,6 +489,13 @@ OPTIONS: tuple[Option, ...] = (
         "N",
     ),
     Option(
+        "watch_max_watchers_per_peer",
+        _positive_int,
+        "with --auth none: most change watches one client connection runs at once, whatever "
+        "users it names (default 100)",
+        "N",
+    ),
+    Option(
         "watch_poll_seconds",
         _positive_float,
         "SQLite only: how often a process checks the file for changes committed by other "
@@ -472,6 +513,27 @@ OPTIONS: tuple[Option, ...] = (
         _origins,
         "comma-separated page origins allowed to call the web port, or * (default: none)",
         "ORIGINS",
+    ),
+    Option(
+        "web_allowed_hosts",
+        _hosts,
+        "comma-separated names (HOST or HOST:PORT) the web port answers to besides its "
+        "listening address, such as a proxy's public name; other Host headers get 421 "
+        "(default: none)",
+        "HOSTS",
+    ),
+    Option(
+        "web_header_timeout_seconds",
+        _positive_float,
+        "a web port connection that has not sent its request headers within this long is "
+        "closed (default 10)",
+        "SECONDS",
+    ),
+    Option(
+        "web_max_connections",
+        _positive_int,
+        "most connections the web port holds at once; more are closed at once (default 1000)",
+        "N",
     ),
 )
 
@@ -612,6 +674,22 @@ def _check_no_auth(settings: Settings) -> None:
             f"refusing --auth none on --web-listen {web}, which is not a loopback address: "
             "use --auth jwt, a loopback address, or --allow-unauthenticated-non-loopback true"
         )
+    if web and exposes_every_user(settings) and not settings.allow_unauthenticated_any_origin:
+        raise ConfigError(
+            "refusing --auth none with --web-cors-origins '*': any web site could read, change "
+            "and erase every user's memories through a visitor's browser. Use --auth jwt, list "
+            "the page origins in --web-cors-origins, or, if that is really meant, add "
+            "--allow-unauthenticated-any-origin true"
+        )
+
+
+def exposes_every_user(settings: Settings) -> bool:
+    """Whether any web site may call the web port for any user (``--auth none``
+    and ``--web-cors-origins '*'``): refused unless
+    ``--allow-unauthenticated-any-origin``, and then warned about at start."""
+    return (
+        settings.auth == "none" and bool(settings.web_listen) and "*" in settings.web_cors_origins
+    )
 
 
 def _check_jwt(settings: Settings) -> None:

@@ -29,8 +29,8 @@ from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import sync_pb2
 from mnemo_server.config import ConfigError, resolve
 from tests.support.certificates import CertificateAuthority
-from tests.support.server import ServerThread, server_settings
 from tests.support.tokens import SigningKeys
+from tests.support.web import WebServer, serving_web
 
 SQLITE_ONLY = pytest.mark.parametrize(
     "backend", [pytest.param("sqlite", marks=pytest.mark.sqlite)], indirect=True
@@ -41,29 +41,11 @@ MEMORY = "/mnemo.v1.MemoryService/"
 SYNC = "/mnemo.v1.SyncService/"
 
 
-@dataclass(frozen=True)
-class WebServer:
-    thread: ServerThread
-
-    @property
-    def port(self) -> int:
-        port = self.thread.server.web_port
-        assert port is not None
-        return port
-
-    def connection(self) -> http.client.HTTPConnection:
-        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=HTTP_TIMEOUT_S)
-
-
 @contextmanager
 def web_server(database_url: str, **overrides: Any) -> Iterator[WebServer]:
     overrides.setdefault("web_cors_origins", (ORIGIN,))
-    thread = ServerThread(server_settings(database_url, web_listen="127.0.0.1:0", **overrides))
-    thread.start()
-    try:
-        yield WebServer(thread)
-    finally:
-        thread.stop(grace=1)
+    with serving_web(database_url, **overrides) as server:
+        yield server
 
 
 @pytest.fixture
@@ -628,8 +610,14 @@ def _health_over_https(port: int, context: ssl.SSLContext) -> Any:
 
 
 def test_web_options_are_parsed_and_checked() -> None:
+    # "*" under --auth none needs its override (tests/security/test_startup.py).
     settings = resolve(
-        {"web_listen": "127.0.0.1:8080", "web_cors_origins": "https://a.example, *"}, {}
+        {
+            "web_listen": "127.0.0.1:8080",
+            "web_cors_origins": "https://a.example, *",
+            "allow_unauthenticated_any_origin": "true",
+        },
+        {},
     )
     assert (settings.web_listen, settings.web_cors_origins) == (
         "127.0.0.1:8080",

@@ -8,10 +8,14 @@ own new user, so tests never see each other's data).
 
 from __future__ import annotations
 
+import re
+import subprocess
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +26,10 @@ from mnemo.client import MnemoClient
 from mnemo.integrations.mcp import Identity, build_server
 from tests.support.databases import PostgresDatabases
 from tests.support.server import running_server
+
+COMMAND_START_TIMEOUT_S = 60.0
+COMMAND_STOP_TIMEOUT_S = 30.0
+_SERVING_HTTP = re.compile(r"serving MCP on (http://\S+) for .*'Authorization: Bearer (\S+)'")
 
 BACKENDS = [
     pytest.param("sqlite", id="sqlite", marks=pytest.mark.sqlite),
@@ -100,3 +108,22 @@ def refused(result: CallToolResult) -> str:
     assert result.is_error, result.structured_content
     assert result.structured_content is None
     return result_text(result)
+
+
+@contextmanager
+def http_command(args: list[str], log: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, str]]:
+    """``mnemo mcp --transport http`` running (``args``, its output in ``log``);
+    yields the process, the endpoint's URL and the bearer token it printed."""
+    with log.open("wb") as out:
+        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+    try:
+        deadline = time.monotonic() + COMMAND_START_TIMEOUT_S
+        while not (found := _SERVING_HTTP.search(log.read_text())):
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        yield process, found.group(1), found.group(2)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(COMMAND_STOP_TIMEOUT_S)

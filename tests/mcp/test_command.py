@@ -6,21 +6,18 @@ do not depend on the store."""
 
 from __future__ import annotations
 
-import re
 import signal
-import subprocess
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from mnemo.client import MnemoClient
 from mnemo_server.cli.main import main
-from tests.mcp.conftest import refused, succeeded
+from tests.mcp.conftest import http_command, refused, succeeded
 from tests.support.server import running_server
 from tests.support.tokens import SigningKeys
 
@@ -28,7 +25,6 @@ pytestmark = pytest.mark.sqlite
 
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
-_SERVING_ON = re.compile(r"serving MCP on (http://\S+) for ")
 
 
 def _mnemo_mcp(*args: str) -> list[str]:
@@ -57,31 +53,19 @@ async def test_stdio_with_the_user_of_a_token(tmp_path: Path) -> None:
             assert [m.text for m in mnemo.list_memories("alice")] == ["Lives in Oslo"]
 
 
-@contextmanager
-def _http_command(args: list[str], log: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """``mnemo mcp --transport http`` running; yields it and the endpoint's URL."""
-    with log.open("wb") as out:
-        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not (found := _SERVING_ON.search(log.read_text())):
-            assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
-        yield process, found.group(1)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(STOP_TIMEOUT_S)
-
-
 async def test_streamable_http(tmp_path: Path) -> None:
     with running_server(f"sqlite:///{tmp_path / 'mnemo.db'}") as target:
+        token_file = tmp_path / "mcp-token"
         args = _mnemo_mcp("--transport", "http", "--listen", "127.0.0.1:0")
         args += ["--target", target, "--user", "bob", "--conversation", "c1"]
-        with _http_command(args, tmp_path / "mcp.log") as (process, url):
+        args += ["--http-token-file", str(token_file)]
+        with http_command(args, tmp_path / "mcp.log") as (process, url, token):
             assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
-            async with Client(url) as client:
+            # tests/security/test_mcp_http.py: what happens without the token.
+            assert token == token_file.read_text().strip()
+            bearer = {"authorization": f"Bearer {token}"}
+            http = create_mcp_http_client(headers=bearer)
+            async with Client(streamable_http_client(url, http_client=http)) as client:
                 succeeded(await client.call_tool("memory_save", {"text": "Has a red bike"}))
                 context = succeeded(await client.call_tool("memory_context", {"query": "bike"}))
                 assert "Has a red bike" in context["system_message"]
@@ -112,6 +96,9 @@ def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "no 'sub' claim" in refused_usage("--token", "e30.e30.e30")  # {} as claims
     assert "cannot read" in refused_usage("--token-file", str(tmp_path / "none"))
     assert "cannot read" in refused_usage("--user", "u1", "--ca-file", str(tmp_path / "none"))
+    assert "goes with --transport http" in refused_usage(
+        "--user", "u1", "--http-token-file", str(tmp_path / "t")
+    )
     exposed = ("--user", "u1", "--transport", "http", "--listen", "0.0.0.0:0")
     assert "not a loopback address" in refused_usage(*exposed)
     assert "is not HOST:PORT" in refused_usage(*exposed[:4], "--listen", "8080")

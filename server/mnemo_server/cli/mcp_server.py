@@ -11,9 +11,11 @@ refreshed token is picked up).
 Transports: ``--transport stdio`` (the default: the MCP client launches this
 command and speaks on its stdin/stdout) or ``--transport http`` (streamable
 HTTP at ``http://LISTEN/mcp``; loopback only unless
-``--allow-non-loopback``, since whoever reaches it acts as the user). One
-line on stderr says where it serves. Exit codes: 0 stopped (stdin closed,
-SIGINT or SIGTERM); 2 bad usage (no user, an unreadable token file, a
+``--allow-non-loopback``, and every request must carry the bearer token of
+``--http-token-file`` (``mcp_token``), since whoever it serves acts as the
+user). One line on stderr says where it serves (over HTTP, with the header to
+send). Exit codes: 0 stopped (stdin closed, SIGINT or SIGTERM); 2 bad usage
+(no user, an unreadable token file, an HTTP token file others may read, a
 non-loopback address, the extra not installed) or an address that cannot be
 bound (taken: one line saying so and how to choose another, as ``serve``).
 """
@@ -29,6 +31,7 @@ from typing import Any
 
 from mnemo.client import DEFAULT_TARGET, DEFAULT_TIMEOUT
 from mnemo_server.cli.connection import TOKEN_ENV, FileProblem, channel_credentials
+from mnemo_server.cli.mcp_token import TokenFileProblem, default_token_file, load_or_create
 from mnemo_server.config import is_loopback, listen_host
 from mnemo_server.listening import cannot_listen
 
@@ -99,8 +102,16 @@ def add_command(commands: Any) -> None:
     parser.add_argument(
         "--allow-non-loopback",
         action="store_true",
-        help="with --transport http: allow a non-loopback --listen (anyone reaching it acts "
-        "as the user)",
+        help="with --transport http: allow a non-loopback --listen (anyone reaching it with "
+        "the token acts as the user)",
+    )
+    parser.add_argument(
+        "--http-token-file",
+        default=None,
+        metavar="FILE",
+        help="with --transport http: the file holding the bearer token every request must "
+        "carry, created with a random one (mode 0600) if missing (default "
+        "$XDG_CONFIG_HOME/mnemo/mcp-http-token, else ~/.config/mnemo/mcp-http-token)",
     )
 
 
@@ -116,7 +127,9 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         identity = integration.resolve_identity(args.user, first_token, args.conversation)
         credentials = channel_credentials(args.ca_file)
         host, port = _address(args) if args.transport == "http" else ("", 0)
-    except (UsageProblem, FileProblem, integration.IdentityError) as problem:
+        token_file = _http_token_file(args, env)
+        http_token = load_or_create(token_file) if args.transport == "http" else ""
+    except (UsageProblem, FileProblem, TokenFileProblem, integration.IdentityError) as problem:
         print(f"mnemo: {problem}", file=sys.stderr)
         return EXIT_USAGE
     server = integration.build_server(
@@ -127,14 +140,20 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     )
 
     def listening(where: str) -> None:
-        print(f"mnemo: serving MCP on {where} for {who} (Mnemo at {args.target})", file=sys.stderr)
+        line = f"mnemo: serving MCP on {where} for {who} (Mnemo at {args.target})"
+        if args.transport == "http":
+            line += f"; send 'Authorization: Bearer {http_token}' (the token is in {token_file})"
+        print(line, file=sys.stderr)
 
     try:
         if args.transport == "stdio":
             listening("stdio")
             asyncio.run(integration.serve_stdio(server))
         else:
-            asyncio.run(integration.serve_http(server, host, port, on_listening=listening))
+            serving = integration.serve_http(
+                server, host, port, bearer_token=http_token, on_listening=listening
+            )
+            asyncio.run(serving)
     except KeyboardInterrupt:
         return EXIT_OK
     except OSError as error:
@@ -158,6 +177,12 @@ def _token(
         return file_reader(path), current
     token = args.token if args.token is not None else env.get(TOKEN_ENV)
     return token or None, token or None
+
+
+def _http_token_file(args: argparse.Namespace, env: Mapping[str, str]) -> Path:
+    if args.http_token_file is not None and args.transport != "http":
+        raise UsageProblem("--http-token-file goes with --transport http")
+    return Path(args.http_token_file) if args.http_token_file else default_token_file(env)
 
 
 def _address(args: argparse.Namespace) -> tuple[str, int]:

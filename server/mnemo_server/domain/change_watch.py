@@ -43,20 +43,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from mnemo_server.domain.changes import Change, ChangePage
-from mnemo_server.domain.errors import ResourceExhausted
 from mnemo_server.domain.observe import NO_OBSERVER, Observer
 from mnemo_server.domain.ports import ChangeStore
-
-
-def watches_exhausted(limit: int, kind: str, instead: str) -> ResourceExhausted:
-    """The answer to a watch beyond the ``limit`` of ``kind`` watches a
-    server runs at once (``RATE_LIMITED``; ``instead``: the listing RPC that
-    needs no watch)."""
-    return ResourceExhausted(
-        f"this server already runs {limit} {kind} watches; retry later or use {instead}",
-        reason="RATE_LIMITED",
-        retry_after_seconds=1.0,
-    )
+from mnemo_server.domain.watch_slots import SlotLimits, WatchSlots
 
 
 @dataclass(frozen=True)
@@ -70,6 +59,8 @@ class ChangeWatchSettings:
     max_watchers: int = 1000
     # One user's share, so that one user cannot take every watch of the process.
     max_watchers_per_user: int = 100
+    # One client connection's share when authentication is off (``watch_slots``).
+    max_watchers_per_peer: int = 100
     batch: int = 100
 
 
@@ -165,8 +156,15 @@ class ChangeFeed:
         self._wakeups = wakeups
         self._settings = settings
         self._observer = observer
-        self._watches = 0
-        self._per_user: dict[str, int] = {}
+        self._slots = WatchSlots(
+            SlotLimits(
+                "change",
+                "ListChanges",
+                total=settings.max_watchers,
+                per_user=settings.max_watchers_per_user,
+                per_peer=settings.max_watchers_per_peer,
+            )
+        )
         # Per user: the last woken read, by cursor and wake-up generation (``_read``).
         self._shared: dict[str, tuple[tuple[int, tuple[int, int]], asyncio.Future[ChangePage]]] = {}
 
@@ -177,7 +175,7 @@ class ChangeFeed:
     @property
     def watch_count(self) -> int:
         """The change watches running now."""
-        return self._watches
+        return self._slots.count
 
     async def list_changes(self, user_id: str, after_cursor: int, *, limit: int) -> ChangePage:
         """Up to ``limit`` changes after ``after_cursor``; raises ``OutOfRange``
@@ -185,44 +183,30 @@ class ChangeFeed:
         (``CURSOR_AHEAD``) for one beyond the user's latest cursor."""
         return await self._store.changes_after(user_id, after_cursor, limit=limit)
 
-    async def watch(self, user_id: str, after_cursor: int) -> AsyncIterator[Change | Heartbeat]:
+    async def watch(
+        self, user_id: str, after_cursor: int, peer: str | None
+    ) -> AsyncIterator[Change | Heartbeat]:
         """The changes after ``after_cursor``, then live ones, with heartbeats,
         until the server shuts down (the iteration ends) or the caller stops.
+        ``peer``: the client connection when authentication is off, else ``None``.
 
         Raises ``ResourceExhausted`` (``RATE_LIMITED``) when ``max_watchers``
-        watches run already, or ``max_watchers_per_user`` of this user's,
-        ``OutOfRange`` (``CURSOR_EXPIRED``) when the
+        watches run already, or ``max_watchers_per_user`` of this user's, or
+        ``max_watchers_per_peer`` of this ``peer``'s, ``OutOfRange`` (``CURSOR_EXPIRED``) when the
         cursor is (or, for a watch that fell behind the retention, becomes)
         older than the retained history, ``OutOfRange`` (``CURSOR_AHEAD``)
         when it is beyond the user's latest cursor (raised by the first
         read, before anything is yielded), and ``Unavailable`` when the store
         cannot be reached (the caller resumes from its last cursor).
         """
-        if self._watches >= self._settings.max_watchers:
-            raise watches_exhausted(self._settings.max_watchers, "change", "ListChanges")
-        held = self._per_user.get(user_id, 0)
-        if held >= self._settings.max_watchers_per_user:
-            raise ResourceExhausted(
-                f"this user already runs {held} change watches on this server "
-                f"(at most {self._settings.max_watchers_per_user}); close one, retry later "
-                "or use ListChanges",
-                reason="RATE_LIMITED",
-                retry_after_seconds=1.0,
-            )
-        self._watches += 1
-        self._per_user[user_id] = held + 1
-        try:
-            with self._wakeups.subscribe(user_id) as woken:
-                async for item in self._follow(user_id, after_cursor, woken):
-                    yield item
-        finally:
-            self._watches -= 1
-            left = self._per_user[user_id] - 1
-            if left:
-                self._per_user[user_id] = left
-            else:
-                del self._per_user[user_id]
-                self._shared.pop(user_id, None)
+        with self._slots.taken(user_id, peer):
+            try:
+                with self._wakeups.subscribe(user_id) as woken:
+                    async for item in self._follow(user_id, after_cursor, woken):
+                        yield item
+            finally:
+                if self._slots.held_by(user_id) == 1:  # this watch was the user's last
+                    self._shared.pop(user_id, None)
 
     async def _follow(
         self, user_id: str, cursor: int, woken: asyncio.Event

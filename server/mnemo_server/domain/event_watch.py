@@ -36,6 +36,8 @@ class WatchSettings:
     lag_seconds: float = 5.0
     batch: int = 500
     max_watchers: int = 256
+    # One client connection's share when authentication is off (``watch_slots``).
+    max_watchers_per_peer: int = 100
 
 
 class EventSource(Protocol):

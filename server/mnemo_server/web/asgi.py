@@ -7,8 +7,11 @@ web port cannot carry (unknown method, client-streaming method, malformed
 body) is answered in the caller's protocol with the error the gRPC port would
 give (``errors.to_status``). When the client disconnects, the forwarded call
 is cancelled. ``GET``/``HEAD`` under ``/console`` serve the memory console's
-files (``console``); a request whose ``Origin`` is the web port's own (the
-console's calls) is same-origin, not subject to ``--web-cors-origins``.
+files (``console``). Every request must name the port in ``Host`` (one of
+its listening addresses or ``--web-allowed-hosts``; ``hosts``), else it is
+answered 421 whatever it asks, against DNS rebinding; a request whose
+``Origin`` is one of those names (the console's calls) is same-origin, not
+subject to ``--web-cors-origins``.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from typing import Any
 from google.protobuf import empty_pb2
 
 from mnemo_server.domain.errors import InvalidArgument, MnemoError, NotImplementedYet
+from mnemo_server.rpc.peers import WEB_PEER_KEY
 from mnemo_server.web.connect import connect_for
 from mnemo_server.web.console import ConsoleFiles, is_console_path
 from mnemo_server.web.cors import CorsPolicy
 from mnemo_server.web.forward import CallEnded, CallEvent, Forwarder, InitialMetadata
 from mnemo_server.web.grpc_web import grpc_web_for
+from mnemo_server.web.hosts import HostPolicy
 from mnemo_server.web.metadata import Headers, Outcome, forwarded_metadata, header
 from mnemo_server.web.methods import WebMethod
 from mnemo_server.web.protocol import (
@@ -119,11 +124,13 @@ class WebApp:
         methods: Mapping[str, WebMethod],
         forwarder: Forwarder,
         cors: CorsPolicy,
+        hosts: HostPolicy,
         max_request_bytes: int,
     ) -> None:
         self._methods = methods
         self._forwarder = forwarder
         self._cors = cors
+        self._hosts = hosts
         self._max_request_bytes = max_request_bytes
         self._console = ConsoleFiles()
 
@@ -131,6 +138,10 @@ class WebApp:
         if scope["type"] != "http":
             return
         headers: Headers = list(scope["headers"])
+        host = header(headers, b"host")
+        if not self._hosts.allows(host):
+            await _plain(send, 421, misdirected(host))
+            return
         if scope["method"] in ("GET", "HEAD") and is_console_path(scope["path"]):
             await self._console.serve(scope["method"], scope["path"], send)
             return
@@ -138,7 +149,7 @@ class WebApp:
         if scope["method"] == "OPTIONS":
             await self._preflight(send, headers, origin)
             return
-        if origin is not None and not same_origin(scope, headers, origin):
+        if origin is not None and not self._hosts.is_own_origin(origin):
             if not self._cors.allows(origin):
                 await _plain(send, 403, f"origin {origin} is not allowed (--web-cors-origins)")
                 return
@@ -150,7 +161,8 @@ class WebApp:
         if protocol is None:
             await _plain(send, 415, "expected a gRPC-Web or Connect content type")
             return
-        await self._serve(scope["path"], protocol, headers, receive, send)
+        client = "{}:{}".format(*(scope.get("client") or ("?", 0)))
+        await self._serve(scope["path"], protocol, headers, client, receive, send)
 
     async def _preflight(self, send: Send, headers: Headers, origin: str | None) -> None:
         method = header(headers, b"access-control-request-method")
@@ -165,7 +177,13 @@ class WebApp:
             await _plain(send, 403, f"origin {origin} may not call this server")
 
     async def _serve(
-        self, path: str, protocol: WireProtocol, headers: Headers, receive: Receive, send: Send
+        self,
+        path: str,
+        protocol: WireProtocol,
+        headers: Headers,
+        client: str,
+        receive: Receive,
+        send: Send,
     ) -> None:
         method = self._methods.get(path)
         limit = protocol.body_limit(self._max_request_bytes)
@@ -176,7 +194,7 @@ class WebApp:
         except ClientGone:
             return
         else:
-            events = self._events(method, path, protocol, headers, body)
+            events = self._events(method, path, protocol, headers, body, client)
         responding = asyncio.ensure_future(
             protocol.respond(send, method or unknown_placeholder(path), events)
         )
@@ -199,6 +217,7 @@ class WebApp:
         protocol: WireProtocol,
         headers: Headers,
         body: bytes,
+        client: str,
     ) -> AsyncIterator[CallEvent]:
         if method is None:
             return failed_call(unknown_method(path))
@@ -208,9 +227,8 @@ class WebApp:
             request = protocol.request_message(method, body)
         except MnemoError as error:
             return failed_call(error)
-        return self._forwarder.call(
-            path, request, forwarded_metadata(headers), protocol.timeout(headers)
-        )
+        metadata = (*forwarded_metadata(headers), (WEB_PEER_KEY, client))
+        return self._forwarder.call(path, request, metadata, protocol.timeout(headers))
 
 
 def unknown_placeholder(path: str) -> WebMethod:
@@ -218,10 +236,13 @@ def unknown_placeholder(path: str) -> WebMethod:
     return WebMethod(path, empty_pb2.Empty, empty_pb2.Empty, False, False)
 
 
-def same_origin(scope: Scope, headers: Headers, origin: str) -> bool:
-    """Whether ``origin`` is the web port's own (the console's calls): not a CORS request."""
-    host = header(headers, b"host")
-    return host is not None and origin == f"{scope.get('scheme', 'http')}://{host}"
+def misdirected(host: str | None) -> str:
+    """The 421 answer to a request whose ``Host`` does not name this port."""
+    named = "no Host header" if host is None else f"Host {host!r}"
+    return (
+        f"{named} is not a name of this server; call it by its listening address, or add "
+        "the name a proxy or browser uses to --web-allowed-hosts"
+    )
 
 
 def _with_headers(send: Send, extra: Headers) -> Send:

@@ -6,8 +6,9 @@ gRPC-Web, so its calls are same-origin and need no ``--web-cors-origins``.
 ``GET``/``HEAD`` of ``/console`` redirect to ``/console/``, which is the page;
 its script and style sheet are ``/console/console.js`` and
 ``/console/console.css``. Anything else under ``/console/`` is 404. Every
-answer forbids framing and inline script (``Content-Security-Policy``): the
-page needs nothing but its own origin.
+answer forbids framing (``Content-Security-Policy: frame-ancestors 'none'`` and
+``X-Frame-Options: DENY``) and inline script: the page needs nothing but its
+own origin.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ SECURITY_HEADERS: Headers = [
         b"default-src 'self'; img-src 'self' data: blob:; object-src 'none'; "
         b"base-uri 'none'; frame-ancestors 'none'",
     ),
+    # For browsers that predate CSP frame-ancestors.
+    (b"x-frame-options", b"DENY"),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
     (b"cache-control", b"no-cache"),

@@ -18,6 +18,7 @@ import grpc
 
 from mnemo_server.domain.errors import MnemoError
 from mnemo_server.rpc.errors import to_status
+from mnemo_server.rpc.peers import WEB_PEER_KEY
 
 MetadataItem = tuple[str, str | bytes]
 Metadata = tuple[MetadataItem, ...]
@@ -48,6 +49,8 @@ _NOT_FORWARDED = frozenset(
         "user-agent",
         "x-grpc-web",
         "x-user-agent",
+        # Set by the web port itself (rpc.peers), never taken from a browser.
+        WEB_PEER_KEY,
     }
 )
 _NOT_FORWARDED_PREFIXES = ("grpc-", "connect-", "sec-", "access-control-", "proxy-")

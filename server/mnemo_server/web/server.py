@@ -24,11 +24,13 @@ from pathlib import Path
 import grpc
 import uvicorn
 
-from mnemo_server.config import Settings
+from mnemo_server.config import Settings, exposes_every_user
 from mnemo_server.listening import bind, cannot_listen
 from mnemo_server.web.asgi import WebApp
+from mnemo_server.web.bounded import bounded_protocol
 from mnemo_server.web.cors import CorsPolicy
 from mnemo_server.web.forward import Forwarder, InternalListener
+from mnemo_server.web.hosts import HostPolicy
 from mnemo_server.web.methods import method_table
 
 log = logging.getLogger("mnemo")
@@ -75,10 +77,13 @@ class WebPort:
             problem = cannot_listen(settings.web_listen, "--web-listen", "MNEMO_WEB_LISTEN", error)
             raise RuntimeError(problem) from None
         self._forwarder = Forwarder(self._listener.target, settings.max_request_bytes)
+        bound_host, port = sock.getsockname()[:2]
+        scheme = "http" if settings.tls_cert_file is None else "https"
         app = WebApp(
             method_table(service_names),
             self._forwarder,
             CorsPolicy(settings.web_cors_origins),
+            HostPolicy(bound_host, port, scheme, settings.web_allowed_hosts),
             settings.max_request_bytes,
         )
         config = uvicorn.Config(
@@ -86,7 +91,9 @@ class WebPort:
             lifespan="off",
             log_config=None,
             access_log=False,
-            http="h11",
+            http=bounded_protocol(
+                settings.web_header_timeout_seconds, settings.web_max_connections
+            ),
             ws="none",
             server_header=False,
             ssl_certfile=_path_text(settings.tls_cert_file),
@@ -113,6 +120,14 @@ class WebPort:
         self.port = int(sock.getsockname()[1])
         host = settings.web_listen.rpartition(":")[0]
         log.info("gRPC-Web and Connect (web port) serving on %s:%d", host, self.port)
+        if exposes_every_user(settings):
+            log.warning(
+                "--allow-unauthenticated-any-origin: any web site may read, change and erase "
+                "every user's memories through a browser that reaches %s:%d (--auth none, "
+                "--web-cors-origins '*')",
+                host,
+                self.port,
+            )
         return self.port
 
     async def stop(self, grace: float | None) -> None:

@@ -28,6 +28,7 @@ from mnemo_server.config import Settings, is_loopback
 from mnemo_server.domain.commands.governance import SetConsent, UpdateMemorySettings
 from mnemo_server.domain.usecases.governance import Governance
 from mnemo_server.domain.usecases.writes import Writes
+from mnemo_server.rpc.peers import client_peer
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -140,13 +141,13 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
     async def WatchEvents(
         self, request: pb.WatchEventsRequest, context: Context
     ) -> AsyncIterator[pb.WatchEventsResponse]:
-        scope = parse.event_scope(
-            request.parent, "parent", current_scope(), loopback=self._loopback
-        )
+        call_scope = current_scope()
+        scope = parse.event_scope(request.parent, "parent", call_scope, loopback=self._loopback)
         v = Validator()
         types = parse.event_types_of(v, request.types)
         v.raise_if_invalid()
-        async for event in self._governance.watch(scope, types):
+        peer = client_peer(context) if call_scope is None else None
+        async for event in self._governance.watch(scope, types, peer):
             yield pb.WatchEventsResponse(event=convert.event_to_proto(event))
 
     # -------------------------------------------------------------- user data

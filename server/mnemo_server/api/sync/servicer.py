@@ -34,6 +34,7 @@ from mnemo_server.api.validation import Validator, check_fields
 from mnemo_server.auth.caller import current_scope
 from mnemo_server.domain.change_watch import ChangeFeed, Heartbeat
 from mnemo_server.domain.errors import Aborted
+from mnemo_server.rpc.peers import client_peer
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -86,13 +87,16 @@ class SyncServicer(pb_grpc.SyncServiceServicer):
         request: pb.WatchChangesRequest,
         context: grpc.aio.ServicerContext[pb.WatchChangesRequest, pb.WatchChangesResponse],
     ) -> None:
-        user_id = parse_user(request.parent, "parent", current_scope())
+        scope = current_scope()
+        user_id = parse_user(request.parent, "parent", scope)
         v = Validator()
         check_fields(v, request, RULES)
         v.raise_if_invalid()
         sent = request.after_cursor
         timeout = self._feed.settings.send_timeout_seconds
-        async for item in self._feed.watch(user_id, sent):
+        # Without authentication the user names prove nothing: count by connection.
+        peer = client_peer(context) if scope is None else None
+        async for item in self._feed.watch(user_id, sent, peer):
             if isinstance(item, Heartbeat):
                 message = _heartbeat(item)
             else:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Collection
 
-from mnemo_server.domain.change_watch import watches_exhausted
 from mnemo_server.domain.event_watch import EventWatch, WatchSettings
 from mnemo_server.domain.governance import (
     Consent,
@@ -23,6 +22,7 @@ from mnemo_server.domain.governance import (
 )
 from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.domain.ports import GovernanceStore
+from mnemo_server.domain.watch_slots import SlotLimits, WatchSlots
 
 
 class Governance:
@@ -41,7 +41,14 @@ class Governance:
         self._store = store
         self._stopping = stopping
         self._watch = watch or WatchSettings()
-        self._watchers = 0
+        self._slots = WatchSlots(
+            SlotLimits(
+                "event",
+                "ListEvents",
+                total=self._watch.max_watchers,
+                per_peer=self._watch.max_watchers_per_peer,
+            )
+        )
 
     async def get_consent(self, user_id: str) -> Consent:
         """Granted (no update time) for a user who never set it."""
@@ -64,16 +71,15 @@ class Governance:
         await self._store.flush_events()
         return await self._store.list_events(scope, types, limit=limit, after=after)
 
-    async def watch(self, scope: EventScope, types: Collection[EventType]) -> AsyncIterator[Event]:
+    async def watch(
+        self, scope: EventScope, types: Collection[EventType], peer: str | None
+    ) -> AsyncIterator[Event]:
         """The events recorded from now on, oldest first, until the server
-        shuts down or the caller stops. Raises ``ResourceExhausted`` when
-        ``max_watchers`` streams are running."""
-        if self._watchers >= self._watch.max_watchers:
-            raise watches_exhausted(self._watch.max_watchers, "event", "ListEvents")
-        self._watchers += 1
-        try:
+        shuts down or the caller stops. ``peer``: the client connection when
+        authentication is off, else ``None``. Raises ``ResourceExhausted``
+        (``RATE_LIMITED``) when ``max_watchers`` streams are running, or
+        ``max_watchers_per_peer`` of this ``peer``'s."""
+        with self._slots.taken(None, peer):
             watch = EventWatch(self._store, scope, types, self._watch)
             async for event in watch.events(self._stopping):
                 yield event
-        finally:
-            self._watchers -= 1
