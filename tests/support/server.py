@@ -70,7 +70,12 @@ class ServerThread:
 
 
 def server_settings(database_url: str, **overrides: Any) -> Settings:
-    """Settings for an in-process test server on a free port of 127.0.0.1."""
+    """Settings for an in-process test server on a free port of 127.0.0.1.
+
+    Without an ``embedder`` override it has none (the default, ``local``,
+    embeds every save with a real model: tests of that path ask for it), so
+    that what a test counts (statements, bytes) is the store's alone."""
+    overrides.setdefault("embedder", "none")
     return dataclasses.replace(
         Settings(), listen="127.0.0.1:0", database_url=database_url, **overrides
     )

@@ -97,5 +97,8 @@ def test_log_level_is_case_insensitive() -> None:
 
 
 def test_embedder_spec_is_checked_at_start_up() -> None:
-    assert _settings([], {}).embedder == "none"
+    # The default embeds with the model a dependency ships (tests/api/test_local_embedder.py).
+    assert _settings([], {}).embedder == "local"
     assert _settings(["--embedder", " hashing:64 "], {}).embedder == "hashing:64"
+    assert _settings(["--embedder", ""], {}).embedder == "none"
+    assert _settings(["--embedder", "onnx:/models/x"], {}).embedder == "onnx:/models/x"

@@ -18,10 +18,10 @@ from mnemo_server.domain.embedding import (
     StaticModelEmbedder,
     dimension_mismatch,
     embedder_unavailable,
-    load_embedder,
 )
 from mnemo_server.domain.errors import Entry, Part
 from mnemo_server.domain.memory_models import Embedding
+from mnemo_server.embedders import load_embedder
 from tests.support.vectors import cosine, user_vectors
 
 

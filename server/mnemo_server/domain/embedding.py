@@ -1,9 +1,14 @@
-"""Server-side embedders: the interface, the configuration factory, and the
-errors semantic recall raises around them.
+"""Server-side embedders: the interface, the spec syntax, the built-in
+dependency-free ones, and the errors semantic recall raises around them.
 
 Mnemo never downloads a model. An embedder either ships inside an installed
-package or is the caller's own class. Configuration (``load_embedder``):
+package or is the caller's own class. Configuration (``--embedder``; the
+specs are loaded by ``mnemo_server.embedders.load_embedder``, checked here by
+``check_spec``):
 
+- ``"local"`` (the default): the ONNX model an installed package ships
+  (``embedders.packaged``: bge-small-en-v1.5, int8);
+- ``"onnx:<directory>"``: an ONNX model in a directory (``embedders.onnx``);
 - ``None``, ``""`` or ``"none"``: no embedder; semantic recall then needs a
   client-supplied ``query_embedding`` (else ``EMBEDDER_UNAVAILABLE``);
 - ``"hashing"`` or ``"hashing:<dimensions>"``: ``HashingEmbedder``, a
@@ -18,6 +23,9 @@ package or is the caller's own class. Configuration (``load_embedder``):
 
 Unknown or broken specs raise ``EmbedderConfigError`` (a ``ValueError``) at
 start-up, with a message naming the fix.
+
+An embedder may also offer ``embed_queries(texts)``, for models trained with
+an instruction before queries; ``query_vectors`` uses it when present.
 """
 
 from __future__ import annotations
@@ -47,6 +55,16 @@ class Embedder(Protocol):
     def dimensions(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> list[tuple[float, ...]]: ...
+
+
+def query_vectors(embedder: Embedder, texts: Sequence[str]) -> list[tuple[float, ...]]:
+    """The vectors of ``texts`` as queries: ``embed_queries`` when the
+    embedder has it, else ``embed``."""
+    method = getattr(embedder, "embed_queries", None)
+    if callable(method):
+        vectors: list[tuple[float, ...]] = method(texts)
+        return vectors
+    return embedder.embed(texts)
 
 
 class EmbedderConfigError(ValueError):
@@ -145,42 +163,25 @@ class StaticModelEmbedder:
         return [tuple(float(v) for v in row) for row in self._encode(list(texts))]
 
 
-def _from_import_path(spec: str) -> Embedder:
-    module_name, _, class_name = spec.partition(":")
-    try:
-        factory = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as exc:
-        raise EmbedderConfigError(
-            f"cannot import embedder {spec!r}: {exc}; give 'package.module:ClassName'"
-        ) from exc
-    try:
-        embedder = factory()
-    except Exception as exc:  # the caller's class: any failure is a config error
-        raise EmbedderConfigError(f"cannot construct embedder {spec!r}: {exc}") from exc
-    if not isinstance(embedder, Embedder):
-        raise EmbedderConfigError(f"{spec!r} does not provide model, dimensions and embed(texts)")
-    return embedder
+SPEC_FORMS = "none, local, onnx:DIRECTORY, hashing[:N], static-model or package.module:Class"
 
 
-def load_embedder(spec: str | None) -> Embedder | None:
-    """The embedder a configuration string names (see the module doc).
-
-    Raises ``EmbedderConfigError`` for an unknown spec, a missing optional
-    package, a class that cannot be imported or does not fit ``Embedder``.
-    """
-    name = (spec or "").strip()
-    if name in ("", "none"):
-        return None
-    if name == "hashing" or name.startswith("hashing:"):
-        _, _, size = name.partition(":")
-        if size and not size.isdigit():
+def check_spec(spec: str | None) -> str:
+    """The normalised spec (``"none"`` for empty); raises
+    ``EmbedderConfigError`` for a spec of no known form (nothing is loaded)."""
+    name = (spec or "").strip() or "none"
+    if name in ("none", "local", "static-model", "hashing"):
+        return name
+    if name.startswith("hashing:"):
+        size = name.partition(":")[2]
+        if not size.isdigit():
             raise EmbedderConfigError(f"hashing dimensions must be a number (got {size!r})")
-        return HashingEmbedder(int(size) if size else 256)
-    if name == "static-model":
-        return StaticModelEmbedder()
-    if ":" in name:
-        return _from_import_path(name)
-    raise EmbedderConfigError(
-        f"unknown embedder {name!r}: use none, hashing[:N], static-model or "
-        "'package.module:ClassName'"
-    )
+        return name
+    if name.startswith("onnx:"):
+        if not name.partition(":")[2]:
+            raise EmbedderConfigError("onnx: needs a model directory, as onnx:/path/to/model")
+        return name
+    module, colon, attribute = name.partition(":")
+    if colon and module and attribute:
+        return name
+    raise EmbedderConfigError(f"unknown embedder {name!r}: use {SPEC_FORMS}")

@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from mnemo_server.domain.commands import Written
 from mnemo_server.domain.commands.memories import CreateMemories, UpdateMemory
-from mnemo_server.domain.embedding import Embedder
+from mnemo_server.domain.embedding import Embedder, embedder_unavailable, query_vectors
 from mnemo_server.domain.memory_models import (
     Embedding,
     Memory,
@@ -55,6 +55,15 @@ class DraftEmbedding:
             return []
         vectors = await asyncio.to_thread(embedder.embed, list(texts))
         return [Embedding(embedder.model, tuple(v)) for v in vectors]
+
+    async def embed_query(self, text: str) -> Embedding:
+        """The configured embedder's query vector of ``text`` (``query_vectors``).
+        Raises ``EMBEDDER_UNAVAILABLE`` without an embedder."""
+        embedder = self.embedder
+        if embedder is None:
+            raise embedder_unavailable()
+        (vector,) = await asyncio.to_thread(query_vectors, embedder, [text])
+        return Embedding(embedder.model, tuple(vector))
 
     async def drafts(self, drafts: Sequence[MemoryDraft]) -> list[MemoryDraft]:
         """``drafts`` with the embedder's vector on each one that has none."""

@@ -33,7 +33,6 @@ import logging
 from dataclasses import replace
 
 from mnemo_server.domain import events, inject
-from mnemo_server.domain.embedding import embedder_unavailable
 from mnemo_server.domain.governance import Access, NewEvent
 from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.memory_models import (
@@ -65,10 +64,7 @@ class Recall:
     async def _query_vector(self, query: RecallQuery) -> Embedding:
         if query.query_embedding is not None:
             return query.query_embedding
-        if self._embedding.embedder is None:
-            raise embedder_unavailable()
-        (vector,) = await self._embedding.embed([query.text])
-        return vector
+        return await self._embedding.embed_query(query.text)
 
     async def recall(
         self, caller: Caller | None, user_id: str, query: RecallQuery
