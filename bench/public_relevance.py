@@ -1,0 +1,258 @@
+"""``make relevance`` on public benchmarks: RecallMemories in each mode beside
+BM25 and the embedding model alone, computed in the same run over the same
+turns (``bench.public_sets``; docs/relevance.md).
+
+Per set, one ``mnemo serve`` (SQLite, the default embedder) and one user per
+conversation. Turns are saved with BatchCreateMemories as the conversation
+goes; each question is asked when everything before it is saved, of:
+
+- ``lexical``: ``RecallMemories(query, semantic=false)``;
+- ``semantic``: ``RecallMemories(query, semantic=true)`` (fusion);
+- ``default``: ``RecallMemories(query)``, the call a client makes without options;
+- ``context``: ``BuildContext(query)``'s entries (at most 5: recall@5 only);
+- ``bm25``: BM25 (the ``bm25s`` package, k1 1.5, b 0.75) over the same saved
+  turns, tokenised by Mnemo's own stems and stop words;
+- ``dense``: the server's embedding model alone (cosine over the same turns).
+
+The harness embeds each turn once with the server's model and saves it with
+its vector (the server then stores that vector instead of computing it), so
+``dense`` and the server compare the same vectors. Metrics per question:
+recall@k (the share of its evidence turns in the top k) and nDCG@10 (binary
+gains), averaged overall and per category.
+
+    python bench/public_relevance.py --data ~/.cache/mnemo-bench [--sets realtalk,realmem]
+        [--limit-conversations N] [--markdown FILE] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import bm25s  # noqa: E402
+import numpy as np  # noqa: E402
+
+from bench.public_sets import SETS, Ask, Conversation, Save, load  # noqa: E402
+from bench.servers import Databases, serve  # noqa: E402
+from mnemo.client import MnemoClient  # noqa: E402
+from mnemo_server.domain.embedding import query_vectors  # noqa: E402
+from mnemo_server.domain.text_search import query_terms  # noqa: E402
+from mnemo_server.embedders import load_embedder  # noqa: E402
+
+MODES = ("lexical", "semantic", "default", "context", "bm25", "dense")
+TOP = 10
+SAVE_CHUNK = 100
+DEFAULT_DATA = Path.home() / ".cache" / "mnemo-bench"
+
+
+@dataclass
+class Scores:
+    """Per mode and category: the sums of each metric and the count."""
+
+    sums: dict[tuple[str, str, str], float] = field(default_factory=lambda: defaultdict(float))
+    counts: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+
+    def add(
+        self, mode: str, category: str, ranked: Sequence[str], evidence: frozenset[str]
+    ) -> None:
+        for group in ("all", category):
+            self.counts[(mode, group)] += 1
+            self.sums[(mode, group, "recall@5")] += _recall(ranked[:5], evidence)
+            self.sums[(mode, group, "recall@10")] += _recall(ranked[:10], evidence)
+            self.sums[(mode, group, "ndcg@10")] += _ndcg(ranked[:10], evidence)
+
+    def mean(self, mode: str, group: str, metric: str) -> float:
+        count = self.counts[(mode, group)]
+        return self.sums[(mode, group, metric)] / count if count else math.nan
+
+    def groups(self) -> list[str]:
+        return ["all", *sorted({g for _, g in self.counts if g != "all"})]
+
+
+def _recall(ranked: Sequence[str], evidence: frozenset[str]) -> float:
+    return len(evidence.intersection(ranked)) / len(evidence)
+
+
+def _ndcg(ranked: Sequence[str], evidence: frozenset[str]) -> float:
+    gain = sum(1.0 / math.log2(i + 2) for i, turn in enumerate(ranked) if turn in evidence)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(evidence), len(ranked) or 1)))
+    return gain / ideal if ideal else 0.0
+
+
+class Haystack:
+    """What has been saved of one conversation: ids, texts, vectors, stems."""
+
+    def __init__(self) -> None:
+        self.turn_ids: list[str] = []
+        self.vectors: list[np.ndarray[Any, Any]] = []
+        self.tokens: list[list[str]] = []
+        self.by_name: dict[str, str] = {}
+
+    def bm25(self, question: str) -> list[str]:
+        terms = list(query_terms(question))
+        if not terms or not self.turn_ids:
+            return []
+        retriever = bm25s.BM25(k1=1.5, b=0.75)
+        retriever.index([t or ["\u2205"] for t in self.tokens], show_progress=False)
+        scores = retriever.get_scores(terms)
+        order = np.argsort(-scores, kind="stable")[:TOP]
+        return [self.turn_ids[i] for i in order if scores[i] > 0]
+
+    def dense(self, vector: np.ndarray[Any, Any]) -> list[str]:
+        if not self.vectors:
+            return []
+        cosines = np.stack(self.vectors) @ vector
+        order = np.argsort(-cosines, kind="stable")[:TOP]
+        return [self.turn_ids[i] for i in order]
+
+
+def _run_conversation(
+    client: MnemoClient, embedder: Any, user: str, conversation: Conversation, scores: Scores
+) -> None:
+    haystack = Haystack()
+    pending: list[Save] = []
+
+    def flush() -> None:
+        for start in range(0, len(pending), SAVE_CHUNK):
+            chunk = pending[start : start + SAVE_CHUNK]
+            vectors = embedder.embed([s.text for s in chunk])
+            entries = [
+                {"text": s.text[:4000], "embedding": (embedder.model, v)}
+                for s, v in zip(chunk, vectors, strict=True)
+            ]
+            saved = client.batch_create_memories(user, entries).memories
+            for save, memory, vector in zip(chunk, saved, vectors, strict=True):
+                haystack.by_name[memory.name] = save.turn_id
+                haystack.turn_ids.append(save.turn_id)
+                haystack.vectors.append(np.asarray(vector, dtype=np.float32))
+                haystack.tokens.append(list(query_terms(save.text)))
+        pending.clear()
+
+    for event in conversation.events:
+        if isinstance(event, Save):
+            pending.append(event)
+            continue
+        flush()
+        ranked = _ask(client, embedder, user, event, haystack)
+        for mode, turns in ranked.items():
+            scores.add(mode, event.category, turns, event.evidence)
+
+
+def _ask(
+    client: MnemoClient, embedder: Any, user: str, ask: Ask, haystack: Haystack
+) -> dict[str, list[str]]:
+    def names(hits: Any) -> list[str]:
+        return [haystack.by_name[h.memory.name] for h in hits]
+
+    found = {
+        "lexical": names(client.recall_memories(user, ask.text, max_results=TOP)),
+        "semantic": names(client.recall_memories(user, ask.text, max_results=TOP, semantic=True)),
+        "default": names(client.recall_memories(user, ask.text, max_results=TOP)),
+        "bm25": haystack.bm25(ask.text),
+    }
+    context = client.build_context(user, ask.text, semantic=True)
+    found["context"] = [haystack.by_name[name] for name in context.memories]
+    (query,) = query_vectors(embedder, [ask.text])
+    found["dense"] = haystack.dense(np.asarray(query, dtype=np.float32))
+    return found
+
+
+def measure(sets: Sequence[str], data: Path, limit: int | None) -> dict[str, Scores]:
+    embedder = load_embedder("local", threads=max(1, (os.cpu_count() or 1)))
+    results: dict[str, Scores] = {}
+    with contextlib.ExitStack() as stack:
+        databases = Databases(stack)
+        for name in sets:
+            conversations = load(name, data / name)[:limit]
+            scores = Scores()
+            url = databases.fresh("sqlite")
+            started = time.monotonic()
+            with serve(url, extra_env={"MNEMO_EMBEDDER": "local"}) as server:
+                with MnemoClient(server.target, timeout=120) as client:
+                    for number, conversation in enumerate(conversations):
+                        _run_conversation(client, embedder, f"u{number}", conversation, scores)
+            print(
+                f"{name}: {len(conversations)} conversations in {time.monotonic() - started:.0f} s"
+            )
+            results[name] = scores
+    return results
+
+
+def markdown(results: dict[str, Scores]) -> str:
+    lines: list[str] = []
+    for name, scores in results.items():
+        lines += [
+            f"### {name}",
+            "",
+            "| mode | group | questions | recall@5 | recall@10 | nDCG@10 |",
+        ]
+        lines.append("|---|---|---:|---:|---:|---:|")
+        for group in scores.groups():
+            for mode in MODES:
+                count = scores.counts[(mode, group)]
+                cells = [
+                    f"{scores.mean(mode, group, m):.3f}"
+                    for m in ("recall@5", "recall@10", "ndcg@10")
+                ]
+                if mode == "context":
+                    cells[1:] = ["-", "-"]
+                lines.append(f"| {mode} | {group} | {count} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--data", type=Path, default=Path(os.environ.get("MNEMO_BENCH_DATA", DEFAULT_DATA))
+    )
+    parser.add_argument("--sets", default=",".join(SETS))
+    parser.add_argument("--limit-conversations", type=int, default=None)
+    parser.add_argument("--markdown", type=Path)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    sets = [s for s in args.sets.split(",") if s]
+    missing = [s for s in sets if not any((args.data / s).glob("*.json"))]
+    if missing:
+        print(
+            f"public relevance: no data for {', '.join(missing)} in {args.data}: copy the files "
+            "named in docs/relevance.md there (or give --data DIR); skipped",
+            file=sys.stderr,
+        )
+        sets = [s for s in sets if s not in missing]
+    if not sets:
+        return 0
+    results = measure(sets, args.data, args.limit_conversations)
+    table = markdown(results)
+    print(table)
+    if args.markdown:
+        args.markdown.write_text(table + "\n")
+    if args.json:
+        payload = {
+            name: {
+                f"{mode}/{group}/{metric}": scores.mean(mode, group, metric)
+                for mode in MODES
+                for group in scores.groups()
+                for metric in ("recall@5", "recall@10", "ndcg@10")
+            }
+            for name, scores in results.items()
+        }
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
