@@ -4,7 +4,7 @@ set (tests/relevance/memories.json and queries.json; docs/relevance.md).
 For each backend: a fresh migrated database (``bench.servers.Databases``: a
 SQLite file; a database in a throwaway PostgreSQL cluster), a real ``mnemo
 serve`` process with the static-model embedder (``MNEMO_EMBEDDER``, the
-environment form of ``--embedder static-model``), the set saved through the
+environment form of ``--embedder local``), the set saved through the
 public client (CreateMemory, UpdateMemory, DeleteMemory), every query run
 lexical and semantic (``tests.support.relevance``). Prints, per backend, the
 table of recall@5 and nDCG@10 (overall and per tag, both modes) with the
@@ -52,7 +52,7 @@ from tests.support.relevance import (  # noqa: E402
     thresholds_of,
 )
 
-EMBEDDER = "static-model"
+EMBEDDER = "local"
 
 
 @dataclass(frozen=True)

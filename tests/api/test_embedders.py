@@ -29,7 +29,7 @@ def test_the_hashing_embedder_embeds_saves_and_queries(database_url: str) -> Non
             create(stub, "Owns a boat", embedding=vector(1, 0, 0, 0))  # a client vector stays
             create(stub, "Lives near the harbour")
 
-            plain = recall(stub, "dog")
+            plain = recall(stub, "dog", semantic=False)
             assert [list(h.signals) for h in plain] == [[LEXICAL]]
             fused = recall(stub, "dog", semantic=True)
             assert [h.memory for h in fused][:1] == [dog]
@@ -64,7 +64,7 @@ def test_the_static_model_recalls_by_meaning(database_url: str) -> None:
             ):
                 create(stub, text)
 
-            assert recall(stub, "puppy") == []  # no shared word
+            assert recall(stub, "puppy", semantic=False) == []  # no shared word
             hits = recall(stub, "puppy", semantic=True)
             assert texts(hits)[0] == "The user has a dog"
             assert list(hits[0].signals) == [SEMANTIC]
@@ -84,10 +84,12 @@ def test_the_default_local_model_recalls_by_meaning(database_url: str) -> None:
                 "Works night shifts as a nurse at the city hospital",
             ):
                 create(stub, text)
-            assert recall(stub, "puppy") == []  # no shared word
+            assert recall(stub, "puppy", semantic=False) == []  # no shared word
             hits = recall(stub, "does she have a puppy?", semantic=True)
             assert texts(hits)[0] == "The user adopted a golden retriever last spring"
             assert list(hits[0].signals) == [SEMANTIC]
+            # Unset: a server with an embedder fuses (the call a client makes by default).
+            assert recall(stub, "does she have a puppy?") == hits
             job = recall(stub, "what is her profession?", semantic=True)
             assert texts(job)[0] == "Works night shifts as a nurse at the city hospital"
 

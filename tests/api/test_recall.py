@@ -84,22 +84,33 @@ def test_pinned_then_recency_break_ties_and_min_score_drops_weak_hits(memories: 
 
 
 def test_semantic_fusion_reorders_where_the_vectors_say_so(memories: Stub) -> None:
-    create(memories, "Plans a trip to Kyoto in spring", embedding=vector(0, 0, 1, 0))
-    create(memories, "Trip budget is tight", embedding=vector(1, 0, 0, 0))
+    budget = create(memories, "Trip budget is tight", embedding=vector(1, 0, 0, 0))
+    kyoto = create(memories, "Plans a trip to Kyoto in spring", embedding=vector(0, 0, 1, 0))
     create(memories, "Saving up for flights", embedding=vector(0.9, 0.2, 0, 0))
     query = vector(1, 0.1, 0, 0)
 
-    lexical = recall(memories, "Kyoto trip", query_embedding=query)
-    assert texts(lexical) == ["Plans a trip to Kyoto in spring", "Trip budget is tight"]
-    fused = recall(memories, "Kyoto trip", semantic=True, query_embedding=query)
+    # Unset semantic on a server without an embedder: lexical. Both hold "trip"
+    # and nothing else of the query: an equal match, the newer first.
+    lexical = recall(memories, "trip", query_embedding=query)
+    assert [h.memory for h in lexical] == [kyoto, budget]
+    assert lexical[0].score == lexical[1].score == 1.0
+    # Fused: the equal shares are told apart by the cosines; a semantic hit follows.
+    fused = recall(memories, "trip", semantic=True, query_embedding=query)
     assert texts(fused) == [
         "Trip budget is tight",
         "Plans a trip to Kyoto in spring",
         "Saving up for flights",  # a semantic hit only
     ]
     assert [list(h.signals) for h in fused] == [[LEXICAL, SEMANTIC], [LEXICAL], [SEMANTIC]]
-    assert fused[0].score > fused[1].score > fused[2].score > 0
-    assert fused[1].score == pytest.approx(0.5)
+    cosine = 1 / math.hypot(1, 0.1)
+    assert [h.score for h in fused] == pytest.approx(
+        [0.6 + 0.4 * cosine, 0.6, 0.4 * cosine * (0.9 + 0.02) / math.hypot(0.9, 0.2)]
+    )
+    # Every query term in the entry still counts most: a strong cosine without
+    # the rare term does not pass it.
+    both = recall(memories, "Kyoto trip", semantic=True, query_embedding=query)
+    assert texts(both)[0] == "Plans a trip to Kyoto in spring"
+    lexical = recall(memories, "Kyoto trip", semantic=False, query_embedding=query)
 
     vector_only = recall(memories, "", query_embedding=query)
     assert texts(vector_only) == ["Trip budget is tight", "Saving up for flights"]

@@ -1,5 +1,5 @@
 """Recall relevance on the hand-written set (memories.json, queries.json;
-docs/relevance.md) through a real server with the static-model embedder, on
+docs/relevance.md) through a real server with the default (local) embedder, on
 both backends:
 
 - the overall recall@5 and nDCG@10, lexical and semantic, must not drop below
@@ -51,7 +51,7 @@ def rankings_by_backend() -> dict[str, Rankings]:
 
 def measure(database_url: str, relevance_set: RelevanceSet) -> Rankings:
     """Save the set into a fresh server over ``database_url`` and run every query."""
-    with running_server(database_url, embedder="static-model") as target:
+    with running_server(database_url, embedder="local") as target:
         with MnemoClient(target) as client:
             save_set(client, relevance_set)
             return run_queries(client, relevance_set)

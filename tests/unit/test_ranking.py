@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from mnemo_server.domain.memory_models import RecallQuery, RecallScope, RecallSignal
 from mnemo_server.domain.ranking import (
     FULL_BUDGET,
-    RRF_K,
+    LEXICAL_WEIGHT,
     SAMPLED_TERMS,
     Candidate,
     LexicalPlan,
@@ -287,36 +287,48 @@ def test_semantic_fusion_changes_the_order_where_the_vectors_say_so() -> None:
     assert ids(ranked(q("sushi"), [a, b], semantic)) == ["a", "b"]
 
 
-def test_fused_scores_are_normalized_reciprocal_rank_fusion() -> None:
+def test_fused_scores_weigh_the_lexical_share_and_the_cosine() -> None:
     a = mem("a", "sushi ramen")
     b = mem("b", "sushi")
     c = mem("c", "nothing lexical")
+    corpus = [a, b, c]
     semantic = [(c, 0.8), (b, 0.5)]
-    hits = ranked(q("sushi ramen", semantic=True), [a, b, c], semantic)
-    best = 2 / (RRF_K + 1)
+    hits = ranked(q("sushi ramen", semantic=True), corpus, semantic)
+    share_b = ranked(q("sushi ramen"), corpus)[1].score  # b holds one of the two terms
+    assert 0 < share_b < 1
     expected = {
-        "a": (1 / (RRF_K + 1)) / best,
-        "b": (1 / (RRF_K + 2) + 1 / (RRF_K + 2)) / best,
-        "c": (1 / (RRF_K + 1)) / best,
+        "a": LEXICAL_WEIGHT * 1.0,
+        "b": LEXICAL_WEIGHT * share_b + (1 - LEXICAL_WEIGHT) * 0.5,
+        "c": (1 - LEXICAL_WEIGHT) * 0.8,
     }
     assert {h.candidate.memory_id: h.score for h in hits} == pytest.approx(expected)
-    assert ids(hits) == ["b", "a", "c"]  # a and c tie: recency is equal, then id
+    assert ids(hits) == sorted(expected, key=lambda k: -expected[k]) == ["a", "b", "c"]
     assert hits[2].signals == (RecallSignal.SEMANTIC,)
     assert all(0 < h.score <= 1 for h in hits)
+
+
+def test_equal_lexical_shares_are_told_apart_by_their_cosines() -> None:
+    """A rank fusion gave every entry with the same share one rank; scores do not."""
+    old = mem("old", "Ada said hi", age=0)
+    new = mem("new", "Ada moved to Lyon in March", age=10)
+    plain = ranked(q("where did Ada move"), [old, new])
+    fused = ranked(q("where did Ada move", semantic=True), [old, new], [(new, 0.7), (old, 0.2)])
+    assert ids(fused)[0] == "new"
+    assert fused[0].score > plain[0].score * LEXICAL_WEIGHT
 
 
 def test_a_semantic_candidate_holding_query_terms_is_a_lexical_hit_too() -> None:
     a = mem("a", "sushi")
     hits = ranked(q("sushi", semantic=True), [], [(a, 0.5)])
     assert hits[0].signals == (RecallSignal.LEXICAL, RecallSignal.SEMANTIC)
-    assert hits[0].score == 1.0
+    assert hits[0].score == pytest.approx(LEXICAL_WEIGHT + (1 - LEXICAL_WEIGHT) * 0.5)
 
 
 def test_semantic_only_query_and_similarity_floor() -> None:
     a, b, c = mem("a", "x"), mem("b", "y"), mem("c", "z")
     hits = ranked(q("", semantic=True), [], [(a, 0.3), (b, 0.7), (c, -0.2)])
     assert ids(hits) == ["b", "a"]  # c points away from the query
-    assert hits[0].score == 1.0
+    assert [h.score for h in hits] == [0.7, 0.3]  # no query terms: the cosine alone
     tied = ranked(q("", semantic=True), [], [(a, 0.5), (b, 0.5 + 1e-12)])
     assert ids(tied) == ["a", "b"]  # equal within the rounding: id breaks the tie
 

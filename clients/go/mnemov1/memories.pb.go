@@ -1513,8 +1513,9 @@ type RecallMemoriesRequest struct {
 	MaxResults int32 `protobuf:"varint,5,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
 	// Drop results scoring below this.
 	MinScore *float64 `protobuf:"fixed64,6,opt,name=min_score,json=minScore,proto3,oneof" json:"min_score,omitempty"`
-	// Fuse vector similarity with the lexical ranking.
-	Semantic bool `protobuf:"varint,7,opt,name=semantic,proto3" json:"semantic,omitempty"`
+	// Fuse vector similarity with the lexical ranking (true) or rank lexically
+	// only (false). Unset: fused when the server has an embedder, else lexical.
+	Semantic *bool `protobuf:"varint,7,opt,name=semantic,proto3,oneof" json:"semantic,omitempty"`
 	// The query's embedding, for semantic recall without a server embedder.
 	QueryEmbedding *Embedding `protobuf:"bytes,8,opt,name=query_embedding,json=queryEmbedding,proto3" json:"query_embedding,omitempty"`
 	unknownFields  protoimpl.UnknownFields
@@ -1594,8 +1595,8 @@ func (x *RecallMemoriesRequest) GetMinScore() float64 {
 }
 
 func (x *RecallMemoriesRequest) GetSemantic() bool {
-	if x != nil {
-		return x.Semantic
+	if x != nil && x.Semantic != nil {
+		return *x.Semantic
 	}
 	return false
 }
@@ -1693,8 +1694,9 @@ type BuildContextRequest struct {
 	MaxEntries int32 `protobuf:"varint,4,opt,name=max_entries,json=maxEntries,proto3" json:"max_entries,omitempty"`
 	// At most this many bytes of entry text (default 1536, at most 16384).
 	MaxBytes int32 `protobuf:"varint,5,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
-	// Fuse vector similarity with the lexical ranking.
-	Semantic bool `protobuf:"varint,6,opt,name=semantic,proto3" json:"semantic,omitempty"`
+	// Fuse vector similarity with the lexical ranking (true) or rank lexically
+	// only (false). Unset: fused when the server has an embedder, else lexical.
+	Semantic *bool `protobuf:"varint,6,opt,name=semantic,proto3,oneof" json:"semantic,omitempty"`
 	// The query's embedding, for semantic recall without a server embedder.
 	QueryEmbedding *Embedding `protobuf:"bytes,7,opt,name=query_embedding,json=queryEmbedding,proto3" json:"query_embedding,omitempty"`
 	unknownFields  protoimpl.UnknownFields
@@ -1767,8 +1769,8 @@ func (x *BuildContextRequest) GetMaxBytes() int32 {
 }
 
 func (x *BuildContextRequest) GetSemantic() bool {
-	if x != nil {
-		return x.Semantic
+	if x != nil && x.Semantic != nil {
+		return *x.Semantic
 	}
 	return false
 }
@@ -2688,7 +2690,7 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"r\n" +
 	"\x1aListMemoryVersionsResponse\x12,\n" +
 	"\bversions\x18\x01 \x03(\v2\x10.mnemo.v1.MemoryR\bversions\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc1\x02\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd3\x02\n" +
 	"\x15RecallMemoriesRequest\x12\x16\n" +
 	"\x06parent\x18\x01 \x01(\tR\x06parent\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12\"\n" +
@@ -2696,25 +2698,27 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"\x05scope\x18\x04 \x01(\x0e2\x15.mnemo.v1.RecallScopeR\x05scope\x12\x1f\n" +
 	"\vmax_results\x18\x05 \x01(\x05R\n" +
 	"maxResults\x12 \n" +
-	"\tmin_score\x18\x06 \x01(\x01H\x00R\bminScore\x88\x01\x01\x12\x1a\n" +
-	"\bsemantic\x18\a \x01(\bR\bsemantic\x12<\n" +
+	"\tmin_score\x18\x06 \x01(\x01H\x00R\bminScore\x88\x01\x01\x12\x1f\n" +
+	"\bsemantic\x18\a \x01(\bH\x01R\bsemantic\x88\x01\x01\x12<\n" +
 	"\x0fquery_embedding\x18\b \x01(\v2\x13.mnemo.v1.EmbeddingR\x0equeryEmbeddingB\f\n" +
 	"\n" +
-	"_min_score\"\x9e\x01\n" +
+	"_min_scoreB\v\n" +
+	"\t_semantic\"\x9e\x01\n" +
 	"\x16RecallMemoriesResponse\x12(\n" +
 	"\x06memory\x18\x01 \x01(\v2\x10.mnemo.v1.MemoryR\x06memory\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x12\x12\n" +
 	"\x04rank\x18\x03 \x01(\x05R\x04rank\x120\n" +
-	"\asignals\x18\x04 \x03(\x0e2\x16.mnemo.v1.RecallSignalR\asignals\"\xff\x01\n" +
+	"\asignals\x18\x04 \x03(\x0e2\x16.mnemo.v1.RecallSignalR\asignals\"\x91\x02\n" +
 	"\x13BuildContextRequest\x12\x16\n" +
 	"\x06parent\x18\x01 \x01(\tR\x06parent\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12\"\n" +
 	"\fconversation\x18\x03 \x01(\tR\fconversation\x12\x1f\n" +
 	"\vmax_entries\x18\x04 \x01(\x05R\n" +
 	"maxEntries\x12\x1b\n" +
-	"\tmax_bytes\x18\x05 \x01(\x05R\bmaxBytes\x12\x1a\n" +
-	"\bsemantic\x18\x06 \x01(\bR\bsemantic\x12<\n" +
-	"\x0fquery_embedding\x18\a \x01(\v2\x13.mnemo.v1.EmbeddingR\x0equeryEmbedding\"x\n" +
+	"\tmax_bytes\x18\x05 \x01(\x05R\bmaxBytes\x12\x1f\n" +
+	"\bsemantic\x18\x06 \x01(\bH\x00R\bsemantic\x88\x01\x01\x12<\n" +
+	"\x0fquery_embedding\x18\a \x01(\v2\x13.mnemo.v1.EmbeddingR\x0equeryEmbeddingB\v\n" +
+	"\t_semantic\"x\n" +
 	"\x14BuildContextResponse\x12%\n" +
 	"\x0esystem_message\x18\x01 \x01(\tR\rsystemMessage\x12\x1a\n" +
 	"\bmemories\x18\x02 \x03(\tR\bmemories\x12\x1d\n" +
@@ -2960,6 +2964,7 @@ func file_mnemo_v1_memories_proto_init() {
 	}
 	file_mnemo_v1_conversations_proto_init()
 	file_mnemo_v1_memories_proto_msgTypes[17].OneofWrappers = []any{}
+	file_mnemo_v1_memories_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -169,7 +169,8 @@ class RecallQuery:
 
     ``text`` may be empty only when ``query_embedding`` is set (semantic only).
     ``min_score`` drops hits scoring below it (see ``domain.ranking`` for the
-    score's meaning).
+    score's meaning). ``semantic`` ``None``: the server's choice
+    (``usecases.recall``: fused when it has an embedder).
     """
 
     text: str
@@ -177,7 +178,7 @@ class RecallQuery:
     scope: RecallScope = RecallScope.ANY
     max_results: int = DEFAULT_RECALL_RESULTS
     min_score: float | None = None
-    semantic: bool = False
+    semantic: bool | None = False
     query_embedding: Embedding | None = None
 
 

@@ -31,13 +31,16 @@ the query vector are candidates too.
 1. relevance, the hit's ``score``: without ``semantic``, the share of the
    query's term weight that the entry contains (the sum of the weights of the
    query terms it contains over the sum of the weights of all query terms, in
-   (0, 1]; 1 when it contains every term); with ``semantic``, reciprocal rank
-   fusion (``RRF_K`` = 60) of the lexical rank (competition ranking by that
-   share: entries with an equal share share a rank) and the semantic rank
-   (competition ranking by cosine rounded to ``SIMILARITY_DIGITS`` digits),
-   divided by its maximum so that it is in (0, 1]. Entries with no query term
-   are not lexical hits; entries at or below ``min_similarity`` are not
-   semantic hits;
+   (0, 1]; 1 when it contains every term); with ``semantic``, a weighted sum
+   of the scores themselves, not of ranks: ``LEXICAL_WEIGHT`` x that share
+   (0 for an entry with no query term) + (1 - ``LEXICAL_WEIGHT``) x the
+   entry's cosine to the query vector rounded to ``SIMILARITY_DIGITS`` digits
+   (0 for an entry at or below ``min_similarity`` or without a vector of the
+   query's model); without query terms, the cosine alone. So a turn that only
+   shares a rare name gets the name's share, not the best lexical rank, and
+   entries with equal lexical shares are told apart by their cosines. In
+   [0, 1] for normalised vectors. Entries with no query term are not lexical
+   hits; entries at or below ``min_similarity`` are not semantic hits;
 2. an *equal match* is an equal score after rounding to ``SCORE_DIGITS``
    digits. Among equal matches, an entry scoped to the current conversation
    comes first;
@@ -65,8 +68,10 @@ from mnemo_server.domain.memory_models import (
     RecallSignal,
 )
 
-RRF_K = 60
-"""The reciprocal rank fusion constant (Cormack et al.)."""
+LEXICAL_WEIGHT = 0.6
+"""The lexical share's weight in a fused score (the cosine's is the rest):
+chosen on the public development sets, flat between 0.5 and 0.7
+(docs/relevance.md)."""
 
 SCORE_DIGITS = 12
 """Scores equal after rounding to this many digits are an equal match."""
@@ -165,15 +170,6 @@ def _in_current_conversation(candidate: Candidate, query: RecallQuery) -> bool:
     return query.conversation_id != "" and candidate.conversation_id == query.conversation_id
 
 
-def _competition_ranks(values: dict[str, float]) -> dict[str, int]:
-    """1 + how many values are strictly greater (ties share a rank)."""
-    ordered = sorted(values.values(), reverse=True)
-    first_position: dict[float, int] = {}
-    for position, value in enumerate(ordered, start=1):
-        first_position.setdefault(value, position)
-    return {key: first_position[value] for key, value in values.items()}
-
-
 def _lexical_shares(
     candidates: Iterable[Candidate], terms: Sequence[str], stats: TermStats
 ) -> dict[str, float]:
@@ -204,19 +200,15 @@ def _score(
         for key, c in candidates.items()
         if c.similarity is not None and c.similarity > min_similarity
     }
-    lexical_ranks = _competition_ranks({k: round(v, SCORE_DIGITS) for k, v in shares.items()})
-    semantic_ranks = _competition_ranks(similar)
-    best = ((1 if terms else 0) + 1) / (RRF_K + 1)
+    # Without query terms there is nothing lexical to weigh: the cosine alone.
+    lexical_weight = LEXICAL_WEIGHT if terms else 0.0
     hits = []
     for key, entry in candidates.items():
-        if key not in lexical_ranks and key not in semantic_ranks:
+        if key not in shares and key not in similar:
             continue
-        fused = 0.0
-        if key in lexical_ranks:
-            fused += 1.0 / (RRF_K + lexical_ranks[key])
-        if key in semantic_ranks:
-            fused += 1.0 / (RRF_K + semantic_ranks[key])
-        entry.score = fused / best
+        entry.score = lexical_weight * shares.get(key, 0.0) + (1.0 - lexical_weight) * similar.get(
+            key, 0.0
+        )
         hits.append(entry)
     return hits
 
@@ -275,7 +267,7 @@ def rank(
             known.similarity is None or candidate.similarity > known.similarity
         ):
             known.similarity = candidate.similarity
-    hits = _score(merged, terms, stats, query.semantic, min_similarity)
+    hits = _score(merged, terms, stats, bool(query.semantic), min_similarity)
 
     def order(entry: Candidate) -> tuple[float, bool, bool, int, str]:
         return (

@@ -256,7 +256,7 @@ class ServerSteps:
         return [entry_from_proto(m) for m in memories]
 
     def recall(
-        self, query: str, *, conversation_id: str = "", limit: int = 5, semantic: bool = False
+        self, query: str, *, conversation_id: str = "", limit: int = 5, semantic: bool | None = None
     ) -> Steps[Hits]:
         """The entries matching ``query``, best first (the conversation's rank above identity)."""
         hits = yield lambda c: c.recall_memories(

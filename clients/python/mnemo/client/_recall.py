@@ -40,7 +40,7 @@ def recall_memories(
     scope: RecallScope | None = None,
     max_results: int = 0,
     min_score: float | None = None,
-    semantic: bool = False,
+    semantic: bool | None = None,
     query_embedding: EmbeddingLike | None = None,
     timeout: float | None = None,
 ) -> StreamCall[mm.RecallMemoriesRequest, mm.RecallMemoriesResponse]:
@@ -52,10 +52,11 @@ def recall_memories(
     With ``conversation``, its conversation-scoped entries are searched too
     and outrank identity entries on an equal match. ``max_results`` 0 is the
     server default (10, at most 100); hits scoring below ``min_score`` are
-    dropped. ``semantic`` fuses vector similarity with the text match; it
+    dropped. ``semantic=True`` fuses vector similarity with the text match; it
     needs ``query_embedding`` (an ``Embedding`` or ``(model, values)``) or a
-    server with an embedder. ``timeout`` bounds the whole stream; errors are
-    raised by the iteration.
+    server with an embedder; ``False`` ranks by the text match alone; ``None``
+    (the default) lets the server choose: fused when it has an embedder.
+    ``timeout`` bounds the whole stream; errors are raised by the iteration.
 
     Raises:
         InvalidArgumentError: a malformed id, an empty query without a
@@ -84,7 +85,7 @@ def build_context(
     conversation: str | None = None,
     max_entries: int = 0,
     max_bytes: int = 0,
-    semantic: bool = False,
+    semantic: bool | None = None,
     query_embedding: EmbeddingLike | None = None,
     timeout: float | None = None,
 ) -> UnaryCall[mm.BuildContextRequest, mm.BuildContextResponse]:
@@ -93,6 +94,8 @@ def build_context(
     16384), as one ready-to-use ``system_message``, with the ``memories`` used
     (names, in order) and the ``used_bytes`` of entry text, never above the
     budget. Deterministic. ``system_message`` is empty when nothing applies.
+    ``semantic`` as for ``recall_memories`` (``None``: fused when the server
+    has an embedder).
 
     Raises:
         InvalidArgumentError: a malformed id, an empty query without a

@@ -425,7 +425,7 @@ def _recall_basics(
         text=request.query,
         conversation_id=conversation_id,
         scope=scope,
-        semantic=request.semantic,
+        semantic=request.semantic if request.HasField("semantic") else None,
         query_embedding=embedding,
     )
 

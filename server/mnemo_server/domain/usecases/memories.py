@@ -14,6 +14,7 @@ the client sends a new one).
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -38,11 +39,17 @@ def new_id() -> str:
     return new_conversation_id()
 
 
+QUERY_CACHE_SIZE = 1024
+"""Query vectors kept per process (about 3 KB each with 384 dimensions)."""
+
+
 class DraftEmbedding:
     """Fills in the vectors the server computes (see the module doc)."""
 
     def __init__(self, embedder: Embedder | None) -> None:
         self.embedder = embedder
+        # Query vectors of recent query texts (an assistant repeats its queries).
+        self._queries: OrderedDict[str, Embedding] = OrderedDict()
 
     async def embed(self, texts: Sequence[str]) -> list[Embedding]:
         """The configured embedder's vectors of ``texts`` (``[]`` without one).
@@ -57,13 +64,22 @@ class DraftEmbedding:
         return [Embedding(embedder.model, tuple(v)) for v in vectors]
 
     async def embed_query(self, text: str) -> Embedding:
-        """The configured embedder's query vector of ``text`` (``query_vectors``).
+        """The configured embedder's query vector of ``text`` (``query_vectors``),
+        from the cache of the last ``QUERY_CACHE_SIZE`` query texts when there.
         Raises ``EMBEDDER_UNAVAILABLE`` without an embedder."""
         embedder = self.embedder
         if embedder is None:
             raise embedder_unavailable()
+        cached = self._queries.get(text)
+        if cached is not None:
+            self._queries.move_to_end(text)
+            return cached
         (vector,) = await asyncio.to_thread(query_vectors, embedder, [text])
-        return Embedding(embedder.model, tuple(vector))
+        embedding = Embedding(embedder.model, tuple(vector))
+        self._queries[text] = embedding
+        if len(self._queries) > QUERY_CACHE_SIZE:
+            self._queries.popitem(last=False)
+        return embedding
 
     async def drafts(self, drafts: Sequence[MemoryDraft]) -> list[MemoryDraft]:
         """``drafts`` with the embedder's vector on each one that has none."""

@@ -74,16 +74,19 @@ class Recall:
         off. ``caller`` is who asks (named by the event when it is another).
 
         A query with a ``query_embedding`` and no text is semantic whatever
-        its ``semantic`` flag says (there is nothing else to match). Raises
+        its ``semantic`` flag says (there is nothing else to match); one
+        that leaves ``semantic`` unset is semantic when this server has an
+        embedder (fusion never ranked below lexical on the public
+        benchmarks, docs/relevance.md), lexical otherwise. Raises
         ``EMBEDDER_UNAVAILABLE`` (semantic without a query vector on a server
         without an embedder), ``EMBEDDING_DIMENSION_MISMATCH`` (the query
         vector's dimension differs from the stored vectors of its model).
         """
-        query = _effective(query)
+        query = self._effective(query)
         hits = await self._ranked(user_id, query, Access.RECALL, ())
         if hits is None:
             return []
-        self._record(caller, user_id, events.recalled(len(hits), "recall", query.semantic))
+        self._record(caller, user_id, events.recalled(len(hits), "recall", bool(query.semantic)))
         return hits
 
     async def _ranked(
@@ -121,24 +124,26 @@ class Recall:
         raises."""
         conversations = (query.conversation_id,) if query.conversation_id else ()
         wanted = min(CONTEXT_RECALL_FACTOR * max_entries, MAX_RECALL_RESULTS)
-        query = _effective(replace(query, max_results=wanted))
+        query = self._effective(replace(query, max_results=wanted))
         hits = await self._ranked(user_id, query, Access.INJECT, conversations)
         if hits is None:
             return inject.build_context([], max_entries=max_entries, max_bytes=max_bytes)
         built = inject.build_context(hits, max_entries=max_entries, max_bytes=max_bytes)
         count = len(built.memory_ids)
-        self._record(caller, user_id, events.recalled(count, "inject", query.semantic))
+        self._record(caller, user_id, events.recalled(count, "inject", bool(query.semantic)))
         return built
+
+    def _effective(self, query: RecallQuery) -> RecallQuery:
+        """``query`` with its mode decided: a vector without text is semantic;
+        an unset ``semantic`` is fused when this server has an embedder."""
+        if not query.text and query.query_embedding is not None:
+            return replace(query, semantic=True)
+        if query.semantic is None:
+            return replace(query, semantic=self._embedding.embedder is not None)
+        return query
 
     def _record(self, caller: Caller | None, user_id: str, happened: list[NewEvent]) -> None:
         try:
             self._governance.record_events_later(caller, user_id, happened)
         except Exception:  # analytics must never fail a recall
             log.warning("could not record memory_recalled for %s", user_id, exc_info=True)
-
-
-def _effective(query: RecallQuery) -> RecallQuery:
-    """A query with a vector and no text is semantic."""
-    if not query.text and query.query_embedding is not None:
-        return replace(query, semantic=True)
-    return query

@@ -93,7 +93,8 @@ export function toRecallInit(userId: string, query: RecallMemoryQuery) {
     scope,
     maxResults: query.maxResults ?? 0,
     minScore: query.minScore,
-    semantic: query.semantic ?? false,
+    // Unset: the server fuses vector similarity when it has an embedder.
+    semantic: query.semantic,
   };
 }
 

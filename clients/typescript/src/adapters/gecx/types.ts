@@ -80,6 +80,7 @@ export type RecallMemoryQuery = {
   scope?: MemoryScope | "all" | undefined;
   maxResults?: number | undefined;
   minScore?: number | undefined;
+  /** Fuse vector similarity (true), text only (false); unset: the server's default. */
   semantic?: boolean | undefined;
 };
 

@@ -305,10 +305,24 @@ public  final class BuildContextRequest extends
   private boolean semantic_;
   /**
    * <pre>
-   * Fuse vector similarity with the lexical ranking.
+   * Fuse vector similarity with the lexical ranking (true) or rank lexically
+   * only (false). Unset: fused when the server has an embedder, else lexical.
    * </pre>
    *
-   * <code>bool semantic = 6 [json_name = "semantic"];</code>
+   * <code>optional bool semantic = 6 [json_name = "semantic"];</code>
+   * @return Whether the semantic field is set.
+   */
+  @java.lang.Override
+  public boolean hasSemantic() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <pre>
+   * Fuse vector similarity with the lexical ranking (true) or rank lexically
+   * only (false). Unset: fused when the server has an embedder, else lexical.
+   * </pre>
+   *
+   * <code>optional bool semantic = 6 [json_name = "semantic"];</code>
    * @return The semantic.
    */
   @java.lang.Override
@@ -317,25 +331,27 @@ public  final class BuildContextRequest extends
   }
   /**
    * <pre>
-   * Fuse vector similarity with the lexical ranking.
+   * Fuse vector similarity with the lexical ranking (true) or rank lexically
+   * only (false). Unset: fused when the server has an embedder, else lexical.
    * </pre>
    *
-   * <code>bool semantic = 6 [json_name = "semantic"];</code>
+   * <code>optional bool semantic = 6 [json_name = "semantic"];</code>
    * @param value The semantic to set.
    */
   private void setSemantic(boolean value) {
-    
+    bitField0_ |= 0x00000001;
     semantic_ = value;
   }
   /**
    * <pre>
-   * Fuse vector similarity with the lexical ranking.
+   * Fuse vector similarity with the lexical ranking (true) or rank lexically
+   * only (false). Unset: fused when the server has an embedder, else lexical.
    * </pre>
    *
-   * <code>bool semantic = 6 [json_name = "semantic"];</code>
+   * <code>optional bool semantic = 6 [json_name = "semantic"];</code>
    */
   private void clearSemantic() {
-
+    bitField0_ = (bitField0_ & ~0x00000001);
     semantic_ = false;
   }
 
@@ -350,7 +366,7 @@ public  final class BuildContextRequest extends
    */
   @java.lang.Override
   public boolean hasQueryEmbedding() {
-    return ((bitField0_ & 0x00000001) != 0);
+    return ((bitField0_ & 0x00000002) != 0);
   }
   /**
    * <pre>
@@ -373,7 +389,7 @@ public  final class BuildContextRequest extends
   private void setQueryEmbedding(mnemo.v1.Embedding value) {
     java.util.Objects.requireNonNull(value);
     queryEmbedding_ = value;
-    bitField0_ |= 0x00000001;
+    bitField0_ |= 0x00000002;
   }
   /**
    * <pre>
@@ -392,7 +408,7 @@ public  final class BuildContextRequest extends
     } else {
       queryEmbedding_ = value;
     }
-    bitField0_ |= 0x00000001;
+    bitField0_ |= 0x00000002;
   }
   /**
    * <pre>
@@ -403,7 +419,7 @@ public  final class BuildContextRequest extends
    */
   private void clearQueryEmbedding() {
     queryEmbedding_ = null;
-    bitField0_ = (bitField0_ & ~0x00000001);
+    bitField0_ = (bitField0_ & ~0x00000002);
   }
 
   public static mnemo.v1.BuildContextRequest parseFrom(
@@ -796,10 +812,24 @@ public  final class BuildContextRequest extends
 
     /**
      * <pre>
-     * Fuse vector similarity with the lexical ranking.
+     * Fuse vector similarity with the lexical ranking (true) or rank lexically
+     * only (false). Unset: fused when the server has an embedder, else lexical.
      * </pre>
      *
-     * <code>bool semantic = 6 [json_name = "semantic"];</code>
+     * <code>optional bool semantic = 6 [json_name = "semantic"];</code>
+     * @return Whether the semantic field is set.
+     */
+    @java.lang.Override
+    public boolean hasSemantic() {
+      return instance.hasSemantic();
+    }
+    /**
+     * <pre>
+     * Fuse vector similarity with the lexical ranking (true) or rank lexically
+     * only (false). Unset: fused when the server has an embedder, else lexical.
+     * </pre>
+     *
+     * <code>optional bool semantic = 6 [json_name = "semantic"];</code>
      * @return The semantic.
      */
     @java.lang.Override
@@ -808,10 +838,11 @@ public  final class BuildContextRequest extends
     }
     /**
      * <pre>
-     * Fuse vector similarity with the lexical ranking.
+     * Fuse vector similarity with the lexical ranking (true) or rank lexically
+     * only (false). Unset: fused when the server has an embedder, else lexical.
      * </pre>
      *
-     * <code>bool semantic = 6 [json_name = "semantic"];</code>
+     * <code>optional bool semantic = 6 [json_name = "semantic"];</code>
      * @param value The semantic to set.
      * @return This builder for chaining.
      */
@@ -822,10 +853,11 @@ public  final class BuildContextRequest extends
     }
     /**
      * <pre>
-     * Fuse vector similarity with the lexical ranking.
+     * Fuse vector similarity with the lexical ranking (true) or rank lexically
+     * only (false). Unset: fused when the server has an embedder, else lexical.
      * </pre>
      *
-     * <code>bool semantic = 6 [json_name = "semantic"];</code>
+     * <code>optional bool semantic = 6 [json_name = "semantic"];</code>
      * @return This builder for chaining.
      */
     public Builder clearSemantic() {
@@ -932,7 +964,7 @@ public  final class BuildContextRequest extends
           };
           java.lang.String info =
               "\u0000\u0007\u0000\u0001\u0001\u0007\u0007\u0000\u0000\u0000\u0001\u0208\u0002\u0208" +
-              "\u0003\u0208\u0004\u0004\u0005\u0004\u0006\u0007\u0007\u1009\u0000";
+              "\u0003\u0208\u0004\u0004\u0005\u0004\u0006\u1007\u0000\u0007\u1009\u0001";
           return newMessageInfo(DEFAULT_INSTANCE, info, objects);
       }
       case GET_DEFAULT_INSTANCE: {

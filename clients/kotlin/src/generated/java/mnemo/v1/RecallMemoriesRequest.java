@@ -380,10 +380,24 @@ public  final class RecallMemoriesRequest extends
   private boolean semantic_;
   /**
    * <pre>
-   * Fuse vector similarity with the lexical ranking.
+   * Fuse vector similarity with the lexical ranking (true) or rank lexically
+   * only (false). Unset: fused when the server has an embedder, else lexical.
    * </pre>
    *
-   * <code>bool semantic = 7 [json_name = "semantic"];</code>
+   * <code>optional bool semantic = 7 [json_name = "semantic"];</code>
+   * @return Whether the semantic field is set.
+   */
+  @java.lang.Override
+  public boolean hasSemantic() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * Fuse vector similarity with the lexical ranking (true) or rank lexically
+   * only (false). Unset: fused when the server has an embedder, else lexical.
+   * </pre>
+   *
+   * <code>optional bool semantic = 7 [json_name = "semantic"];</code>
    * @return The semantic.
    */
   @java.lang.Override
@@ -392,25 +406,27 @@ public  final class RecallMemoriesRequest extends
   }
   /**
    * <pre>
-   * Fuse vector similarity with the lexical ranking.
+   * Fuse vector similarity with the lexical ranking (true) or rank lexically
+   * only (false). Unset: fused when the server has an embedder, else lexical.
    * </pre>
    *
-   * <code>bool semantic = 7 [json_name = "semantic"];</code>
+   * <code>optional bool semantic = 7 [json_name = "semantic"];</code>
    * @param value The semantic to set.
    */
   private void setSemantic(boolean value) {
-    
+    bitField0_ |= 0x00000002;
     semantic_ = value;
   }
   /**
    * <pre>
-   * Fuse vector similarity with the lexical ranking.
+   * Fuse vector similarity with the lexical ranking (true) or rank lexically
+   * only (false). Unset: fused when the server has an embedder, else lexical.
    * </pre>
    *
-   * <code>bool semantic = 7 [json_name = "semantic"];</code>
+   * <code>optional bool semantic = 7 [json_name = "semantic"];</code>
    */
   private void clearSemantic() {
-
+    bitField0_ = (bitField0_ & ~0x00000002);
     semantic_ = false;
   }
 
@@ -425,7 +441,7 @@ public  final class RecallMemoriesRequest extends
    */
   @java.lang.Override
   public boolean hasQueryEmbedding() {
-    return ((bitField0_ & 0x00000002) != 0);
+    return ((bitField0_ & 0x00000004) != 0);
   }
   /**
    * <pre>
@@ -448,7 +464,7 @@ public  final class RecallMemoriesRequest extends
   private void setQueryEmbedding(mnemo.v1.Embedding value) {
     java.util.Objects.requireNonNull(value);
     queryEmbedding_ = value;
-    bitField0_ |= 0x00000002;
+    bitField0_ |= 0x00000004;
   }
   /**
    * <pre>
@@ -467,7 +483,7 @@ public  final class RecallMemoriesRequest extends
     } else {
       queryEmbedding_ = value;
     }
-    bitField0_ |= 0x00000002;
+    bitField0_ |= 0x00000004;
   }
   /**
    * <pre>
@@ -478,7 +494,7 @@ public  final class RecallMemoriesRequest extends
    */
   private void clearQueryEmbedding() {
     queryEmbedding_ = null;
-    bitField0_ = (bitField0_ & ~0x00000002);
+    bitField0_ = (bitField0_ & ~0x00000004);
   }
 
   public static mnemo.v1.RecallMemoriesRequest parseFrom(
@@ -950,10 +966,24 @@ public  final class RecallMemoriesRequest extends
 
     /**
      * <pre>
-     * Fuse vector similarity with the lexical ranking.
+     * Fuse vector similarity with the lexical ranking (true) or rank lexically
+     * only (false). Unset: fused when the server has an embedder, else lexical.
      * </pre>
      *
-     * <code>bool semantic = 7 [json_name = "semantic"];</code>
+     * <code>optional bool semantic = 7 [json_name = "semantic"];</code>
+     * @return Whether the semantic field is set.
+     */
+    @java.lang.Override
+    public boolean hasSemantic() {
+      return instance.hasSemantic();
+    }
+    /**
+     * <pre>
+     * Fuse vector similarity with the lexical ranking (true) or rank lexically
+     * only (false). Unset: fused when the server has an embedder, else lexical.
+     * </pre>
+     *
+     * <code>optional bool semantic = 7 [json_name = "semantic"];</code>
      * @return The semantic.
      */
     @java.lang.Override
@@ -962,10 +992,11 @@ public  final class RecallMemoriesRequest extends
     }
     /**
      * <pre>
-     * Fuse vector similarity with the lexical ranking.
+     * Fuse vector similarity with the lexical ranking (true) or rank lexically
+     * only (false). Unset: fused when the server has an embedder, else lexical.
      * </pre>
      *
-     * <code>bool semantic = 7 [json_name = "semantic"];</code>
+     * <code>optional bool semantic = 7 [json_name = "semantic"];</code>
      * @param value The semantic to set.
      * @return This builder for chaining.
      */
@@ -976,10 +1007,11 @@ public  final class RecallMemoriesRequest extends
     }
     /**
      * <pre>
-     * Fuse vector similarity with the lexical ranking.
+     * Fuse vector similarity with the lexical ranking (true) or rank lexically
+     * only (false). Unset: fused when the server has an embedder, else lexical.
      * </pre>
      *
-     * <code>bool semantic = 7 [json_name = "semantic"];</code>
+     * <code>optional bool semantic = 7 [json_name = "semantic"];</code>
      * @return This builder for chaining.
      */
     public Builder clearSemantic() {
@@ -1087,7 +1119,7 @@ public  final class RecallMemoriesRequest extends
           };
           java.lang.String info =
               "\u0000\b\u0000\u0001\u0001\b\b\u0000\u0000\u0000\u0001\u0208\u0002\u0208\u0003\u0208" +
-              "\u0004\f\u0005\u0004\u0006\u1000\u0000\u0007\u0007\b\u1009\u0001";
+              "\u0004\f\u0005\u0004\u0006\u1000\u0000\u0007\u1007\u0001\b\u1009\u0002";
           return newMessageInfo(DEFAULT_INSTANCE, info, objects);
       }
       case GET_DEFAULT_INSTANCE: {

@@ -120,10 +120,21 @@ public interface RecallMemoriesRequestOrBuilder extends
 
   /**
    * <pre>
-   * Fuse vector similarity with the lexical ranking.
+   * Fuse vector similarity with the lexical ranking (true) or rank lexically
+   * only (false). Unset: fused when the server has an embedder, else lexical.
    * </pre>
    *
-   * <code>bool semantic = 7 [json_name = "semantic"];</code>
+   * <code>optional bool semantic = 7 [json_name = "semantic"];</code>
+   * @return Whether the semantic field is set.
+   */
+  boolean hasSemantic();
+  /**
+   * <pre>
+   * Fuse vector similarity with the lexical ranking (true) or rank lexically
+   * only (false). Unset: fused when the server has an embedder, else lexical.
+   * </pre>
+   *
+   * <code>optional bool semantic = 7 [json_name = "semantic"];</code>
    * @return The semantic.
    */
   boolean getSemantic();
