@@ -28,6 +28,9 @@ export async function startMnemo(dataDir, extraArgs = []) {
       "--web-listen", "127.0.0.1:0",
       "--data-dir", dataDir,
       "--grace-period-seconds", "2",
+      // The pages' tests check what they show, not how the model ranks: no
+      // embedder (so recall is lexical), unless a test asks for one.
+      ...(extraArgs.includes("--embedder") ? [] : ["--embedder", "none"]),
       ...extraArgs,
     ],
     { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },

@@ -8,6 +8,8 @@ import io
 import re
 from pathlib import Path
 
+from tests.support.server import running_server
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
@@ -31,10 +33,12 @@ def _shown_output() -> list[str]:
     return match.group(1).splitlines()
 
 
-def test_readme_tour_runs_and_prints_what_it_promises(mnemo_target: str) -> None:
+def test_readme_tour_runs_and_prints_what_it_promises(tmp_path: Path) -> None:
     code = _tour_code()
     assert "127.0.0.1:50051" in code
     output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        exec(compile(code.replace("127.0.0.1:50051", mnemo_target), "README.md", "exec"), {})
+    # A server as `make run` starts it: with the default embedder.
+    with running_server(f"sqlite:///{tmp_path / 'mnemo.db'}", embedder="local") as target:
+        with contextlib.redirect_stdout(output):
+            exec(compile(code.replace("127.0.0.1:50051", target), "README.md", "exec"), {})
     assert output.getvalue().splitlines() == _shown_output()

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import { sharedServer } from "./support/server.js";
+import { startMnemoServer } from "./support/server.js";
 import { createMnemoClient, userName } from "../src/index.js";
 
 const README = fileURLToPath(new URL("../../../../README.md", import.meta.url));
@@ -43,7 +43,8 @@ function shownOutput(): string[] {
 }
 
 test("the README TypeScript tour runs and prints what it promises", async () => {
-  const server = await sharedServer();
+  // A server as `make run` starts it: with the default embedder.
+  const server = await startMnemoServer({ args: ["--embedder", "local"] });
   const code = tourCode();
   assert.ok(code.includes('"http://127.0.0.1:50051"'));
   assert.ok(code.includes('"./dist/src/index.js"'));

@@ -41,7 +41,8 @@ func TestTourPrintsWhatTheDocsShow(t *testing.T) {
 		t.Fatal("docs/clients/go.md shows no output of the tour")
 	}
 
-	server, err := testserver.Start(ctx)
+	// A server as `make run` starts it: with the default embedder.
+	server, err := testserver.Start(ctx, "--embedder", "local")
 	if err != nil {
 		t.Fatal(err)
 	}

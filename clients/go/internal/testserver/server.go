@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -140,9 +141,15 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	defer logFile.Close()
-	args := append([]string{"-m", "mnemo_server", "serve",
+	args := []string{"-m", "mnemo_server", "serve",
 		"--listen", "127.0.0.1:" + strconv.Itoa(s.port),
-		"--database-url", "sqlite:///" + filepath.Join(s.Dir, "mnemo.db")}, s.args...)
+		"--database-url", "sqlite:///" + filepath.Join(s.Dir, "mnemo.db")}
+	// The client's tests check what the protocol carries, not how the model
+	// ranks: no embedder (so recall is lexical), unless a test asks for one.
+	if !slices.Contains(s.args, "--embedder") {
+		args = append(args, "--embedder", "none")
+	}
+	args = append(args, s.args...)
 	cmd := exec.Command(python, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = procAttr()

@@ -178,6 +178,9 @@ export class MnemoTestServer {
         "--database-url",
         this.databaseUrl,
         ...(this.web ? ["--web-listen", `127.0.0.1:${this.boundWebPort}`] : []),
+        // The client's tests check what the protocol carries, not how the model ranks:
+        // no embedder (so recall is lexical), unless a test asks for one.
+        ...(this.args.includes("--embedder") ? [] : ["--embedder", "none"]),
         ...this.args,
       ],
       { stdio: ["ignore", log, log], env: { ...process.env, ...this.env } },

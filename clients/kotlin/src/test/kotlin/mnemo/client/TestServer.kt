@@ -43,6 +43,9 @@ class TestServer(private val args: List<String> = emptyList(), private val web: 
             "--database-url", "sqlite:///${dir.resolve("mnemo.db")}",
         )
         if (web) command += listOf("--web-listen", "127.0.0.1:$webPort")
+        // The client's tests check what the protocol carries, not how the model ranks:
+        // no embedder (so recall is lexical), unless a test asks for one.
+        if ("--embedder" !in args) command += listOf("--embedder", "none")
         command += args
         val started = ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log).start()
         process = started
