@@ -20,6 +20,7 @@ BUF := $(BIN)/buf
 # Written after a successful install; redone when any of its prerequisites change.
 STAMP := $(VENV)/.installed
 ARGS ?=
+PUBLIC_ARGS ?=
 PYTEST_ARGS ?=
 
 # Generated code (committed; `make gen-check` keeps it in sync with protos/).
@@ -213,8 +214,9 @@ bench-recall: $(STAMP) ## Recall and BuildContext (lexical, semantic) over 1k/10
 bench-bulk: $(STAMP) ## BatchCreateMemories entries/s, 100k memories per store, and mnemo import --memories: bench/bulk_load.py; flags via ARGS="..."
 	$(PY) bench/bulk_load.py --import $(ARGS)
 
-relevance: $(STAMP) ## Recall relevance (recall@5, nDCG@10 per tag, forbidden hits) on tests/relevance: bench/relevance.py; flags via ARGS="--backends sqlite,postgres --markdown F --json F"
+relevance: $(STAMP) ## Recall relevance: tests/relevance (bench/relevance.py; ARGS="--backends sqlite,postgres") then the public benchmarks beside BM25 and the model alone (bench/public_relevance.py, data in MNEMO_BENCH_DATA, default ~/.cache/mnemo-bench; PUBLIC_ARGS="--sets realtalk")
 	$(PY) bench/relevance.py $(ARGS)
+	$(PY) bench/public_relevance.py $(PUBLIC_ARGS)
 
 bench-watch: $(STAMP) ## Watch propagation p50/p99, same and other server process, per store: bench/watch.py; flags via ARGS="..."
 	$(PY) bench/watch.py $(ARGS)
