@@ -158,12 +158,12 @@ def _ask(
         return [haystack.by_name[h.memory.name] for h in hits]
 
     found = {
-        "lexical": names(client.recall_memories(user, ask.text, max_results=TOP)),
+        "lexical": names(client.recall_memories(user, ask.text, max_results=TOP, semantic=False)),
         "semantic": names(client.recall_memories(user, ask.text, max_results=TOP, semantic=True)),
         "default": names(client.recall_memories(user, ask.text, max_results=TOP)),
         "bm25": haystack.bm25(ask.text),
     }
-    context = client.build_context(user, ask.text, semantic=True)
+    context = client.build_context(user, ask.text)
     found["context"] = [haystack.by_name[name] for name in context.memories]
     (query,) = query_vectors(embedder, [ask.text])
     found["dense"] = haystack.dense(np.asarray(query, dtype=np.float32))
