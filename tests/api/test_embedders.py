@@ -50,48 +50,48 @@ def test_the_hashing_embedder_embeds_saves_and_queries(database_url: str) -> Non
             assert list(kayak.signals) == [LEXICAL, SEMANTIC]
 
 
-def test_the_static_model_recalls_by_meaning(database_url: str) -> None:
-    pytest.importorskip("static_model")
-    with running_server(database_url, embedder="static-model") as target:
+FACTS = (
+    "The user likes green tea",
+    "The user lives in Lisbon",
+    "The user adopted a golden retriever last spring",
+    "Drives a red car",
+    "Works night shifts as a nurse at the city hospital",
+)
+
+
+@pytest.mark.parametrize(
+    ("embedder", "questions"),
+    [
+        # The 64-dimension static model only knows words: a near synonym.
+        ("static-model", {"puppy": "The user adopted a golden retriever last spring"}),
+        # The default (``local``: the bge-small ONNX model a dependency ships) knows meaning.
+        (
+            "local",
+            {
+                "does she have a puppy?": "The user adopted a golden retriever last spring",
+                "what is her profession?": "Works night shifts as a nurse at the city hospital",
+            },
+        ),
+    ],
+)
+def test_a_shipped_model_recalls_by_meaning(
+    database_url: str, embedder: str, questions: dict[str, str]
+) -> None:
+    """With no client vector: semantic recall finds what shares no word with the
+    query, and leaving ``semantic`` unset on such a server fuses too."""
+    if embedder == "static-model":
+        pytest.importorskip("static_model")
+    with running_server(database_url, embedder=embedder) as target:
         with grpc.insecure_channel(target) as channel:
             stub = Stub(channel)
-            for text in (
-                "The user likes green tea",
-                "The user lives in Lisbon",
-                "The user has a dog",
-                "Drives a red car",
-                "Works as a nurse",
-            ):
+            for text in FACTS:
                 create(stub, text)
-
-            assert recall(stub, "puppy", semantic=False) == []  # no shared word
-            hits = recall(stub, "puppy", semantic=True)
-            assert texts(hits)[0] == "The user has a dog"
-            assert list(hits[0].signals) == [SEMANTIC]
-
-
-def test_the_default_local_model_recalls_by_meaning(database_url: str) -> None:
-    """A server with the default embedder (``local``: the bge-small ONNX model
-    a dependency ships) recalls by meaning with no flag and no client vector."""
-    with running_server(database_url, embedder="local") as target:
-        with grpc.insecure_channel(target) as channel:
-            stub = Stub(channel)
-            for text in (
-                "The user likes green tea",
-                "The user lives in Lisbon",
-                "The user adopted a golden retriever last spring",
-                "Drives a red car",
-                "Works night shifts as a nurse at the city hospital",
-            ):
-                create(stub, text)
-            assert recall(stub, "puppy", semantic=False) == []  # no shared word
-            hits = recall(stub, "does she have a puppy?", semantic=True)
-            assert texts(hits)[0] == "The user adopted a golden retriever last spring"
-            assert list(hits[0].signals) == [SEMANTIC]
-            # Unset: a server with an embedder fuses (the call a client makes by default).
-            assert recall(stub, "does she have a puppy?") == hits
-            job = recall(stub, "what is her profession?", semantic=True)
-            assert texts(job)[0] == "Works night shifts as a nurse at the city hospital"
+            for question, expected in questions.items():
+                assert recall(stub, question, semantic=False) == []  # no shared word
+                hits = recall(stub, question, semantic=True)
+                assert texts(hits)[0] == expected
+                assert list(hits[0].signals) == [SEMANTIC]
+                assert recall(stub, question) == hits  # unset: fused on this server
 
 
 def test_a_model_directory_is_loaded_and_checked(tmp_path: Path) -> None:
