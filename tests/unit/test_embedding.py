@@ -19,8 +19,9 @@ from mnemo_server.domain.embedding import (
     dimension_mismatch,
     embedder_unavailable,
 )
-from mnemo_server.domain.errors import Entry, Part
+from mnemo_server.domain.errors import Entry, MnemoError, Part
 from mnemo_server.domain.memory_models import Embedding
+from mnemo_server.domain.usecases.memories import QUERY_CACHE_SIZE, DraftEmbedding
 from mnemo_server.embedders import load_embedder
 from tests.support.vectors import cosine, user_vectors
 
@@ -127,3 +128,36 @@ def test_static_model_embeds_offline_with_real_semantics() -> None:
     assert index.nearest(embedder.embed(["puppy"])[0], 1, ["c"])[0][0] == "v002"
     assert index.nearest(embedder.embed(["nut allergy"])[0], 1, ["c"])[0][0] == "v003"
     assert embedder.embed([]) == []
+
+
+class CountingEmbedder:
+    """Counts the texts it embeds, as queries and as documents."""
+
+    model = "counting-2"
+    dimensions = 2
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> list[tuple[float, ...]]:
+        return [(float(len(t)), 1.0) for t in texts]
+
+    def embed_queries(self, texts: Sequence[str]) -> list[tuple[float, ...]]:
+        self.queries.extend(texts)
+        return [(1.0, float(len(t))) for t in texts]
+
+
+async def test_query_vectors_use_embed_queries_and_are_cached() -> None:
+    embedder = CountingEmbedder()
+    embedding = DraftEmbedding(embedder)
+    first = await embedding.embed_query("where does she live?")
+    assert first == Embedding("counting-2", (1.0, 20.0))  # embed_queries, not embed
+    assert await embedding.embed_query("where does she live?") == first
+    assert embedder.queries == ["where does she live?"]  # the repeat came from the cache
+    for i in range(QUERY_CACHE_SIZE):
+        await embedding.embed_query(f"q{i}")
+    await embedding.embed_query("where does she live?")  # evicted: embedded again
+    assert embedder.queries.count("where does she live?") == 2
+    with pytest.raises(MnemoError) as refused:
+        await DraftEmbedding(None).embed_query("x")
+    assert refused.value.reason == "EMBEDDER_UNAVAILABLE"
