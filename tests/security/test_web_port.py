@@ -159,7 +159,6 @@ def test_a_slow_header_client_is_disconnected(tmp_path: Any) -> None:
     with web_server(tmp_path, web_header_timeout_seconds=1.0) as web:
         with socket.create_connection(("127.0.0.1", web.port), timeout=CLOSE_BOUND_S) as sock:
             sock.sendall(b"POST /mnemo.v1.MemoryService/ListMemories HTTP/1.1\r\n")
-            started = time.monotonic()
             for _ in range(int(CLOSE_BOUND_S / 0.5)):
                 # A byte now and then, never the end of the headers.
                 try:
@@ -170,7 +169,6 @@ def test_a_slow_header_client_is_disconnected(tmp_path: Any) -> None:
                     break
             else:
                 pytest.fail("the slow-header connection was never closed")
-            assert time.monotonic() - started < CLOSE_BOUND_S
         # The port still serves.
         assert web.call(LIST, {"parent": "users/erin"}).status == 200
 
