@@ -62,10 +62,11 @@ from mnemo_server.domain.ports import UserStore
 from mnemo_server.domain.usecases.checkpoints import Checkpoints
 from mnemo_server.domain.usecases.conversations import Conversations
 from mnemo_server.domain.usecases.documents import Documents, purge_documents_until_stopped
+from mnemo_server.domain.usecases.embedding_worker import EmbeddingWorker
 from mnemo_server.domain.usecases.extraction import Extraction
 from mnemo_server.domain.usecases.governance import Governance
 from mnemo_server.domain.usecases.maintenance import Retention, prune_until_stopped
-from mnemo_server.domain.usecases.memories import Memories
+from mnemo_server.domain.usecases.memories import Memories, QueryEmbedding
 from mnemo_server.domain.usecases.recall import Recall
 from mnemo_server.domain.usecases.temporary import purge_until_stopped
 from mnemo_server.domain.usecases.user_data import UserDataRights
@@ -293,18 +294,26 @@ class MnemoServer:
         await prepare_schema(settings)
         database = self._open_database(opened, observer)
         store = SqlStore(
-            database, idempotency_window=timedelta(seconds=settings.idempotency_window_seconds)
+            database,
+            idempotency_window=timedelta(seconds=settings.idempotency_window_seconds),
+            embed_later=embedder is not None,
         )
+        worker = None
+        if embedder is not None:
+            worker = EmbeddingWorker(store.embeddings, embedder, observer=observer)
+            store.vectors_queued = worker.queued
         server = self._grpc_server(
             admission_of(settings, store.users, observer), observability.interceptors()
         )
         feed = ChangeFeed(store.feed, self._wakeups, watch_settings(settings), observer)
-        self._add_services(server, store, embedder, feed)
+        self._add_services(server, store, embedder, feed, worker)
         if observability.metrics is not None:
             observability.metrics.pool(database.pool_usage)
             observability.metrics.watch(lambda: feed.watch_count)
             self.metrics_port = self._serve_metrics(opened, observability)
         self._start_background_tasks(opened, store)
+        if worker is not None:
+            await self._start_embedding(opened, worker)
         await self._start_notifier(opened, store)
         port, web = await self._bind_and_serve(opened, server, credentials)
         if web is not None:
@@ -383,7 +392,12 @@ class MnemoServer:
         )
 
     def _add_services(
-        self, server: grpc.aio.Server, store: SqlStore, embedder: Embedder | None, feed: ChangeFeed
+        self,
+        server: grpc.aio.Server,
+        store: SqlStore,
+        embedder: Embedder | None,
+        feed: ChangeFeed,
+        worker: EmbeddingWorker | None,
     ) -> None:
         """Every mnemo.v1 service over ``store``, health and reflection."""
         settings = self.settings
@@ -394,12 +408,13 @@ class MnemoServer:
         conversations_pb2_grpc.add_ConversationServiceServicer_to_server(
             ConversationServicer(Conversations(store.conversations), writes, settings), server
         )
-        memories = Memories(store, store.memories, embedder)
+        settle = None if worker is None else worker.settled
+        recall = Recall(store.memories, QueryEmbedding(embedder), store.governance, settle)
         memories_pb2_grpc.add_MemoryServiceServicer_to_server(
             MemoryServicer(
-                memories,
-                Recall(store.memories, memories.embedding, store.governance),
-                Extraction(store, store.memories, memories.embedding, store.governance),
+                Memories(store, store.memories),
+                recall,
+                Extraction(store, store.memories, store.governance),
                 writes,
                 settings,
             ),
@@ -460,6 +475,15 @@ class MnemoServer:
             name="mnemo-purge-documents",
         )
         opened.push_async_callback(self._end_background_tasks, purge, prune, purge_documents)
+
+    async def _start_embedding(
+        self, opened: contextlib.AsyncExitStack, worker: EmbeddingWorker
+    ) -> None:
+        """The background embedder (``embedding_worker``): its lease taken
+        before the first call is served, ended with the other tasks."""
+        await worker.start()
+        task = asyncio.create_task(worker.run(self._stopping), name="mnemo-embedding")
+        opened.push_async_callback(self._end_background_tasks, task)
 
     async def _end_background_tasks(self, *tasks: asyncio.Task[None]) -> None:
         self._stopping.set()

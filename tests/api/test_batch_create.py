@@ -29,6 +29,7 @@ from mnemo_server.store.schema import idempotency_records
 from tests.api.governance import GRANTED, WITHDRAWN, Governance, all_events, set_consent
 from tests.api.memories import C1, USER, Stub, create, listed, recall, vector
 from tests.support.rpc_errors import rpc_failure
+from tests.support.embedding import wait_until_embedded
 from tests.support.server import running_server
 from tests.support.user_rows import connected
 
@@ -417,6 +418,8 @@ class CountingEmbedder:
 
 
 def test_the_server_embeds_every_entry_without_a_vector_in_one_call(database_url: str) -> None:
+    """In the background: the batch is stored before its vectors, then the
+    embedder gets the texts without a client vector in one call."""
     CountingEmbedder.calls.clear()
     with (
         running_server(database_url, embedder=f"{__name__}:CountingEmbedder") as target,
@@ -427,6 +430,7 @@ def test_the_server_embeds_every_entry_without_a_vector_in_one_call(database_url
             stub,
             [entry("one"), entry("two", embedding=vector(1, 2, 3, model="client")), entry("three")],
         )
+        wait_until_embedded(database_url)
         assert CountingEmbedder.calls == [2]
         hits = recall(
             stub, "three", semantic=True, query_embedding=vector(1, 5, 0.5, model="counting")

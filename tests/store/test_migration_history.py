@@ -36,6 +36,7 @@ from mnemo_server.store.transactions.database import open_database
 from mnemo_server.store.user_data.store import SqlUserData
 from tests.api.user_data import populate
 from tests.support.databases import PostgresDatabases
+from tests.support.embedding import wait_until_embedded
 from tests.support.server import running_server
 from tests.support.user_rows import connected, user_digest
 
@@ -196,6 +197,7 @@ async def test_every_earlier_revision_upgrades_and_one_step_down_and_up_changes_
     ):
         for user in USERS:
             populate(channel, user, f"mark of {user}")
+        wait_until_embedded(database_url)
     source_rows, source_counts = _rows(database_url), _counts(database_url)
     source = await _exports(database_url)
     assert any(

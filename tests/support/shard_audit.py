@@ -53,10 +53,11 @@ __all__ = [
 PER_USER_TABLES = frozenset(t.name for t in metadata.tables.values() if "user_id" in t.c)
 """Every table with a ``user_id`` column (``store.schema``): all but the reference tables."""
 
-REFERENCE_TABLES = frozenset({"app_states"})
+REFERENCE_TABLES = frozenset({"app_states", "embedding_models"})
 """Tables of no user (a reference table under Citus, ``docs/operations.md``):
-``app_states`` is a tenant's state per app (AgentStateService). Not audited:
-no statement on them needs a user to be routed."""
+``app_states`` is a tenant's state per app (AgentStateService),
+``embedding_models`` the server's embedding models (backfill and lease).
+Not audited: no statement on them needs a user to be routed."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,30 @@ GLOBAL_STATEMENTS: tuple[GlobalStatement, ...] = (
     _global(
         r"^DELETE FROM idempotency_records WHERE .* idempotency_records\.created_at < ",
         "maintenance: the idempotency window's prune, every user's old records (store.idempotency)",
+    ),
+    _global(
+        r"^SELECT embedding_backlog\.memory_pk, .* FROM embedding_backlog JOIN memories .* ORDER BY",
+        "background embedding: the embedder takes the oldest entries waiting, whoever "
+        "they belong to (store.memories.embedding_store; a fan-out per batch, off the "
+        "serving path)",
+    ),
+    _global(
+        r"^SELECT memories\.id, memories\.user_id FROM memories LEFT OUTER JOIN memory_embeddings",
+        "background embedding: a new model's backfill walks every entry once, by id "
+        "(store.memories.embedding_store)",
+    ),
+    _global(
+        r"^SELECT coalesce\(max\(memories\.id\)",
+        "background embedding: how far the backfill walks (store.memories.embedding_store)",
+    ),
+    _global(
+        r"^SELECT count\(\*\) AS count_1 FROM embedding_backlog",
+        "background embedding: the backlog's size for its metric and progress "
+        "(store.memories.embedding_store)",
+    ),
+    _global(
+        r"^SELECT count\(\*\) AS count_1, count\(\*\) FILTER .* FROM memory_embeddings",
+        "background embedding: the vectors of a model, for progress (mnemo embeddings)",
     ),
     _global(
         r"^WITH hits AS MATERIALIZED \(SELECT id FROM memories WHERE archived_at IS NULL ",

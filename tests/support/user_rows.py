@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import Connection, Table, create_engine, select
+from sqlalchemy import Connection, MetaData, Table, create_engine, select
 from sqlalchemy.pool import NullPool
 
 from mnemo_server.store import schema
@@ -42,6 +42,8 @@ def user_digest(
         for table in user_tables():
             if tables is not None and table.name not in tables:
                 continue
+            # In the columns the database has (one migrated to an earlier revision too).
+            table = Table(table.name, MetaData(), autoload_with=conn)
             rows = conn.execute(select(table).where(table.c.user_id == user_id)).all()
             lines = sorted(repr(tuple(row)) for row in rows)
             digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()

@@ -21,7 +21,7 @@ from mnemo_server.domain.embedding import (
 )
 from mnemo_server.domain.errors import Entry, MnemoError, Part
 from mnemo_server.domain.memory_models import Embedding
-from mnemo_server.domain.usecases.memories import QUERY_CACHE_SIZE, DraftEmbedding
+from mnemo_server.domain.usecases.memories import QUERY_CACHE_SIZE, QueryEmbedding
 from mnemo_server.embedders import load_embedder
 from tests.support.vectors import cosine, user_vectors
 
@@ -149,7 +149,7 @@ class CountingEmbedder:
 
 async def test_query_vectors_use_embed_queries_and_are_cached() -> None:
     embedder = CountingEmbedder()
-    embedding = DraftEmbedding(embedder)
+    embedding = QueryEmbedding(embedder)
     first = await embedding.embed_query("where does she live?")
     assert first == Embedding("counting-2", (1.0, 20.0))  # embed_queries, not embed
     assert await embedding.embed_query("where does she live?") == first
@@ -159,5 +159,5 @@ async def test_query_vectors_use_embed_queries_and_are_cached() -> None:
     await embedding.embed_query("where does she live?")  # evicted: embedded again
     assert embedder.queries.count("where does she live?") == 2
     with pytest.raises(MnemoError) as refused:
-        await DraftEmbedding(None).embed_query("x")
+        await QueryEmbedding(None).embed_query("x")
     assert refused.value.reason == "EMBEDDER_UNAVAILABLE"

@@ -67,6 +67,16 @@ class Observer(Protocol):
         after the change's time (``domain.change_watch``)."""
         ...
 
+    def embedded(self, entries: int, seconds: float, backlog: int) -> None:
+        """The background embedder stored the vectors of ``entries`` entries,
+        computed in ``seconds``; ``backlog`` entries wait now (as last
+        counted)."""
+        ...
+
+    def embedding_failed(self, texts: int) -> None:
+        """The embedder failed on a batch of ``texts`` texts (to be retried)."""
+        ...
+
 
 class NoObserver:
     """Observes nothing (the default)."""
@@ -84,6 +94,12 @@ class NoObserver:
         return None
 
     def change_delivered(self, lag_seconds: float) -> None:
+        return None
+
+    def embedded(self, entries: int, seconds: float, backlog: int) -> None:
+        return None
+
+    def embedding_failed(self, texts: int) -> None:
         return None
 
 

@@ -32,6 +32,12 @@ from mnemo_server.domain.documents import (
     NamespaceQuery,
     ScoredDocument,
 )
+from mnemo_server.domain.embedding_backlog import (
+    BackfillStep,
+    ComputedVector,
+    EmbeddingProgress,
+    PendingText,
+)
 from mnemo_server.domain.governance import (
     Access,
     Consent,
@@ -367,4 +373,52 @@ class CheckpointStore(Protocol):
     async def list_checkpoints(self, query: CheckpointQuery) -> list[StoredCheckpoint]:
         """Up to ``query.limit`` checkpoints, newest first, each with its
         pending writes. Raises nothing of its own."""
+        ...
+
+
+class EmbeddingStore(Protocol):
+    """The backlog of entries waiting for the server's embedder
+    (``domain.embedding_backlog``). Raises ``Unavailable`` only."""
+
+    async def lease(self, model: str, holder: str, *, seconds: float) -> bool:
+        """Take or renew the lease to embed with ``model`` for ``seconds``:
+        whether ``holder`` holds it now. The first lease of a model the
+        database has not seen starts its backfill from the first entry; a
+        new lease restarts the backfill where the last one stopped (entries
+        saved since by a server without this model have no vector of it)."""
+        ...
+
+    async def release(self, model: str, holder: str) -> None:
+        """Give up ``holder``'s lease of ``model``, if it holds it."""
+        ...
+
+    async def pending(self, *, limit: int, user_id: str | None = None) -> list[PendingText]:
+        """Up to ``limit`` entries of the backlog (of ``user_id`` only, when
+        given), oldest first, with their current text."""
+        ...
+
+    async def store_vectors(self, vectors: Sequence[ComputedVector]) -> int:
+        """Store each vector whose entry is still at the version it was
+        computed from, replacing the entry's vector, and take it off the
+        backlog; how many were stored (an entry changed since stays queued,
+        one deleted since is gone)."""
+        ...
+
+    async def drop(self, entries: Sequence[PendingText]) -> None:
+        """Take ``entries`` off the backlog without a vector (the embedder
+        refuses their text)."""
+        ...
+
+    async def backfill(self, model: str, *, scan: int) -> BackfillStep:
+        """Walk up to ``scan`` more entries of ``model``'s backfill, queuing
+        those without a vector of ``model`` (none at all, or one the server
+        computed with another model)."""
+        ...
+
+    async def backlog_size(self) -> int:
+        """How many entries are waiting."""
+        ...
+
+    async def progress(self, model: str) -> EmbeddingProgress:
+        """Where embedding with ``model`` stands."""
         ...

@@ -137,6 +137,27 @@ class Metrics:
             buckets=_LAG_BUCKETS,
             registry=registry,
         )
+        self._embedded = Counter(
+            "mnemo_embedded_entries",
+            "Entries whose vectors the background embedder computed and stored",
+            registry=registry,
+        )
+        self._embed_seconds = Histogram(
+            "mnemo_embedding_batch_seconds",
+            "Seconds the embedder took per batch of the background embedder",
+            buckets=_LAG_BUCKETS,
+            registry=registry,
+        )
+        self._embed_failures = Counter(
+            "mnemo_embedding_failures",
+            "Texts of batches the embedder failed on (retried, or dropped when it refuses one text)",
+            registry=registry,
+        )
+        self._backlog = Gauge(
+            "mnemo_embedding_backlog",
+            "Entries waiting for the background embedder, as last counted",
+            registry=registry,
+        )
         self._rpc_children: dict[tuple[str, str], RpcChildren] = {}
         self._flight_children: dict[str, Gauge] = {}
         self._kind_children: dict[TransactionKind, tuple[Histogram, Histogram]] = {}
@@ -193,3 +214,11 @@ class Metrics:
 
     def change_delivered(self, lag_seconds: float) -> None:
         self._lag.observe(max(lag_seconds, 0.0))
+
+    def embedded(self, entries: int, seconds: float, backlog: int) -> None:
+        self._embedded.inc(entries)
+        self._embed_seconds.observe(seconds)
+        self._backlog.set(backlog)
+
+    def embedding_failed(self, texts: int) -> None:
+        self._embed_failures.inc(texts)

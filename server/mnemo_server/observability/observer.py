@@ -39,6 +39,14 @@ class _Both:
         self._first.change_delivered(lag_seconds)
         self._second.change_delivered(lag_seconds)
 
+    def embedded(self, entries: int, seconds: float, backlog: int) -> None:
+        self._first.embedded(entries, seconds, backlog)
+        self._second.embedded(entries, seconds, backlog)
+
+    def embedding_failed(self, texts: int) -> None:
+        self._first.embedding_failed(texts)
+        self._second.embedding_failed(texts)
+
 
 def combined(observers: Sequence[Observer | None]) -> Observer:
     """One observer reporting to each of ``observers`` (``None``s left out);

@@ -16,6 +16,7 @@ attribute           class                     ports
 ``feed``            ``SqlChangeStore``        ``ChangeStore``
 ``user_data``       ``SqlUserData``           ``UserDataStore``
 ``checkpoints``     ``SqlCheckpointStore``    ``CheckpointStore``
+``embeddings``      ``SqlEmbeddingStore``     ``EmbeddingStore``
 ==================  ========================  =======================================
 
 ``SqlStore`` itself is the ``CommandStore``.
@@ -23,10 +24,13 @@ attribute           class                     ports
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import TypeVar
 
 from mnemo_server.domain.commands import Command, Written
+from mnemo_server.domain.commands.governance import ImportUserData
+from mnemo_server.domain.commands.memories import ApproveCandidate, CreateMemories, UpdateMemory
 from mnemo_server.store.app_state.store import SqlAppStateStore
 from mnemo_server.store.checkpoints import writes as checkpoint_writes
 from mnemo_server.store.checkpoints.store import SqlCheckpointStore
@@ -38,6 +42,7 @@ from mnemo_server.store.feed.store import SqlChangeStore
 from mnemo_server.store.governance import consent
 from mnemo_server.store.governance.store import SqlGovernanceStore
 from mnemo_server.store.memories import candidates, erase, update, writes
+from mnemo_server.store.memories.embedding_store import SqlEmbeddingStore
 from mnemo_server.store.memories.store import SqlMemoryStore
 from mnemo_server.store.memories.vector_cache import VectorCache
 from mnemo_server.store.transactions import units
@@ -70,6 +75,9 @@ UNIT_MODULES = (
 """The modules whose ``@units.unit`` functions carry out the commands
 (imported here so that every unit is registered before the first write)."""
 
+_QUEUE_VECTORS = (CreateMemories, UpdateMemory, ApproveCandidate, ImportUserData)
+"""The commands whose entries may join the embedding backlog."""
+
 
 class SqlStore:
     """The ``CommandStore``, and the area parts named in the module docstring.
@@ -79,6 +87,9 @@ class SqlStore:
     and by erasure.
     ``idempotency_window``: how long a request's recorded result answers its
     retries (``transactions.idempotency``).
+    ``embed_later``: this server computes the vectors that writes leave out
+    (``Tx.embed_later``); then ``vectors_queued`` is called with the user of
+    every committed write that may have queued entries for its embedder.
     """
 
     def __init__(
@@ -87,8 +98,11 @@ class SqlStore:
         *,
         vector_cache: VectorCache | None = None,
         idempotency_window: timedelta = DEFAULT_WINDOW,
+        embed_later: bool = False,
     ) -> None:
         self.database = db
+        self._embed_later = embed_later
+        self.vectors_queued: Callable[[str], None] | None = None
         self.vector_cache = vector_cache if vector_cache is not None else VectorCache()
         self._window_micros = idempotency_window // timedelta(microseconds=1)
         self.users = SqlUserStore(db)
@@ -100,13 +114,18 @@ class SqlStore:
         self.documents = SqlDocumentStore(db)
         self.checkpoints = SqlCheckpointStore(db)
         self.app_states = SqlAppStateStore(db)
+        self.embeddings = SqlEmbeddingStore(db)
 
     async def execute(self, command: Command[R]) -> Written[R]:
         value, cursor = await self.database.write(
-            units.run(command, window_micros=self._window_micros),
+            units.run(command, window_micros=self._window_micros, embed_later=self._embed_later),
             weight=command.weight,
             alone=command.alone,
         )
+        if self._embed_later and isinstance(command, _QUEUE_VECTORS):
+            queued = self.vectors_queued
+            if queued is not None:
+                queued(command.user_id)
         return Written(value, cursor)
 
     async def prune_idempotency_records(self, *, older_than_micros: int, limit: int) -> int:

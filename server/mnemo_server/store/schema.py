@@ -307,7 +307,44 @@ memory_embeddings = Table(
     Column("dimensions", Integer, nullable=False),
     # float32 little-endian (``domain.vectors.encode_vector``).
     Column("vector", LargeBinary, nullable=False),
+    # Computed by the server's embedder (``domain.usecases.embedding_worker``),
+    # not sent by a client: a change of the server's model recomputes it; a
+    # client's vector is never overwritten by the server's.
+    Column("computed", Boolean, nullable=False, server_default=text("false")),
     Index(None, "user_id", "model"),
+)
+
+# Entries waiting for the server's embedder: saved (or given new text) without
+# a vector on a server that computes them, or found by the backfill of a new
+# model. The embedder reads the entry's text when it takes the row, and
+# stores the vector only if the entry's version is still the one it read.
+embedding_backlog = Table(
+    "embedding_backlog",
+    metadata,
+    Column(
+        "memory_pk",
+        Integer,
+        ForeignKey("memories.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    _user_id(),
+    # A user's recall waits for that user's entries first.
+    Index(None, "user_id", "memory_pk"),
+)
+
+# One row per model a server has embedded with (shared by every user): how
+# far the backfill of entries without its vector has come (``memories.id``),
+# and which server process holds the lease to embed with it (one at a time,
+# so that replicas do not embed the same entries).
+embedding_models = Table(
+    "embedding_models",
+    metadata,
+    Column("model", MEMORY_KEY, primary_key=True),
+    Column("backfilled_through", BigInteger, nullable=False),
+    Column("backfill_done", Boolean, nullable=False),
+    Column("holder", String(64), nullable=True),
+    Column("lease_until", MICROS, nullable=False),
+    Column("updated_at", MICROS, nullable=False),
 )
 
 memory_tombstones = Table(
@@ -548,6 +585,8 @@ __all__ = [
     "compaction_checkpoints",
     "conversations",
     "documents",
+    "embedding_backlog",
+    "embedding_models",
     "events",
     "failed_runs",
     "graph_checkpoint_writes",

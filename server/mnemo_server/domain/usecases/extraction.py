@@ -5,13 +5,13 @@ reject, on top of ``MemoryStore``.
 A candidate is a proposed entry waiting as *pending*; approving saves it as
 an entry (source extractor, keyed supersede as any save), rejecting discards
 it. Candidates and entries saved here get the configured embedder's vector
-like any save (``usecases.memories.DraftEmbedding``).
+like any save: in the background (``usecases.embedding_worker``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from mnemo_server.domain import extraction as heuristics
 from mnemo_server.domain.commands import Written
@@ -30,7 +30,7 @@ from mnemo_server.domain.memory_models import (
 )
 from mnemo_server.domain.models import Keyset, NewMessage, Page
 from mnemo_server.domain.ports import CommandStore, GovernanceStore, MemoryStore
-from mnemo_server.domain.usecases.memories import DraftEmbedding, new_id
+from mnemo_server.domain.usecases.memories import new_id
 
 
 @dataclass(frozen=True)
@@ -81,12 +81,10 @@ class Extraction:
         self,
         commands: CommandStore,
         store: MemoryStore,
-        embedding: DraftEmbedding,
         governance: GovernanceStore,
     ) -> None:
         self._commands = commands
         self._store = store
-        self._embedding = embedding
         self._governance = governance
 
     async def extract(self, command: ExtractMemories) -> Written[Extracted]:
@@ -119,12 +117,11 @@ class Extraction:
                 )
             )
             return Written(Extracted(candidates=proposed.value), proposed.change_cursor)
-        drafts = await self._embedding.drafts([p.draft for p in proposals])
         saved = await self._commands.execute(
             CreateMemories(
                 caller=command.caller,
                 user_id=command.user_id,
-                drafts=tuple((new_id(), d) for d in drafts),
+                drafts=tuple((new_id(), p.draft) for p in proposals),
                 idempotency=command.idempotency,
                 origin_conversation_ids=(conversation_id,),
             )
@@ -134,13 +131,10 @@ class Extraction:
         )
 
     async def propose(self, command: ProposeCandidates) -> Written[tuple[MemoryCandidate, ...]]:
-        """Store the candidates as pending, in order, each with the embedder's
-        vector if it has none. Raises ``REQUEST_ID_REUSED``."""
-        drafts = await self._embedding.drafts([c.draft for c in command.candidates])
-        candidates = tuple(
-            replace(c, draft=d) for c, d in zip(command.candidates, drafts, strict=True)
-        )
-        return await self._commands.execute(replace(command, candidates=candidates))
+        """Store the candidates as pending, in order (one approved without a
+        vector is embedded in the background once saved). Raises
+        ``REQUEST_ID_REUSED``."""
+        return await self._commands.execute(command)
 
     async def list(
         self, user_id: str, *, include_resolved: bool, limit: int, after: Keyset | None

@@ -10,7 +10,10 @@ over a bounded set of candidates in the same read:
   ``ranking.CANDIDATE_LIMIT`` entries by cosine similarity to the query's
   vector, which is the request's ``query_embedding`` or else the configured
   embedder's vector of the query text. Vectors are compared within one model
-  only, so entries without a vector of that model are not semantic hits.
+  only, so entries without a vector of that model are not semantic hits
+  (entries the server still embeds in the background included; a recall
+  that embeds its query first waits, bounded, for the entries this process
+  queued for the user: ``embedding_worker``).
 
 Build context recalls ``4 * max_entries`` hits (at most
 ``MAX_RECALL_RESULTS``) so that entries skipped for the budget can be
@@ -29,7 +32,9 @@ logged and never fails the call.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from mnemo_server.domain import events, inject
@@ -43,7 +48,7 @@ from mnemo_server.domain.memory_models import (
     RecallQuery,
 )
 from mnemo_server.domain.ports import GovernanceStore, MemoryStore
-from mnemo_server.domain.usecases.memories import DraftEmbedding
+from mnemo_server.domain.usecases.memories import QueryEmbedding
 
 CONTEXT_RECALL_FACTOR = 4
 """Build context considers this many hits per entry it may take."""
@@ -51,20 +56,37 @@ CONTEXT_RECALL_FACTOR = 4
 log = logging.getLogger(__name__)
 
 
+Settle = Callable[[str], Awaitable[bool]]
+"""Waits, bounded, until the entries a user saved are embedded
+(``embedding_worker.EmbeddingWorker.settled``)."""
+
+
 class Recall:
-    """Ranked recall and inject contexts over one user's entries."""
+    """Ranked recall and inject contexts over one user's entries.
+    ``settle``: what a recall that embeds its query waits for first, so
+    that it finds by meaning what the user just saved."""
 
     def __init__(
-        self, store: MemoryStore, embedding: DraftEmbedding, governance: GovernanceStore
+        self,
+        store: MemoryStore,
+        embedding: QueryEmbedding,
+        governance: GovernanceStore,
+        settle: Settle | None = None,
     ) -> None:
         self._store = store
         self._embedding = embedding
         self._governance = governance
+        self._settle = settle
 
-    async def _query_vector(self, query: RecallQuery) -> Embedding:
+    async def _query_vector(self, user_id: str, query: RecallQuery) -> Embedding:
         if query.query_embedding is not None:
             return query.query_embedding
-        return await self._embedding.embed_query(query.text)
+        if self._settle is None:
+            return await self._embedding.embed_query(query.text)
+        vector, _ = await asyncio.gather(
+            self._embedding.embed_query(query.text), self._settle(user_id)
+        )
+        return vector
 
     async def recall(
         self, caller: Caller | None, user_id: str, query: RecallQuery
@@ -100,7 +122,7 @@ class Recall:
                 # Nothing to search with: an error, unless a gate says "nothing".
                 if await self._governance.memory_gate(user_id, conversations, access):
                     return None
-            vector = await self._query_vector(query)
+            vector = await self._query_vector(user_id, query)
         found = await self._store.recall(
             user_id, query, vector, access=access, conversation_ids=conversations
         )

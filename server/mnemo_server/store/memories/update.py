@@ -1,6 +1,7 @@
 """Updating a memory entry: the previous text, metadata and pinned flag
 become a version (``memory_versions``); the full-text index and the vector
-follow the change in the same transaction."""
+follow the change in the same transaction (new text without a vector keeps
+the old vector until the server's embedder replaces it: ``backlog``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store.feed import changes
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.governance.consent import open_memory_write
-from mnemo_server.store.memories import rows
+from mnemo_server.store.memories import backlog, rows
 from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.memories.writes import (
     check_dimensions,
@@ -78,7 +79,10 @@ def update_entry(tx: Tx, command: UpdateMemory) -> Memory:
         .values(**values)
     )
     if change.embedding is not None:
+        backlog.unqueue(tx, user_id, row.id)
         _replace_vector(conn, user_id, row.id, change.embedding)
+    elif change.text is not None and change.text != row.text:
+        backlog.queue(tx, user_id, [row.id])  # the vector follows the new text
     changed = entry(conn, user_id, memories.c.id == row.id)
     assert changed is not None, "an entry just updated exists"
     event_log.record(

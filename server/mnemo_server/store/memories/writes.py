@@ -33,7 +33,7 @@ from mnemo_server.store.engine.statements import Statement, insert_row
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.governance.consent import open_memory_write
-from mnemo_server.store.memories import rows
+from mnemo_server.store.memories import backlog, rows
 from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.rows import new_etag, now_micros
 from mnemo_server.store.schema import (
@@ -216,7 +216,8 @@ def insert_entries(
     the user's memory lock, ``consent.lock_for_memory``), as saving them one at a time would: a keyed draft
     supersedes the live entry of its key, including an earlier draft of the
     same call (saved already archived). The changes (each archived entry,
-    then the new one, per draft) are added to ``feed``. The saved entries
+    then the new one, per draft) are added to ``feed``; a draft without a
+    vector joins the embedding backlog (``backlog.queue``). The saved entries
     come back without their vectors (``embedding`` ``None``).
 
     Raises ``AlreadyExists`` (id of an entry or a tombstone, or twice in
@@ -286,6 +287,7 @@ def insert_entries(
         )
     if vectors or any(archived):
         vectors_changed(conn, user_id)
+    backlog.queue(tx, user_id, [pk for i, pk in enumerate(pks) if drafts[i][1].embedding is None])
     # The result is built from what was written, as ``get`` would read it but
     # without the vectors: no response carries one, and the change feed and
     # the idempotency record leave them out; so both encode the same entries

@@ -22,9 +22,12 @@ class Tx:
     ``moved`` the users whose change feed it moved (woken after the commit).
     ``memo``: what the write's JSON encodings share (``domain.codec.Memo``:
     a state in the change feed and in the idempotency record is encoded once).
+    ``embed_later``: the server computes the vectors that writes leave out:
+    an entry saved or given new text without one joins the embedding
+    backlog (``store.memories.backlog``).
     """
 
-    __slots__ = ("change_cursor", "conn", "dialect", "memo", "moved", "raw")
+    __slots__ = ("change_cursor", "conn", "dialect", "embed_later", "memo", "moved", "raw")
 
     def __init__(self, conn: Connection, raw: Any) -> None:
         self.conn = conn
@@ -33,6 +36,7 @@ class Tx:
         self.change_cursor = 0
         self.moved: list[str] = []
         self.memo: Memo = {}
+        self.embed_later = False
 
 
 class Replay(Exception):

@@ -52,7 +52,7 @@ from mnemo_server.store.checkpoints import user_data as graph_checkpoints
 from mnemo_server.store.documents import rows as document_rows
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import consent as consent_rows
-from mnemo_server.store.memories import rows
+from mnemo_server.store.memories import backlog, rows
 from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.memories.candidates import candidate_values
 from mnemo_server.store.memories.writes import vector_row
@@ -300,9 +300,11 @@ def _candidate_values(user_id: str, candidate: MemoryCandidate, now: int) -> dic
     }
 
 
-def _load_memories(conn: Connection, user_id: str, data: UserData, now: int) -> None:
-    """Entries (indexed for full text when live), versions, vectors,
-    tombstones and candidates."""
+def _load_memories(tx: Tx, user_id: str, data: UserData, now: int) -> None:
+    """Entries (indexed for full text when live), versions, vectors (an
+    entry without one joins the embedding backlog), tombstones and
+    candidates."""
+    conn = tx.conn
     if data.memories or data.tombstones or data.candidates:
         # As a memory write would (``consent.lock_for_memory``); recall reads
         # the vectors only of a user who has this row.
@@ -351,6 +353,9 @@ def _load_memories(conn: Connection, user_id: str, data: UserData, now: int) -> 
                 for m in data.memories
                 if m.embedding is not None
             ],
+        )
+        backlog.queue(
+            tx, user_id, [by_id[m.memory_id] for m in data.memories if m.embedding is None]
         )
     _insert(
         conn,
@@ -495,7 +500,7 @@ def import_user(tx: Tx, command: ImportUserData) -> tuple[str, ...]:
     data = _with_etags(data, now)
     pks = _load_conversations(conn, user_id, data, now)
     _load_histories(conn, user_id, data, pks, now)
-    _load_memories(conn, user_id, data, now)
+    _load_memories(tx, user_id, data, now)
     _load_governance(conn, user_id, data)
     _insert(conn, documents, [document_rows.values(d) for d in data.documents])
     graph_checkpoints.load(conn, user_id, data.graph_checkpoints, now)
