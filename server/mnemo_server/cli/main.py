@@ -1,4 +1,5 @@
-"""The ``mnemo`` command: ``serve``, ``migrate``, ``version``; through a
+"""The ``mnemo`` command: ``serve``, ``migrate``, ``version``,
+``embeddings`` (the background embedder's progress: ``embeddings``); through a
 running server, ``export`` / ``import`` of a user's data (``user_data``),
 ``users erase`` (``users``) and ``changes tail`` (``changes``); and ``mcp``,
 an MCP server of a user's memory (``mcp_server``).
@@ -16,7 +17,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from mnemo_server import __version__
-from mnemo_server.cli import changes, mcp_server, user_data, users
+from mnemo_server.cli import changes, embeddings, mcp_server, user_data, users
 from mnemo_server.config import OPTIONS, ConfigError, Settings, add_arguments, resolve
 
 EXIT_USAGE = 2
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_arguments(migrate, only=("database_url", "data_dir"))
     commands.add_parser("version", help="print the version")
+    embeddings.add_command(commands)
     user_data.add_commands(commands)
     users.add_command(commands)
     changes.add_command(commands)
@@ -78,6 +80,8 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         return EXIT_USAGE
     if args.command == "migrate":
         return _migrate(settings)
+    if args.command == embeddings.COMMAND:
+        return embeddings.run(args, settings)
     from mnemo_server.lifecycle import run
 
     return run(settings)

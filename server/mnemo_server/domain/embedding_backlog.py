@@ -42,8 +42,8 @@ class ComputedVector:
 @dataclass(frozen=True, slots=True)
 class BackfillStep:
     """One step of a model's backfill: how many entries it queued, how far
-    (``memories.id``) the walk has come of how far it goes, and whether it
-    is done."""
+    (``memories.id``) the walk has come of how far it goes (``last``: the
+    last entry when the lease was taken), and whether it is done."""
 
     queued: int
     through: int
@@ -54,14 +54,14 @@ class BackfillStep:
 @dataclass(frozen=True, slots=True)
 class EmbeddingProgress:
     """Where embedding with ``model`` stands: entries waiting (``backlog``),
-    the backfill (``backfilled_through`` of ``last_entry``, ``backfill_done``),
+    the backfill (``backfilled_through`` of ``backfill_until``, ``backfill_done``),
     the vectors of the model and how many the server computed, and which
     server process holds the lease (``holder``; empty when none)."""
 
     model: str
     backlog: int
     backfilled_through: int
-    last_entry: int
+    backfill_until: int
     backfill_done: bool
     vectors: int
     computed: int

@@ -29,7 +29,6 @@ from datetime import timedelta
 from typing import TypeVar
 
 from mnemo_server.domain.commands import Command, Written
-from mnemo_server.domain.commands.governance import ImportUserData
 from mnemo_server.domain.commands.memories import ApproveCandidate, CreateMemories, UpdateMemory
 from mnemo_server.store.app_state.store import SqlAppStateStore
 from mnemo_server.store.checkpoints import writes as checkpoint_writes
@@ -75,7 +74,7 @@ UNIT_MODULES = (
 """The modules whose ``@units.unit`` functions carry out the commands
 (imported here so that every unit is registered before the first write)."""
 
-_QUEUE_VECTORS = (CreateMemories, UpdateMemory, ApproveCandidate, ImportUserData)
+_QUEUE_VECTORS = (CreateMemories, UpdateMemory, ApproveCandidate)
 """The commands whose entries may join the embedding backlog."""
 
 
@@ -102,7 +101,7 @@ class SqlStore:
     ) -> None:
         self.database = db
         self._embed_later = embed_later
-        self.vectors_queued: Callable[[str], None] | None = None
+        self._vectors_queued: Callable[[str], None] | None = None
         self.vector_cache = vector_cache if vector_cache is not None else VectorCache()
         self._window_micros = idempotency_window // timedelta(microseconds=1)
         self.users = SqlUserStore(db)
@@ -110,11 +109,20 @@ class SqlStore:
         self.memories = SqlMemoryStore(db, vector_cache=self.vector_cache)
         self.governance = SqlGovernanceStore(db)
         self.feed = SqlChangeStore(db)
-        self.user_data = SqlUserData(db, vector_cache=self.vector_cache)
+        self.user_data = SqlUserData(db, vector_cache=self.vector_cache, embed_later=embed_later)
         self.documents = SqlDocumentStore(db)
         self.checkpoints = SqlCheckpointStore(db)
         self.app_states = SqlAppStateStore(db)
         self.embeddings = SqlEmbeddingStore(db)
+
+    @property
+    def vectors_queued(self) -> Callable[[str], None] | None:
+        return self._vectors_queued
+
+    @vectors_queued.setter
+    def vectors_queued(self, hook: Callable[[str], None] | None) -> None:
+        self._vectors_queued = hook
+        self.user_data.vectors_queued = hook
 
     async def execute(self, command: Command[R]) -> Written[R]:
         value, cursor = await self.database.write(
@@ -123,7 +131,7 @@ class SqlStore:
             alone=command.alone,
         )
         if self._embed_later and isinstance(command, _QUEUE_VECTORS):
-            queued = self.vectors_queued
+            queued = self._vectors_queued
             if queued is not None:
                 queued(command.user_id)
         return Written(value, cursor)

@@ -333,14 +333,17 @@ embedding_backlog = Table(
 )
 
 # One row per model a server has embedded with (shared by every user): how
-# far the backfill of entries without its vector has come (``memories.id``),
-# and which server process holds the lease to embed with it (one at a time,
-# so that replicas do not embed the same entries).
+# far the backfill of entries without its vector has come (``memories.id``)
+# of how far it goes (the last entry when the lease was taken: later ones
+# are queued by their saves), and which server process holds the lease to
+# embed with it (one at a time, so that replicas do not embed the same
+# entries).
 embedding_models = Table(
     "embedding_models",
     metadata,
     Column("model", MEMORY_KEY, primary_key=True),
     Column("backfilled_through", BigInteger, nullable=False),
+    Column("backfill_until", BigInteger, nullable=False),
     Column("backfill_done", Boolean, nullable=False),
     Column("holder", String(64), nullable=True),
     Column("lease_until", MICROS, nullable=False),

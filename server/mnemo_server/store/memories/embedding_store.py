@@ -108,6 +108,7 @@ def _lease(tx: Tx, model: str, holder: str, micros: int) -> bool:
         insert_ignoring_conflicts(conn, embedding_models).values(
             model=model,
             backfilled_through=0,
+            backfill_until=0,
             backfill_done=False,
             holder=None,
             lease_until=0,
@@ -121,7 +122,10 @@ def _lease(tx: Tx, model: str, holder: str, micros: int) -> bool:
         return False
     values: dict[str, Any] = {"holder": holder, "lease_until": now + micros, "updated_at": now}
     if row.holder != holder:
-        values["backfill_done"] = False  # a new lease: walk the entries saved since
+        # A new lease: walk the entries saved since the last one, up to the
+        # last entry now (later ones are queued by their saves).
+        values["backfill_done"] = False
+        values["backfill_until"] = _last_entry(conn)
     conn.execute(update(embedding_models).where(models.model == model).values(**values))
     return True
 
@@ -142,15 +146,22 @@ def _missing_vector(model: str) -> Any:
     return or_(e.memory_pk.is_(None), and_(e.computed, e.model != model))
 
 
+def _last_entry(conn: Connection) -> int:
+    return int(conn.execute(select(func.coalesce(func.max(memories.c.id), 0))).scalar_one())
+
+
 def _backfill(tx: Tx, model: str, scan: int) -> BackfillStep:
     conn = tx.conn
     models = embedding_models.c
     row = conn.execute(
-        select(models.backfilled_through, models.backfill_done).where(models.model == model)
+        select(models.backfilled_through, models.backfill_until, models.backfill_done).where(
+            models.model == model
+        )
     ).one()
-    last = int(conn.execute(select(func.coalesce(func.max(memories.c.id), 0))).scalar_one())
-    through = int(row.backfilled_through)
-    if row.backfill_done:
+    through, last = int(row.backfilled_through), int(row.backfill_until)
+    if row.backfill_done or through >= last:
+        if not row.backfill_done:
+            _backfilled(conn, model, through, done=True)
         return BackfillStep(0, through, last, True)
     upto = min(through + scan, last)
     found = conn.execute(
@@ -162,24 +173,31 @@ def _backfill(tx: Tx, model: str, scan: int) -> BackfillStep:
     ).all()
     queued = 0
     if found:
-        queued = conn.execute(
-            insert_ignoring_conflicts(conn, embedding_backlog),
-            [{"memory_pk": r.id, "user_id": r.user_id} for r in found],
-        ).rowcount
+        queued = len(
+            conn.execute(
+                insert_ignoring_conflicts(conn, embedding_backlog).returning(
+                    embedding_backlog.c.memory_pk
+                ),
+                [{"memory_pk": r.id, "user_id": r.user_id} for r in found],
+            ).all()
+        )
     done = upto >= last
+    _backfilled(conn, model, upto, done=done)
+    return BackfillStep(queued, upto, last, done)
+
+
+def _backfilled(conn: Connection, model: str, through: int, *, done: bool) -> None:
     conn.execute(
         update(embedding_models)
-        .where(models.model == model)
-        .values(backfilled_through=upto, backfill_done=done, updated_at=now_micros())
+        .where(embedding_models.c.model == model)
+        .values(backfilled_through=through, backfill_done=done, updated_at=now_micros())
     )
-    return BackfillStep(max(queued, 0), upto, last, done)
 
 
 def _progress(conn: Connection, model: str) -> EmbeddingProgress:
     models, e = embedding_models.c, memory_embeddings.c
     row = conn.execute(select(embedding_models).where(models.model == model)).one_or_none()
     backlog = conn.execute(select(func.count()).select_from(embedding_backlog)).scalar_one()
-    last = conn.execute(select(func.coalesce(func.max(memories.c.id), 0))).scalar_one()
     vectors, computed = conn.execute(
         select(func.count(), func.count().filter(e.computed)).where(e.model == model)
     ).one()
@@ -189,7 +207,7 @@ def _progress(conn: Connection, model: str) -> EmbeddingProgress:
         model=model,
         backlog=int(backlog),
         backfilled_through=0 if row is None else int(row.backfilled_through),
-        last_entry=int(last),
+        backfill_until=0 if row is None else int(row.backfill_until),
         backfill_done=False if row is None else bool(row.backfill_done),
         vectors=int(vectors),
         computed=int(computed),
@@ -246,3 +264,13 @@ class SqlEmbeddingStore:
 
     async def progress(self, model: str) -> EmbeddingProgress:
         return await self._db.read(lambda conn: _progress(conn, model))
+
+    async def models(self) -> list[str]:
+        """Every model a server has embedded with (``mnemo embeddings``)."""
+        return await self._db.read(
+            lambda conn: list(
+                conn.execute(
+                    select(embedding_models.c.model).order_by(embedding_models.c.model)
+                ).scalars()
+            )
+        )

@@ -9,6 +9,7 @@ contracts are those of ``domain.ports.UserDataStore``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 from mnemo_server.domain.commands import Written
@@ -34,9 +35,15 @@ class SqlUserData:
     process's cache of users' vectors (``SqlStore.vector_cache``), from which
     an erased user's vectors are dropped."""
 
-    def __init__(self, db: Database, *, vector_cache: VectorCache | None = None) -> None:
+    def __init__(
+        self, db: Database, *, vector_cache: VectorCache | None = None, embed_later: bool = False
+    ) -> None:
         self._db = db
         self._vectors = vector_cache
+        self._embed_later = embed_later
+        # Told the user of an import that may have queued entries for the
+        # embedder (``SqlStore.vectors_queued``).
+        self.vectors_queued: Callable[[str], None] | None = None
 
     async def erase_user(self, command: DeleteUserData) -> Written[ErasureReceipt]:
         """After the erasure commits, the SQLite WAL is checkpointed and
@@ -60,6 +67,9 @@ class SqlUserData:
 
     async def import_user(self, command: ImportUserData) -> Written[tuple[str, ...]]:
         skipped, cursor = await self._db.write(
-            units.run(command, window_micros=_WINDOW_MICROS), alone=True
+            units.run(command, window_micros=_WINDOW_MICROS, embed_later=self._embed_later),
+            alone=True,
         )
+        if self.vectors_queued is not None:
+            self.vectors_queued(command.user_id)
         return Written(skipped, cursor)

@@ -64,6 +64,7 @@ def upgrade() -> None:
         "embedding_models",
         sa.Column("model", MEMORY_KEY, nullable=False),
         sa.Column("backfilled_through", sa.BigInteger(), nullable=False),
+        sa.Column("backfill_until", sa.BigInteger(), nullable=False),
         sa.Column("backfill_done", sa.Boolean(), nullable=False),
         sa.Column("holder", sa.String(length=64), nullable=True),
         sa.Column("lease_until", MICROS, nullable=False),
