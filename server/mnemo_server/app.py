@@ -72,7 +72,7 @@ from mnemo_server.domain.usecases.temporary import purge_until_stopped
 from mnemo_server.domain.usecases.user_data import UserDataRights
 from mnemo_server.domain.usecases.working_memory import WorkingMemory
 from mnemo_server.domain.usecases.writes import Writes
-from mnemo_server.embedders import load_embedder
+from mnemo_server.embedders import RemoteOptions, load_embedder
 from mnemo_server.health import SERVING, HealthService, ServingStatus
 from mnemo_server.listening import bind_error, cannot_listen
 from mnemo_server.observability.endpoint import MetricsEndpoint
@@ -287,7 +287,15 @@ class MnemoServer:
         and last the database they all use.
         """
         settings = self.settings
-        embedder = load_embedder(settings.embedder)
+        embedder = load_embedder(
+            settings.embedder,
+            remote=RemoteOptions(
+                url=settings.embedder_url,
+                key_file=settings.embedder_key_file,
+                dimensions=settings.embedder_dimensions,
+                timeout_seconds=settings.embedder_timeout_seconds,
+            ),
+        )
         credentials = server_credentials(settings)
         observability = self._observe(opened)
         observer = observability.observer

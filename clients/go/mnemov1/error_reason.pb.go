@@ -221,6 +221,13 @@ const (
 	//	            metadata { key: "compacted_messages" value: "40" }
 	//	            metadata { key: "next_position" value: "42" } }
 	ErrorReason_ERROR_REASON_HISTORY_COMPACTED ErrorReason = 31
+	// Semantic recall was asked for (semantic: true) and the server's embedder
+	// could not embed the query now (a remote provider is down or slow). Retry,
+	// or recall lexically; a recall that leaves semantic unset falls back to
+	// lexical recall by itself. Code: UNAVAILABLE.
+	//
+	//	ErrorInfo { reason: "EMBEDDER_FAILED" domain: "mnemo.v1" }
+	ErrorReason_ERROR_REASON_EMBEDDER_FAILED ErrorReason = 32
 )
 
 // Enum value maps for ErrorReason.
@@ -258,6 +265,7 @@ var (
 		29: "ERROR_REASON_STORAGE_FULL",
 		30: "ERROR_REASON_CURSOR_AHEAD",
 		31: "ERROR_REASON_HISTORY_COMPACTED",
+		32: "ERROR_REASON_EMBEDDER_FAILED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                  0,
@@ -292,6 +300,7 @@ var (
 		"ERROR_REASON_STORAGE_FULL":                 29,
 		"ERROR_REASON_CURSOR_AHEAD":                 30,
 		"ERROR_REASON_HISTORY_COMPACTED":            31,
+		"ERROR_REASON_EMBEDDER_FAILED":              32,
 	}
 )
 
@@ -326,7 +335,7 @@ var File_mnemo_v1_error_reason_proto protoreflect.FileDescriptor
 
 const file_mnemo_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
-	"\x1bmnemo/v1/error_reason.proto\x12\bmnemo.v1*\xe7\b\n" +
+	"\x1bmnemo/v1/error_reason.proto\x12\bmnemo.v1*\x89\t\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_INVALID_FIELD\x10\x01\x12\x1d\n" +
@@ -360,7 +369,8 @@ const file_mnemo_v1_error_reason_proto_rawDesc = "" +
 	"\x15ERROR_REASON_INTERNAL\x10\x1c\x12\x1d\n" +
 	"\x19ERROR_REASON_STORAGE_FULL\x10\x1d\x12\x1d\n" +
 	"\x19ERROR_REASON_CURSOR_AHEAD\x10\x1e\x12\"\n" +
-	"\x1eERROR_REASON_HISTORY_COMPACTED\x10\x1fb\x06proto3"
+	"\x1eERROR_REASON_HISTORY_COMPACTED\x10\x1f\x12 \n" +
+	"\x1cERROR_REASON_EMBEDDER_FAILED\x10 b\x06proto3"
 
 var (
 	file_mnemo_v1_error_reason_proto_rawDescOnce sync.Once

@@ -18,6 +18,9 @@ specs are loaded by ``mnemo_server.embedders.load_embedder``, checked here by
 - ``"static-model"``: ``StaticModelEmbedder``, the 64-dimension static model
   baked into the optional PyPI package ``tokenlearn-static-model`` (install
   extra ``mnemo-server[embed]``); imported only when configured;
+- ``"openai:<model>"``: an OpenAI-compatible ``/v1/embeddings`` endpoint
+  (``embedders.remote``; ``--embedder-url`` and the other ``--embedder-*``
+  settings);
 - ``"package.module:ClassName"``: any class with ``model``, ``dimensions``
   and ``embed``, constructed without arguments.
 
@@ -36,7 +39,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from mnemo_server.domain.errors import Entry, FailedPrecondition, InvalidArgument
+from mnemo_server.domain.errors import Entry, FailedPrecondition, InvalidArgument, Unavailable
 from mnemo_server.domain.text_search import stems
 
 
@@ -76,6 +79,13 @@ def embedder_unavailable() -> FailedPrecondition:
     return FailedPrecondition(
         "semantic recall needs a query_embedding: this server has no embedder configured",
         reason="EMBEDDER_UNAVAILABLE",
+    )
+
+
+def embedder_failed(error: Exception) -> Unavailable:
+    """The server's embedder could not embed a query (``EMBEDDER_FAILED``)."""
+    return Unavailable(
+        f"the server's embedder could not embed the query: {error}", reason="EMBEDDER_FAILED"
     )
 
 
@@ -163,7 +173,9 @@ class StaticModelEmbedder:
         return [tuple(float(v) for v in row) for row in self._encode(list(texts))]
 
 
-SPEC_FORMS = "none, local, onnx:DIRECTORY, hashing[:N], static-model or package.module:Class"
+SPEC_FORMS = (
+    "none, local, onnx:DIRECTORY, openai:MODEL, hashing[:N], static-model or package.module:Class"
+)
 
 
 def check_spec(spec: str | None) -> str:
@@ -180,6 +192,12 @@ def check_spec(spec: str | None) -> str:
     if name.startswith("onnx:"):
         if not name.partition(":")[2]:
             raise EmbedderConfigError("onnx: needs a model directory, as onnx:/path/to/model")
+        return name
+    if name.startswith("openai:"):
+        if not name.partition(":")[2]:
+            raise EmbedderConfigError(
+                "openai: needs a model name, as openai:text-embedding-3-small"
+            )
         return name
     module, colon, attribute = name.partition(":")
     if colon and module and attribute:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from mnemo_server.domain.embedding import (
@@ -16,19 +17,46 @@ from mnemo_server.domain.embedding import (
     check_spec,
 )
 
-__all__ = ["load_embedder"]
+__all__ = ["RemoteOptions", "load_embedder"]
 
 
-def load_embedder(spec: str | None, *, threads: int = 1) -> Embedder | None:
+@dataclass(frozen=True)
+class RemoteOptions:
+    """The ``--embedder-*`` settings of an ``openai:MODEL`` embedder (``remote``)."""
+
+    url: str = "https://api.openai.com/v1"
+    key_file: Path | None = None
+    dimensions: int = 0
+    timeout_seconds: float = 30.0
+
+
+def load_embedder(
+    spec: str | None, *, threads: int = 1, remote: RemoteOptions | None = None
+) -> Embedder | None:
     """The embedder ``spec`` names, loaded; ``None`` for ``none``.
 
-    ``threads``: the ONNX runtime's threads per call. Raises
-    ``EmbedderConfigError`` for an unknown spec, a missing package or model
-    file, a class that cannot be imported or does not fit ``Embedder``.
+    ``threads``: the ONNX runtime's threads per call; ``remote``: the
+    settings of ``openai:MODEL``. Raises ``EmbedderConfigError`` for an
+    unknown spec, a missing package or model file, a class that cannot be
+    imported or does not fit ``Embedder``, an endpoint that cannot be
+    reached to learn its vectors' size.
     """
     name = check_spec(spec)
     if name == "none":
         return None
+    if name.startswith("openai:"):
+        from mnemo_server.embedders.remote import RemoteEmbedder, RemoteSettings
+
+        options = remote or RemoteOptions()
+        return RemoteEmbedder(
+            RemoteSettings.of(
+                name.partition(":")[2],
+                url=options.url,
+                key_file=options.key_file,
+                dimensions=options.dimensions,
+                timeout_seconds=options.timeout_seconds,
+            )
+        )
     if name == "local" or name.startswith("onnx:"):
         from mnemo_server.embedders.onnx import ModelFiles, OnnxEmbedder
 

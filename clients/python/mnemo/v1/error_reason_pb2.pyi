@@ -38,6 +38,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_STORAGE_FULL: _ClassVar[ErrorReason]
     ERROR_REASON_CURSOR_AHEAD: _ClassVar[ErrorReason]
     ERROR_REASON_HISTORY_COMPACTED: _ClassVar[ErrorReason]
+    ERROR_REASON_EMBEDDER_FAILED: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 ERROR_REASON_INVALID_FIELD: ErrorReason
 ERROR_REASON_INVALID_NAME: ErrorReason
@@ -70,3 +71,4 @@ ERROR_REASON_INTERNAL: ErrorReason
 ERROR_REASON_STORAGE_FULL: ErrorReason
 ERROR_REASON_CURSOR_AHEAD: ErrorReason
 ERROR_REASON_HISTORY_COMPACTED: ErrorReason
+ERROR_REASON_EMBEDDER_FAILED: ErrorReason

@@ -18,7 +18,12 @@ from collections import OrderedDict
 
 from mnemo_server.domain.commands import Written
 from mnemo_server.domain.commands.memories import CreateMemories, UpdateMemory
-from mnemo_server.domain.embedding import Embedder, embedder_unavailable, query_vectors
+from mnemo_server.domain.embedding import (
+    Embedder,
+    embedder_failed,
+    embedder_unavailable,
+    query_vectors,
+)
 from mnemo_server.domain.memory_models import (
     Embedding,
     Memory,
@@ -53,7 +58,8 @@ class QueryEmbedding:
 
         Runs the embedder in a worker thread: it may be a caller's own class of
         unknown cost, and must not stall the server's event loop. Raises
-        ``EMBEDDER_UNAVAILABLE`` without an embedder."""
+        ``EMBEDDER_UNAVAILABLE`` without an embedder, ``EMBEDDER_FAILED``
+        (``Unavailable``) when the embedder fails."""
         embedder = self.embedder
         if embedder is None:
             raise embedder_unavailable()
@@ -61,7 +67,10 @@ class QueryEmbedding:
         if cached is not None:
             self._queries.move_to_end(text)
             return cached
-        (vector,) = await asyncio.to_thread(query_vectors, embedder, [text])
+        try:
+            (vector,) = await asyncio.to_thread(query_vectors, embedder, [text])
+        except Exception as error:  # the embedder's own code or its provider
+            raise embedder_failed(error) from error
         embedding = Embedding(embedder.model, tuple(vector))
         self._queries[text] = embedding
         if len(self._queries) > QUERY_CACHE_SIZE:

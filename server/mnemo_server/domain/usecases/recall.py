@@ -38,6 +38,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from mnemo_server.domain import events, inject
+from mnemo_server.domain.errors import Unavailable
 from mnemo_server.domain.governance import Access, NewEvent
 from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.memory_models import (
@@ -104,25 +105,40 @@ class Recall:
         without an embedder), ``EMBEDDING_DIMENSION_MISMATCH`` (the query
         vector's dimension differs from the stored vectors of its model).
         """
+        fallback = query.semantic is None
         query = self._effective(query)
-        hits = await self._ranked(user_id, query, Access.RECALL, ())
+        hits = await self._ranked(user_id, query, Access.RECALL, (), fallback=fallback)
         if hits is None:
             return []
         self._record(caller, user_id, events.recalled(len(hits), "recall", bool(query.semantic)))
         return hits
 
     async def _ranked(
-        self, user_id: str, query: RecallQuery, access: Access, conversations: tuple[str, ...]
+        self,
+        user_id: str,
+        query: RecallQuery,
+        access: Access,
+        conversations: tuple[str, ...],
+        *,
+        fallback: bool = False,
     ) -> list[RecallHit] | None:
         """The ranked hits, read with the gate in one read transaction;
-        ``None`` when a gate is closed for ``access``."""
+        ``None`` when a gate is closed for ``access``. ``fallback``: when the
+        embedder fails on the query, recall lexically instead of raising
+        ``EMBEDDER_FAILED`` (the caller left ``semantic`` unset)."""
         vector = None
         if query.semantic:
             if query.query_embedding is None and self._embedding.embedder is None:
                 # Nothing to search with: an error, unless a gate says "nothing".
                 if await self._governance.memory_gate(user_id, conversations, access):
                     return None
-            vector = await self._query_vector(user_id, query)
+            try:
+                vector = await self._query_vector(user_id, query)
+            except Unavailable as error:
+                if not fallback or error.reason != "EMBEDDER_FAILED":
+                    raise
+                log.warning("recall falls back to lexical: %s", error.message)
+                query = replace(query, semantic=False)
         found = await self._store.recall(
             user_id, query, vector, access=access, conversation_ids=conversations
         )
@@ -146,8 +162,9 @@ class Recall:
         raises."""
         conversations = (query.conversation_id,) if query.conversation_id else ()
         wanted = min(CONTEXT_RECALL_FACTOR * max_entries, MAX_RECALL_RESULTS)
+        fallback = query.semantic is None
         query = self._effective(replace(query, max_results=wanted))
-        hits = await self._ranked(user_id, query, Access.INJECT, conversations)
+        hits = await self._ranked(user_id, query, Access.INJECT, conversations, fallback=fallback)
         if hits is None:
             return inject.build_context([], max_entries=max_entries, max_bytes=max_bytes)
         built = inject.build_context(hits, max_entries=max_entries, max_bytes=max_bytes)

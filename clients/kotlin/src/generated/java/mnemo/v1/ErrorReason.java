@@ -403,6 +403,19 @@ public enum ErrorReason
    * <code>ERROR_REASON_HISTORY_COMPACTED = 31;</code>
    */
   ERROR_REASON_HISTORY_COMPACTED(31),
+  /**
+   * <pre>
+   * Semantic recall was asked for (semantic: true) and the server's embedder
+   * could not embed the query now (a remote provider is down or slow). Retry,
+   * or recall lexically; a recall that leaves semantic unset falls back to
+   * lexical recall by itself. Code: UNAVAILABLE.
+   *
+   * ErrorInfo { reason: "EMBEDDER_FAILED" domain: "mnemo.v1" }
+   * </pre>
+   *
+   * <code>ERROR_REASON_EMBEDDER_FAILED = 32;</code>
+   */
+  ERROR_REASON_EMBEDDER_FAILED(32),
   UNRECOGNIZED(-1),
   ;
 
@@ -789,6 +802,19 @@ public enum ErrorReason
    * <code>ERROR_REASON_HISTORY_COMPACTED = 31;</code>
    */
   public static final int ERROR_REASON_HISTORY_COMPACTED_VALUE = 31;
+  /**
+   * <pre>
+   * Semantic recall was asked for (semantic: true) and the server's embedder
+   * could not embed the query now (a remote provider is down or slow). Retry,
+   * or recall lexically; a recall that leaves semantic unset falls back to
+   * lexical recall by itself. Code: UNAVAILABLE.
+   *
+   * ErrorInfo { reason: "EMBEDDER_FAILED" domain: "mnemo.v1" }
+   * </pre>
+   *
+   * <code>ERROR_REASON_EMBEDDER_FAILED = 32;</code>
+   */
+  public static final int ERROR_REASON_EMBEDDER_FAILED_VALUE = 32;
 
 
   @java.lang.Override
@@ -843,6 +869,7 @@ public enum ErrorReason
       case 29: return ERROR_REASON_STORAGE_FULL;
       case 30: return ERROR_REASON_CURSOR_AHEAD;
       case 31: return ERROR_REASON_HISTORY_COMPACTED;
+      case 32: return ERROR_REASON_EMBEDDER_FAILED;
       default: return null;
     }
   }
