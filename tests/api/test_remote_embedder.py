@@ -8,6 +8,7 @@ computed while keeping a client's vectors."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -31,7 +32,7 @@ USER = "users/ada"
 
 
 @pytest.fixture
-def endpoint() -> Endpoint:
+def endpoint() -> Iterator[Endpoint]:
     with embedding_endpoint(key="sk-test") as running:
         yield running
 

@@ -160,7 +160,7 @@ class EmbeddingWorker:
     async def start(self) -> None:
         """Take the lease if free, so that the first saves are tracked
         (``queued``) before ``run`` starts. Raises ``Unavailable``."""
-        await self._hold()
+        await self._hold(announce=False)
 
     async def run(self, stopping: asyncio.Event) -> None:
         """Embed until ``stopping`` is set; a round that fails is logged and
@@ -235,15 +235,22 @@ class EmbeddingWorker:
             return True
         return False
 
-    async def _hold(self) -> bool:
-        """Take or renew the lease when due; whether this process holds it."""
+    async def _hold(self, *, announce: bool = True) -> bool:
+        """Take or renew the lease when due; whether this process holds it.
+        ``announce``: log a lease taken (not at start: one line says the
+        server serves)."""
         now = time.monotonic()
         if now < self._renew_at:
             return self.holding
         held = await self._store.lease(self.model, self.holder, seconds=self._lease_seconds)
         if held and not self.holding:
             self._backfill_done = False  # the store restarts the backfill on a new lease
-            log.info("embedding with %s (lease %s)", self.model, self.holder)
+            log.log(
+                logging.INFO if announce else logging.DEBUG,
+                "embedding with %s (lease %s)",
+                self.model,
+                self.holder,
+            )
         self.holding = held
         self._renew_at = now + self._lease_seconds / 3
         if not held:
