@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.servers import Databases, serve  # noqa: E402
 from mnemo.client import MnemoClient  # noqa: E402
+from tests.support.embedding import wait_until_embedded  # noqa: E402
 from tests.support.relevance import (  # noqa: E402
     METRICS,
     MODES,
@@ -70,6 +71,7 @@ def _measure(databases: Databases, backend: str, relevance_set: RelevanceSet) ->
         with MnemoClient(server.target, timeout=60) as client:
             started = time.monotonic()
             save_set(client, relevance_set)
+            wait_until_embedded(url)  # the vectors are computed in the background
             saved = time.monotonic()
             rankings = run_queries(client, relevance_set)
             done = time.monotonic()

@@ -33,6 +33,7 @@ from tests.support.relevance import (
     save_set,
     score,
 )
+from tests.support.embedding import wait_until_embedded
 from tests.support.server import running_server
 
 BACKENDS = ("sqlite", "postgres")
@@ -50,10 +51,12 @@ def rankings_by_backend() -> dict[str, Rankings]:
 
 
 def measure(database_url: str, relevance_set: RelevanceSet) -> Rankings:
-    """Save the set into a fresh server over ``database_url`` and run every query."""
+    """Save the set into a fresh server over ``database_url``, wait for the
+    background embedder, and run every query."""
     with running_server(database_url, embedder="local") as target:
         with MnemoClient(target) as client:
             save_set(client, relevance_set)
+            wait_until_embedded(database_url)
             return run_queries(client, relevance_set)
 
 
