@@ -28,8 +28,8 @@ from mnemo.v1 import sync_pb2_grpc
 from mnemo_server.store.schema import idempotency_records
 from tests.api.governance import GRANTED, WITHDRAWN, Governance, all_events, set_consent
 from tests.api.memories import C1, USER, Stub, create, listed, recall, vector
-from tests.support.rpc_errors import rpc_failure
 from tests.support.embedding import wait_until_embedded
+from tests.support.rpc_errors import rpc_failure
 from tests.support.server import running_server
 from tests.support.user_rows import connected
 

@@ -22,7 +22,13 @@ from mnemo.v1 import memories_pb2 as mm
 from mnemo_server.domain.text_search import query_terms
 from mnemo_server.store.engine.engines import normalize_url
 from mnemo_server.store.memories.text_index import visibility_key
-from mnemo_server.store.schema import change_cursors, changes, embedding_backlog, user_settings, users
+from mnemo_server.store.schema import (
+    change_cursors,
+    changes,
+    embedding_backlog,
+    user_settings,
+    users,
+)
 from tests.api.user_data import erase, export, populate
 from tests.support.rpc_errors import ErrorDetails, rpc_failure
 from tests.support.user_rows import connected, user_digest, user_tables

@@ -23,6 +23,7 @@ import pytest
 
 from mnemo.client import MnemoClient
 from tests.support.databases import PostgresDatabases, SqliteDatabases
+from tests.support.embedding import wait_until_embedded
 from tests.support.relevance import (
     Rankings,
     RelevanceSet,
@@ -33,7 +34,6 @@ from tests.support.relevance import (
     save_set,
     score,
 )
-from tests.support.embedding import wait_until_embedded
 from tests.support.server import running_server
 
 BACKENDS = ("sqlite", "postgres")
