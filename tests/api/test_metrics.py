@@ -18,6 +18,7 @@ from mnemo.v1 import memories_pb2 as mm
 from mnemo.v1 import memories_pb2_grpc
 from mnemo_server.config import ConfigError, resolve
 from tests.api.changes import Watch
+from tests.support.embedding import wait_until_embedded
 from tests.support.metrics import Samples, scrape, scrape_text, series, value
 from tests.support.server import ServerThread, server_settings
 
@@ -186,6 +187,31 @@ def test_rate_limited_calls_are_counted(database_url: str) -> None:
         == calls - burst
     )
     assert value(samples, "mnemo_rpc_handled_total", method=GET, code="NOT_FOUND") == burst
+
+
+def test_the_background_embedder_reports_what_it_stored_and_its_backlog(
+    database_url: str,
+) -> None:
+    saves = 5
+    settings = server_settings(database_url, metrics_listen="127.0.0.1:0", embedder="hashing:16")
+    thread = ServerThread(settings)
+    target = thread.start()
+    try:
+        with grpc.insecure_channel(target) as channel:
+            stub = memories_pb2_grpc.MemoryServiceStub(channel)
+            for n in range(saves):
+                stub.CreateMemory(
+                    mm.CreateMemoryRequest(parent="users/u1", memory=mm.Memory(text=f"fact {n}"))
+                )
+        wait_until_embedded(database_url)
+        assert thread.server.metrics_port is not None
+        samples = settled(thread.server.metrics_port)
+    finally:
+        thread.stop()
+    assert value(samples, "mnemo_embedded_entries_total") == saves
+    assert value(samples, "mnemo_embedding_backlog") == 0
+    assert value(samples, "mnemo_embedding_failures_total") == 0
+    assert 1 <= value(samples, "mnemo_embedding_batch_seconds_count") <= saves
 
 
 @sqlite_only
