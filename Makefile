@@ -42,7 +42,7 @@ MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
 	system-deps grpcurl test-unit test-store test-concurrency test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser test-conformance test-kotlin console bench bench-venv \
-	bench-report bench-validation bench-profile bench-recall bench-bulk bench-watch bench-neighbour soak relevance constraints clean
+	bench-report bench-validation bench-profile bench-recall bench-embedding bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
 	@echo "Usage: make TARGET [ARGS=...] [PYTEST_ARGS=...]"
@@ -210,6 +210,9 @@ bench-profile: $(STAMP) $(BENCH_STAMP) ## py-spy profile of the server under one
 
 bench-recall: $(STAMP) ## Recall and BuildContext (lexical, semantic) over 1k/10k/100k memories per store at c1 and c16 beside the empty RPC, first semantic load, bulk-load rate: bench/recall.py; flags via ARGS="..."
 	$(PY) bench/recall.py $(ARGS)
+
+bench-embedding: $(STAMP) ## Background embedding with the default model beside none: vector latency after a save, CreateMemory c16, backlog drain, bulk import and its backfill, idle RSS: bench/embedding_backlog.py; ARGS="--saves 200 --seconds 10 --bulk 20000"
+	$(PY) bench/embedding_backlog.py $(ARGS)
 
 bench-bulk: $(STAMP) ## BatchCreateMemories entries/s, 100k memories per store, and mnemo import --memories: bench/bulk_load.py; flags via ARGS="..."
 	$(PY) bench/bulk_load.py --import $(ARGS)
