@@ -9,9 +9,12 @@ gets a real server process (``mnemo serve``, default options), which loads
 the user's memories through the public API: ``BatchCreateMemories`` calls of
 ``--batch`` entries, one after another, each with a request id; realistic
 short texts (``tests.support.memory_corpus``: templates over a vocabulary of
-a few thousand words), each with a 64-dimension vector. The requests are
-built before the clock starts; the load rate is entries per second with the
-server's CPU seconds per 1,000 entries.
+a few thousand words), each with a vector named as the default embedder's
+(bge-small-en-v1.5, 384 dimensions) but of random values: what a search
+costs does not depend on the values, and embedding 100,000 texts first would
+take the model most of ten minutes. The requests are built before the clock
+starts; the load rate is entries per second with the server's CPU seconds per
+1,000 entries.
 
 On PostgreSQL the load is followed by ``ANALYZE`` (what autovacuum does
 within a minute or so of a bulk load, and what docs/operations.md asks for
@@ -23,9 +26,11 @@ cold process: no cached vectors), and:
   server's cache, is timed on its own;
 - **c1**: ``--queries`` calls of each kind, one at a time from a client in
   another process: the empty RPC (health ``Check``), lexical recall (a query
-  text), semantic recall (the same texts with ``semantic`` and a
-  ``query_embedding``), and ``BuildContext`` lexical and semantic (default
-  budget). Each latency is the whole call (a recall until its stream of up
+  text, ``semantic`` false), semantic recall (the same texts with
+  ``semantic`` and a ``query_embedding``), *default* recall (the text alone:
+  the server embeds it with its model, ``local``, and fuses; every c1 query is
+  a new text, so none comes from the query-vector cache), and
+  ``BuildContext`` in the same three modes (default budget). Each latency is the whole call (a recall until its stream of up
   to 10 results ends). ``--warmup`` calls of each kind come first, unmeasured;
 - **c16**: 16 concurrent callers (``grpc.aio``, one channel) repeat each kind
   for ``--seconds``; throughput is calls completed per second, reported
@@ -65,15 +70,32 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 from bench.servers import Databases, Server, cpu_seconds, serve  # noqa: E402
 from mnemo.v1 import memories_pb2 as mm  # noqa: E402
 from mnemo.v1 import memories_pb2_grpc as mm_grpc  # noqa: E402
+from mnemo_server.embedders import load_embedder  # noqa: E402
 from tests.support.memory_corpus import Corpus  # noqa: E402
 
 USER = "bench-user"
 PARENT = f"users/{USER}"
-MODEL = "bench-random-64"
-DIMENSIONS = 64
 CONCURRENCY = 16
 BATCH_TIMEOUT_S = 600.0
-MODES = ("empty", "recall lexical", "recall semantic", "context lexical", "context semantic")
+MODES = (
+    "empty",
+    "recall lexical",
+    "recall semantic",
+    "recall default",
+    "context lexical",
+    "context semantic",
+    "context default",
+)
+
+
+def _default_model() -> tuple[str, int]:
+    """The name and size of the vectors of the server's default embedder."""
+    model = load_embedder("local")
+    assert model is not None
+    return model.model, model.dimensions
+
+
+MODEL, DIMENSIONS = _default_model()
 
 
 @dataclass
@@ -120,7 +142,9 @@ def _batches(size: int, batch: int, corpus: Corpus) -> list[mm.BatchCreateMemori
             mm.CreateMemoryRequest(
                 parent=PARENT,
                 memory_id=f"m{n:07}",
-                memory=mm.Memory(text=corpus.sentence(), embedding=_embedding(corpus.vector(64))),
+                memory=mm.Memory(
+                    text=corpus.sentence(), embedding=_embedding(corpus.vector(DIMENSIONS))
+                ),
             )
             for n in range(start, min(size, start + batch))
         ]
@@ -159,16 +183,16 @@ Query = tuple[str, list[float]]
 def _request(mode: str, query: Query) -> tuple[str, Any]:
     """The method name and request of one call of ``mode``."""
     text, vector = query
-    semantic = mode.endswith("semantic")
-    embedding = _embedding(vector) if semantic else None
+    fields: dict[str, Any] = {}
+    if mode.endswith("semantic"):
+        fields = {"semantic": True, "query_embedding": _embedding(vector)}
+    elif mode.endswith("lexical"):
+        fields = {"semantic": False}
+    # "default": the text alone; the server embeds it with its model and fuses.
     if mode.startswith("recall"):
-        return "RecallMemories", mm.RecallMemoriesRequest(
-            parent=PARENT, query=text, semantic=semantic, query_embedding=embedding
-        )
+        return "RecallMemories", mm.RecallMemoriesRequest(parent=PARENT, query=text, **fields)
     if mode.startswith("context"):
-        return "BuildContext", mm.BuildContextRequest(
-            parent=PARENT, query=text, semantic=semantic, query_embedding=embedding
-        )
+        return "BuildContext", mm.BuildContextRequest(parent=PARENT, query=text, **fields)
     return "Check", health_pb2.HealthCheckRequest()
 
 

@@ -15,6 +15,7 @@ import uuid
 
 import pytest
 from langgraph.store.base import PutOp
+from langgraph.store.memory import InMemoryStore
 from langgraph_store_plugin import server_target
 
 from mnemo.client import FailedPreconditionError, MnemoClient
@@ -50,6 +51,29 @@ def test_items_expire_after_their_ttl_and_reads_refresh_it(user: str) -> None:
         assert store.get(("t",), "kept", refresh_ttl=True) is not None
         refreshed = client.get_document(user, ("t",), "kept")
         assert refreshed.expire_time.ToMicroseconds() > kept.expire_time.ToMicroseconds()
+    store.close()
+
+
+def test_a_limit_of_zero_finds_nothing_as_in_memory_store_does(user: str) -> None:
+    """0 reaches the server as "the default page size": the store must not send it."""
+    ours, theirs = _store(user), InMemoryStore()
+    for store in (ours, theirs):
+        store.put(("a", "b"), "k1", {"v": 1})
+        store.put(("a", "c"), "k2", {"v": 2})
+    for store in (ours, theirs):
+        assert store.search(("a",), limit=0) == []
+        assert store.list_namespaces(limit=0) == []
+        assert len(store.search(("a",), limit=1)) == 1
+        assert len(store.list_namespaces(limit=1)) == 1
+    ours.close()
+
+
+async def test_a_limit_of_zero_finds_nothing_asynchronously_too(user: str) -> None:
+    store = _store(user)
+    await store.aput(("a",), "k1", {"v": 1})
+    assert await store.asearch(("a",), limit=0) == []
+    assert await store.alist_namespaces(limit=0) == []
+    assert len(await store.asearch(("a",), limit=5)) == 1
     store.close()
 
 

@@ -100,6 +100,13 @@ def _nothing(_: Any) -> None:
     return None
 
 
+def _asks_for_nothing(op: Op) -> bool:
+    """A search or namespace listing with no room for a result (``limit``
+    0 or less): nothing, as LangGraph's ``InMemoryStore`` answers, never a
+    call (the server reads 0 as "the default page")."""
+    return isinstance(op, (SearchOp, ListNamespacesOp)) and op.limit <= 0
+
+
 def _conditions(op: ListNamespacesOp) -> tuple[Sequence[str] | None, Sequence[str] | None]:
     prefix = suffix = None
     for condition in op.match_conditions or ():
@@ -261,6 +268,9 @@ class MnemoStore(BaseStore):  # type: ignore[misc]  # (Any where mypy runs: pypr
             embedded = dict(zip(to_embed, self.embeddings.embed_documents(to_embed), strict=True))
         results: list[Result] = []
         for op in ops:
+            if _asks_for_nothing(op):
+                results.append([])
+                continue
             query = self._query(op)
             vector = None
             if query is not None and self.embeddings is not None:
@@ -284,6 +294,9 @@ class MnemoStore(BaseStore):  # type: ignore[misc]  # (Any where mypy runs: pypr
             embedded = dict(zip(to_embed, vectors, strict=True))
         results: list[Result] = []
         for op in ops:
+            if _asks_for_nothing(op):
+                results.append([])
+                continue
             query = self._query(op)
             vector = None
             if query is not None and self.embeddings is not None:
