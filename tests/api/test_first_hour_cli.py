@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -71,7 +72,7 @@ def test_erase_with_yes_asks_nothing(server: str, channel: grpc.Channel) -> None
     assert "Erase everything" not in erased.stderr
     assert erased.stdout.startswith("erased users/u2 at ")
     again = _erase(server, "u2", "--yes")
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == 3, again.stderr  # nothing to erase: a script can tell
     assert again.stdout.startswith("users/u2 had no data: nothing erased\n")
 
 
@@ -119,7 +120,8 @@ class _Lines:
 
     def __init__(self, pipe: IO[str]) -> None:
         self._lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, args=(pipe,), daemon=True).start()
+        self._reader = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self._reader.start()
 
     def _read(self, pipe: IO[str]) -> None:
         for line in pipe:
@@ -132,6 +134,14 @@ class _Lines:
         while not (line := self.next()).startswith(start):
             pass
         return line
+
+    def rest(self) -> list[str]:
+        """The lines not taken yet, once the pipe has ended (bounded)."""
+        self._reader.join(LINE_TIMEOUT_S)
+        lines = []
+        while not self._lines.empty():
+            lines.append(self._lines.get_nowait())
+        return lines
 
 
 def test_changes_tail_prints_another_clients_changes_until_ctrl_c(server: str) -> None:
@@ -179,5 +189,52 @@ def test_changes_tail_resumes_across_a_server_restart(database_url: str, tmp_pat
                 client.create_memory("u1", "After the restart")
             assert out.next().split(" ")[0] == "2"
             assert tail.wait(EXIT_TIMEOUT_S) == 0  # --count 2
+            said = err.rest()
+            # Once per outage, naming the server: not a line per retry.
+            assert sum(f"the watch of {server.target} ended (UNAVAILABLE" in x for x in said) == 1
+            assert said.count(f"mnemo: resumed the watch of {server.target}") == 1, said
         finally:
             _ended(tail)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_server_that_is_not_there_is_named_with_what_to_do(server: str) -> None:
+    nobody = f"127.0.0.1:{_free_port()}"
+    tail = run_mnemo("changes", "tail", "--user", "u1", "--after", "0", "--target", nobody)
+    exported = run_mnemo("export", "--user", "u1", "--target", nobody)
+    for ran in (tail, exported):
+        assert ran.returncode == 1, ran.stderr
+        assert f"cannot reach a Mnemo server at {nobody}: is `mnemo serve` running there?" in (
+            ran.stderr
+        )
+        assert "--target or $MNEMO_TARGET" in ran.stderr
+        assert ran.stdout == ""
+
+
+def test_the_target_comes_from_mnemo_target_and_its_default_is_shown(server: str) -> None:
+    with MnemoClient(server) as client:
+        client.create_memory("u1", "Lives in Oslo")
+    exported = run_mnemo("export", "--user", "u1", env={"MNEMO_TARGET": server})
+    assert exported.returncode == 0, exported.stderr
+    assert '"Lives in Oslo"' in exported.stdout
+    flag = run_mnemo("export", "--user", "u1", "--target", server, env={"MNEMO_TARGET": "x:1"})
+    assert flag.returncode == 0, flag.stderr  # the flag wins
+    helped = run_mnemo("export", "--help")
+    assert "$MNEMO_TARGET, else 127.0.0.1:50051" in " ".join(helped.stdout.split())
+
+
+def test_a_user_without_data_is_said_and_exits_3(server: str, tmp_path: Path) -> None:
+    output = tmp_path / "export" / "nobody.jsonl"
+    output.parent.mkdir()
+    exported = run_mnemo("export", "--user", "nobody", "--output", str(output), "--target", server)
+    assert exported.returncode == 3, exported.stderr
+    assert "users/nobody has no data: nothing exported (no file written)" in exported.stderr
+    assert not list(output.parent.iterdir())
+    erased = _erase(server, "nobody", "--yes")
+    assert erased.returncode == 3, erased.stderr
+    assert erased.stdout.strip() == "users/nobody had no data: nothing erased"

@@ -170,15 +170,17 @@ def _follow(
 ) -> None:
     """Print the changes after ``--after`` (or the latest) until stopped,
     keeping ``printed`` up to date. Raises ``_Stop``."""
-    after = args.after
-    if after is None:
-        after = client.list_changes(args.user, page_size=1, timeout=args.timeout).latest_cursor
+    # Also with --after: a server that cannot be reached (or refuses the
+    # caller) fails here, naming its address, instead of being retried.
+    latest = client.list_changes(args.user, page_size=1, timeout=args.timeout).latest_cursor
+    after = latest if args.after is None else args.after
+    outage = _Outage(args.target)
     follower = ChangeFollower(
         client,
         args.user,
         after_cursor=after,
         on_resync=_resynced,
-        on_error=_resuming,
+        on_error=outage.began,
         watch_timeout=WATCH_TIMEOUT_S,
     )
     printed.cursor = after
@@ -189,6 +191,7 @@ def _follow(
     )
     caught_up = False
     for event in follower:
+        outage.ended()
         if isinstance(event, sy.Heartbeat):
             if not caught_up:
                 print(f"mnemo: caught up at cursor {event.cursor}", file=sys.stderr, flush=True)
@@ -210,8 +213,29 @@ def _resynced(error: OutOfRangeError) -> None:
     )
 
 
-def _resuming(error: MnemoError) -> None:
-    print(f"mnemo: watch ended ({error.code.name}); resuming", file=sys.stderr, flush=True)
+class _Outage:
+    """Says once that the watch of ``target`` broke (why, and that it is
+    being resumed), and once that it is back: not a line per retry."""
+
+    def __init__(self, target: str) -> None:
+        self._target = target
+        self._down = False
+
+    def began(self, error: MnemoError) -> None:
+        if self._down:
+            return
+        self._down = True
+        print(
+            f"mnemo: the watch of {self._target} ended ({error}); resuming after the last "
+            "change printed, retrying until the server is back (Ctrl-C to stop)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def ended(self) -> None:
+        if self._down:
+            self._down = False
+            print(f"mnemo: resumed the watch of {self._target}", file=sys.stderr, flush=True)
 
 
 def change_line(change: sy.Change) -> str:

@@ -1,10 +1,12 @@
 """How the commands that work through a running server reach it (``export``,
-``import``, ``users erase``, ``changes tail``): the same ``--target``,
-``--token`` (or ``$MNEMO_TOKEN``), ``--ca-file`` and ``--timeout`` flags, one
-Python client (``mnemo.client.MnemoClient``), and the same exit codes: 0
-done; 1 the server refused or failed (its error, reason and field
-violations on stderr); 2 bad usage or a file that cannot be read or
-written.
+``import``, ``users erase``, ``changes tail``, ``mcp``): the same ``--target``
+(or ``$MNEMO_TARGET``), ``--token`` (or ``$MNEMO_TOKEN``), ``--ca-file`` and
+``--timeout`` flags, one Python client (``mnemo.client.MnemoClient``), and
+the same exit codes: 0 done; 1 the server refused or failed (its error,
+reason and field violations on stderr, with what to do next when the server
+cannot be reached or wants a token); 2 bad usage or a file that cannot be
+read or written; 3 the user has no data (nothing exported or erased: a
+mistyped user id, most often).
 """
 
 from __future__ import annotations
@@ -17,10 +19,17 @@ from typing import Any
 
 import grpc
 
-from mnemo.client import DEFAULT_TARGET, MnemoClient, MnemoError
+from mnemo.client import (
+    DEFAULT_TARGET,
+    MnemoClient,
+    MnemoError,
+    UnauthenticatedError,
+    UnavailableError,
+)
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NO_DATA = 0, 1, 2, 3
 TOKEN_ENV = "MNEMO_TOKEN"
+TARGET_ENV = "MNEMO_TARGET"
 
 
 class FileProblem(Exception):
@@ -47,9 +56,7 @@ def connection_arguments(
     parser: argparse.ArgumentParser, timeout: float, timeout_help: str
 ) -> None:
     """``--target``, ``--token``, ``--ca-file`` and ``--timeout`` (default ``timeout``)."""
-    parser.add_argument(
-        "--target", default=DEFAULT_TARGET, metavar="HOST:PORT", help="the server's address"
-    )
+    target_argument(parser)
     parser.add_argument(
         "--token",
         default=None,
@@ -65,6 +72,36 @@ def connection_arguments(
         metavar="SECONDS",
         help=f"{timeout_help} (default {timeout:.0f})",
     )
+
+
+def target_argument(parser: argparse.ArgumentParser) -> None:
+    """``--target`` (``target_of`` resolves it)."""
+    parser.add_argument(
+        "--target",
+        default=None,
+        metavar="HOST:PORT",
+        help=f"the server's address (default: ${TARGET_ENV}, else {DEFAULT_TARGET})",
+    )
+
+
+def target_of(args: argparse.Namespace, env: Mapping[str, str]) -> str:
+    """``--target``, else ``$MNEMO_TARGET``, else the default; set on ``args``."""
+    target: str = args.target or env.get(TARGET_ENV) or DEFAULT_TARGET
+    args.target = target
+    return target
+
+
+def next_step(error: MnemoError, target: str) -> str:
+    """What to do about ``error`` of a call to ``target``, when it is not
+    the request itself (empty otherwise)."""
+    if isinstance(error, UnavailableError):
+        return (
+            f"cannot reach a Mnemo server at {target}: is `mnemo serve` running there? "
+            f"Give its address with --target or ${TARGET_ENV}"
+        )
+    if isinstance(error, UnauthenticatedError):
+        return f"the server at {target} wants a token: give one with --token or ${TOKEN_ENV}"
+    return ""
 
 
 def channel_credentials(ca_file: str | None) -> grpc.ChannelCredentials | None:
@@ -86,7 +123,8 @@ def connect(args: argparse.Namespace, env: Mapping[str, str]) -> MnemoClient:
     # A record is as large as the request that wrote it, plus names and times:
     # take any size the server sends (the server bounds what it receives).
     options = (("grpc.max_receive_message_length", -1),)
-    return MnemoClient(args.target, credentials=credentials, token=token or None, options=options)
+    target = target_of(args, env)
+    return MnemoClient(target, credentials=credentials, token=token or None, options=options)
 
 
 def run_with_client(
@@ -108,4 +146,6 @@ def run_with_client(
             return EXIT_USAGE
         except MnemoError as error:
             print(f"mnemo: {error}", file=sys.stderr)
+            if hint := next_step(error, args.target):
+                print(f"mnemo: {hint}", file=sys.stderr)
             return EXIT_FAILURE

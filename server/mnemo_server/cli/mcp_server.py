@@ -29,8 +29,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mnemo.client import DEFAULT_TARGET, DEFAULT_TIMEOUT
-from mnemo_server.cli.connection import TOKEN_ENV, FileProblem, channel_credentials
+from mnemo.client import DEFAULT_TIMEOUT
+from mnemo_server.cli.connection import (
+    TOKEN_ENV,
+    FileProblem,
+    channel_credentials,
+    target_argument,
+    target_of,
+)
 from mnemo_server.cli.mcp_token import TokenFileProblem, default_token_file, load_or_create
 from mnemo_server.config import is_loopback, listen_host
 from mnemo_server.listening import cannot_listen
@@ -57,9 +63,7 @@ def add_command(commands: Any) -> None:
         "working_memory_remember for one user, calling a running Mnemo server. "
         "See docs/integrations/mcp.md.",
     )
-    parser.add_argument(
-        "--target", default=DEFAULT_TARGET, metavar="HOST:PORT", help="the Mnemo server's address"
-    )
+    target_argument(parser)
     parser.add_argument(
         "--user", default=None, help="the user the tools act for (default: the token's sub)"
     )
@@ -133,7 +137,7 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         print(f"mnemo: {problem}", file=sys.stderr)
         return EXIT_USAGE
     server = integration.build_server(
-        args.target, identity, token=token, credentials=credentials, timeout=args.timeout
+        target_of(args, env), identity, token=token, credentials=credentials, timeout=args.timeout
     )
     who = f"users/{identity.user}" + (
         f"/conversations/{identity.conversation}" if identity.conversation else ""

@@ -41,6 +41,7 @@ from google.protobuf import json_format
 from mnemo.client import MAX_BATCH_ENTRIES, ExportRecord, MnemoClient
 from mnemo_server.cli import memory_import, renaming
 from mnemo_server.cli.connection import (
+    EXIT_NO_DATA,
     EXIT_OK,
     FileProblem,
     connection_arguments,
@@ -149,12 +150,16 @@ def _export(client: MnemoClient, args: argparse.Namespace) -> int:
         try:
             with partial.open("w", encoding="utf-8") as out:
                 _write(records, out, progress)
-            os.replace(partial, final)
+            if progress.records:
+                os.replace(partial, final)
         except OSError as error:
             raise FileProblem(f"cannot write {final}: {error}") from None
         finally:
             partial.unlink(missing_ok=True)
         destination = str(final)
+    if not progress.records:
+        progress.finish(f"mnemo: users/{args.user} has no data: nothing exported (no file written)")
+        return EXIT_NO_DATA
     progress.finish(
         f"mnemo: exported {progress.records} records ({human_bytes(progress.bytes)}) "
         f"of users/{args.user} to {destination}"

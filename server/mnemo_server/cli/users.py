@@ -26,6 +26,7 @@ from mnemo.client import MnemoClient
 from mnemo.v1 import governance_pb2 as gv
 from mnemo_server.cli.connection import (
     EXIT_FAILURE,
+    EXIT_NO_DATA,
     EXIT_OK,
     action_parser,
     connection_arguments,
@@ -87,7 +88,7 @@ def _erase(client: MnemoClient, args: argparse.Namespace) -> int:
         print(json.dumps(json_format.MessageToDict(receipt), indent=2, sort_keys=True))
     else:
         print(receipt_text(args.user, receipt))
-    return EXIT_OK
+    return EXIT_OK if any(receipt.deleted_rows.values()) else EXIT_NO_DATA
 
 
 def receipt_text(user: str, receipt: gv.DeleteUserDataResponse) -> str:
