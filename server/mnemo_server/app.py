@@ -525,6 +525,9 @@ class MnemoServer:
         process ends, even once stopped.
         """
         settings = self.settings
+        # Checked first: gRPC's core would log a line of its own on a taken port.
+        if (taken := bind_error(settings.listen)) is not None:
+            raise RuntimeError(cannot_listen(settings.listen, "--listen", "MNEMO_LISTEN", taken))
         try:
             if credentials is None:
                 port = server.add_insecure_port(settings.listen)

@@ -752,6 +752,18 @@ def test_invalid_input_of_every_kind(
     assert not problems, "\n".join(problems)
 
 
+def test_a_malformed_name_says_which_characters_an_id_may_have(conversations: Stub) -> None:
+    failure = rpc_failure(
+        conversations.GetConversation,
+        cv.GetConversationRequest(name="users/ada lovelace/conversations/c1"),
+    )
+    rule = "each id 1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a letter or digit"
+    assert failure.reason == "INVALID_NAME" and rule in failure.message
+    assert failure.violations == (
+        ("name", f"must be a name like users/{{user}}/conversations/{{conversation}}, {rule}"),
+    )
+
+
 def test_every_problem_of_a_request_is_reported_at_once(conversations: Stub) -> None:
     request = cv.AppendMessagesRequest(
         conversation="users/u1/chats/c1",

@@ -277,3 +277,5 @@ def test_a_port_in_use_exits_2_saying_so_and_how_to_choose_another(
         f"{flag} HOST:PORT (or {env})"
     ), stderr
     assert "Traceback" not in stderr
+    # Only Mnemo's own lines: no gRPC core log line (``E1202 ... add_port.cc``) before it.
+    assert all(" mnemo" in line for line in stderr.splitlines()), stderr

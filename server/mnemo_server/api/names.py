@@ -26,6 +26,7 @@ from mnemo_server.auth.access import check_user
 from mnemo_server.auth.caller import CallScope
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.models import DEFAULT_CONVERSATION, ConversationKey
+from mnemo_server.domain.names import ID_CHARACTERS as ID_CHARACTERS
 from mnemo_server.domain.names import ID_PATTERN as ID_PATTERN
 from mnemo_server.domain.names import conversation_name as conversation_name
 from mnemo_server.domain.names import failed_run_name as failed_run_name
@@ -49,16 +50,17 @@ MEMORY_STATE_PATTERN = (
     "users/{user}/memoryState or users/{user}/conversations/{conversation}/memoryState"
 )
 _SHOWN_CHARS = 80
+ID_RULE = f"each id {ID_CHARACTERS}"
 
 
 def invalid_name(value: str, field: str, expected: str) -> InvalidArgument:
     """The error for a ``field`` whose value does not match ``expected``."""
     problem = "is required" if not value else f"{_shown(value)} does not match {expected}"
     return InvalidArgument(
-        f"{field} {problem}; expected {expected}",
+        f"{field} {problem}; expected {expected}, {ID_RULE}",
         reason="INVALID_NAME",
         metadata={"field": field},
-        violations=(FieldViolation(field, f"must be a name like {expected}"),),
+        violations=(FieldViolation(field, f"must be a name like {expected}, {ID_RULE}"),),
     )
 
 

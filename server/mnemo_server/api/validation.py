@@ -424,7 +424,7 @@ def timestamp() -> Check:
     return Validator.timestamp
 
 
-ID_RULE = "must be 1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a letter or digit"
+ID_RULE = f"must be {names.ID_CHARACTERS}"
 
 
 def client_id() -> Check:

@@ -14,6 +14,8 @@ import re
 from mnemo_server.domain.models import ConversationKey
 
 ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._~:-]{0,127}"
+ID_CHARACTERS = "1-128 characters of A-Z a-z 0-9 . _ ~ : - starting with a letter or digit"
+"""``ID_PATTERN`` in words, for the errors that refuse an id."""
 _ID = re.compile(ID_PATTERN)
 
 
