@@ -558,6 +558,14 @@ def test_the_web_port_serves_the_memory_console(web: WebServer) -> None:
 
 
 @SQLITE_ONLY
+def test_the_ports_root_leads_to_the_console_and_a_favicon_is_no_error(web: WebServer) -> None:
+    root = fetch(web, "GET", "/")
+    assert (root.status, root.headers["location"]) == (308, "/console/")
+    icon = fetch(web, "GET", "/favicon.ico")
+    assert (icon.status, icon.body) == (204, b"")
+
+
+@SQLITE_ONLY
 def test_a_call_from_the_web_ports_own_origin_needs_no_cors_listing(web: WebServer) -> None:
     own = f"http://127.0.0.1:{web.port}"
     served = create_memory(web, "alice", "From the console", origin=own)

@@ -180,6 +180,17 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     assert.equal(await page.textContent("#signed-in-user"), ALICE);
     assert.equal(await page.textContent("#signed-in-tenant"), "acme");
     await page.locator("table.memories[data-count='4']").waitFor();
+    // At phone width the memory table scrolls inside its card: neither overflows the page.
+    await page.setViewportSize({ width: 390, height: 760 });
+    const fits = await page.evaluate(() => {
+      const card = document.querySelector("table.memories").closest(".card");
+      return {
+        page: document.documentElement.scrollWidth <= window.innerWidth,
+        card: card.getBoundingClientRect().right <= window.innerWidth,
+      };
+    });
+    assert.deepEqual(fits, { page: true, card: true });
+    await page.setViewportSize({ width: 1180, height: 760 });
     const tea = page.locator("tr.memory[data-key=drink]");
     assert.equal(await tea.getAttribute("data-pinned"), "true");
     assert.equal(await tea.locator("td.key").textContent(), "drink");

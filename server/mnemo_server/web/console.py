@@ -3,7 +3,8 @@
 The console (``clients/typescript/console``, bundled by ``make console`` into
 ``web/console_assets``) is a static page that calls the web port itself over
 gRPC-Web, so its calls are same-origin and need no ``--web-cors-origins``.
-``GET``/``HEAD`` of ``/console`` redirect to ``/console/``, which is the page;
+``GET``/``HEAD`` of ``/console`` (and of the port's root) redirect to
+``/console/``, which is the page; ``/favicon.ico`` has no content (204);
 its script and style sheet are ``/console/console.js`` and
 ``/console/console.css``. Anything else under ``/console/`` is 404. Every
 answer forbids framing (``Content-Security-Policy: frame-ancestors 'none'`` and
@@ -40,9 +41,16 @@ SECURITY_HEADERS: Headers = [
 ]
 
 
+ROOT = "/"
+FAVICON = "/favicon.ico"
+
+
 def is_console_path(path: str) -> bool:
-    """Whether ``path`` is the console's (``/console`` or below it)."""
-    return path == PREFIX or path.startswith(PREFIX + "/")
+    """Whether ``path`` is the console's (``/console`` or below it), or one a
+    browser asks for first: the port's root (which leads to the console)
+    and ``/favicon.ico`` (answered with no content, so that no page load
+    logs an error)."""
+    return path in (ROOT, FAVICON, PREFIX) or path.startswith(PREFIX + "/")
 
 
 class ConsoleFiles:
@@ -58,8 +66,12 @@ class ConsoleFiles:
 
     async def serve(self, method: str, path: str, send: Send) -> None:
         """Answer a ``GET`` or ``HEAD`` of ``path`` (a console path)."""
-        if path == PREFIX:
+        if path in (ROOT, PREFIX):
             await start_response(send, 308, [(b"location", b"/console/"), *SECURITY_HEADERS])
+            await send_body(send, b"", more=False)
+            return
+        if path == FAVICON:
+            await start_response(send, 204, list(SECURITY_HEADERS))
             await send_body(send, b"", more=False)
             return
         found = self._files.get(path)

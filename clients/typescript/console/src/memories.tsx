@@ -203,6 +203,7 @@ export function MemoriesView({ session, revision }: { session: Session; revision
       </p>
       <NewMemory session={session} onSaved={memories.reload} />
       <ErrorLine error={memories.error} />
+      <div class="table-scroll">
       <table class="memories" data-count={list.length} data-loaded={String(memories.value !== undefined)}>
         <thead>
           <tr>
@@ -221,6 +222,7 @@ export function MemoriesView({ session, revision }: { session: Session; revision
           ))}
         </tbody>
       </table>
+      </div>
       {memories.value !== undefined && list.length === 0 ? <p class="empty">Nothing is remembered.</p> : null}
     </Card>
   );
