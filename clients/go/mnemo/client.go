@@ -24,6 +24,8 @@ package mnemo
 import (
 	"context"
 	"fmt"
+	"net"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -138,14 +140,25 @@ type Client struct {
 	conn *grpc.ClientConn
 }
 
-// New makes a client of the server at target ("127.0.0.1:50051", or any
-// gRPC target such as "dns:///mnemo.example:443"). It does not connect yet:
-// the first call does (and a call while the server is down fails with
-// UNAVAILABLE after the retries). It fails only on invalid options.
+// New makes a client of the server at target, in any form every Mnemo
+// client and the CLI take: "127.0.0.1:50051" (plaintext),
+// "http://127.0.0.1:50051", "https://mnemo.example.com" (TLS with the
+// system's roots unless WithTransportCredentials says otherwise), or any
+// other gRPC target such as "dns:///mnemo.example:443". It does not connect
+// yet: the first call does (and a call while the server is down fails with
+// UNAVAILABLE after the retries). It fails only on invalid options or an
+// address with a path.
 func New(target string, options ...Option) (*Client, error) {
 	cfg := config{timeout: DefaultTimeout, retry: DefaultRetryPolicy, autoRequestIDs: true}
 	for _, option := range options {
 		option(&cfg)
+	}
+	target, tls, err := ParseTarget(target)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.creds == nil && tls {
+		cfg.creds = credentials.NewTLS(nil)
 	}
 	if cfg.creds == nil {
 		cfg.creds = insecure.NewCredentials()
@@ -182,3 +195,23 @@ func (c *Client) Conn() *grpc.ClientConn { return c.conn }
 
 // Close closes the connection; calls in flight fail with CANCELLED.
 func (c *Client) Close() error { return c.conn.Close() }
+
+// ParseTarget is the gRPC target of an address in the forms New takes, and
+// whether its scheme asks for TLS ("https://"; port 443 when none is given).
+func ParseTarget(address string) (target string, tls bool, err error) {
+	scheme, rest, found := strings.Cut(address, "://")
+	if !found || (scheme != "http" && scheme != "https") {
+		return address, false, nil
+	}
+	rest = strings.TrimRight(rest, "/")
+	if rest == "" || strings.Contains(rest, "/") {
+		return "", false, fmt.Errorf("mnemo: %q: give the server's address, as http://host:port", address)
+	}
+	if scheme == "http" {
+		return rest, false, nil
+	}
+	if _, _, splitErr := net.SplitHostPort(rest); splitErr != nil {
+		rest = net.JoinHostPort(strings.Trim(rest, "[]"), "443")
+	}
+	return rest, true, nil
+}

@@ -11,7 +11,7 @@
  */
 import { Http2SessionManager, createGrpcTransport } from "@connectrpc/connect-node";
 import { clientsOver, interceptorsFor, type MnemoClient } from "./client.js";
-import { defaultTimeoutMs, type MnemoClientOptions } from "./options.js";
+import { baseUrlOf, defaultTimeoutMs, type MnemoClientOptions } from "./options.js";
 import { createFetchTransport } from "./web-transport.js";
 
 export * from "./common.js";
@@ -23,9 +23,10 @@ export * from "./common.js";
 export function createMnemoClient(options: MnemoClientOptions): MnemoClient {
   const kind = options.transport ?? "grpc";
   if (kind !== "grpc") return clientsOver(createFetchTransport(kind, options));
-  const sessionManager = new Http2SessionManager(options.baseUrl);
+  const baseUrl = baseUrlOf(options);
+  const sessionManager = new Http2SessionManager(baseUrl);
   const transport = createGrpcTransport({
-    baseUrl: options.baseUrl,
+    baseUrl,
     sessionManager,
     interceptors: interceptorsFor(options),
     defaultTimeoutMs: defaultTimeoutMs(options),

@@ -14,7 +14,11 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 export type TransportKind = "grpc" | "grpc-web" | "connect";
 
 export interface MnemoClientOptions {
-  /** The server's URL: "http://127.0.0.1:50051" (gRPC) or the web port's URL. */
+  /**
+   * The server's address, in any form every Mnemo client and the CLI take:
+   * "127.0.0.1:50051" (plaintext), "http://127.0.0.1:50051" or
+   * "https://mnemo.example.com" (TLS); the gRPC port, or the web port's.
+   */
   baseUrl: string;
   /** Default "grpc" from the Node entry point, "grpc-web" from the browser one. */
   transport?: TransportKind;
@@ -38,6 +42,20 @@ export interface MnemoClientOptions {
   interceptors?: readonly Interceptor[];
   /** grpc-web/connect only: the fetch to use (default globalThis.fetch). */
   fetch?: typeof globalThis.fetch;
+}
+
+/**
+ * `baseUrl` as a URL: "host:port" becomes "http://host:port"; a trailing "/"
+ * goes. Throws a TypeError for a URL with a path (a server is an address).
+ */
+export function baseUrlOf(options: MnemoClientOptions): string {
+  const given = options.baseUrl.trim();
+  const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(given) ? given : `http://${given}`;
+  const parsed = new URL(url);
+  if (parsed.pathname !== "/" || parsed.search || parsed.hash) {
+    throw new TypeError(`${given}: give the server's address, as host:port or http://host:port`);
+  }
+  return url.replace(/\/+$/, "");
 }
 
 /** `timeoutMs` as Connect's `defaultTimeoutMs` (undefined: no deadline). */

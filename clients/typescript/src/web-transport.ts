@@ -2,7 +2,7 @@
 import type { Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
 import { interceptorsFor } from "./client.js";
-import { defaultTimeoutMs, type MnemoClientOptions } from "./options.js";
+import { baseUrlOf, defaultTimeoutMs, type MnemoClientOptions } from "./options.js";
 
 /** A gRPC-Web or Connect transport (binary protobuf) with the facade's interceptors. */
 export function createFetchTransport(
@@ -10,7 +10,7 @@ export function createFetchTransport(
   options: MnemoClientOptions,
 ): Transport {
   const common = {
-    baseUrl: options.baseUrl,
+    baseUrl: baseUrlOf(options),
     useBinaryFormat: true,
     interceptors: interceptorsFor(options),
     defaultTimeoutMs: defaultTimeoutMs(options),

@@ -182,3 +182,28 @@ describe("close", () => {
     await closeEndsAWatch(createMnemoClient({ baseUrl: live.server.baseUrl }), "fac-close-watch");
   });
 });
+
+describe("the server's address", () => {
+  test("is taken as host:port, http://host:port or with a trailing slash, as every client takes it", async () => {
+    const url = new URL(live.server.baseUrl);
+    for (const form of [url.host, `http://${url.host}`, `http://${url.host}/`]) {
+      const client = createMnemoClient({ baseUrl: form });
+      try {
+        const { memory } = await client.memories.createMemory({
+          parent: userName("fac-addr"),
+          memory: { text: `reached at ${form}` },
+        });
+        assert.equal(memory?.text, `reached at ${form}`);
+      } finally {
+        client.close();
+      }
+    }
+  });
+
+  test("with a path is refused, saying which forms are taken", () => {
+    assert.throws(
+      () => createMnemoClient({ baseUrl: "http://127.0.0.1:50051/mnemo.v1" }),
+      /give the server's address, as host:port or http:\/\/host:port/,
+    );
+  });
+});

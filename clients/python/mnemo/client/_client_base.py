@@ -19,6 +19,29 @@ DEFAULT_TIMEOUT = 10.0
 Metadata = tuple[tuple[str, str], ...]
 
 
+def parse_target(
+    target: str, credentials: grpc.ChannelCredentials | None
+) -> tuple[str, grpc.ChannelCredentials | None]:
+    """The gRPC target and credentials of an address in any of the forms
+    every Mnemo client and the CLI take: ``host:port`` (plaintext, unless
+    ``credentials``), ``http://host:port`` (plaintext) or
+    ``https://host:port`` (TLS with the system's roots, unless
+    ``credentials``); a trailing ``/`` is ignored. Other gRPC targets
+    (``dns:///host:port``, ``unix:path``) pass as they are. Raises
+    ``ValueError`` for a URL with a path, or ``https://`` with no port."""
+    scheme, separator, rest = target.partition("://")
+    if not separator or scheme not in ("http", "https"):
+        return target, credentials
+    address = rest.rstrip("/")
+    if not address or "/" in address:
+        raise ValueError(f"{target!r}: give the server's address, as http://host:port")
+    if scheme == "http":
+        return address, credentials
+    if ":" not in address.rpartition("]")[2]:
+        address += ":443"
+    return address, credentials if credentials is not None else grpc.ssl_channel_credentials()
+
+
 class ClientBase(Generic[ChannelT]):
     """Settings and stubs of a client; subclasses open the channel and execute calls."""
 
@@ -40,10 +63,12 @@ class ClientBase(Generic[ChannelT]):
         options: Sequence[ChannelOption] = (),
         max_attempts: int = MAX_ATTEMPTS,
     ) -> None:
-        """Open a channel to ``target`` (``host:port``); nothing is sent until the first call.
+        """Open a channel to ``target``; nothing is sent until the first call.
 
         Args:
-            target: the server address.
+            target: the server address: ``host:port``, ``http://host:port``
+                or ``https://host:port`` (TLS) — the forms every Mnemo
+                client and the CLI take (``parse_target``).
             timeout: the default deadline of each call, in seconds; a call's
                 own ``timeout=`` overrides it; ``None``: no deadline.
             credentials: TLS credentials (``grpc.ssl_channel_credentials()``);
@@ -60,8 +85,9 @@ class ClientBase(Generic[ChannelT]):
         self.timeout = timeout
         self._metadata: Metadata = tuple((metadata or {}).items())
         self._token = token
+        address, credentials = parse_target(target, credentials)
         self._channel = self._open_channel(
-            target, credentials, channel_options(max_attempts, options)
+            address, credentials, channel_options(max_attempts, options)
         )
         self._stubs: dict[type[Any], Any] = {}
 
