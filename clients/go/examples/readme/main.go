@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
 
 	"mnemo.dev/clients/go/mnemo"
 	"mnemo.dev/clients/go/mnemov1"
@@ -12,7 +13,11 @@ import (
 
 func main() {
 	ctx := context.Background()
-	client, err := mnemo.New("127.0.0.1:50051") // 10 s deadlines, UNAVAILABLE retried
+	target := os.Getenv("MNEMO_TARGET") // as the CLI: host:port or http://host:port
+	if target == "" {
+		target = "127.0.0.1:50051"
+	}
+	client, err := mnemo.New(target) // 10 s deadlines, UNAVAILABLE retried
 	if err != nil {
 		log.Fatal(err)
 	}
