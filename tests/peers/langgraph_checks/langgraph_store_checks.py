@@ -10,8 +10,10 @@ own run (the name is no ``test_*.py``: LangGraph is not in ``.venv``).
 
 from __future__ import annotations
 
+import importlib.util
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from langgraph.store.base import PutOp
@@ -114,3 +116,25 @@ async def test_writes_pass_the_memory_gate(user: str) -> None:
     item = await store.aget(("a",), "k")
     assert item is not None and item.value == {"v": 1}
     store.close()
+
+
+def test_the_guide_runs_as_written(user: str) -> None:
+    """docs/integrations/langgraph.md: every Python block, in order, prints what it shows."""
+    root = Path(__file__).resolve().parents[3]
+    # By its path: ``tests`` here is the langgraph sdist's package.
+    spec = importlib.util.spec_from_file_location(
+        "doc_blocks", root / "tests/support/doc_blocks.py"
+    )
+    assert spec is not None and spec.loader is not None
+    doc_blocks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(doc_blocks)
+    page = root / "docs" / "integrations" / "langgraph.md"
+    printed = doc_blocks.run_blocks(
+        page,
+        {
+            "127.0.0.1:50051": server_target(),
+            'user="u1"': f'user="{user}"',
+            'user="alice"': f'user="{user}-a"',
+        },
+    )
+    assert len(printed) == 5, printed
