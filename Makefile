@@ -42,7 +42,7 @@ MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
 	system-deps grpcurl test-unit test-store test-concurrency test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser test-conformance test-kotlin console bench bench-venv \
-	bench-report bench-validation bench-profile bench-recall bench-embedding bench-bulk bench-watch bench-neighbour soak relevance constraints clean
+	dist test-dist bench-report bench-validation bench-profile bench-recall bench-embedding bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
 	@echo "Usage: make TARGET [ARGS=...] [PYTEST_ARGS=...]"
@@ -239,11 +239,18 @@ soak: $(STAMP) ## Mixed load for 20 min (not in make test): RSS, fds, DB connect
 # tests/concurrency (crashes, SIGTERM, races: long and mostly waiting) runs in
 # the second group, so that the two groups take about as long.
 TEST_GROUPS := "test-python PYTEST_ARGS=--ignore=tests/concurrency" \
-	"test-openai-agents test-langgraph test-adk test-typescript test-browser test-go test-kotlin test-conformance test-concurrency"
+	"test-openai-agents test-langgraph test-adk test-typescript test-browser test-go test-kotlin test-conformance test-concurrency test-dist"
 
-test: $(STAMP) $(NPM_STAMP) system-deps gen-check buf-lint lint ## All checks and tests (what CI runs): gen-check, buf-lint, lint, then test-python (but tests/concurrency) beside test-openai-agents, test-langgraph, test-adk, test-typescript, test-browser, test-go, test-kotlin, test-conformance, test-concurrency
+test: $(STAMP) $(NPM_STAMP) system-deps gen-check buf-lint lint ## All checks and tests (what CI runs): gen-check, buf-lint, lint, then test-python (but tests/concurrency) beside test-openai-agents, test-langgraph, test-adk, test-typescript, test-browser, test-go, test-kotlin, test-conformance, test-concurrency, test-dist
 	$(PY) tools/run_suites.py $(TEST_GROUPS)
 	@echo "make test: all checks and test suites passed"
+
+dist: $(STAMP) $(NPM_STAMP) ## The packages: wheels and sdists of mnemo-server and mnemo-client (dist/python), the TypeScript client's npm tarball (dist/npm), the Kotlin client's jar (dist/kotlin): tools/dist.py; ARGS="--only python,npm"
+	$(PY) tools/dist.py $(ARGS)
+
+test-dist: $(STAMP) $(NPM_STAMP) ## The packages installed as a user installs them (a fresh venv and npm project outside the checkout), the README's Python and TypeScript tours run against them: tests/dist/installed.py
+	$(PY) tools/dist.py --only python,npm
+	timeout 900 $(PY) tests/dist/installed.py
 
 NGINX := /usr/sbin/nginx
 
