@@ -238,3 +238,12 @@ def test_a_user_without_data_is_said_and_exits_3(server: str, tmp_path: Path) ->
     erased = _erase(server, "nobody", "--yes")
     assert erased.returncode == 3, erased.stderr
     assert erased.stdout.strip() == "users/nobody had no data: nothing erased"
+
+
+def test_health_says_serving_or_what_to_do(server: str) -> None:
+    serving = run_mnemo("health", "--target", server)
+    assert (serving.returncode, serving.stdout) == (0, "SERVING\n"), serving.stderr
+    nobody = f"127.0.0.1:{_free_port()}"
+    away = run_mnemo("health", env={"MNEMO_TARGET": nobody})
+    assert away.returncode == 1 and away.stdout == ""
+    assert f"cannot reach a Mnemo server at {nobody}" in away.stderr

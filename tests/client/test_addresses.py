@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo.client import AsyncMnemoClient, MnemoClient
-from mnemo.client._client_base import parse_target
+from mnemo.client import AsyncMnemoClient, MnemoClient, parse_target
 from tests.support.mnemo_command import run_mnemo
 
 

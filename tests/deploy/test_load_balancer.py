@@ -27,9 +27,9 @@ from mnemo.v1 import memories_pb2_grpc
 from tests.api.changes import PARENT, USER, Watch, cursors
 from tests.support.databases import PostgresDatabases
 from tests.support.grpc_balancer import (
-    TEST_ONLY_DIRECTIVES,
     UPSTREAM_HEADER,
     GrpcBalancer,
+    directives,
     grpc_balancer,
     nginx_config,
 )
@@ -227,21 +227,10 @@ def test_a_drained_process_ends_its_watches_with_ok_while_calls_go_on(
             watch.close()
 
 
-def _directives(config: str) -> list[str]:
-    """The lines of an nginx configuration that set something (comments,
-    braces-only lines and the test's own directives left out)."""
-    found = []
-    for line in config.splitlines():
-        line = line.split("#", 1)[0].strip().rstrip("{").strip()
-        if line and line != "}" and not line.startswith(TEST_ONLY_DIRECTIVES):
-            found.append(line)
-    return found
-
-
 def test_the_documented_configuration_is_the_tested_one(tmp_path: Path) -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
     block = re.search(r"```nginx\n(.*?)```", doc, re.DOTALL)
     assert block is not None, "docs/operations.md has no nginx configuration block"
-    documented = [d for d in _directives(block.group(1)) if not d.startswith("server 10.")]
-    tested = _directives(nginx_config(1, ["127.0.0.1:2"], tmp_path))
+    documented = [d for d in directives(block.group(1)) if not d.startswith("server 10.")]
+    tested = directives(nginx_config(1, ["127.0.0.1:2"], tmp_path))
     assert documented == tested

@@ -67,6 +67,17 @@ TEST_ONLY_DIRECTIVES = (
 log, the header, the addresses)."""
 
 
+def directives(config: str) -> list[str]:
+    """The lines of an nginx configuration that set something (comments,
+    braces-only lines and the test's own directives left out)."""
+    found = []
+    for line in config.splitlines():
+        line = line.split("#", 1)[0].strip().rstrip("{").strip()
+        if line and line != "}" and not line.startswith(TEST_ONLY_DIRECTIVES):
+            found.append(line)
+    return found
+
+
 def nginx_config(listen_port: int, upstreams: Sequence[str], prefix: Path) -> str:
     """The configuration of the load balancer (the one documented in
     ``docs/operations.md``, plus the test's paths, log and header)."""

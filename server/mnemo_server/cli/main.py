@@ -1,5 +1,6 @@
 """The ``mnemo`` command: ``serve``, ``migrate``, ``version``,
-``embeddings`` (the background embedder's progress: ``embeddings``); through a
+``embeddings`` (the background embedder's progress: ``embeddings``), ``health``
+(a server's health check: ``health``); through a
 running server, ``export`` / ``import`` of a user's data (``user_data``),
 ``users erase`` (``users``) and ``changes tail`` (``changes``); and ``mcp``,
 an MCP server of a user's memory (``mcp_server``).
@@ -17,7 +18,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from mnemo_server import __version__
-from mnemo_server.cli import changes, embeddings, mcp_server, user_data, users
+from mnemo_server.cli import changes, embeddings, health, mcp_server, user_data, users
 from mnemo_server.config import OPTIONS, ConfigError, Settings, add_arguments, resolve
 
 EXIT_USAGE = 2
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(migrate, only=("database_url", "data_dir"))
     commands.add_parser("version", help="print the version")
     embeddings.add_command(commands)
+    health.add_command(commands)
     user_data.add_commands(commands)
     users.add_command(commands)
     changes.add_command(commands)
@@ -73,6 +75,8 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         return changes.run(args, os.environ if env is None else env)
     if args.command == mcp_server.COMMAND:
         return mcp_server.run(args, os.environ if env is None else env)
+    if args.command == health.COMMAND:
+        return health.run(args, os.environ if env is None else env)
     try:
         settings = resolve(vars(args), os.environ if env is None else env)
     except ConfigError as error:

@@ -17,7 +17,7 @@ from mnemo.client._async import AsyncMnemoClient
 from mnemo.client._calls import Page
 from mnemo.client._candidates import CandidateLike
 from mnemo.client._channel_options import service_config
-from mnemo.client._client_base import DEFAULT_TARGET, DEFAULT_TIMEOUT
+from mnemo.client._client_base import DEFAULT_TARGET, DEFAULT_TIMEOUT, parse_target
 from mnemo.client._documents import IndexedTextLike, document_value
 from mnemo.client._follow import AsyncChangeFollower, ChangeFollower
 from mnemo.client._governance import ConsentStateName, EventTypeName
@@ -84,14 +84,15 @@ from mnemo.v1.sync_pb2 import Change, Heartbeat, ListChangesResponse, WatchChang
 from mnemo.v1.working_memory_pb2 import Exchange, MemoryState
 
 __all__ = [
-    "DEFAULT_TARGET",
-    "DEFAULT_TIMEOUT",
-    "MAX_BATCH_ENTRIES",
+    "app_state_value",
+    "document_value",
+    "parse_target",
+    "service_config",
     "AbortedError",
     "AlreadyExistsError",
     "AppendMessagesResponse",
-    "AsyncChangeFollower",
     "ApproveMemoryCandidateResponse",
+    "AsyncChangeFollower",
     "AsyncMnemoClient",
     "BatchCreateMemoriesResponse",
     "BuildContextResponse",
@@ -103,6 +104,8 @@ __all__ = [
     "ConsentStateName",
     "Conversation",
     "CreateMemoryResponse",
+    "DEFAULT_TARGET",
+    "DEFAULT_TIMEOUT",
     "DataLossError",
     "DeadlineExceededError",
     "DeleteUserDataResponse",
@@ -126,10 +129,11 @@ __all__ = [
     "InternalError",
     "InvalidArgumentError",
     "ListChangesResponse",
+    "MAX_BATCH_ENTRIES",
     "Memory",
     "MemoryCandidate",
-    "MemorySettings",
     "MemoryLike",
+    "MemorySettings",
     "MemoryState",
     "MemoryTombstone",
     "MessageLike",
@@ -155,7 +159,4 @@ __all__ = [
     "UnimplementedError",
     "UnknownError",
     "WatchChangesResponse",
-    "document_value",
-    "app_state_value",
-    "service_config",
 ]

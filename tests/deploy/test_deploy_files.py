@@ -1,0 +1,163 @@
+"""The deployment files of ``deploy/``, checked as far as this machine allows
+(no container engine runs here: docs/deployment.md says what was and was not
+run):
+
+- ``compose.yaml`` against the compose specification's JSON schema (the one
+  the pinned ``docker-compose`` wheel ships, fetched from the package index
+  into the per-user cache), and what it points at exists;
+- ``systemd/mnemo.service`` by ``systemd-analyze verify`` (with the unit's
+  ``/opt/mnemo`` made this checkout's venv), which must say nothing;
+- ``kubernetes/*.yaml`` by ``tests/deploy/k8scheck``: strict decoding into the
+  official API types (``k8s.io/api``) and the references between them;
+- ``nginx/mnemo.conf``: the directives of the configuration
+  ``test_load_balancer.py`` runs.
+
+Each checker is also shown a broken copy, so that none passes vacuously.
+The Dockerfile's start-up commands run against the built packages in
+``tests/dist/installed.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from tests.support.grpc_balancer import directives, nginx_config
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+COMPOSE_WHEEL = "docker-compose==1.29.2"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mnemo-peers"
+TIMEOUT_S = 300
+
+
+def _compose_schema() -> dict[str, Any]:
+    wheels = sorted(CACHE.glob("docker_compose-1.29.2-*.whl"))
+    if not wheels:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                COMPOSE_WHEEL,
+                "-d",
+                str(CACHE),
+            ],
+            check=True,
+            timeout=TIMEOUT_S,
+        )
+        wheels = sorted(CACHE.glob("docker_compose-1.29.2-*.whl"))
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        schema: dict[str, Any] = json.loads(wheel.read("compose/config/compose_spec.json"))
+    return schema
+
+
+def _interpolated(text: str) -> str:
+    """``${NAME:?message}`` as compose fills it in when NAME is set."""
+    return re.sub(r"\$\{(\w+):\?[^}]*\}", "example-value", text)
+
+
+def _compose_problems(text: str) -> list[str]:
+    validator = jsonschema.Draft7Validator(_compose_schema())
+    document = yaml.safe_load(_interpolated(text))
+    return [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(document)]
+
+
+def test_the_compose_file_fits_the_compose_specification() -> None:
+    text = (DEPLOY / "compose.yaml").read_text()
+    assert _compose_problems(text) == []
+    assert _compose_problems(text.replace("condition: service_healthy", "condition: healthy"))
+    compose = yaml.safe_load(_interpolated(text))
+    services = compose["services"]
+    assert set(services) == {"postgres", "migrate", "mnemo1", "mnemo2", "nginx"}
+    for name in ("migrate", "mnemo1", "mnemo2"):
+        build = services[name]["build"]
+        assert (DEPLOY / build["context"] / build["dockerfile"]).is_file()
+    assert services["mnemo1"]["depends_on"]["migrate"]["condition"] == (
+        "service_completed_successfully"
+    )
+    (mount,) = services["nginx"]["volumes"]
+    assert (DEPLOY / mount.split(":")[0]).is_file()
+
+
+def test_the_systemd_unit_verifies_without_a_word(tmp_path: Path) -> None:
+    mnemo = shutil.which("mnemo", path=str(Path(sys.executable).parent))
+    assert mnemo is not None
+    text = (DEPLOY / "systemd" / "mnemo.service").read_text()
+
+    def verify(unit: str) -> str:
+        path = tmp_path / "mnemo.service"
+        path.write_text(unit.replace("/opt/mnemo/bin/mnemo", mnemo))
+        done = subprocess.run(
+            ["systemd-analyze", "verify", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+        return (done.stdout + done.stderr).strip() + ("" if done.returncode == 0 else " (failed)")
+
+    assert verify(text) == ""
+    assert "Unknown key" in verify(text.replace("NoNewPrivileges=", "NoNewPrivilege="))
+
+
+def _k8scheck(*files: Path) -> subprocess.CompletedProcess[str]:
+    if shutil.which("go") is None:
+        pytest.skip("no go toolchain for tests/deploy/k8scheck")
+    return subprocess.run(
+        ["go", "run", ".", *map(str, files)],
+        cwd=ROOT / "tests" / "deploy" / "k8scheck",
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+
+
+def test_the_kubernetes_manifests_decode_strictly_and_refer_to_each_other(
+    tmp_path: Path,
+) -> None:
+    manifests = sorted((DEPLOY / "kubernetes").glob("*.yaml"))
+    checked = _k8scheck(*manifests)
+    assert checked.returncode == 0, checked.stderr
+    assert "1 secrets, 1 deployments, 1 jobs, 1 services: ok" in checked.stdout
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(
+        manifests[0]
+        .read_text()
+        .replace("readinessProbe", "readinesProbe")
+        .replace("key: database-url", "key: database-uri")
+    )
+    refused = _k8scheck(broken)
+    assert refused.returncode == 1
+    assert 'unknown field "readinesProbe"' in refused.stderr
+    assert "secret key mnemo/database-uri, which is not in the files" in refused.stderr
+
+
+def test_the_compose_nginx_configuration_is_the_tested_one(tmp_path: Path) -> None:
+    ours = [
+        d
+        for d in directives((DEPLOY / "nginx" / "mnemo.conf").read_text())
+        if not d.startswith(("server mnemo", "listen "))
+    ]
+    tested = [
+        d
+        for d in directives(nginx_config(1, ["127.0.0.1:2"], tmp_path))
+        if not d.startswith(("server 127.", "listen "))
+    ]
+    assert ours == tested
