@@ -16,8 +16,9 @@ vectors. Recall uses the vectors that exist.
 - **Read your writes.** A recall that embeds its query waits (``settled``,
   at most ``SETTLE_SECONDS``) until the entries this process queued for the
   same user are embedded, so an assistant that saves and then recalls finds
-  what it saved by meaning. Entries queued by another process, or while the
-  embedder is failing, are not waited for.
+  what it saved by meaning. A waited-for user's entries go first, and at the
+  serving path's priority (not the background thread's). Entries queued by
+  another process, or while the embedder is failing, are not waited for.
 - **Failures.** A batch that fails is retried text by text: a text the
   embedder refuses while others pass is taken off the backlog (logged and
   counted; the entry stays lexically searchable); when every text fails,
@@ -56,7 +57,7 @@ log = logging.getLogger(__name__)
 
 BATCH = 32
 """Texts per call of the embedder."""
-SETTLE_SECONDS = 2.0
+SETTLE_SECONDS = 3.0
 """The longest a recall waits for its user's queued entries."""
 BACKFILL_SCAN = 5000
 """Entries walked per backfill step (one short write transaction)."""
@@ -209,7 +210,7 @@ class EmbeddingWorker:
             seq = self._seq
             batch = await self._store.pending(limit=self._batch, user_id=user_id)
             if batch:
-                await self._embed(batch)
+                await self._embed(batch, urgent=True)
             if len(batch) < self._batch and not self.failing:
                 self._settle(user_id, seq)
             if batch:
@@ -259,10 +260,12 @@ class EmbeddingWorker:
 
     # ---------------------------------------------------------- embedding
 
-    async def _embed(self, batch: Sequence[PendingText]) -> None:
+    async def _embed(self, batch: Sequence[PendingText], *, urgent: bool = False) -> None:
+        """Embed and store ``batch``; ``urgent``: a recall waits for it, so
+        it runs at the serving path's priority."""
         started = time.monotonic()
         try:
-            vectors = await self._vectors([p.text for p in batch])
+            vectors = await self._vectors([p.text for p in batch], urgent=urgent)
         except EmbeddingFailed:
             self._observer.embedding_failed(len(batch))
             await self._one_by_one(batch)
@@ -300,13 +303,15 @@ class EmbeddingWorker:
             [p for p, _ in done], [v for _, v in done], time.monotonic() - started
         )
 
-    async def _vectors(self, texts: list[str]) -> list[Embedding]:
-        """The embedder's vectors of ``texts``, on the embedding thread.
-        Raises ``EmbeddingFailed``."""
+    async def _vectors(self, texts: list[str], *, urgent: bool = False) -> list[Embedding]:
+        """The embedder's vectors of ``texts``, on the (niced) embedding
+        thread, or on the default executor's when ``urgent``. Raises
+        ``EmbeddingFailed``."""
         embedder = self._embedder
         loop = asyncio.get_running_loop()
+        executor = None if urgent else self._executor
         try:
-            values = await loop.run_in_executor(self._executor, embedder.embed, texts)
+            values = await loop.run_in_executor(executor, embedder.embed, texts)
         except Exception as exc:  # any failure of the embedder's code or provider
             log.warning("embedding %d texts failed: %s", len(texts), exc)
             raise EmbeddingFailed(str(exc)) from exc
