@@ -247,3 +247,11 @@ def test_health_says_serving_or_what_to_do(server: str) -> None:
     away = run_mnemo("health", env={"MNEMO_TARGET": nobody})
     assert away.returncode == 1 and away.stdout == ""
     assert f"cannot reach a Mnemo server at {nobody}" in away.stderr
+
+
+def test_the_ca_file_comes_from_mnemo_ca_file_too(server: str, tmp_path: Path) -> None:
+    missing = tmp_path / "no-ca.pem"
+    for command in (["health"], ["export", "--user", "u1"]):
+        ran = run_mnemo(*command, "--target", server, env={"MNEMO_CA_FILE": str(missing)})
+        assert ran.returncode == 2, ran.stderr
+        assert f"cannot read {missing}" in ran.stderr

@@ -1,7 +1,7 @@
 """How the commands that work through a running server reach it (``export``,
-``import``, ``users erase``, ``changes tail``, ``mcp``): the same ``--target``
-(or ``$MNEMO_TARGET``), ``--token`` (or ``$MNEMO_TOKEN``), ``--ca-file`` and
-``--timeout`` flags, one Python client (``mnemo.client.MnemoClient``), and
+``import``, ``users erase``, ``changes tail``, ``mcp``, ``health``): the same
+``--target`` (or ``$MNEMO_TARGET``), ``--token`` (or ``$MNEMO_TOKEN``),
+``--ca-file`` (or ``$MNEMO_CA_FILE``) and ``--timeout`` flags, one Python client (``mnemo.client.MnemoClient``), and
 the same exit codes: 0 done; 1 the server refused or failed (its error,
 reason and field violations on stderr, with what to do next when the server
 cannot be reached or wants a token); 2 bad usage or a file that cannot be
@@ -30,6 +30,7 @@ from mnemo.client import (
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NO_DATA = 0, 1, 2, 3
 TOKEN_ENV = "MNEMO_TOKEN"
 TARGET_ENV = "MNEMO_TARGET"
+CA_FILE_ENV = "MNEMO_CA_FILE"
 
 
 class FileProblem(Exception):
@@ -62,9 +63,7 @@ def connection_arguments(
         default=None,
         help=f"a bearer token (JWT) for --auth jwt servers; default: ${TOKEN_ENV}",
     )
-    parser.add_argument(
-        "--ca-file", default=None, help="use TLS, trusting the CA certificates in this PEM file"
-    )
+    ca_file_argument(parser)
     parser.add_argument(
         "--timeout",
         type=float,
@@ -82,6 +81,21 @@ def target_argument(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help=f"the server's address (default: ${TARGET_ENV}, else {DEFAULT_TARGET})",
     )
+
+
+def ca_file_argument(parser: argparse.ArgumentParser) -> None:
+    """``--ca-file`` (``ca_file_of`` resolves it)."""
+    parser.add_argument(
+        "--ca-file",
+        default=None,
+        help=f"use TLS, trusting the CA certificates in this PEM file (default: ${CA_FILE_ENV})",
+    )
+
+
+def ca_file_of(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
+    """``--ca-file``, else ``$MNEMO_CA_FILE``, else none (plaintext)."""
+    found: str | None = args.ca_file or env.get(CA_FILE_ENV) or None
+    return found
 
 
 def target_of(args: argparse.Namespace, env: Mapping[str, str]) -> str:
@@ -118,7 +132,7 @@ def channel_credentials(ca_file: str | None) -> grpc.ChannelCredentials | None:
 
 def connect(args: argparse.Namespace, env: Mapping[str, str]) -> MnemoClient:
     """The client of the connection flags. Raises ``FileProblem``."""
-    credentials = channel_credentials(args.ca_file)
+    credentials = channel_credentials(ca_file_of(args, env))
     token = args.token if args.token is not None else env.get(TOKEN_ENV)
     # A record is as large as the request that wrote it, plus names and times:
     # take any size the server sends (the server bounds what it receives).

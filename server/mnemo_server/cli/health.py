@@ -20,6 +20,8 @@ from mnemo_server.cli.connection import (
     EXIT_USAGE,
     TARGET_ENV,
     FileProblem,
+    ca_file_argument,
+    ca_file_of,
     channel_credentials,
     target_argument,
     target_of,
@@ -38,9 +40,7 @@ def add_command(commands: Any) -> None:
         "Exit 0 when it is SERVING, 1 otherwise.",
     )
     target_argument(parser)
-    parser.add_argument(
-        "--ca-file", default=None, help="use TLS, trusting the CA certificates in this PEM file"
-    )
+    ca_file_argument(parser)
     parser.add_argument(
         "--service", default="", help="a service's name (default: the whole server)"
     )
@@ -52,7 +52,7 @@ def add_command(commands: Any) -> None:
 def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     target = target_of(args, env)
     try:
-        credentials = channel_credentials(args.ca_file)
+        credentials = channel_credentials(ca_file_of(args, env))
         address, credentials = parse_target(target, credentials)
     except (FileProblem, ValueError) as problem:
         print(f"mnemo: {problem}", file=sys.stderr)

@@ -33,6 +33,8 @@ from mnemo.client import DEFAULT_TIMEOUT
 from mnemo_server.cli.connection import (
     TOKEN_ENV,
     FileProblem,
+    ca_file_argument,
+    ca_file_of,
     channel_credentials,
     target_argument,
     target_of,
@@ -84,9 +86,7 @@ def add_command(commands: Any) -> None:
         help="the conversation the tools act in: the origin of their writes, the scope of "
         "scope=conversation saves and of working memory (default: none)",
     )
-    parser.add_argument(
-        "--ca-file", default=None, help="use TLS, trusting the CA certificates in this PEM file"
-    )
+    ca_file_argument(parser)
     parser.add_argument(
         "--timeout",
         type=float,
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     try:
         token, first_token = _token(args, env, integration.token_file_reader)
         identity = integration.resolve_identity(args.user, first_token, args.conversation)
-        credentials = channel_credentials(args.ca_file)
+        credentials = channel_credentials(ca_file_of(args, env))
         host, port = _address(args) if args.transport == "http" else ("", 0)
         token_file = _http_token_file(args, env)
         http_token = load_or_create(token_file) if args.transport == "http" else ""
