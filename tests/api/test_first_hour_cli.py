@@ -255,3 +255,13 @@ def test_the_ca_file_comes_from_mnemo_ca_file_too(server: str, tmp_path: Path) -
         ran = run_mnemo(*command, "--target", server, env={"MNEMO_CA_FILE": str(missing)})
         assert ran.returncode == 2, ran.stderr
         assert f"cannot read {missing}" in ran.stderr
+
+
+def test_the_timeout_comes_from_mnemo_timeout_too(server: str) -> None:
+    for command in (["health"], ["export", "--user", "u1"]):
+        ran = run_mnemo(*command, "--target", server, env={"MNEMO_TIMEOUT": "soon"})
+        assert ran.returncode == 2, ran.stderr
+        assert "$MNEMO_TIMEOUT must be a number of seconds (got 'soon')" in ran.stderr
+    assert run_mnemo("health", "--target", server, env={"MNEMO_TIMEOUT": "7"}).returncode == 0
+    helped = " ".join(run_mnemo("changes", "tail", "--help").stdout.split())
+    assert "(default: $MNEMO_TIMEOUT, else 30)" in helped

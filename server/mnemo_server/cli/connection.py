@@ -1,7 +1,7 @@
 """How the commands that work through a running server reach it (``export``,
 ``import``, ``users erase``, ``changes tail``, ``mcp``, ``health``): the same
 ``--target`` (or ``$MNEMO_TARGET``), ``--token`` (or ``$MNEMO_TOKEN``),
-``--ca-file`` (or ``$MNEMO_CA_FILE``) and ``--timeout`` flags, one Python client (``mnemo.client.MnemoClient``), and
+``--ca-file`` (or ``$MNEMO_CA_FILE``) and ``--timeout`` (or ``$MNEMO_TIMEOUT``) flags, one Python client (``mnemo.client.MnemoClient``), and
 the same exit codes: 0 done; 1 the server refused or failed (its error,
 reason and field violations on stderr, with what to do next when the server
 cannot be reached or wants a token); 2 bad usage or a file that cannot be
@@ -31,6 +31,7 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NO_DATA = 0, 1, 2, 3
 TOKEN_ENV = "MNEMO_TOKEN"
 TARGET_ENV = "MNEMO_TARGET"
 CA_FILE_ENV = "MNEMO_CA_FILE"
+TIMEOUT_ENV = "MNEMO_TIMEOUT"
 
 
 class FileProblem(Exception):
@@ -64,13 +65,35 @@ def connection_arguments(
         help=f"a bearer token (JWT) for --auth jwt servers; default: ${TOKEN_ENV}",
     )
     ca_file_argument(parser)
+    timeout_argument(parser, timeout, timeout_help)
+
+
+def timeout_argument(parser: argparse.ArgumentParser, timeout: float, timeout_help: str) -> None:
+    """``--timeout`` (``timeout_of`` resolves it; ``timeout`` is the command's default)."""
     parser.add_argument(
         "--timeout",
         type=float,
-        default=timeout,
+        default=None,
         metavar="SECONDS",
-        help=f"{timeout_help} (default {timeout:.0f})",
+        help=f"{timeout_help} (default: ${TIMEOUT_ENV}, else {timeout:g})",
     )
+    parser.set_defaults(default_timeout=timeout)
+
+
+def timeout_of(args: argparse.Namespace, env: Mapping[str, str]) -> float:
+    """``--timeout``, else ``$MNEMO_TIMEOUT``, else the command's default;
+    set on ``args``. Raises ``FileProblem`` (exit 2) for a value that is not
+    a number of seconds."""
+    if args.timeout is None:
+        given = env.get(TIMEOUT_ENV)
+        try:
+            args.timeout = float(given) if given else float(args.default_timeout)
+        except ValueError:
+            raise FileProblem(
+                f"${TIMEOUT_ENV} must be a number of seconds (got {given!r})"
+            ) from None
+    timeout: float = args.timeout
+    return timeout
 
 
 def target_argument(parser: argparse.ArgumentParser) -> None:
@@ -138,6 +161,7 @@ def connect(args: argparse.Namespace, env: Mapping[str, str]) -> MnemoClient:
     # take any size the server sends (the server bounds what it receives).
     options = (("grpc.max_receive_message_length", -1),)
     target = target_of(args, env)
+    timeout_of(args, env)
     return MnemoClient(target, credentials=credentials, token=token or None, options=options)
 
 

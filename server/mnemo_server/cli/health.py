@@ -25,6 +25,8 @@ from mnemo_server.cli.connection import (
     channel_credentials,
     target_argument,
     target_of,
+    timeout_argument,
+    timeout_of,
 )
 
 COMMAND = "health"
@@ -44,14 +46,13 @@ def add_command(commands: Any) -> None:
     parser.add_argument(
         "--service", default="", help="a service's name (default: the whole server)"
     )
-    parser.add_argument(
-        "--timeout", type=float, default=5.0, metavar="SECONDS", help="deadline (default 5)"
-    )
+    timeout_argument(parser, 5.0, "deadline")
 
 
 def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     target = target_of(args, env)
     try:
+        timeout_of(args, env)
         credentials = channel_credentials(ca_file_of(args, env))
         address, credentials = parse_target(target, credentials)
     except (FileProblem, ValueError) as problem:

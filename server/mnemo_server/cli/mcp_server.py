@@ -38,6 +38,8 @@ from mnemo_server.cli.connection import (
     channel_credentials,
     target_argument,
     target_of,
+    timeout_argument,
+    timeout_of,
 )
 from mnemo_server.cli.mcp_token import TokenFileProblem, default_token_file, load_or_create
 from mnemo_server.config import is_loopback, listen_host
@@ -87,13 +89,7 @@ def add_command(commands: Any) -> None:
         "scope=conversation saves and of working memory (default: none)",
     )
     ca_file_argument(parser)
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT,
-        metavar="SECONDS",
-        help=f"deadline of each call to Mnemo (default {DEFAULT_TIMEOUT:.0f})",
-    )
+    timeout_argument(parser, DEFAULT_TIMEOUT, "deadline of each call to Mnemo")
     parser.add_argument(
         "--transport", choices=("stdio", "http"), default="stdio", help="default: stdio"
     )
@@ -130,6 +126,7 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         token, first_token = _token(args, env, integration.token_file_reader)
         identity = integration.resolve_identity(args.user, first_token, args.conversation)
         credentials = channel_credentials(ca_file_of(args, env))
+        timeout_of(args, env)
         host, port = _address(args) if args.transport == "http" else ("", 0)
         token_file = _http_token_file(args, env)
         http_token = load_or_create(token_file) if args.transport == "http" else ""
