@@ -396,7 +396,14 @@ type Memory struct {
 	Etag string `protobuf:"bytes,12,opt,name=etag,proto3" json:"etag,omitempty"`
 	// Input only: a client-computed embedding of `text`. Exception: in an
 	// ExportRecord it is the stored vector, so that an import restores it.
-	Embedding     *Embedding `protobuf:"bytes,13,opt,name=embedding,proto3" json:"embedding,omitempty"`
+	Embedding *Embedding `protobuf:"bytes,13,opt,name=embedding,proto3" json:"embedding,omitempty"`
+	// When the fact was stated or observed (event time), as opposed to when it
+	// was stored (`create_time`). Settable on create: a memory taken from a
+	// conversation of last year, or a save an offline device sends late, keeps
+	// its own time; from 1970-01-01 to at most 24 hours ahead of the server's
+	// clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
+	// import.
+	EventTime     *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=event_time,json=eventTime,proto3" json:"event_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -518,6 +525,13 @@ func (x *Memory) GetEtag() string {
 func (x *Memory) GetEmbedding() *Embedding {
 	if x != nil {
 		return x.Embedding
+	}
+	return nil
+}
+
+func (x *Memory) GetEventTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EventTime
 	}
 	return nil
 }
@@ -2606,7 +2620,7 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"\x17mnemo/v1/memories.proto\x12\bmnemo.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cmnemo/v1/conversations.proto\"9\n" +
 	"\tEmbedding\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x16\n" +
-	"\x06values\x18\x02 \x03(\x02R\x06values\"\xd4\x04\n" +
+	"\x06values\x18\x02 \x03(\x02R\x06values\"\x8f\x05\n" +
 	"\x06Memory\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x10\n" +
@@ -2623,7 +2637,9 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"updateTime\x12=\n" +
 	"\farchive_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\varchiveTime\x12\x12\n" +
 	"\x04etag\x18\f \x01(\tR\x04etag\x121\n" +
-	"\tembedding\x18\r \x01(\v2\x13.mnemo.v1.EmbeddingR\tembedding\x1a;\n" +
+	"\tembedding\x18\r \x01(\v2\x13.mnemo.v1.EmbeddingR\tembedding\x129\n" +
+	"\n" +
+	"event_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\teventTime\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"t\n" +
@@ -2892,69 +2908,70 @@ var file_mnemo_v1_memories_proto_depIdxs = []int32{
 	38, // 4: mnemo.v1.Memory.update_time:type_name -> google.protobuf.Timestamp
 	38, // 5: mnemo.v1.Memory.archive_time:type_name -> google.protobuf.Timestamp
 	5,  // 6: mnemo.v1.Memory.embedding:type_name -> mnemo.v1.Embedding
-	38, // 7: mnemo.v1.MemoryTombstone.delete_time:type_name -> google.protobuf.Timestamp
-	6,  // 8: mnemo.v1.CreateMemoryRequest.memory:type_name -> mnemo.v1.Memory
-	6,  // 9: mnemo.v1.CreateMemoryResponse.memory:type_name -> mnemo.v1.Memory
-	8,  // 10: mnemo.v1.BatchCreateMemoriesRequest.requests:type_name -> mnemo.v1.CreateMemoryRequest
-	6,  // 11: mnemo.v1.BatchCreateMemoriesResponse.memories:type_name -> mnemo.v1.Memory
-	6,  // 12: mnemo.v1.GetMemoryResponse.memory:type_name -> mnemo.v1.Memory
-	0,  // 13: mnemo.v1.ListMemoriesRequest.scope:type_name -> mnemo.v1.MemoryScope
-	6,  // 14: mnemo.v1.ListMemoriesResponse.memories:type_name -> mnemo.v1.Memory
-	6,  // 15: mnemo.v1.UpdateMemoryRequest.memory:type_name -> mnemo.v1.Memory
-	39, // 16: mnemo.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
-	6,  // 17: mnemo.v1.UpdateMemoryResponse.memory:type_name -> mnemo.v1.Memory
-	7,  // 18: mnemo.v1.DeleteMemoryResponse.tombstone:type_name -> mnemo.v1.MemoryTombstone
-	6,  // 19: mnemo.v1.ListMemoryVersionsResponse.versions:type_name -> mnemo.v1.Memory
-	2,  // 20: mnemo.v1.RecallMemoriesRequest.scope:type_name -> mnemo.v1.RecallScope
-	5,  // 21: mnemo.v1.RecallMemoriesRequest.query_embedding:type_name -> mnemo.v1.Embedding
-	6,  // 22: mnemo.v1.RecallMemoriesResponse.memory:type_name -> mnemo.v1.Memory
-	3,  // 23: mnemo.v1.RecallMemoriesResponse.signals:type_name -> mnemo.v1.RecallSignal
-	5,  // 24: mnemo.v1.BuildContextRequest.query_embedding:type_name -> mnemo.v1.Embedding
-	6,  // 25: mnemo.v1.MemoryCandidate.memory:type_name -> mnemo.v1.Memory
-	4,  // 26: mnemo.v1.MemoryCandidate.state:type_name -> mnemo.v1.CandidateState
-	38, // 27: mnemo.v1.MemoryCandidate.create_time:type_name -> google.protobuf.Timestamp
-	40, // 28: mnemo.v1.ExtractMemoriesRequest.messages:type_name -> mnemo.v1.HistoryMessage
-	26, // 29: mnemo.v1.ExtractMemoriesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
-	6,  // 30: mnemo.v1.ExtractMemoriesResponse.memories:type_name -> mnemo.v1.Memory
-	26, // 31: mnemo.v1.ProposeMemoryCandidatesRequest.candidates:type_name -> mnemo.v1.MemoryCandidate
-	26, // 32: mnemo.v1.ProposeMemoryCandidatesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
-	26, // 33: mnemo.v1.ListMemoryCandidatesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
-	6,  // 34: mnemo.v1.ApproveMemoryCandidateResponse.memory:type_name -> mnemo.v1.Memory
-	26, // 35: mnemo.v1.ApproveMemoryCandidateResponse.candidate:type_name -> mnemo.v1.MemoryCandidate
-	26, // 36: mnemo.v1.RejectMemoryCandidateResponse.candidate:type_name -> mnemo.v1.MemoryCandidate
-	8,  // 37: mnemo.v1.MemoryService.CreateMemory:input_type -> mnemo.v1.CreateMemoryRequest
-	10, // 38: mnemo.v1.MemoryService.BatchCreateMemories:input_type -> mnemo.v1.BatchCreateMemoriesRequest
-	12, // 39: mnemo.v1.MemoryService.GetMemory:input_type -> mnemo.v1.GetMemoryRequest
-	14, // 40: mnemo.v1.MemoryService.ListMemories:input_type -> mnemo.v1.ListMemoriesRequest
-	16, // 41: mnemo.v1.MemoryService.UpdateMemory:input_type -> mnemo.v1.UpdateMemoryRequest
-	18, // 42: mnemo.v1.MemoryService.DeleteMemory:input_type -> mnemo.v1.DeleteMemoryRequest
-	20, // 43: mnemo.v1.MemoryService.ListMemoryVersions:input_type -> mnemo.v1.ListMemoryVersionsRequest
-	22, // 44: mnemo.v1.MemoryService.RecallMemories:input_type -> mnemo.v1.RecallMemoriesRequest
-	24, // 45: mnemo.v1.MemoryService.BuildContext:input_type -> mnemo.v1.BuildContextRequest
-	27, // 46: mnemo.v1.MemoryService.ExtractMemories:input_type -> mnemo.v1.ExtractMemoriesRequest
-	29, // 47: mnemo.v1.MemoryService.ProposeMemoryCandidates:input_type -> mnemo.v1.ProposeMemoryCandidatesRequest
-	31, // 48: mnemo.v1.MemoryService.ListMemoryCandidates:input_type -> mnemo.v1.ListMemoryCandidatesRequest
-	33, // 49: mnemo.v1.MemoryService.ApproveMemoryCandidate:input_type -> mnemo.v1.ApproveMemoryCandidateRequest
-	35, // 50: mnemo.v1.MemoryService.RejectMemoryCandidate:input_type -> mnemo.v1.RejectMemoryCandidateRequest
-	9,  // 51: mnemo.v1.MemoryService.CreateMemory:output_type -> mnemo.v1.CreateMemoryResponse
-	11, // 52: mnemo.v1.MemoryService.BatchCreateMemories:output_type -> mnemo.v1.BatchCreateMemoriesResponse
-	13, // 53: mnemo.v1.MemoryService.GetMemory:output_type -> mnemo.v1.GetMemoryResponse
-	15, // 54: mnemo.v1.MemoryService.ListMemories:output_type -> mnemo.v1.ListMemoriesResponse
-	17, // 55: mnemo.v1.MemoryService.UpdateMemory:output_type -> mnemo.v1.UpdateMemoryResponse
-	19, // 56: mnemo.v1.MemoryService.DeleteMemory:output_type -> mnemo.v1.DeleteMemoryResponse
-	21, // 57: mnemo.v1.MemoryService.ListMemoryVersions:output_type -> mnemo.v1.ListMemoryVersionsResponse
-	23, // 58: mnemo.v1.MemoryService.RecallMemories:output_type -> mnemo.v1.RecallMemoriesResponse
-	25, // 59: mnemo.v1.MemoryService.BuildContext:output_type -> mnemo.v1.BuildContextResponse
-	28, // 60: mnemo.v1.MemoryService.ExtractMemories:output_type -> mnemo.v1.ExtractMemoriesResponse
-	30, // 61: mnemo.v1.MemoryService.ProposeMemoryCandidates:output_type -> mnemo.v1.ProposeMemoryCandidatesResponse
-	32, // 62: mnemo.v1.MemoryService.ListMemoryCandidates:output_type -> mnemo.v1.ListMemoryCandidatesResponse
-	34, // 63: mnemo.v1.MemoryService.ApproveMemoryCandidate:output_type -> mnemo.v1.ApproveMemoryCandidateResponse
-	36, // 64: mnemo.v1.MemoryService.RejectMemoryCandidate:output_type -> mnemo.v1.RejectMemoryCandidateResponse
-	51, // [51:65] is the sub-list for method output_type
-	37, // [37:51] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	38, // 7: mnemo.v1.Memory.event_time:type_name -> google.protobuf.Timestamp
+	38, // 8: mnemo.v1.MemoryTombstone.delete_time:type_name -> google.protobuf.Timestamp
+	6,  // 9: mnemo.v1.CreateMemoryRequest.memory:type_name -> mnemo.v1.Memory
+	6,  // 10: mnemo.v1.CreateMemoryResponse.memory:type_name -> mnemo.v1.Memory
+	8,  // 11: mnemo.v1.BatchCreateMemoriesRequest.requests:type_name -> mnemo.v1.CreateMemoryRequest
+	6,  // 12: mnemo.v1.BatchCreateMemoriesResponse.memories:type_name -> mnemo.v1.Memory
+	6,  // 13: mnemo.v1.GetMemoryResponse.memory:type_name -> mnemo.v1.Memory
+	0,  // 14: mnemo.v1.ListMemoriesRequest.scope:type_name -> mnemo.v1.MemoryScope
+	6,  // 15: mnemo.v1.ListMemoriesResponse.memories:type_name -> mnemo.v1.Memory
+	6,  // 16: mnemo.v1.UpdateMemoryRequest.memory:type_name -> mnemo.v1.Memory
+	39, // 17: mnemo.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
+	6,  // 18: mnemo.v1.UpdateMemoryResponse.memory:type_name -> mnemo.v1.Memory
+	7,  // 19: mnemo.v1.DeleteMemoryResponse.tombstone:type_name -> mnemo.v1.MemoryTombstone
+	6,  // 20: mnemo.v1.ListMemoryVersionsResponse.versions:type_name -> mnemo.v1.Memory
+	2,  // 21: mnemo.v1.RecallMemoriesRequest.scope:type_name -> mnemo.v1.RecallScope
+	5,  // 22: mnemo.v1.RecallMemoriesRequest.query_embedding:type_name -> mnemo.v1.Embedding
+	6,  // 23: mnemo.v1.RecallMemoriesResponse.memory:type_name -> mnemo.v1.Memory
+	3,  // 24: mnemo.v1.RecallMemoriesResponse.signals:type_name -> mnemo.v1.RecallSignal
+	5,  // 25: mnemo.v1.BuildContextRequest.query_embedding:type_name -> mnemo.v1.Embedding
+	6,  // 26: mnemo.v1.MemoryCandidate.memory:type_name -> mnemo.v1.Memory
+	4,  // 27: mnemo.v1.MemoryCandidate.state:type_name -> mnemo.v1.CandidateState
+	38, // 28: mnemo.v1.MemoryCandidate.create_time:type_name -> google.protobuf.Timestamp
+	40, // 29: mnemo.v1.ExtractMemoriesRequest.messages:type_name -> mnemo.v1.HistoryMessage
+	26, // 30: mnemo.v1.ExtractMemoriesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
+	6,  // 31: mnemo.v1.ExtractMemoriesResponse.memories:type_name -> mnemo.v1.Memory
+	26, // 32: mnemo.v1.ProposeMemoryCandidatesRequest.candidates:type_name -> mnemo.v1.MemoryCandidate
+	26, // 33: mnemo.v1.ProposeMemoryCandidatesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
+	26, // 34: mnemo.v1.ListMemoryCandidatesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
+	6,  // 35: mnemo.v1.ApproveMemoryCandidateResponse.memory:type_name -> mnemo.v1.Memory
+	26, // 36: mnemo.v1.ApproveMemoryCandidateResponse.candidate:type_name -> mnemo.v1.MemoryCandidate
+	26, // 37: mnemo.v1.RejectMemoryCandidateResponse.candidate:type_name -> mnemo.v1.MemoryCandidate
+	8,  // 38: mnemo.v1.MemoryService.CreateMemory:input_type -> mnemo.v1.CreateMemoryRequest
+	10, // 39: mnemo.v1.MemoryService.BatchCreateMemories:input_type -> mnemo.v1.BatchCreateMemoriesRequest
+	12, // 40: mnemo.v1.MemoryService.GetMemory:input_type -> mnemo.v1.GetMemoryRequest
+	14, // 41: mnemo.v1.MemoryService.ListMemories:input_type -> mnemo.v1.ListMemoriesRequest
+	16, // 42: mnemo.v1.MemoryService.UpdateMemory:input_type -> mnemo.v1.UpdateMemoryRequest
+	18, // 43: mnemo.v1.MemoryService.DeleteMemory:input_type -> mnemo.v1.DeleteMemoryRequest
+	20, // 44: mnemo.v1.MemoryService.ListMemoryVersions:input_type -> mnemo.v1.ListMemoryVersionsRequest
+	22, // 45: mnemo.v1.MemoryService.RecallMemories:input_type -> mnemo.v1.RecallMemoriesRequest
+	24, // 46: mnemo.v1.MemoryService.BuildContext:input_type -> mnemo.v1.BuildContextRequest
+	27, // 47: mnemo.v1.MemoryService.ExtractMemories:input_type -> mnemo.v1.ExtractMemoriesRequest
+	29, // 48: mnemo.v1.MemoryService.ProposeMemoryCandidates:input_type -> mnemo.v1.ProposeMemoryCandidatesRequest
+	31, // 49: mnemo.v1.MemoryService.ListMemoryCandidates:input_type -> mnemo.v1.ListMemoryCandidatesRequest
+	33, // 50: mnemo.v1.MemoryService.ApproveMemoryCandidate:input_type -> mnemo.v1.ApproveMemoryCandidateRequest
+	35, // 51: mnemo.v1.MemoryService.RejectMemoryCandidate:input_type -> mnemo.v1.RejectMemoryCandidateRequest
+	9,  // 52: mnemo.v1.MemoryService.CreateMemory:output_type -> mnemo.v1.CreateMemoryResponse
+	11, // 53: mnemo.v1.MemoryService.BatchCreateMemories:output_type -> mnemo.v1.BatchCreateMemoriesResponse
+	13, // 54: mnemo.v1.MemoryService.GetMemory:output_type -> mnemo.v1.GetMemoryResponse
+	15, // 55: mnemo.v1.MemoryService.ListMemories:output_type -> mnemo.v1.ListMemoriesResponse
+	17, // 56: mnemo.v1.MemoryService.UpdateMemory:output_type -> mnemo.v1.UpdateMemoryResponse
+	19, // 57: mnemo.v1.MemoryService.DeleteMemory:output_type -> mnemo.v1.DeleteMemoryResponse
+	21, // 58: mnemo.v1.MemoryService.ListMemoryVersions:output_type -> mnemo.v1.ListMemoryVersionsResponse
+	23, // 59: mnemo.v1.MemoryService.RecallMemories:output_type -> mnemo.v1.RecallMemoriesResponse
+	25, // 60: mnemo.v1.MemoryService.BuildContext:output_type -> mnemo.v1.BuildContextResponse
+	28, // 61: mnemo.v1.MemoryService.ExtractMemories:output_type -> mnemo.v1.ExtractMemoriesResponse
+	30, // 62: mnemo.v1.MemoryService.ProposeMemoryCandidates:output_type -> mnemo.v1.ProposeMemoryCandidatesResponse
+	32, // 63: mnemo.v1.MemoryService.ListMemoryCandidates:output_type -> mnemo.v1.ListMemoryCandidatesResponse
+	34, // 64: mnemo.v1.MemoryService.ApproveMemoryCandidate:output_type -> mnemo.v1.ApproveMemoryCandidateResponse
+	36, // 65: mnemo.v1.MemoryService.RejectMemoryCandidate:output_type -> mnemo.v1.RejectMemoryCandidateResponse
+	52, // [52:66] is the sub-list for method output_type
+	38, // [38:52] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_mnemo_v1_memories_proto_init() }

@@ -196,7 +196,7 @@ class Validator:
             self.invalid(field, f"must be between {minimum} and {MAX_POSITION} (got {value})")
 
     def timestamp(self, value: timestamp_pb2.Timestamp, field: str) -> None:
-        if not _MIN_SECONDS <= value.seconds <= _MAX_SECONDS or not 0 <= value.nanos < 10**9:
+        if not holds_datetime(value):
             self.invalid(field, "must be between 0001-01-01 and 9999-12-31 UTC")
 
     def json_text(self, value: str, field: str, limit: int) -> None:
@@ -291,6 +291,13 @@ def messages_of(
 # ------------------------------------------------------------ rules as data
 
 Check = Callable[[Validator, Any, str], None]
+
+
+def holds_datetime(value: timestamp_pb2.Timestamp) -> bool:
+    """Whether ``value`` is a time a ``datetime`` holds (0001-01-01..9999-12-31)."""
+    return _MIN_SECONDS <= value.seconds <= _MAX_SECONDS and 0 <= value.nanos < 10**9
+
+
 """One static rule: records the problems of ``value`` (at ``field``) on the validator."""
 
 

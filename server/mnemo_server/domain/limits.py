@@ -25,7 +25,9 @@ import math
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
+from mnemo_server.domain.clock import now_micros
 from mnemo_server.domain.memory_models import Embedding, MemoryDraft, MemoryScope
 
 MAX_TEXT_BYTES = 4096
@@ -171,4 +173,24 @@ def draft_problems(draft: MemoryDraft) -> list[DraftProblem]:
     problems += _metadata_problems(draft.metadata, "metadata")
     if draft.embedding is not None:
         problems += embedding_problems(draft.embedding, "embedding")
+    if draft.event_time is not None:
+        problems += _event_time_problems(draft.event_time, "event_time")
     return problems
+
+
+MAX_EVENT_TIME_AHEAD_SECONDS = 86_400
+"""How far ahead of the server's clock an entry's event time may be (clocks
+of devices drift; a fact from the future is a bug)."""
+
+
+def _event_time_problems(value: datetime, part: str) -> list[DraftProblem]:
+    """An event time before 1970 or more than a day ahead of the server's clock."""
+    micros = (value - _EPOCH) // timedelta(microseconds=1)
+    if micros < 0:
+        return [DraftProblem(part, "must not be before 1970-01-01T00:00:00Z")]
+    if micros > now_micros() + MAX_EVENT_TIME_AHEAD_SECONDS * 1_000_000:
+        return [DraftProblem(part, "must not be more than 24 hours ahead of the server's clock")]
+    return []
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -94,6 +94,8 @@ class MemoryDraft:
     metadata: dict[str, str] = field(default_factory=dict)
     pinned: bool = False
     embedding: Embedding | None = None
+    # When the fact was stated or observed; None: the save's time.
+    event_time: datetime | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,7 +104,9 @@ class Memory:
 
     ``archive_time`` is set when a later keyed save of the same (scope, key)
     superseded it. ``embedding`` is whatever vector is stored for the entry
-    (client-supplied or computed), or ``None``.
+    (client-supplied or computed), or ``None``. ``event_time``: when the fact
+    was stated or observed (the save's time unless the client gave one;
+    ``None`` only for an entry not read from the store).
     """
 
     memory_id: str
@@ -119,6 +123,7 @@ class Memory:
     archive_time: datetime | None = None
     etag: str = ""
     embedding: Embedding | None = None
+    event_time: datetime | None = None
 
     @property
     def archived(self) -> bool:

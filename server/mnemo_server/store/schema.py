@@ -231,6 +231,9 @@ memories = Table(
     Column("created_at", MICROS, nullable=False),
     Column("updated_at", MICROS, nullable=False),
     Column("archived_at", MICROS, nullable=True),
+    # When the fact was stated or observed (the save's time unless the client
+    # gave one: an imported or late entry keeps its own).
+    Column("event_at", MICROS, nullable=False, server_default=text("0")),
     Column("etag", ETAG, nullable=False),
     # 1, then one more per update (earlier ones are in memory_versions).
     Column("version", Integer, nullable=False),

@@ -78,7 +78,7 @@ class Embedding(_message.Message):
     def __init__(self, model: _Optional[str] = ..., values: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class Memory(_message.Message):
-    __slots__ = ("name", "text", "key", "scope", "conversation", "source", "metadata", "pinned", "create_time", "update_time", "archive_time", "etag", "embedding")
+    __slots__ = ("name", "text", "key", "scope", "conversation", "source", "metadata", "pinned", "create_time", "update_time", "archive_time", "etag", "embedding", "event_time")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -99,6 +99,7 @@ class Memory(_message.Message):
     ARCHIVE_TIME_FIELD_NUMBER: _ClassVar[int]
     ETAG_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TIME_FIELD_NUMBER: _ClassVar[int]
     name: str
     text: str
     key: str
@@ -112,7 +113,8 @@ class Memory(_message.Message):
     archive_time: _timestamp_pb2.Timestamp
     etag: str
     embedding: Embedding
-    def __init__(self, name: _Optional[str] = ..., text: _Optional[str] = ..., key: _Optional[str] = ..., scope: _Optional[_Union[MemoryScope, str]] = ..., conversation: _Optional[str] = ..., source: _Optional[_Union[MemorySource, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., pinned: _Optional[bool] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., archive_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., embedding: _Optional[_Union[Embedding, _Mapping]] = ...) -> None: ...
+    event_time: _timestamp_pb2.Timestamp
+    def __init__(self, name: _Optional[str] = ..., text: _Optional[str] = ..., key: _Optional[str] = ..., scope: _Optional[_Union[MemoryScope, str]] = ..., conversation: _Optional[str] = ..., source: _Optional[_Union[MemorySource, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., pinned: _Optional[bool] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., archive_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., embedding: _Optional[_Union[Embedding, _Mapping]] = ..., event_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class MemoryTombstone(_message.Message):
     __slots__ = ("name", "key", "delete_time")

@@ -93,6 +93,8 @@ def fill_memory(target: pb.Memory, value: Memory) -> None:
     if value.archive_time is not None:
         set_timestamp(target.archive_time, value.archive_time)
     target.etag = value.etag
+    if value.event_time is not None:
+        set_timestamp(target.event_time, value.event_time)
 
 
 def memory_to_proto(value: Memory) -> pb.Memory:

@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import TypeVar
 
 from google.protobuf import field_mask_pb2
@@ -28,7 +29,7 @@ from mnemo_server.api import names
 from mnemo_server.api.memories.convert import RECALL_SCOPES, SCOPES, SOURCES
 from mnemo_server.api.memories.rules import RULES, check_memory_draft, embedding_violations
 from mnemo_server.api.pagination import invalid_page_token
-from mnemo_server.api.validation import Validator, check_fields
+from mnemo_server.api.validation import Validator, check_fields, holds_datetime
 from mnemo_server.auth.caller import CallScope
 from mnemo_server.domain import inject
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument, MnemoError, Part
@@ -282,9 +283,20 @@ def draft_of(
         metadata=dict(memory.metadata),
         pinned=memory.pinned,
         embedding=embedding_of(memory.embedding) if memory.HasField("embedding") else None,
+        event_time=_event_time(v, memory, prefix),
     )
     v.attempt(lambda: check_memory_draft(draft, prefix=prefix), None)
     return draft
+
+
+def _event_time(v: Validator, memory: pb.Memory, prefix: str) -> datetime | None:
+    """The draft's event time; ``None`` when unset, or not a time (reported)."""
+    if not memory.HasField("event_time"):
+        return None
+    v.timestamp(memory.event_time, f"{prefix}.event_time")
+    if not holds_datetime(memory.event_time):
+        return None
+    return memory.event_time.ToDatetime(UTC)
 
 
 def batch_drafts_of(

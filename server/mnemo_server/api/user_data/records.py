@@ -335,6 +335,7 @@ def memory(v: Validator, user_id: str, value: mm.Memory, prefix: str) -> Memory:
         archive_time=_optional_time(v, value, "archive_time", prefix),
         etag=value.etag,
         embedding=draft.embedding,
+        event_time=draft.event_time,
     )
 
 

@@ -133,6 +133,7 @@ def memory(row: Any) -> Memory:
         archive_time=None if m["archived_at"] is None else to_datetime(m["archived_at"]),
         etag=m["etag"],
         embedding=_embedding(m.get("embedding_model"), m.get("embedding_vector")),
+        event_time=to_datetime(m["event_at"]),
     )
 
 

@@ -32,6 +32,7 @@ _ENTRY_COLUMNS = (
     memories.c.conversation_id,
     memories.c.source,
     memories.c.created_at,
+    memories.c.event_at,
 )
 
 

@@ -35,7 +35,7 @@ from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.governance.consent import open_memory_write
 from mnemo_server.store.memories import backlog, rows
 from mnemo_server.store.memories import text_index as fts
-from mnemo_server.store.rows import new_etag, now_micros
+from mnemo_server.store.rows import new_etag, now_micros, to_micros
 from mnemo_server.store.schema import (
     ID,
     memories,
@@ -199,6 +199,7 @@ def _row_values(user_id: str, memory_id: str, draft: MemoryDraft, now: int) -> d
         "created_at": now,
         "updated_at": now,
         "archived_at": None,
+        "event_at": now if draft.event_time is None else to_micros(draft.event_time),
         "etag": new_etag(),
         "version": 1,
         "search_document": fts.search_document(user_id, draft.conversation_id, draft.text),

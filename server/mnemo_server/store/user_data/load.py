@@ -277,6 +277,8 @@ def _memory_values(user_id: str, memory: Memory, version: int) -> dict[str, Any]
         "created_at": convert.to_micros(memory.create_time),
         "updated_at": convert.to_micros(memory.update_time),
         "archived_at": _optional_micros(memory.archive_time),
+        # An export without event times (older servers): the create time.
+        "event_at": convert.to_micros(memory.event_time or memory.create_time),
         "etag": _etag(memory.etag),
         "version": version,
         "search_document": fts.search_document(user_id, memory.conversation_id, memory.text),

@@ -915,6 +915,98 @@ java.lang.String defaultValue) {
     bitField0_ = (bitField0_ & ~0x00000008);
   }
 
+  public static final int EVENT_TIME_FIELD_NUMBER = 14;
+  private com.google.protobuf.Timestamp eventTime_;
+  /**
+   * <pre>
+   * When the fact was stated or observed (event time), as opposed to when it
+   * was stored (`create_time`). Settable on create: a memory taken from a
+   * conversation of last year, or a save an offline device sends late, keeps
+   * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
+   * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
+   * import.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
+   */
+  @java.lang.Override
+  public boolean hasEventTime() {
+    return ((bitField0_ & 0x00000010) != 0);
+  }
+  /**
+   * <pre>
+   * When the fact was stated or observed (event time), as opposed to when it
+   * was stored (`create_time`). Settable on create: a memory taken from a
+   * conversation of last year, or a save an offline device sends late, keeps
+   * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
+   * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
+   * import.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getEventTime() {
+    return eventTime_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : eventTime_;
+  }
+  /**
+   * <pre>
+   * When the fact was stated or observed (event time), as opposed to when it
+   * was stored (`create_time`). Settable on create: a memory taken from a
+   * conversation of last year, or a save an offline device sends late, keeps
+   * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
+   * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
+   * import.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
+   */
+  private void setEventTime(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    eventTime_ = value;
+    bitField0_ |= 0x00000010;
+  }
+  /**
+   * <pre>
+   * When the fact was stated or observed (event time), as opposed to when it
+   * was stored (`create_time`). Settable on create: a memory taken from a
+   * conversation of last year, or a save an offline device sends late, keeps
+   * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
+   * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
+   * import.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
+   */
+  @java.lang.SuppressWarnings("ReferenceEquality")
+  private void mergeEventTime(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    if (eventTime_ != null &&
+        eventTime_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+      eventTime_ =
+        com.google.protobuf.Timestamp.newBuilder(eventTime_).mergeFrom(value).buildPartial();
+    } else {
+      eventTime_ = value;
+    }
+    bitField0_ |= 0x00000010;
+  }
+  /**
+   * <pre>
+   * When the fact was stated or observed (event time), as opposed to when it
+   * was stored (`create_time`). Settable on create: a memory taken from a
+   * conversation of last year, or a save an offline device sends late, keeps
+   * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
+   * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
+   * import.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
+   */
+  private void clearEventTime() {
+    eventTime_ = null;
+    bitField0_ = (bitField0_ & ~0x00000010);
+  }
+
   public static mnemo.v1.Memory parseFrom(
       java.nio.ByteBuffer data)
       throws com.google.protobuf.InvalidProtocolBufferException {
@@ -1953,6 +2045,107 @@ java.lang.String defaultValue) {
       return this;
     }
 
+    /**
+     * <pre>
+     * When the fact was stated or observed (event time), as opposed to when it
+     * was stored (`create_time`). Settable on create: a memory taken from a
+     * conversation of last year, or a save an offline device sends late, keeps
+     * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
+     * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
+     * import.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
+     */
+    @java.lang.Override
+    public boolean hasEventTime() {
+      return instance.hasEventTime();
+    }
+    /**
+     * <pre>
+     * When the fact was stated or observed (event time), as opposed to when it
+     * was stored (`create_time`). Settable on create: a memory taken from a
+     * conversation of last year, or a save an offline device sends late, keeps
+     * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
+     * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
+     * import.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
+     */
+    @java.lang.Override
+    public com.google.protobuf.Timestamp getEventTime() {
+      return instance.getEventTime();
+    }
+    /**
+     * <pre>
+     * When the fact was stated or observed (event time), as opposed to when it
+     * was stored (`create_time`). Settable on create: a memory taken from a
+     * conversation of last year, or a save an offline device sends late, keeps
+     * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
+     * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
+     * import.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
+     */
+    public Builder setEventTime(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.setEventTime(value);
+      return this;
+      }
+    /**
+     * <pre>
+     * When the fact was stated or observed (event time), as opposed to when it
+     * was stored (`create_time`). Settable on create: a memory taken from a
+     * conversation of last year, or a save an offline device sends late, keeps
+     * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
+     * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
+     * import.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
+     */
+    public Builder setEventTime(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      copyOnWrite();
+      instance.setEventTime(builderForValue.build());
+      return this;
+    }
+    /**
+     * <pre>
+     * When the fact was stated or observed (event time), as opposed to when it
+     * was stored (`create_time`). Settable on create: a memory taken from a
+     * conversation of last year, or a save an offline device sends late, keeps
+     * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
+     * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
+     * import.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
+     */
+    public Builder mergeEventTime(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.mergeEventTime(value);
+      return this;
+    }
+    /**
+     * <pre>
+     * When the fact was stated or observed (event time), as opposed to when it
+     * was stored (`create_time`). Settable on create: a memory taken from a
+     * conversation of last year, or a save an offline device sends late, keeps
+     * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
+     * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
+     * import.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
+     */
+    public Builder clearEventTime() {  copyOnWrite();
+      instance.clearEventTime();
+      return this;
+    }
+
     // @@protoc_insertion_point(builder_scope:mnemo.v1.Memory)
   }
   @java.lang.Override
@@ -1984,11 +2177,12 @@ java.lang.String defaultValue) {
             "archiveTime_",
             "etag_",
             "embedding_",
+            "eventTime_",
           };
           java.lang.String info =
-              "\u0000\r\u0000\u0001\u0001\r\r\u0001\u0000\u0000\u0001\u0208\u0002\u0208\u0003\u0208" +
-              "\u0004\f\u0005\u0208\u0006\f\u00072\b\u0007\t\u1009\u0000\n\u1009\u0001\u000b\u1009" +
-              "\u0002\f\u0208\r\u1009\u0003";
+              "\u0000\u000e\u0000\u0001\u0001\u000e\u000e\u0001\u0000\u0000\u0001\u0208\u0002\u0208" +
+              "\u0003\u0208\u0004\f\u0005\u0208\u0006\f\u00072\b\u0007\t\u1009\u0000\n\u1009\u0001" +
+              "\u000b\u1009\u0002\f\u0208\r\u1009\u0003\u000e\u1009\u0004";
           return newMessageInfo(DEFAULT_INSTANCE, info, objects);
       }
       case GET_DEFAULT_INSTANCE: {

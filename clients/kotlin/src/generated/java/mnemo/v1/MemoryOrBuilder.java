@@ -291,4 +291,33 @@ java.lang.String defaultValue);
    * @return The embedding.
    */
   mnemo.v1.Embedding getEmbedding();
+
+  /**
+   * <pre>
+   * When the fact was stated or observed (event time), as opposed to when it
+   * was stored (`create_time`). Settable on create: a memory taken from a
+   * conversation of last year, or a save an offline device sends late, keeps
+   * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
+   * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
+   * import.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
+   * @return Whether the eventTime field is set.
+   */
+  boolean hasEventTime();
+  /**
+   * <pre>
+   * When the fact was stated or observed (event time), as opposed to when it
+   * was stored (`create_time`). Settable on create: a memory taken from a
+   * conversation of last year, or a save an offline device sends late, keeps
+   * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
+   * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
+   * import.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
+   * @return The eventTime.
+   */
+  com.google.protobuf.Timestamp getEventTime();
 }

@@ -1,0 +1,96 @@
+"""Event time (``Memory.event_time``): when an entry's fact was stated or
+observed, beside when it was stored. Unset, it is the save's time; set by the
+client, it is kept by every read, by updates, by the version history and by
+export and import; out of bounds it is refused with its field named; on both
+stores."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import grpc
+from google.protobuf import field_mask_pb2
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from mnemo.v1 import memories_pb2 as pb
+from tests.api.memories import USER, Stub, create, listed, versions
+from tests.api.user_data import export, load
+from tests.support.rpc_errors import rpc_failure
+
+LAST_YEAR = datetime(2025, 3, 1, 9, 30, tzinfo=UTC)
+
+
+def _stamp(value: datetime) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromDatetime(value)
+    return stamp
+
+
+def test_unset_it_is_the_saves_time_and_set_it_is_kept(memories: Stub) -> None:
+    now = create(memories, "Lives in Oslo")
+    assert now.HasField("event_time") and now.event_time == now.create_time
+    then = create(memories, "Lived in Berlin", event_time=_stamp(LAST_YEAR))
+    assert then.event_time.ToDatetime(UTC) == LAST_YEAR
+    assert then.create_time.ToDatetime(UTC) > LAST_YEAR
+    got = memories.GetMemory(pb.GetMemoryRequest(name=then.name)).memory
+    assert got.event_time == then.event_time
+    assert {m.text: m.event_time.ToDatetime(UTC) for m in listed(memories)}["Lived in Berlin"] == (
+        LAST_YEAR
+    )
+
+
+def test_a_batch_keeps_each_entrys_own_and_an_update_keeps_it(memories: Stub) -> None:
+    days = [LAST_YEAR + timedelta(days=n) for n in range(3)]
+    saved = memories.BatchCreateMemories(
+        pb.BatchCreateMemoriesRequest(
+            parent=USER,
+            requests=[
+                pb.CreateMemoryRequest(memory=pb.Memory(text=f"day {n}", event_time=_stamp(d)))
+                for n, d in enumerate(days)
+            ],
+        )
+    ).memories
+    assert [m.event_time.ToDatetime(UTC) for m in saved] == days
+    updated = memories.UpdateMemory(
+        pb.UpdateMemoryRequest(
+            memory=pb.Memory(name=saved[0].name, text="day zero"),
+            update_mask=field_mask_pb2.FieldMask(paths=["text"]),
+        )
+    ).memory
+    assert updated.event_time == saved[0].event_time
+    assert [v.event_time.ToDatetime(UTC) for v in versions(memories, saved[0].name)] == [
+        days[0],
+        days[0],
+    ]
+
+
+def test_out_of_bounds_it_is_refused_naming_the_field(memories: Stub) -> None:
+    ahead = datetime.now(UTC) + timedelta(days=2)
+    for value, says in (
+        (ahead, "more than 24 hours ahead"),
+        (datetime(1969, 12, 31, tzinfo=UTC), "before 1970-01-01"),
+    ):
+        failure = rpc_failure(
+            memories.CreateMemory,
+            pb.CreateMemoryRequest(
+                parent=USER, memory=pb.Memory(text="When?", event_time=_stamp(value))
+            ),
+        )
+        assert failure.code is grpc.StatusCode.INVALID_ARGUMENT
+        assert failure.reason == "INVALID_FIELD"
+        assert [field for field, _ in failure.violations] == ["memory.event_time"]
+        assert says in failure.violations[0][1]
+    assert listed(memories) == []  # nothing stored
+
+
+def test_export_and_import_keep_it(channel: grpc.Channel, memories: Stub) -> None:
+    create(memories, "Lived in Berlin", event_time=_stamp(LAST_YEAR), parent="users/exported")
+    records = export(channel, "exported")
+    (memory,) = [r.memory for r in records if r.HasField("memory")]
+    assert memory.event_time.ToDatetime(UTC) == LAST_YEAR
+    for record in records:  # the same records, as another user's
+        for holder in (record.memory,) if record.HasField("memory") else ():
+            holder.name = holder.name.replace("users/exported/", "users/imported/")
+    load(channel, "imported", [r for r in records if r.HasField("memory")])
+    (restored,) = listed(memories, parent="users/imported")
+    assert restored.event_time.ToDatetime(UTC) == LAST_YEAR
