@@ -94,3 +94,42 @@ def test_export_and_import_keep_it(channel: grpc.Channel, memories: Stub) -> Non
     load(channel, "imported", [r for r in records if r.HasField("memory")])
     (restored,) = listed(memories, parent="users/imported")
     assert restored.event_time.ToDatetime(UTC) == LAST_YEAR
+
+
+def test_a_listing_takes_an_event_time_range(memories: Stub) -> None:
+    days = [LAST_YEAR + timedelta(days=n) for n in range(4)]
+    for n, day in enumerate(days):
+        create(memories, f"day {n}", event_time=_stamp(day))
+    create(memories, "today")
+
+    def texts(**bounds: datetime) -> list[str]:
+        request = pb.ListMemoriesRequest(
+            parent=USER, **{name: _stamp(value) for name, value in bounds.items()}
+        )
+        return sorted(m.text for m in memories.ListMemories(request).memories)
+
+    assert texts(event_time_after=days[1]) == ["day 1", "day 2", "day 3", "today"]
+    assert texts(event_time_before=days[2]) == ["day 0", "day 1"]
+    assert texts(event_time_after=days[1], event_time_before=days[3]) == ["day 1", "day 2"]
+    failure = rpc_failure(
+        memories.ListMemories,
+        pb.ListMemoriesRequest(
+            parent=USER, event_time_after=_stamp(days[2]), event_time_before=_stamp(days[1])
+        ),
+    )
+    assert failure.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert [field for field, _ in failure.violations] == ["event_time_before"]
+    # A page token is bound to the range.
+    first = memories.ListMemories(
+        pb.ListMemoriesRequest(parent=USER, page_size=1, event_time_after=_stamp(days[0]))
+    )
+    moved = rpc_failure(
+        memories.ListMemories,
+        pb.ListMemoriesRequest(
+            parent=USER,
+            page_size=1,
+            page_token=first.next_page_token,
+            event_time_after=_stamp(days[1]),
+        ),
+    )
+    assert moved.code is grpc.StatusCode.INVALID_ARGUMENT

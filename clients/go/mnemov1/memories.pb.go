@@ -1000,9 +1000,14 @@ type ListMemoriesRequest struct {
 	// Include archived entries.
 	IncludeArchived bool `protobuf:"varint,6,opt,name=include_archived,json=includeArchived,proto3" json:"include_archived,omitempty"`
 	// Only entries with this key.
-	Key           string `protobuf:"bytes,7,opt,name=key,proto3" json:"key,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Key string `protobuf:"bytes,7,opt,name=key,proto3" json:"key,omitempty"`
+	// Only entries whose `event_time` is at or after this time.
+	EventTimeAfter *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=event_time_after,json=eventTimeAfter,proto3" json:"event_time_after,omitempty"`
+	// Only entries whose `event_time` is before this time (after
+	// `event_time_after`, when both are set).
+	EventTimeBefore *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=event_time_before,json=eventTimeBefore,proto3" json:"event_time_before,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ListMemoriesRequest) Reset() {
@@ -1082,6 +1087,20 @@ func (x *ListMemoriesRequest) GetKey() string {
 		return x.Key
 	}
 	return ""
+}
+
+func (x *ListMemoriesRequest) GetEventTimeAfter() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EventTimeAfter
+	}
+	return nil
+}
+
+func (x *ListMemoriesRequest) GetEventTimeBefore() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EventTimeBefore
+	}
+	return nil
 }
 
 // Response of ListMemories.
@@ -2671,7 +2690,7 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"\x10GetMemoryRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"=\n" +
 	"\x11GetMemoryResponse\x12(\n" +
-	"\x06memory\x18\x01 \x01(\v2\x10.mnemo.v1.MemoryR\x06memory\"\xf7\x01\n" +
+	"\x06memory\x18\x01 \x01(\v2\x10.mnemo.v1.MemoryR\x06memory\"\x85\x03\n" +
 	"\x13ListMemoriesRequest\x12\x16\n" +
 	"\x06parent\x18\x01 \x01(\tR\x06parent\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
@@ -2680,7 +2699,9 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"\x05scope\x18\x04 \x01(\x0e2\x15.mnemo.v1.MemoryScopeR\x05scope\x12\"\n" +
 	"\fconversation\x18\x05 \x01(\tR\fconversation\x12)\n" +
 	"\x10include_archived\x18\x06 \x01(\bR\x0fincludeArchived\x12\x10\n" +
-	"\x03key\x18\a \x01(\tR\x03key\"l\n" +
+	"\x03key\x18\a \x01(\tR\x03key\x12D\n" +
+	"\x10event_time_after\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x0eeventTimeAfter\x12F\n" +
+	"\x11event_time_before\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x0feventTimeBefore\"l\n" +
 	"\x14ListMemoriesResponse\x12,\n" +
 	"\bmemories\x18\x01 \x03(\v2\x10.mnemo.v1.MemoryR\bmemories\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xad\x01\n" +
@@ -2916,62 +2937,64 @@ var file_mnemo_v1_memories_proto_depIdxs = []int32{
 	6,  // 12: mnemo.v1.BatchCreateMemoriesResponse.memories:type_name -> mnemo.v1.Memory
 	6,  // 13: mnemo.v1.GetMemoryResponse.memory:type_name -> mnemo.v1.Memory
 	0,  // 14: mnemo.v1.ListMemoriesRequest.scope:type_name -> mnemo.v1.MemoryScope
-	6,  // 15: mnemo.v1.ListMemoriesResponse.memories:type_name -> mnemo.v1.Memory
-	6,  // 16: mnemo.v1.UpdateMemoryRequest.memory:type_name -> mnemo.v1.Memory
-	39, // 17: mnemo.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
-	6,  // 18: mnemo.v1.UpdateMemoryResponse.memory:type_name -> mnemo.v1.Memory
-	7,  // 19: mnemo.v1.DeleteMemoryResponse.tombstone:type_name -> mnemo.v1.MemoryTombstone
-	6,  // 20: mnemo.v1.ListMemoryVersionsResponse.versions:type_name -> mnemo.v1.Memory
-	2,  // 21: mnemo.v1.RecallMemoriesRequest.scope:type_name -> mnemo.v1.RecallScope
-	5,  // 22: mnemo.v1.RecallMemoriesRequest.query_embedding:type_name -> mnemo.v1.Embedding
-	6,  // 23: mnemo.v1.RecallMemoriesResponse.memory:type_name -> mnemo.v1.Memory
-	3,  // 24: mnemo.v1.RecallMemoriesResponse.signals:type_name -> mnemo.v1.RecallSignal
-	5,  // 25: mnemo.v1.BuildContextRequest.query_embedding:type_name -> mnemo.v1.Embedding
-	6,  // 26: mnemo.v1.MemoryCandidate.memory:type_name -> mnemo.v1.Memory
-	4,  // 27: mnemo.v1.MemoryCandidate.state:type_name -> mnemo.v1.CandidateState
-	38, // 28: mnemo.v1.MemoryCandidate.create_time:type_name -> google.protobuf.Timestamp
-	40, // 29: mnemo.v1.ExtractMemoriesRequest.messages:type_name -> mnemo.v1.HistoryMessage
-	26, // 30: mnemo.v1.ExtractMemoriesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
-	6,  // 31: mnemo.v1.ExtractMemoriesResponse.memories:type_name -> mnemo.v1.Memory
-	26, // 32: mnemo.v1.ProposeMemoryCandidatesRequest.candidates:type_name -> mnemo.v1.MemoryCandidate
-	26, // 33: mnemo.v1.ProposeMemoryCandidatesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
-	26, // 34: mnemo.v1.ListMemoryCandidatesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
-	6,  // 35: mnemo.v1.ApproveMemoryCandidateResponse.memory:type_name -> mnemo.v1.Memory
-	26, // 36: mnemo.v1.ApproveMemoryCandidateResponse.candidate:type_name -> mnemo.v1.MemoryCandidate
-	26, // 37: mnemo.v1.RejectMemoryCandidateResponse.candidate:type_name -> mnemo.v1.MemoryCandidate
-	8,  // 38: mnemo.v1.MemoryService.CreateMemory:input_type -> mnemo.v1.CreateMemoryRequest
-	10, // 39: mnemo.v1.MemoryService.BatchCreateMemories:input_type -> mnemo.v1.BatchCreateMemoriesRequest
-	12, // 40: mnemo.v1.MemoryService.GetMemory:input_type -> mnemo.v1.GetMemoryRequest
-	14, // 41: mnemo.v1.MemoryService.ListMemories:input_type -> mnemo.v1.ListMemoriesRequest
-	16, // 42: mnemo.v1.MemoryService.UpdateMemory:input_type -> mnemo.v1.UpdateMemoryRequest
-	18, // 43: mnemo.v1.MemoryService.DeleteMemory:input_type -> mnemo.v1.DeleteMemoryRequest
-	20, // 44: mnemo.v1.MemoryService.ListMemoryVersions:input_type -> mnemo.v1.ListMemoryVersionsRequest
-	22, // 45: mnemo.v1.MemoryService.RecallMemories:input_type -> mnemo.v1.RecallMemoriesRequest
-	24, // 46: mnemo.v1.MemoryService.BuildContext:input_type -> mnemo.v1.BuildContextRequest
-	27, // 47: mnemo.v1.MemoryService.ExtractMemories:input_type -> mnemo.v1.ExtractMemoriesRequest
-	29, // 48: mnemo.v1.MemoryService.ProposeMemoryCandidates:input_type -> mnemo.v1.ProposeMemoryCandidatesRequest
-	31, // 49: mnemo.v1.MemoryService.ListMemoryCandidates:input_type -> mnemo.v1.ListMemoryCandidatesRequest
-	33, // 50: mnemo.v1.MemoryService.ApproveMemoryCandidate:input_type -> mnemo.v1.ApproveMemoryCandidateRequest
-	35, // 51: mnemo.v1.MemoryService.RejectMemoryCandidate:input_type -> mnemo.v1.RejectMemoryCandidateRequest
-	9,  // 52: mnemo.v1.MemoryService.CreateMemory:output_type -> mnemo.v1.CreateMemoryResponse
-	11, // 53: mnemo.v1.MemoryService.BatchCreateMemories:output_type -> mnemo.v1.BatchCreateMemoriesResponse
-	13, // 54: mnemo.v1.MemoryService.GetMemory:output_type -> mnemo.v1.GetMemoryResponse
-	15, // 55: mnemo.v1.MemoryService.ListMemories:output_type -> mnemo.v1.ListMemoriesResponse
-	17, // 56: mnemo.v1.MemoryService.UpdateMemory:output_type -> mnemo.v1.UpdateMemoryResponse
-	19, // 57: mnemo.v1.MemoryService.DeleteMemory:output_type -> mnemo.v1.DeleteMemoryResponse
-	21, // 58: mnemo.v1.MemoryService.ListMemoryVersions:output_type -> mnemo.v1.ListMemoryVersionsResponse
-	23, // 59: mnemo.v1.MemoryService.RecallMemories:output_type -> mnemo.v1.RecallMemoriesResponse
-	25, // 60: mnemo.v1.MemoryService.BuildContext:output_type -> mnemo.v1.BuildContextResponse
-	28, // 61: mnemo.v1.MemoryService.ExtractMemories:output_type -> mnemo.v1.ExtractMemoriesResponse
-	30, // 62: mnemo.v1.MemoryService.ProposeMemoryCandidates:output_type -> mnemo.v1.ProposeMemoryCandidatesResponse
-	32, // 63: mnemo.v1.MemoryService.ListMemoryCandidates:output_type -> mnemo.v1.ListMemoryCandidatesResponse
-	34, // 64: mnemo.v1.MemoryService.ApproveMemoryCandidate:output_type -> mnemo.v1.ApproveMemoryCandidateResponse
-	36, // 65: mnemo.v1.MemoryService.RejectMemoryCandidate:output_type -> mnemo.v1.RejectMemoryCandidateResponse
-	52, // [52:66] is the sub-list for method output_type
-	38, // [38:52] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	38, // 15: mnemo.v1.ListMemoriesRequest.event_time_after:type_name -> google.protobuf.Timestamp
+	38, // 16: mnemo.v1.ListMemoriesRequest.event_time_before:type_name -> google.protobuf.Timestamp
+	6,  // 17: mnemo.v1.ListMemoriesResponse.memories:type_name -> mnemo.v1.Memory
+	6,  // 18: mnemo.v1.UpdateMemoryRequest.memory:type_name -> mnemo.v1.Memory
+	39, // 19: mnemo.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
+	6,  // 20: mnemo.v1.UpdateMemoryResponse.memory:type_name -> mnemo.v1.Memory
+	7,  // 21: mnemo.v1.DeleteMemoryResponse.tombstone:type_name -> mnemo.v1.MemoryTombstone
+	6,  // 22: mnemo.v1.ListMemoryVersionsResponse.versions:type_name -> mnemo.v1.Memory
+	2,  // 23: mnemo.v1.RecallMemoriesRequest.scope:type_name -> mnemo.v1.RecallScope
+	5,  // 24: mnemo.v1.RecallMemoriesRequest.query_embedding:type_name -> mnemo.v1.Embedding
+	6,  // 25: mnemo.v1.RecallMemoriesResponse.memory:type_name -> mnemo.v1.Memory
+	3,  // 26: mnemo.v1.RecallMemoriesResponse.signals:type_name -> mnemo.v1.RecallSignal
+	5,  // 27: mnemo.v1.BuildContextRequest.query_embedding:type_name -> mnemo.v1.Embedding
+	6,  // 28: mnemo.v1.MemoryCandidate.memory:type_name -> mnemo.v1.Memory
+	4,  // 29: mnemo.v1.MemoryCandidate.state:type_name -> mnemo.v1.CandidateState
+	38, // 30: mnemo.v1.MemoryCandidate.create_time:type_name -> google.protobuf.Timestamp
+	40, // 31: mnemo.v1.ExtractMemoriesRequest.messages:type_name -> mnemo.v1.HistoryMessage
+	26, // 32: mnemo.v1.ExtractMemoriesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
+	6,  // 33: mnemo.v1.ExtractMemoriesResponse.memories:type_name -> mnemo.v1.Memory
+	26, // 34: mnemo.v1.ProposeMemoryCandidatesRequest.candidates:type_name -> mnemo.v1.MemoryCandidate
+	26, // 35: mnemo.v1.ProposeMemoryCandidatesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
+	26, // 36: mnemo.v1.ListMemoryCandidatesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
+	6,  // 37: mnemo.v1.ApproveMemoryCandidateResponse.memory:type_name -> mnemo.v1.Memory
+	26, // 38: mnemo.v1.ApproveMemoryCandidateResponse.candidate:type_name -> mnemo.v1.MemoryCandidate
+	26, // 39: mnemo.v1.RejectMemoryCandidateResponse.candidate:type_name -> mnemo.v1.MemoryCandidate
+	8,  // 40: mnemo.v1.MemoryService.CreateMemory:input_type -> mnemo.v1.CreateMemoryRequest
+	10, // 41: mnemo.v1.MemoryService.BatchCreateMemories:input_type -> mnemo.v1.BatchCreateMemoriesRequest
+	12, // 42: mnemo.v1.MemoryService.GetMemory:input_type -> mnemo.v1.GetMemoryRequest
+	14, // 43: mnemo.v1.MemoryService.ListMemories:input_type -> mnemo.v1.ListMemoriesRequest
+	16, // 44: mnemo.v1.MemoryService.UpdateMemory:input_type -> mnemo.v1.UpdateMemoryRequest
+	18, // 45: mnemo.v1.MemoryService.DeleteMemory:input_type -> mnemo.v1.DeleteMemoryRequest
+	20, // 46: mnemo.v1.MemoryService.ListMemoryVersions:input_type -> mnemo.v1.ListMemoryVersionsRequest
+	22, // 47: mnemo.v1.MemoryService.RecallMemories:input_type -> mnemo.v1.RecallMemoriesRequest
+	24, // 48: mnemo.v1.MemoryService.BuildContext:input_type -> mnemo.v1.BuildContextRequest
+	27, // 49: mnemo.v1.MemoryService.ExtractMemories:input_type -> mnemo.v1.ExtractMemoriesRequest
+	29, // 50: mnemo.v1.MemoryService.ProposeMemoryCandidates:input_type -> mnemo.v1.ProposeMemoryCandidatesRequest
+	31, // 51: mnemo.v1.MemoryService.ListMemoryCandidates:input_type -> mnemo.v1.ListMemoryCandidatesRequest
+	33, // 52: mnemo.v1.MemoryService.ApproveMemoryCandidate:input_type -> mnemo.v1.ApproveMemoryCandidateRequest
+	35, // 53: mnemo.v1.MemoryService.RejectMemoryCandidate:input_type -> mnemo.v1.RejectMemoryCandidateRequest
+	9,  // 54: mnemo.v1.MemoryService.CreateMemory:output_type -> mnemo.v1.CreateMemoryResponse
+	11, // 55: mnemo.v1.MemoryService.BatchCreateMemories:output_type -> mnemo.v1.BatchCreateMemoriesResponse
+	13, // 56: mnemo.v1.MemoryService.GetMemory:output_type -> mnemo.v1.GetMemoryResponse
+	15, // 57: mnemo.v1.MemoryService.ListMemories:output_type -> mnemo.v1.ListMemoriesResponse
+	17, // 58: mnemo.v1.MemoryService.UpdateMemory:output_type -> mnemo.v1.UpdateMemoryResponse
+	19, // 59: mnemo.v1.MemoryService.DeleteMemory:output_type -> mnemo.v1.DeleteMemoryResponse
+	21, // 60: mnemo.v1.MemoryService.ListMemoryVersions:output_type -> mnemo.v1.ListMemoryVersionsResponse
+	23, // 61: mnemo.v1.MemoryService.RecallMemories:output_type -> mnemo.v1.RecallMemoriesResponse
+	25, // 62: mnemo.v1.MemoryService.BuildContext:output_type -> mnemo.v1.BuildContextResponse
+	28, // 63: mnemo.v1.MemoryService.ExtractMemories:output_type -> mnemo.v1.ExtractMemoriesResponse
+	30, // 64: mnemo.v1.MemoryService.ProposeMemoryCandidates:output_type -> mnemo.v1.ProposeMemoryCandidatesResponse
+	32, // 65: mnemo.v1.MemoryService.ListMemoryCandidates:output_type -> mnemo.v1.ListMemoryCandidatesResponse
+	34, // 66: mnemo.v1.MemoryService.ApproveMemoryCandidate:output_type -> mnemo.v1.ApproveMemoryCandidateResponse
+	36, // 67: mnemo.v1.MemoryService.RejectMemoryCandidate:output_type -> mnemo.v1.RejectMemoryCandidateResponse
+	54, // [54:68] is the sub-list for method output_type
+	40, // [40:54] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_mnemo_v1_memories_proto_init() }

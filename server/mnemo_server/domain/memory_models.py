@@ -233,7 +233,9 @@ class MemoryChange:
 @dataclass(frozen=True, kw_only=True)
 class MemoryListQuery:
     """Filters and page of ``ListMemories``. ``conversation_id`` ``None``:
-    any conversation; ``key`` ``None``: any key; ``scope`` ``None``: both."""
+    any conversation; ``key`` ``None``: any key; ``scope`` ``None``: both;
+    ``event_after`` / ``event_before``: entries whose event time is at or
+    after / before it (``None``: no bound)."""
 
     limit: int
     after: tuple[object, ...] | None = None
@@ -241,6 +243,8 @@ class MemoryListQuery:
     conversation_id: str | None = None
     key: str | None = None
     include_archived: bool = False
+    event_after: datetime | None = None
+    event_before: datetime | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -183,7 +183,7 @@ class GetMemoryResponse(_message.Message):
     def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ...) -> None: ...
 
 class ListMemoriesRequest(_message.Message):
-    __slots__ = ("parent", "page_size", "page_token", "scope", "conversation", "include_archived", "key")
+    __slots__ = ("parent", "page_size", "page_token", "scope", "conversation", "include_archived", "key", "event_time_after", "event_time_before")
     PARENT_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -191,6 +191,8 @@ class ListMemoriesRequest(_message.Message):
     CONVERSATION_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_ARCHIVED_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TIME_AFTER_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TIME_BEFORE_FIELD_NUMBER: _ClassVar[int]
     parent: str
     page_size: int
     page_token: str
@@ -198,7 +200,9 @@ class ListMemoriesRequest(_message.Message):
     conversation: str
     include_archived: bool
     key: str
-    def __init__(self, parent: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., scope: _Optional[_Union[MemoryScope, str]] = ..., conversation: _Optional[str] = ..., include_archived: _Optional[bool] = ..., key: _Optional[str] = ...) -> None: ...
+    event_time_after: _timestamp_pb2.Timestamp
+    event_time_before: _timestamp_pb2.Timestamp
+    def __init__(self, parent: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., scope: _Optional[_Union[MemoryScope, str]] = ..., conversation: _Optional[str] = ..., include_archived: _Optional[bool] = ..., key: _Optional[str] = ..., event_time_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_time_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListMemoriesResponse(_message.Message):
     __slots__ = ("memories", "next_page_token")

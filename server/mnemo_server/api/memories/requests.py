@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from google.protobuf import field_mask_pb2
 
@@ -283,20 +283,10 @@ def draft_of(
         metadata=dict(memory.metadata),
         pinned=memory.pinned,
         embedding=embedding_of(memory.embedding) if memory.HasField("embedding") else None,
-        event_time=_event_time(v, memory, prefix),
+        event_time=_optional_time(v, memory, "event_time", f"{prefix}.event_time"),
     )
     v.attempt(lambda: check_memory_draft(draft, prefix=prefix), None)
     return draft
-
-
-def _event_time(v: Validator, memory: pb.Memory, prefix: str) -> datetime | None:
-    """The draft's event time; ``None`` when unset, or not a time (reported)."""
-    if not memory.HasField("event_time"):
-        return None
-    v.timestamp(memory.event_time, f"{prefix}.event_time")
-    if not holds_datetime(memory.event_time):
-        return None
-    return memory.event_time.ToDatetime(UTC)
 
 
 def batch_drafts_of(
@@ -381,6 +371,10 @@ def list_query_of(
     conversation_id = conversation_of(v, request.conversation, "conversation", user_id, call)
     if request.conversation and scope is MemoryScope.IDENTITY:
         v.invalid("conversation", "must be empty when scope is identity")
+    event_after = _optional_time(v, request, "event_time_after", "event_time_after")
+    event_before = _optional_time(v, request, "event_time_before", "event_time_before")
+    if event_after is not None and event_before is not None and event_before <= event_after:
+        v.invalid("event_time_before", "must be after event_time_after")
     check_fields(v, request, RULES)
     return MemoryListQuery(
         limit=limit,
@@ -389,7 +383,19 @@ def list_query_of(
         conversation_id=conversation_id or None,
         key=request.key or None,
         include_archived=request.include_archived,
+        event_after=event_after,
+        event_before=event_before,
     )
+
+
+def _optional_time(v: Validator, holder: Any, name: str, field: str) -> datetime | None:
+    """The timestamp field ``name`` of ``holder`` (at request path ``field``);
+    ``None`` when unset, or not a time (reported)."""
+    if not holder.HasField(name):
+        return None
+    value = getattr(holder, name)
+    v.timestamp(value, field)
+    return value.ToDatetime(UTC) if holds_datetime(value) else None
 
 
 def memory_filters(request: pb.ListMemoriesRequest) -> tuple[str, ...]:
@@ -400,7 +406,16 @@ def memory_filters(request: pb.ListMemoriesRequest) -> tuple[str, ...]:
         request.conversation,
         request.key,
         str(request.include_archived),
+        _stamp_text(request, "event_time_after"),
+        _stamp_text(request, "event_time_before"),
     )
+
+
+def _stamp_text(holder: Any, name: str) -> str:
+    if not holder.HasField(name):
+        return ""
+    value = getattr(holder, name)
+    return f"{value.seconds}.{value.nanos}"
 
 
 # ------------------------------------------------------------------ recall

@@ -18,6 +18,7 @@ from mnemo_server.domain.models import Page
 from mnemo_server.store.engine.statements import Statement
 from mnemo_server.store.governance.consent import check_read_gate
 from mnemo_server.store.memories import rows
+from mnemo_server.store.rows import to_micros
 from mnemo_server.store.schema import memories, user_settings
 
 _c = memories.c
@@ -49,7 +50,14 @@ def get(conn: Connection, user_id: str, memory_id: str) -> Memory:
 
 @functools.cache
 def _listing(
-    dialect: str, archived: bool, scope: bool, conversation: bool, key: bool, after: bool
+    dialect: str,
+    archived: bool,
+    scope: bool,
+    conversation: bool,
+    key: bool,
+    after: bool,
+    event_after: bool = False,
+    event_before: bool = False,
 ) -> Statement:
     """The listing statement for one combination of filters."""
     memory_id = _c.memory_id if dialect == "sqlite" else _c.memory_id.collate("C")
@@ -63,6 +71,10 @@ def _listing(
         statement = statement.where(_c.conversation_id == bindparam("conversation_id"))
     if key:
         statement = statement.where(_c.key == bindparam("key"))
+    if event_after:
+        statement = statement.where(_c.event_at >= bindparam("event_after"))
+    if event_before:
+        statement = statement.where(_c.event_at < bindparam("event_before"))
     if after:
         statement = statement.where(
             tuple_(_c.created_at, memory_id)
@@ -84,6 +96,8 @@ def list_page(conn: Connection, user_id: str, query: MemoryListQuery) -> Page[Me
         query.conversation_id is not None,
         query.key is not None,
         after is not None,
+        query.event_after is not None,
+        query.event_before is not None,
     )
     found = statement.all(
         conn,
@@ -91,6 +105,8 @@ def list_page(conn: Connection, user_id: str, query: MemoryListQuery) -> Page[Me
         scope=None if query.scope is None else query.scope.value,
         conversation_id=query.conversation_id,
         key=query.key,
+        event_after=None if query.event_after is None else to_micros(query.event_after),
+        event_before=None if query.event_before is None else to_micros(query.event_before),
         after_created_at=None if after is None else int(after[0]),
         after_memory_id=None if after is None else str(after[1]),
         limit=query.limit + 1,

@@ -24,6 +24,7 @@ public  final class ListMemoriesRequest extends
     conversation_ = "";
     key_ = "";
   }
+  private int bitField0_;
   public static final int PARENT_FIELD_NUMBER = 1;
   private java.lang.String parent_;
   /**
@@ -429,6 +430,145 @@ public  final class ListMemoriesRequest extends
     checkByteStringIsUtf8(value);
     key_ = value.toStringUtf8();
 
+  }
+
+  public static final int EVENT_TIME_AFTER_FIELD_NUMBER = 8;
+  private com.google.protobuf.Timestamp eventTimeAfter_;
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 8 [json_name = "eventTimeAfter"];</code>
+   */
+  @java.lang.Override
+  public boolean hasEventTimeAfter() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 8 [json_name = "eventTimeAfter"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getEventTimeAfter() {
+    return eventTimeAfter_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : eventTimeAfter_;
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 8 [json_name = "eventTimeAfter"];</code>
+   */
+  private void setEventTimeAfter(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    eventTimeAfter_ = value;
+    bitField0_ |= 0x00000001;
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 8 [json_name = "eventTimeAfter"];</code>
+   */
+  @java.lang.SuppressWarnings("ReferenceEquality")
+  private void mergeEventTimeAfter(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    if (eventTimeAfter_ != null &&
+        eventTimeAfter_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+      eventTimeAfter_ =
+        com.google.protobuf.Timestamp.newBuilder(eventTimeAfter_).mergeFrom(value).buildPartial();
+    } else {
+      eventTimeAfter_ = value;
+    }
+    bitField0_ |= 0x00000001;
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 8 [json_name = "eventTimeAfter"];</code>
+   */
+  private void clearEventTimeAfter() {
+    eventTimeAfter_ = null;
+    bitField0_ = (bitField0_ & ~0x00000001);
+  }
+
+  public static final int EVENT_TIME_BEFORE_FIELD_NUMBER = 9;
+  private com.google.protobuf.Timestamp eventTimeBefore_;
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time (after
+   * `event_time_after`, when both are set).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 9 [json_name = "eventTimeBefore"];</code>
+   */
+  @java.lang.Override
+  public boolean hasEventTimeBefore() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time (after
+   * `event_time_after`, when both are set).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 9 [json_name = "eventTimeBefore"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getEventTimeBefore() {
+    return eventTimeBefore_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : eventTimeBefore_;
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time (after
+   * `event_time_after`, when both are set).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 9 [json_name = "eventTimeBefore"];</code>
+   */
+  private void setEventTimeBefore(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    eventTimeBefore_ = value;
+    bitField0_ |= 0x00000002;
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time (after
+   * `event_time_after`, when both are set).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 9 [json_name = "eventTimeBefore"];</code>
+   */
+  @java.lang.SuppressWarnings("ReferenceEquality")
+  private void mergeEventTimeBefore(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    if (eventTimeBefore_ != null &&
+        eventTimeBefore_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+      eventTimeBefore_ =
+        com.google.protobuf.Timestamp.newBuilder(eventTimeBefore_).mergeFrom(value).buildPartial();
+    } else {
+      eventTimeBefore_ = value;
+    }
+    bitField0_ |= 0x00000002;
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time (after
+   * `event_time_after`, when both are set).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 9 [json_name = "eventTimeBefore"];</code>
+   */
+  private void clearEventTimeBefore() {
+    eventTimeBefore_ = null;
+    bitField0_ = (bitField0_ & ~0x00000002);
   }
 
   public static mnemo.v1.ListMemoriesRequest parseFrom(
@@ -955,6 +1095,154 @@ public  final class ListMemoriesRequest extends
       return this;
     }
 
+    /**
+     * <pre>
+     * Only entries whose `event_time` is at or after this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_after = 8 [json_name = "eventTimeAfter"];</code>
+     */
+    @java.lang.Override
+    public boolean hasEventTimeAfter() {
+      return instance.hasEventTimeAfter();
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is at or after this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_after = 8 [json_name = "eventTimeAfter"];</code>
+     */
+    @java.lang.Override
+    public com.google.protobuf.Timestamp getEventTimeAfter() {
+      return instance.getEventTimeAfter();
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is at or after this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_after = 8 [json_name = "eventTimeAfter"];</code>
+     */
+    public Builder setEventTimeAfter(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.setEventTimeAfter(value);
+      return this;
+      }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is at or after this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_after = 8 [json_name = "eventTimeAfter"];</code>
+     */
+    public Builder setEventTimeAfter(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      copyOnWrite();
+      instance.setEventTimeAfter(builderForValue.build());
+      return this;
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is at or after this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_after = 8 [json_name = "eventTimeAfter"];</code>
+     */
+    public Builder mergeEventTimeAfter(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.mergeEventTimeAfter(value);
+      return this;
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is at or after this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_after = 8 [json_name = "eventTimeAfter"];</code>
+     */
+    public Builder clearEventTimeAfter() {  copyOnWrite();
+      instance.clearEventTimeAfter();
+      return this;
+    }
+
+    /**
+     * <pre>
+     * Only entries whose `event_time` is before this time (after
+     * `event_time_after`, when both are set).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_before = 9 [json_name = "eventTimeBefore"];</code>
+     */
+    @java.lang.Override
+    public boolean hasEventTimeBefore() {
+      return instance.hasEventTimeBefore();
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is before this time (after
+     * `event_time_after`, when both are set).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_before = 9 [json_name = "eventTimeBefore"];</code>
+     */
+    @java.lang.Override
+    public com.google.protobuf.Timestamp getEventTimeBefore() {
+      return instance.getEventTimeBefore();
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is before this time (after
+     * `event_time_after`, when both are set).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_before = 9 [json_name = "eventTimeBefore"];</code>
+     */
+    public Builder setEventTimeBefore(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.setEventTimeBefore(value);
+      return this;
+      }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is before this time (after
+     * `event_time_after`, when both are set).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_before = 9 [json_name = "eventTimeBefore"];</code>
+     */
+    public Builder setEventTimeBefore(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      copyOnWrite();
+      instance.setEventTimeBefore(builderForValue.build());
+      return this;
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is before this time (after
+     * `event_time_after`, when both are set).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_before = 9 [json_name = "eventTimeBefore"];</code>
+     */
+    public Builder mergeEventTimeBefore(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.mergeEventTimeBefore(value);
+      return this;
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is before this time (after
+     * `event_time_after`, when both are set).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_before = 9 [json_name = "eventTimeBefore"];</code>
+     */
+    public Builder clearEventTimeBefore() {  copyOnWrite();
+      instance.clearEventTimeBefore();
+      return this;
+    }
+
     // @@protoc_insertion_point(builder_scope:mnemo.v1.ListMemoriesRequest)
   }
   @java.lang.Override
@@ -971,6 +1259,7 @@ public  final class ListMemoriesRequest extends
       }
       case BUILD_MESSAGE_INFO: {
           java.lang.Object[] objects = new java.lang.Object[] {
+            "bitField0_",
             "parent_",
             "pageSize_",
             "pageToken_",
@@ -978,10 +1267,12 @@ public  final class ListMemoriesRequest extends
             "conversation_",
             "includeArchived_",
             "key_",
+            "eventTimeAfter_",
+            "eventTimeBefore_",
           };
           java.lang.String info =
-              "\u0000\u0007\u0000\u0000\u0001\u0007\u0007\u0000\u0000\u0000\u0001\u0208\u0002\u0004" +
-              "\u0003\u0208\u0004\f\u0005\u0208\u0006\u0007\u0007\u0208";
+              "\u0000\t\u0000\u0001\u0001\t\t\u0000\u0000\u0000\u0001\u0208\u0002\u0004\u0003\u0208" +
+              "\u0004\f\u0005\u0208\u0006\u0007\u0007\u0208\b\u1009\u0000\t\u1009\u0001";
           return newMessageInfo(DEFAULT_INSTANCE, info, objects);
       }
       case GET_DEFAULT_INSTANCE: {

@@ -128,4 +128,44 @@ public interface ListMemoriesRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getKeyBytes();
+
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 8 [json_name = "eventTimeAfter"];</code>
+   * @return Whether the eventTimeAfter field is set.
+   */
+  boolean hasEventTimeAfter();
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 8 [json_name = "eventTimeAfter"];</code>
+   * @return The eventTimeAfter.
+   */
+  com.google.protobuf.Timestamp getEventTimeAfter();
+
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time (after
+   * `event_time_after`, when both are set).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 9 [json_name = "eventTimeBefore"];</code>
+   * @return Whether the eventTimeBefore field is set.
+   */
+  boolean hasEventTimeBefore();
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time (after
+   * `event_time_after`, when both are set).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 9 [json_name = "eventTimeBefore"];</code>
+   * @return The eventTimeBefore.
+   */
+  com.google.protobuf.Timestamp getEventTimeBefore();
 }
