@@ -11,8 +11,9 @@ import (
 	"mnemo.dev/clients/go/internal/testserver"
 )
 
-// The README's Go example, run as its reader runs it (MNEMO_TARGET names the
-// server), prints what the README's comments say.
+// The README's Go example (main.go, which examples/tour/main_test.go compares
+// with README.md), run as its reader runs it (MNEMO_TARGET names the server),
+// prints what the README's comments say.
 func TestTheReadmeExamplePrintsWhatItsCommentsSay(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
