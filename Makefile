@@ -42,7 +42,7 @@ MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
 	system-deps grpcurl test-unit test-store test-concurrency test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser test-conformance test-kotlin console bench bench-venv \
-	dist test-dist bench-report bench-validation bench-profile bench-recall bench-embedding bench-bulk bench-watch bench-neighbour soak relevance constraints clean
+	dist test-dist bench-report bench-validation bench-profile bench-recall bench-embedding bench-near-duplicates bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
 	@echo "Usage: make TARGET [ARGS=...] [PYTEST_ARGS=...]"
@@ -213,6 +213,9 @@ bench-recall: $(STAMP) ## Recall and BuildContext (lexical, semantic) over 1k/10
 
 bench-embedding: $(STAMP) ## Background embedding with the default model beside none: vector latency after a save, CreateMemory c16, backlog drain, bulk import and its backfill, idle RSS: bench/embedding_backlog.py; ARGS="--saves 200 --seconds 10 --bulk 20000"
 	$(PY) bench/embedding_backlog.py $(ARGS)
+
+bench-near-duplicates: $(STAMP) ## Near-duplicate check: precision/recall of the default model's cosine per threshold on bench/data/near_duplicate_pairs.jsonl, the lowest with precision >= 0.95; ARGS=--record rewrites its section of docs/relevance.md: bench/near_duplicates.py
+	$(PY) bench/near_duplicates.py $(ARGS)
 
 bench-bulk: $(STAMP) ## BatchCreateMemories entries/s, 100k memories per store, and mnemo import --memories: bench/bulk_load.py; flags via ARGS="..."
 	$(PY) bench/bulk_load.py --import $(ARGS)
