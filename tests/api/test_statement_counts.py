@@ -185,12 +185,14 @@ CASES: dict[str, tuple[Call, int, int]] = {
     # (SQLite steps each executemany per row: memories, FTS rows, vectors,
     # events, changes), the same statements as one entry with a vector (the
     # term counts: one upsert for the batch), plus the id check split over
-    # entries and tombstones.
+    # entries and tombstones, plus the live entries with the batch's
+    # fingerprints (one lookup: ``store.memories.duplicates``; for one entry
+    # it shares the id check's statement).
     "BatchCreateMemories (1 entry)": (lambda s, n: _batch_create(s, n, 1, vectors=False), 11, 8),
     "BatchCreateMemories (10 entries, vectors)": (
         lambda s, n: _batch_create(s, n, 10, vectors=True),
-        60,
-        12,
+        61,
+        13,
     ),
     "GetMemory": (
         lambda s, n: s.memories.GetMemory(

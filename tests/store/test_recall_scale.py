@@ -12,6 +12,7 @@ from sqlalchemy import Connection
 
 from mnemo_server.domain.memory_models import Embedding, MemoryDraft, RecallQuery
 from mnemo_server.domain.ranking import FULL_BUDGET, TermStats, lexical_plan
+from mnemo_server.domain.sameness import fingerprint
 from mnemo_server.domain.text_search import STOP_WORDS, query_terms, stem, stems
 from mnemo_server.domain.vectors import decode_vector, encode_vector
 from mnemo_server.store.composed import SqlStore
@@ -29,7 +30,9 @@ DIMENSIONS = 16
 async def test_recall_over_10000_memories_finds_the_planted_entries(sql_store: SqlStore) -> None:
     corpus = Corpus(seed=11)
     noise: list[tuple[str, MemoryDraft]] = []
-    for n, text in enumerate(corpus.sentences(NOISE)):
+    # Each text once: a repeated one would be stored once (domain.sameness).
+    texts = list({fingerprint(text): text for text in corpus.sentences(NOISE)}.values())
+    for n, text in enumerate(texts):
         # Never the query's conversation c1: only p3 is scoped to it.
         conversation = ("", "", "", "c2", "c3")[n % 5]
         key = f"k{n % 50}" if n % 10 == 0 else ""  # keyed chains: most of them archived

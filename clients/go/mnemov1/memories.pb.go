@@ -137,6 +137,68 @@ func (MemorySource) EnumDescriptor() ([]byte, []int) {
 	return file_mnemo_v1_memories_proto_rawDescGZIP(), []int{1}
 }
 
+// What a save did with its entry.
+type SaveOutcome int32
+
+const (
+	// Not set (never returned).
+	SaveOutcome_SAVE_OUTCOME_UNSPECIFIED SaveOutcome = 0
+	// Stored; with a key, it is now the current entry of its key.
+	SaveOutcome_SAVE_OUTCOME_CREATED SaveOutcome = 1
+	// Stored as an earlier version of its key: an entry of the same key with a
+	// later `event_time` is current and stays so (a late save of an older
+	// fact). The entry comes back with `archive_time` and `valid_until` set.
+	SaveOutcome_SAVE_OUTCOME_HISTORICAL SaveOutcome = 2
+	// Nothing stored: the same fact is already a live entry of the same scope
+	// and conversation (and key, for a keyed save; compared after the
+	// normalisation docs/api/memories.md describes, or, when asked, by
+	// embedding similarity). The memory is that entry, unchanged.
+	SaveOutcome_SAVE_OUTCOME_DUPLICATE SaveOutcome = 3
+)
+
+// Enum value maps for SaveOutcome.
+var (
+	SaveOutcome_name = map[int32]string{
+		0: "SAVE_OUTCOME_UNSPECIFIED",
+		1: "SAVE_OUTCOME_CREATED",
+		2: "SAVE_OUTCOME_HISTORICAL",
+		3: "SAVE_OUTCOME_DUPLICATE",
+	}
+	SaveOutcome_value = map[string]int32{
+		"SAVE_OUTCOME_UNSPECIFIED": 0,
+		"SAVE_OUTCOME_CREATED":     1,
+		"SAVE_OUTCOME_HISTORICAL":  2,
+		"SAVE_OUTCOME_DUPLICATE":   3,
+	}
+)
+
+func (x SaveOutcome) Enum() *SaveOutcome {
+	p := new(SaveOutcome)
+	*p = x
+	return p
+}
+
+func (x SaveOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SaveOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_mnemo_v1_memories_proto_enumTypes[2].Descriptor()
+}
+
+func (SaveOutcome) Type() protoreflect.EnumType {
+	return &file_mnemo_v1_memories_proto_enumTypes[2]
+}
+
+func (x SaveOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SaveOutcome.Descriptor instead.
+func (SaveOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_mnemo_v1_memories_proto_rawDescGZIP(), []int{2}
+}
+
 // Which scopes a recall searches.
 type RecallScope int32
 
@@ -174,11 +236,11 @@ func (x RecallScope) String() string {
 }
 
 func (RecallScope) Descriptor() protoreflect.EnumDescriptor {
-	return file_mnemo_v1_memories_proto_enumTypes[2].Descriptor()
+	return file_mnemo_v1_memories_proto_enumTypes[3].Descriptor()
 }
 
 func (RecallScope) Type() protoreflect.EnumType {
-	return &file_mnemo_v1_memories_proto_enumTypes[2]
+	return &file_mnemo_v1_memories_proto_enumTypes[3]
 }
 
 func (x RecallScope) Number() protoreflect.EnumNumber {
@@ -187,7 +249,7 @@ func (x RecallScope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RecallScope.Descriptor instead.
 func (RecallScope) EnumDescriptor() ([]byte, []int) {
-	return file_mnemo_v1_memories_proto_rawDescGZIP(), []int{2}
+	return file_mnemo_v1_memories_proto_rawDescGZIP(), []int{3}
 }
 
 // A reason an entry was recalled.
@@ -235,11 +297,11 @@ func (x RecallSignal) String() string {
 }
 
 func (RecallSignal) Descriptor() protoreflect.EnumDescriptor {
-	return file_mnemo_v1_memories_proto_enumTypes[3].Descriptor()
+	return file_mnemo_v1_memories_proto_enumTypes[4].Descriptor()
 }
 
 func (RecallSignal) Type() protoreflect.EnumType {
-	return &file_mnemo_v1_memories_proto_enumTypes[3]
+	return &file_mnemo_v1_memories_proto_enumTypes[4]
 }
 
 func (x RecallSignal) Number() protoreflect.EnumNumber {
@@ -248,7 +310,7 @@ func (x RecallSignal) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RecallSignal.Descriptor instead.
 func (RecallSignal) EnumDescriptor() ([]byte, []int) {
-	return file_mnemo_v1_memories_proto_rawDescGZIP(), []int{3}
+	return file_mnemo_v1_memories_proto_rawDescGZIP(), []int{4}
 }
 
 // Where a candidate stands.
@@ -296,11 +358,11 @@ func (x CandidateState) String() string {
 }
 
 func (CandidateState) Descriptor() protoreflect.EnumDescriptor {
-	return file_mnemo_v1_memories_proto_enumTypes[4].Descriptor()
+	return file_mnemo_v1_memories_proto_enumTypes[5].Descriptor()
 }
 
 func (CandidateState) Type() protoreflect.EnumType {
-	return &file_mnemo_v1_memories_proto_enumTypes[4]
+	return &file_mnemo_v1_memories_proto_enumTypes[5]
 }
 
 func (x CandidateState) Number() protoreflect.EnumNumber {
@@ -309,7 +371,7 @@ func (x CandidateState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CandidateState.Descriptor instead.
 func (CandidateState) EnumDescriptor() ([]byte, []int) {
-	return file_mnemo_v1_memories_proto_rawDescGZIP(), []int{4}
+	return file_mnemo_v1_memories_proto_rawDescGZIP(), []int{5}
 }
 
 // A vector for semantic recall.
@@ -402,8 +464,12 @@ type Memory struct {
 	// conversation of last year, or a save an offline device sends late, keeps
 	// its own time; from 1970-01-01 to at most 24 hours ahead of the server's
 	// clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
-	// import.
-	EventTime     *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=event_time,json=eventTime,proto3" json:"event_time,omitempty"`
+	// import. A keyed entry is valid from its event time until `valid_until`.
+	EventTime *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=event_time,json=eventTime,proto3" json:"event_time,omitempty"`
+	// Output only. The event time of the keyed entry that superseded this one:
+	// its fact was true from `event_time` until then. Unset: still valid (an
+	// entry without a key is never superseded).
+	ValidUntil    *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=valid_until,json=validUntil,proto3" json:"valid_until,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -536,6 +602,13 @@ func (x *Memory) GetEventTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Memory) GetValidUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ValidUntil
+	}
+	return nil
+}
+
 // What remains of a deleted entry, for sync.
 type MemoryTombstone struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -619,8 +692,14 @@ type CreateMemoryRequest struct {
 	// integrations set it; a write from outside any conversation (the user's
 	// own memory page, an import) leaves it empty.
 	OriginConversation string `protobuf:"bytes,5,opt,name=origin_conversation,json=originConversation,proto3" json:"origin_conversation,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Also treat as the same fact a live entry whose text means the same by
+	// embedding similarity (cosine at or above the server's
+	// `--near-duplicate-threshold`), not only an identical text. Unset: the
+	// server's `--near-duplicates` setting (off by default). Needs the
+	// server's embedder (else FAILED_PRECONDITION / EMBEDDER_UNAVAILABLE).
+	NearDuplicates *bool `protobuf:"varint,6,opt,name=near_duplicates,json=nearDuplicates,proto3,oneof" json:"near_duplicates,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CreateMemoryRequest) Reset() {
@@ -688,13 +767,23 @@ func (x *CreateMemoryRequest) GetOriginConversation() string {
 	return ""
 }
 
+func (x *CreateMemoryRequest) GetNearDuplicates() bool {
+	if x != nil && x.NearDuplicates != nil {
+		return *x.NearDuplicates
+	}
+	return false
+}
+
 // Response of CreateMemory.
 type CreateMemoryResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The saved entry.
+	// The saved entry; with SAVE_OUTCOME_DUPLICATE, the live entry that already
+	// states the fact.
 	Memory *Memory `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
 	// The entries this save archived.
 	Archived []string `protobuf:"bytes,2,rep,name=archived,proto3" json:"archived,omitempty"`
+	// What the save did: created, historical or duplicate.
+	Outcome SaveOutcome `protobuf:"varint,3,opt,name=outcome,proto3,enum=mnemo.v1.SaveOutcome" json:"outcome,omitempty"`
 	// The cursor of the last change this write appended to the user's change
 	// feed (SyncService), so a client can tell when its own write has come
 	// back through WatchChanges; a retried request returns the first call's
@@ -746,6 +835,13 @@ func (x *CreateMemoryResponse) GetArchived() []string {
 		return x.Archived
 	}
 	return nil
+}
+
+func (x *CreateMemoryResponse) GetOutcome() SaveOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return SaveOutcome_SAVE_OUTCOME_UNSPECIFIED
 }
 
 func (x *CreateMemoryResponse) GetChangeCursor() int64 {
@@ -826,8 +922,11 @@ func (x *BatchCreateMemoriesRequest) GetRequestId() string {
 type BatchCreateMemoriesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The saved entries, in the order of the requests. An entry that a later
-	// keyed entry of the same batch superseded has `archive_time` set.
+	// keyed entry of the same batch superseded has `archive_time` set; a
+	// duplicate is the live entry (or earlier entry of the batch) it repeats.
 	Memories []*Memory `protobuf:"bytes,1,rep,name=memories,proto3" json:"memories,omitempty"`
+	// What each save did, in the order of the requests.
+	Outcomes []SaveOutcome `protobuf:"varint,3,rep,packed,name=outcomes,proto3,enum=mnemo.v1.SaveOutcome" json:"outcomes,omitempty"`
 	// The entries this batch archived (stored ones, and entries of the batch
 	// that a later entry superseded), in the order of the requests that
 	// archived them.
@@ -874,6 +973,13 @@ func (*BatchCreateMemoriesResponse) Descriptor() ([]byte, []int) {
 func (x *BatchCreateMemoriesResponse) GetMemories() []*Memory {
 	if x != nil {
 		return x.Memories
+	}
+	return nil
+}
+
+func (x *BatchCreateMemoriesResponse) GetOutcomes() []SaveOutcome {
+	if x != nil {
+		return x.Outcomes
 	}
 	return nil
 }
@@ -1006,8 +1112,12 @@ type ListMemoriesRequest struct {
 	// Only entries whose `event_time` is before this time (after
 	// `event_time_after`, when both are set).
 	EventTimeBefore *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=event_time_before,json=eventTimeBefore,proto3" json:"event_time_before,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// What was true at this time: the entries whose validity (`event_time`
+	// until `valid_until`) contains it, archived or not (then
+	// `include_archived` has no effect). Deleted entries are in no view.
+	AsOf          *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListMemoriesRequest) Reset() {
@@ -1099,6 +1209,13 @@ func (x *ListMemoriesRequest) GetEventTimeAfter() *timestamppb.Timestamp {
 func (x *ListMemoriesRequest) GetEventTimeBefore() *timestamppb.Timestamp {
 	if x != nil {
 		return x.EventTimeBefore
+	}
+	return nil
+}
+
+func (x *ListMemoriesRequest) GetAsOf() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AsOf
 	}
 	return nil
 }
@@ -1551,8 +1668,16 @@ type RecallMemoriesRequest struct {
 	Semantic *bool `protobuf:"varint,7,opt,name=semantic,proto3,oneof" json:"semantic,omitempty"`
 	// The query's embedding, for semantic recall without a server embedder.
 	QueryEmbedding *Embedding `protobuf:"bytes,8,opt,name=query_embedding,json=queryEmbedding,proto3" json:"query_embedding,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Recall what was true at this time: the entries whose validity
+	// (`event_time` until `valid_until`) contains it, including entries
+	// superseded since. Deleted entries are in no view.
+	AsOf *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	// Only entries whose `event_time` is at or after this time.
+	EventTimeAfter *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=event_time_after,json=eventTimeAfter,proto3" json:"event_time_after,omitempty"`
+	// Only entries whose `event_time` is before this time.
+	EventTimeBefore *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=event_time_before,json=eventTimeBefore,proto3" json:"event_time_before,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *RecallMemoriesRequest) Reset() {
@@ -1637,6 +1762,27 @@ func (x *RecallMemoriesRequest) GetSemantic() bool {
 func (x *RecallMemoriesRequest) GetQueryEmbedding() *Embedding {
 	if x != nil {
 		return x.QueryEmbedding
+	}
+	return nil
+}
+
+func (x *RecallMemoriesRequest) GetAsOf() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
+}
+
+func (x *RecallMemoriesRequest) GetEventTimeAfter() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EventTimeAfter
+	}
+	return nil
+}
+
+func (x *RecallMemoriesRequest) GetEventTimeBefore() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EventTimeBefore
 	}
 	return nil
 }
@@ -1732,8 +1878,15 @@ type BuildContextRequest struct {
 	Semantic *bool `protobuf:"varint,6,opt,name=semantic,proto3,oneof" json:"semantic,omitempty"`
 	// The query's embedding, for semantic recall without a server embedder.
 	QueryEmbedding *Embedding `protobuf:"bytes,7,opt,name=query_embedding,json=queryEmbedding,proto3" json:"query_embedding,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Build the context from what was true at this time (as RecallMemories'
+	// `as_of`).
+	AsOf *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	// Only entries whose `event_time` is at or after this time.
+	EventTimeAfter *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=event_time_after,json=eventTimeAfter,proto3" json:"event_time_after,omitempty"`
+	// Only entries whose `event_time` is before this time.
+	EventTimeBefore *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=event_time_before,json=eventTimeBefore,proto3" json:"event_time_before,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *BuildContextRequest) Reset() {
@@ -1811,6 +1964,27 @@ func (x *BuildContextRequest) GetSemantic() bool {
 func (x *BuildContextRequest) GetQueryEmbedding() *Embedding {
 	if x != nil {
 		return x.QueryEmbedding
+	}
+	return nil
+}
+
+func (x *BuildContextRequest) GetAsOf() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
+}
+
+func (x *BuildContextRequest) GetEventTimeAfter() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EventTimeAfter
+	}
+	return nil
+}
+
+func (x *BuildContextRequest) GetEventTimeBefore() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EventTimeBefore
 	}
 	return nil
 }
@@ -2639,7 +2813,7 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"\x17mnemo/v1/memories.proto\x12\bmnemo.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cmnemo/v1/conversations.proto\"9\n" +
 	"\tEmbedding\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x16\n" +
-	"\x06values\x18\x02 \x03(\x02R\x06values\"\x8f\x05\n" +
+	"\x06values\x18\x02 \x03(\x02R\x06values\"\xcc\x05\n" +
 	"\x06Memory\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x10\n" +
@@ -2658,7 +2832,9 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"\x04etag\x18\f \x01(\tR\x04etag\x121\n" +
 	"\tembedding\x18\r \x01(\v2\x13.mnemo.v1.EmbeddingR\tembedding\x129\n" +
 	"\n" +
-	"event_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\teventTime\x1a;\n" +
+	"event_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\teventTime\x12;\n" +
+	"\vvalid_until\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"validUntil\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"t\n" +
@@ -2666,31 +2842,35 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12;\n" +
 	"\vdelete_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"deleteTime\"\xc4\x01\n" +
+	"deleteTime\"\x86\x02\n" +
 	"\x13CreateMemoryRequest\x12\x16\n" +
 	"\x06parent\x18\x01 \x01(\tR\x06parent\x12(\n" +
 	"\x06memory\x18\x02 \x01(\v2\x10.mnemo.v1.MemoryR\x06memory\x12\x1b\n" +
 	"\tmemory_id\x18\x03 \x01(\tR\bmemoryId\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x04 \x01(\tR\trequestId\x12/\n" +
-	"\x13origin_conversation\x18\x05 \x01(\tR\x12originConversation\"\x81\x01\n" +
+	"\x13origin_conversation\x18\x05 \x01(\tR\x12originConversation\x12,\n" +
+	"\x0fnear_duplicates\x18\x06 \x01(\bH\x00R\x0enearDuplicates\x88\x01\x01B\x12\n" +
+	"\x10_near_duplicates\"\xb2\x01\n" +
 	"\x14CreateMemoryResponse\x12(\n" +
 	"\x06memory\x18\x01 \x01(\v2\x10.mnemo.v1.MemoryR\x06memory\x12\x1a\n" +
-	"\barchived\x18\x02 \x03(\tR\barchived\x12#\n" +
+	"\barchived\x18\x02 \x03(\tR\barchived\x12/\n" +
+	"\aoutcome\x18\x03 \x01(\x0e2\x15.mnemo.v1.SaveOutcomeR\aoutcome\x12#\n" +
 	"\rchange_cursor\x18\x0f \x01(\x03R\fchangeCursor\"\x8e\x01\n" +
 	"\x1aBatchCreateMemoriesRequest\x12\x16\n" +
 	"\x06parent\x18\x01 \x01(\tR\x06parent\x129\n" +
 	"\brequests\x18\x02 \x03(\v2\x1d.mnemo.v1.CreateMemoryRequestR\brequests\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x03 \x01(\tR\trequestId\"\x8c\x01\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\"\xbf\x01\n" +
 	"\x1bBatchCreateMemoriesResponse\x12,\n" +
-	"\bmemories\x18\x01 \x03(\v2\x10.mnemo.v1.MemoryR\bmemories\x12\x1a\n" +
+	"\bmemories\x18\x01 \x03(\v2\x10.mnemo.v1.MemoryR\bmemories\x121\n" +
+	"\boutcomes\x18\x03 \x03(\x0e2\x15.mnemo.v1.SaveOutcomeR\boutcomes\x12\x1a\n" +
 	"\barchived\x18\x02 \x03(\tR\barchived\x12#\n" +
 	"\rchange_cursor\x18\x0f \x01(\x03R\fchangeCursor\"&\n" +
 	"\x10GetMemoryRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"=\n" +
 	"\x11GetMemoryResponse\x12(\n" +
-	"\x06memory\x18\x01 \x01(\v2\x10.mnemo.v1.MemoryR\x06memory\"\x85\x03\n" +
+	"\x06memory\x18\x01 \x01(\v2\x10.mnemo.v1.MemoryR\x06memory\"\xb6\x03\n" +
 	"\x13ListMemoriesRequest\x12\x16\n" +
 	"\x06parent\x18\x01 \x01(\tR\x06parent\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
@@ -2701,7 +2881,9 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"\x10include_archived\x18\x06 \x01(\bR\x0fincludeArchived\x12\x10\n" +
 	"\x03key\x18\a \x01(\tR\x03key\x12D\n" +
 	"\x10event_time_after\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x0eeventTimeAfter\x12F\n" +
-	"\x11event_time_before\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x0feventTimeBefore\"l\n" +
+	"\x11event_time_before\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x0feventTimeBefore\x12/\n" +
+	"\x05as_of\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\x04asOf\"l\n" +
 	"\x14ListMemoriesResponse\x12,\n" +
 	"\bmemories\x18\x01 \x03(\v2\x10.mnemo.v1.MemoryR\bmemories\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xad\x01\n" +
@@ -2727,7 +2909,7 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"r\n" +
 	"\x1aListMemoryVersionsResponse\x12,\n" +
 	"\bversions\x18\x01 \x03(\v2\x10.mnemo.v1.MemoryR\bversions\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd3\x02\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x92\x04\n" +
 	"\x15RecallMemoriesRequest\x12\x16\n" +
 	"\x06parent\x18\x01 \x01(\tR\x06parent\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12\"\n" +
@@ -2737,7 +2919,11 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"maxResults\x12 \n" +
 	"\tmin_score\x18\x06 \x01(\x01H\x00R\bminScore\x88\x01\x01\x12\x1f\n" +
 	"\bsemantic\x18\a \x01(\bH\x01R\bsemantic\x88\x01\x01\x12<\n" +
-	"\x0fquery_embedding\x18\b \x01(\v2\x13.mnemo.v1.EmbeddingR\x0equeryEmbeddingB\f\n" +
+	"\x0fquery_embedding\x18\b \x01(\v2\x13.mnemo.v1.EmbeddingR\x0equeryEmbedding\x12/\n" +
+	"\x05as_of\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x04asOf\x12D\n" +
+	"\x10event_time_after\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\x0eeventTimeAfter\x12F\n" +
+	"\x11event_time_before\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\x0feventTimeBeforeB\f\n" +
 	"\n" +
 	"_min_scoreB\v\n" +
 	"\t_semantic\"\x9e\x01\n" +
@@ -2745,7 +2931,7 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"\x06memory\x18\x01 \x01(\v2\x10.mnemo.v1.MemoryR\x06memory\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x12\x12\n" +
 	"\x04rank\x18\x03 \x01(\x05R\x04rank\x120\n" +
-	"\asignals\x18\x04 \x03(\x0e2\x16.mnemo.v1.RecallSignalR\asignals\"\x91\x02\n" +
+	"\asignals\x18\x04 \x03(\x0e2\x16.mnemo.v1.RecallSignalR\asignals\"\xd0\x03\n" +
 	"\x13BuildContextRequest\x12\x16\n" +
 	"\x06parent\x18\x01 \x01(\tR\x06parent\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12\"\n" +
@@ -2754,7 +2940,11 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"maxEntries\x12\x1b\n" +
 	"\tmax_bytes\x18\x05 \x01(\x05R\bmaxBytes\x12\x1f\n" +
 	"\bsemantic\x18\x06 \x01(\bH\x00R\bsemantic\x88\x01\x01\x12<\n" +
-	"\x0fquery_embedding\x18\a \x01(\v2\x13.mnemo.v1.EmbeddingR\x0equeryEmbeddingB\v\n" +
+	"\x0fquery_embedding\x18\a \x01(\v2\x13.mnemo.v1.EmbeddingR\x0equeryEmbedding\x12/\n" +
+	"\x05as_of\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x04asOf\x12D\n" +
+	"\x10event_time_after\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x0eeventTimeAfter\x12F\n" +
+	"\x11event_time_before\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\x0feventTimeBeforeB\v\n" +
 	"\t_semantic\"x\n" +
 	"\x14BuildContextResponse\x12%\n" +
 	"\x0esystem_message\x18\x01 \x01(\tR\rsystemMessage\x12\x1a\n" +
@@ -2830,7 +3020,12 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"\x17MEMORY_SOURCE_TOOL_CALL\x10\x01\x12\x1b\n" +
 	"\x17MEMORY_SOURCE_EXTRACTOR\x10\x02\x12\x16\n" +
 	"\x12MEMORY_SOURCE_USER\x10\x03\x12\x18\n" +
-	"\x14MEMORY_SOURCE_IMPORT\x10\x04*e\n" +
+	"\x14MEMORY_SOURCE_IMPORT\x10\x04*~\n" +
+	"\vSaveOutcome\x12\x1c\n" +
+	"\x18SAVE_OUTCOME_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14SAVE_OUTCOME_CREATED\x10\x01\x12\x1b\n" +
+	"\x17SAVE_OUTCOME_HISTORICAL\x10\x02\x12\x1a\n" +
+	"\x16SAVE_OUTCOME_DUPLICATE\x10\x03*e\n" +
 	"\vRecallScope\x12\x1c\n" +
 	"\x18RECALL_SCOPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15RECALL_SCOPE_IDENTITY\x10\x01\x12\x1d\n" +
@@ -2876,125 +3071,136 @@ func file_mnemo_v1_memories_proto_rawDescGZIP() []byte {
 	return file_mnemo_v1_memories_proto_rawDescData
 }
 
-var file_mnemo_v1_memories_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_mnemo_v1_memories_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_mnemo_v1_memories_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_mnemo_v1_memories_proto_goTypes = []any{
 	(MemoryScope)(0),                        // 0: mnemo.v1.MemoryScope
 	(MemorySource)(0),                       // 1: mnemo.v1.MemorySource
-	(RecallScope)(0),                        // 2: mnemo.v1.RecallScope
-	(RecallSignal)(0),                       // 3: mnemo.v1.RecallSignal
-	(CandidateState)(0),                     // 4: mnemo.v1.CandidateState
-	(*Embedding)(nil),                       // 5: mnemo.v1.Embedding
-	(*Memory)(nil),                          // 6: mnemo.v1.Memory
-	(*MemoryTombstone)(nil),                 // 7: mnemo.v1.MemoryTombstone
-	(*CreateMemoryRequest)(nil),             // 8: mnemo.v1.CreateMemoryRequest
-	(*CreateMemoryResponse)(nil),            // 9: mnemo.v1.CreateMemoryResponse
-	(*BatchCreateMemoriesRequest)(nil),      // 10: mnemo.v1.BatchCreateMemoriesRequest
-	(*BatchCreateMemoriesResponse)(nil),     // 11: mnemo.v1.BatchCreateMemoriesResponse
-	(*GetMemoryRequest)(nil),                // 12: mnemo.v1.GetMemoryRequest
-	(*GetMemoryResponse)(nil),               // 13: mnemo.v1.GetMemoryResponse
-	(*ListMemoriesRequest)(nil),             // 14: mnemo.v1.ListMemoriesRequest
-	(*ListMemoriesResponse)(nil),            // 15: mnemo.v1.ListMemoriesResponse
-	(*UpdateMemoryRequest)(nil),             // 16: mnemo.v1.UpdateMemoryRequest
-	(*UpdateMemoryResponse)(nil),            // 17: mnemo.v1.UpdateMemoryResponse
-	(*DeleteMemoryRequest)(nil),             // 18: mnemo.v1.DeleteMemoryRequest
-	(*DeleteMemoryResponse)(nil),            // 19: mnemo.v1.DeleteMemoryResponse
-	(*ListMemoryVersionsRequest)(nil),       // 20: mnemo.v1.ListMemoryVersionsRequest
-	(*ListMemoryVersionsResponse)(nil),      // 21: mnemo.v1.ListMemoryVersionsResponse
-	(*RecallMemoriesRequest)(nil),           // 22: mnemo.v1.RecallMemoriesRequest
-	(*RecallMemoriesResponse)(nil),          // 23: mnemo.v1.RecallMemoriesResponse
-	(*BuildContextRequest)(nil),             // 24: mnemo.v1.BuildContextRequest
-	(*BuildContextResponse)(nil),            // 25: mnemo.v1.BuildContextResponse
-	(*MemoryCandidate)(nil),                 // 26: mnemo.v1.MemoryCandidate
-	(*ExtractMemoriesRequest)(nil),          // 27: mnemo.v1.ExtractMemoriesRequest
-	(*ExtractMemoriesResponse)(nil),         // 28: mnemo.v1.ExtractMemoriesResponse
-	(*ProposeMemoryCandidatesRequest)(nil),  // 29: mnemo.v1.ProposeMemoryCandidatesRequest
-	(*ProposeMemoryCandidatesResponse)(nil), // 30: mnemo.v1.ProposeMemoryCandidatesResponse
-	(*ListMemoryCandidatesRequest)(nil),     // 31: mnemo.v1.ListMemoryCandidatesRequest
-	(*ListMemoryCandidatesResponse)(nil),    // 32: mnemo.v1.ListMemoryCandidatesResponse
-	(*ApproveMemoryCandidateRequest)(nil),   // 33: mnemo.v1.ApproveMemoryCandidateRequest
-	(*ApproveMemoryCandidateResponse)(nil),  // 34: mnemo.v1.ApproveMemoryCandidateResponse
-	(*RejectMemoryCandidateRequest)(nil),    // 35: mnemo.v1.RejectMemoryCandidateRequest
-	(*RejectMemoryCandidateResponse)(nil),   // 36: mnemo.v1.RejectMemoryCandidateResponse
-	nil,                                     // 37: mnemo.v1.Memory.MetadataEntry
-	(*timestamppb.Timestamp)(nil),           // 38: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil),           // 39: google.protobuf.FieldMask
-	(*HistoryMessage)(nil),                  // 40: mnemo.v1.HistoryMessage
+	(SaveOutcome)(0),                        // 2: mnemo.v1.SaveOutcome
+	(RecallScope)(0),                        // 3: mnemo.v1.RecallScope
+	(RecallSignal)(0),                       // 4: mnemo.v1.RecallSignal
+	(CandidateState)(0),                     // 5: mnemo.v1.CandidateState
+	(*Embedding)(nil),                       // 6: mnemo.v1.Embedding
+	(*Memory)(nil),                          // 7: mnemo.v1.Memory
+	(*MemoryTombstone)(nil),                 // 8: mnemo.v1.MemoryTombstone
+	(*CreateMemoryRequest)(nil),             // 9: mnemo.v1.CreateMemoryRequest
+	(*CreateMemoryResponse)(nil),            // 10: mnemo.v1.CreateMemoryResponse
+	(*BatchCreateMemoriesRequest)(nil),      // 11: mnemo.v1.BatchCreateMemoriesRequest
+	(*BatchCreateMemoriesResponse)(nil),     // 12: mnemo.v1.BatchCreateMemoriesResponse
+	(*GetMemoryRequest)(nil),                // 13: mnemo.v1.GetMemoryRequest
+	(*GetMemoryResponse)(nil),               // 14: mnemo.v1.GetMemoryResponse
+	(*ListMemoriesRequest)(nil),             // 15: mnemo.v1.ListMemoriesRequest
+	(*ListMemoriesResponse)(nil),            // 16: mnemo.v1.ListMemoriesResponse
+	(*UpdateMemoryRequest)(nil),             // 17: mnemo.v1.UpdateMemoryRequest
+	(*UpdateMemoryResponse)(nil),            // 18: mnemo.v1.UpdateMemoryResponse
+	(*DeleteMemoryRequest)(nil),             // 19: mnemo.v1.DeleteMemoryRequest
+	(*DeleteMemoryResponse)(nil),            // 20: mnemo.v1.DeleteMemoryResponse
+	(*ListMemoryVersionsRequest)(nil),       // 21: mnemo.v1.ListMemoryVersionsRequest
+	(*ListMemoryVersionsResponse)(nil),      // 22: mnemo.v1.ListMemoryVersionsResponse
+	(*RecallMemoriesRequest)(nil),           // 23: mnemo.v1.RecallMemoriesRequest
+	(*RecallMemoriesResponse)(nil),          // 24: mnemo.v1.RecallMemoriesResponse
+	(*BuildContextRequest)(nil),             // 25: mnemo.v1.BuildContextRequest
+	(*BuildContextResponse)(nil),            // 26: mnemo.v1.BuildContextResponse
+	(*MemoryCandidate)(nil),                 // 27: mnemo.v1.MemoryCandidate
+	(*ExtractMemoriesRequest)(nil),          // 28: mnemo.v1.ExtractMemoriesRequest
+	(*ExtractMemoriesResponse)(nil),         // 29: mnemo.v1.ExtractMemoriesResponse
+	(*ProposeMemoryCandidatesRequest)(nil),  // 30: mnemo.v1.ProposeMemoryCandidatesRequest
+	(*ProposeMemoryCandidatesResponse)(nil), // 31: mnemo.v1.ProposeMemoryCandidatesResponse
+	(*ListMemoryCandidatesRequest)(nil),     // 32: mnemo.v1.ListMemoryCandidatesRequest
+	(*ListMemoryCandidatesResponse)(nil),    // 33: mnemo.v1.ListMemoryCandidatesResponse
+	(*ApproveMemoryCandidateRequest)(nil),   // 34: mnemo.v1.ApproveMemoryCandidateRequest
+	(*ApproveMemoryCandidateResponse)(nil),  // 35: mnemo.v1.ApproveMemoryCandidateResponse
+	(*RejectMemoryCandidateRequest)(nil),    // 36: mnemo.v1.RejectMemoryCandidateRequest
+	(*RejectMemoryCandidateResponse)(nil),   // 37: mnemo.v1.RejectMemoryCandidateResponse
+	nil,                                     // 38: mnemo.v1.Memory.MetadataEntry
+	(*timestamppb.Timestamp)(nil),           // 39: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil),           // 40: google.protobuf.FieldMask
+	(*HistoryMessage)(nil),                  // 41: mnemo.v1.HistoryMessage
 }
 var file_mnemo_v1_memories_proto_depIdxs = []int32{
 	0,  // 0: mnemo.v1.Memory.scope:type_name -> mnemo.v1.MemoryScope
 	1,  // 1: mnemo.v1.Memory.source:type_name -> mnemo.v1.MemorySource
-	37, // 2: mnemo.v1.Memory.metadata:type_name -> mnemo.v1.Memory.MetadataEntry
-	38, // 3: mnemo.v1.Memory.create_time:type_name -> google.protobuf.Timestamp
-	38, // 4: mnemo.v1.Memory.update_time:type_name -> google.protobuf.Timestamp
-	38, // 5: mnemo.v1.Memory.archive_time:type_name -> google.protobuf.Timestamp
-	5,  // 6: mnemo.v1.Memory.embedding:type_name -> mnemo.v1.Embedding
-	38, // 7: mnemo.v1.Memory.event_time:type_name -> google.protobuf.Timestamp
-	38, // 8: mnemo.v1.MemoryTombstone.delete_time:type_name -> google.protobuf.Timestamp
-	6,  // 9: mnemo.v1.CreateMemoryRequest.memory:type_name -> mnemo.v1.Memory
-	6,  // 10: mnemo.v1.CreateMemoryResponse.memory:type_name -> mnemo.v1.Memory
-	8,  // 11: mnemo.v1.BatchCreateMemoriesRequest.requests:type_name -> mnemo.v1.CreateMemoryRequest
-	6,  // 12: mnemo.v1.BatchCreateMemoriesResponse.memories:type_name -> mnemo.v1.Memory
-	6,  // 13: mnemo.v1.GetMemoryResponse.memory:type_name -> mnemo.v1.Memory
-	0,  // 14: mnemo.v1.ListMemoriesRequest.scope:type_name -> mnemo.v1.MemoryScope
-	38, // 15: mnemo.v1.ListMemoriesRequest.event_time_after:type_name -> google.protobuf.Timestamp
-	38, // 16: mnemo.v1.ListMemoriesRequest.event_time_before:type_name -> google.protobuf.Timestamp
-	6,  // 17: mnemo.v1.ListMemoriesResponse.memories:type_name -> mnemo.v1.Memory
-	6,  // 18: mnemo.v1.UpdateMemoryRequest.memory:type_name -> mnemo.v1.Memory
-	39, // 19: mnemo.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
-	6,  // 20: mnemo.v1.UpdateMemoryResponse.memory:type_name -> mnemo.v1.Memory
-	7,  // 21: mnemo.v1.DeleteMemoryResponse.tombstone:type_name -> mnemo.v1.MemoryTombstone
-	6,  // 22: mnemo.v1.ListMemoryVersionsResponse.versions:type_name -> mnemo.v1.Memory
-	2,  // 23: mnemo.v1.RecallMemoriesRequest.scope:type_name -> mnemo.v1.RecallScope
-	5,  // 24: mnemo.v1.RecallMemoriesRequest.query_embedding:type_name -> mnemo.v1.Embedding
-	6,  // 25: mnemo.v1.RecallMemoriesResponse.memory:type_name -> mnemo.v1.Memory
-	3,  // 26: mnemo.v1.RecallMemoriesResponse.signals:type_name -> mnemo.v1.RecallSignal
-	5,  // 27: mnemo.v1.BuildContextRequest.query_embedding:type_name -> mnemo.v1.Embedding
-	6,  // 28: mnemo.v1.MemoryCandidate.memory:type_name -> mnemo.v1.Memory
-	4,  // 29: mnemo.v1.MemoryCandidate.state:type_name -> mnemo.v1.CandidateState
-	38, // 30: mnemo.v1.MemoryCandidate.create_time:type_name -> google.protobuf.Timestamp
-	40, // 31: mnemo.v1.ExtractMemoriesRequest.messages:type_name -> mnemo.v1.HistoryMessage
-	26, // 32: mnemo.v1.ExtractMemoriesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
-	6,  // 33: mnemo.v1.ExtractMemoriesResponse.memories:type_name -> mnemo.v1.Memory
-	26, // 34: mnemo.v1.ProposeMemoryCandidatesRequest.candidates:type_name -> mnemo.v1.MemoryCandidate
-	26, // 35: mnemo.v1.ProposeMemoryCandidatesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
-	26, // 36: mnemo.v1.ListMemoryCandidatesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
-	6,  // 37: mnemo.v1.ApproveMemoryCandidateResponse.memory:type_name -> mnemo.v1.Memory
-	26, // 38: mnemo.v1.ApproveMemoryCandidateResponse.candidate:type_name -> mnemo.v1.MemoryCandidate
-	26, // 39: mnemo.v1.RejectMemoryCandidateResponse.candidate:type_name -> mnemo.v1.MemoryCandidate
-	8,  // 40: mnemo.v1.MemoryService.CreateMemory:input_type -> mnemo.v1.CreateMemoryRequest
-	10, // 41: mnemo.v1.MemoryService.BatchCreateMemories:input_type -> mnemo.v1.BatchCreateMemoriesRequest
-	12, // 42: mnemo.v1.MemoryService.GetMemory:input_type -> mnemo.v1.GetMemoryRequest
-	14, // 43: mnemo.v1.MemoryService.ListMemories:input_type -> mnemo.v1.ListMemoriesRequest
-	16, // 44: mnemo.v1.MemoryService.UpdateMemory:input_type -> mnemo.v1.UpdateMemoryRequest
-	18, // 45: mnemo.v1.MemoryService.DeleteMemory:input_type -> mnemo.v1.DeleteMemoryRequest
-	20, // 46: mnemo.v1.MemoryService.ListMemoryVersions:input_type -> mnemo.v1.ListMemoryVersionsRequest
-	22, // 47: mnemo.v1.MemoryService.RecallMemories:input_type -> mnemo.v1.RecallMemoriesRequest
-	24, // 48: mnemo.v1.MemoryService.BuildContext:input_type -> mnemo.v1.BuildContextRequest
-	27, // 49: mnemo.v1.MemoryService.ExtractMemories:input_type -> mnemo.v1.ExtractMemoriesRequest
-	29, // 50: mnemo.v1.MemoryService.ProposeMemoryCandidates:input_type -> mnemo.v1.ProposeMemoryCandidatesRequest
-	31, // 51: mnemo.v1.MemoryService.ListMemoryCandidates:input_type -> mnemo.v1.ListMemoryCandidatesRequest
-	33, // 52: mnemo.v1.MemoryService.ApproveMemoryCandidate:input_type -> mnemo.v1.ApproveMemoryCandidateRequest
-	35, // 53: mnemo.v1.MemoryService.RejectMemoryCandidate:input_type -> mnemo.v1.RejectMemoryCandidateRequest
-	9,  // 54: mnemo.v1.MemoryService.CreateMemory:output_type -> mnemo.v1.CreateMemoryResponse
-	11, // 55: mnemo.v1.MemoryService.BatchCreateMemories:output_type -> mnemo.v1.BatchCreateMemoriesResponse
-	13, // 56: mnemo.v1.MemoryService.GetMemory:output_type -> mnemo.v1.GetMemoryResponse
-	15, // 57: mnemo.v1.MemoryService.ListMemories:output_type -> mnemo.v1.ListMemoriesResponse
-	17, // 58: mnemo.v1.MemoryService.UpdateMemory:output_type -> mnemo.v1.UpdateMemoryResponse
-	19, // 59: mnemo.v1.MemoryService.DeleteMemory:output_type -> mnemo.v1.DeleteMemoryResponse
-	21, // 60: mnemo.v1.MemoryService.ListMemoryVersions:output_type -> mnemo.v1.ListMemoryVersionsResponse
-	23, // 61: mnemo.v1.MemoryService.RecallMemories:output_type -> mnemo.v1.RecallMemoriesResponse
-	25, // 62: mnemo.v1.MemoryService.BuildContext:output_type -> mnemo.v1.BuildContextResponse
-	28, // 63: mnemo.v1.MemoryService.ExtractMemories:output_type -> mnemo.v1.ExtractMemoriesResponse
-	30, // 64: mnemo.v1.MemoryService.ProposeMemoryCandidates:output_type -> mnemo.v1.ProposeMemoryCandidatesResponse
-	32, // 65: mnemo.v1.MemoryService.ListMemoryCandidates:output_type -> mnemo.v1.ListMemoryCandidatesResponse
-	34, // 66: mnemo.v1.MemoryService.ApproveMemoryCandidate:output_type -> mnemo.v1.ApproveMemoryCandidateResponse
-	36, // 67: mnemo.v1.MemoryService.RejectMemoryCandidate:output_type -> mnemo.v1.RejectMemoryCandidateResponse
-	54, // [54:68] is the sub-list for method output_type
-	40, // [40:54] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	38, // 2: mnemo.v1.Memory.metadata:type_name -> mnemo.v1.Memory.MetadataEntry
+	39, // 3: mnemo.v1.Memory.create_time:type_name -> google.protobuf.Timestamp
+	39, // 4: mnemo.v1.Memory.update_time:type_name -> google.protobuf.Timestamp
+	39, // 5: mnemo.v1.Memory.archive_time:type_name -> google.protobuf.Timestamp
+	6,  // 6: mnemo.v1.Memory.embedding:type_name -> mnemo.v1.Embedding
+	39, // 7: mnemo.v1.Memory.event_time:type_name -> google.protobuf.Timestamp
+	39, // 8: mnemo.v1.Memory.valid_until:type_name -> google.protobuf.Timestamp
+	39, // 9: mnemo.v1.MemoryTombstone.delete_time:type_name -> google.protobuf.Timestamp
+	7,  // 10: mnemo.v1.CreateMemoryRequest.memory:type_name -> mnemo.v1.Memory
+	7,  // 11: mnemo.v1.CreateMemoryResponse.memory:type_name -> mnemo.v1.Memory
+	2,  // 12: mnemo.v1.CreateMemoryResponse.outcome:type_name -> mnemo.v1.SaveOutcome
+	9,  // 13: mnemo.v1.BatchCreateMemoriesRequest.requests:type_name -> mnemo.v1.CreateMemoryRequest
+	7,  // 14: mnemo.v1.BatchCreateMemoriesResponse.memories:type_name -> mnemo.v1.Memory
+	2,  // 15: mnemo.v1.BatchCreateMemoriesResponse.outcomes:type_name -> mnemo.v1.SaveOutcome
+	7,  // 16: mnemo.v1.GetMemoryResponse.memory:type_name -> mnemo.v1.Memory
+	0,  // 17: mnemo.v1.ListMemoriesRequest.scope:type_name -> mnemo.v1.MemoryScope
+	39, // 18: mnemo.v1.ListMemoriesRequest.event_time_after:type_name -> google.protobuf.Timestamp
+	39, // 19: mnemo.v1.ListMemoriesRequest.event_time_before:type_name -> google.protobuf.Timestamp
+	39, // 20: mnemo.v1.ListMemoriesRequest.as_of:type_name -> google.protobuf.Timestamp
+	7,  // 21: mnemo.v1.ListMemoriesResponse.memories:type_name -> mnemo.v1.Memory
+	7,  // 22: mnemo.v1.UpdateMemoryRequest.memory:type_name -> mnemo.v1.Memory
+	40, // 23: mnemo.v1.UpdateMemoryRequest.update_mask:type_name -> google.protobuf.FieldMask
+	7,  // 24: mnemo.v1.UpdateMemoryResponse.memory:type_name -> mnemo.v1.Memory
+	8,  // 25: mnemo.v1.DeleteMemoryResponse.tombstone:type_name -> mnemo.v1.MemoryTombstone
+	7,  // 26: mnemo.v1.ListMemoryVersionsResponse.versions:type_name -> mnemo.v1.Memory
+	3,  // 27: mnemo.v1.RecallMemoriesRequest.scope:type_name -> mnemo.v1.RecallScope
+	6,  // 28: mnemo.v1.RecallMemoriesRequest.query_embedding:type_name -> mnemo.v1.Embedding
+	39, // 29: mnemo.v1.RecallMemoriesRequest.as_of:type_name -> google.protobuf.Timestamp
+	39, // 30: mnemo.v1.RecallMemoriesRequest.event_time_after:type_name -> google.protobuf.Timestamp
+	39, // 31: mnemo.v1.RecallMemoriesRequest.event_time_before:type_name -> google.protobuf.Timestamp
+	7,  // 32: mnemo.v1.RecallMemoriesResponse.memory:type_name -> mnemo.v1.Memory
+	4,  // 33: mnemo.v1.RecallMemoriesResponse.signals:type_name -> mnemo.v1.RecallSignal
+	6,  // 34: mnemo.v1.BuildContextRequest.query_embedding:type_name -> mnemo.v1.Embedding
+	39, // 35: mnemo.v1.BuildContextRequest.as_of:type_name -> google.protobuf.Timestamp
+	39, // 36: mnemo.v1.BuildContextRequest.event_time_after:type_name -> google.protobuf.Timestamp
+	39, // 37: mnemo.v1.BuildContextRequest.event_time_before:type_name -> google.protobuf.Timestamp
+	7,  // 38: mnemo.v1.MemoryCandidate.memory:type_name -> mnemo.v1.Memory
+	5,  // 39: mnemo.v1.MemoryCandidate.state:type_name -> mnemo.v1.CandidateState
+	39, // 40: mnemo.v1.MemoryCandidate.create_time:type_name -> google.protobuf.Timestamp
+	41, // 41: mnemo.v1.ExtractMemoriesRequest.messages:type_name -> mnemo.v1.HistoryMessage
+	27, // 42: mnemo.v1.ExtractMemoriesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
+	7,  // 43: mnemo.v1.ExtractMemoriesResponse.memories:type_name -> mnemo.v1.Memory
+	27, // 44: mnemo.v1.ProposeMemoryCandidatesRequest.candidates:type_name -> mnemo.v1.MemoryCandidate
+	27, // 45: mnemo.v1.ProposeMemoryCandidatesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
+	27, // 46: mnemo.v1.ListMemoryCandidatesResponse.candidates:type_name -> mnemo.v1.MemoryCandidate
+	7,  // 47: mnemo.v1.ApproveMemoryCandidateResponse.memory:type_name -> mnemo.v1.Memory
+	27, // 48: mnemo.v1.ApproveMemoryCandidateResponse.candidate:type_name -> mnemo.v1.MemoryCandidate
+	27, // 49: mnemo.v1.RejectMemoryCandidateResponse.candidate:type_name -> mnemo.v1.MemoryCandidate
+	9,  // 50: mnemo.v1.MemoryService.CreateMemory:input_type -> mnemo.v1.CreateMemoryRequest
+	11, // 51: mnemo.v1.MemoryService.BatchCreateMemories:input_type -> mnemo.v1.BatchCreateMemoriesRequest
+	13, // 52: mnemo.v1.MemoryService.GetMemory:input_type -> mnemo.v1.GetMemoryRequest
+	15, // 53: mnemo.v1.MemoryService.ListMemories:input_type -> mnemo.v1.ListMemoriesRequest
+	17, // 54: mnemo.v1.MemoryService.UpdateMemory:input_type -> mnemo.v1.UpdateMemoryRequest
+	19, // 55: mnemo.v1.MemoryService.DeleteMemory:input_type -> mnemo.v1.DeleteMemoryRequest
+	21, // 56: mnemo.v1.MemoryService.ListMemoryVersions:input_type -> mnemo.v1.ListMemoryVersionsRequest
+	23, // 57: mnemo.v1.MemoryService.RecallMemories:input_type -> mnemo.v1.RecallMemoriesRequest
+	25, // 58: mnemo.v1.MemoryService.BuildContext:input_type -> mnemo.v1.BuildContextRequest
+	28, // 59: mnemo.v1.MemoryService.ExtractMemories:input_type -> mnemo.v1.ExtractMemoriesRequest
+	30, // 60: mnemo.v1.MemoryService.ProposeMemoryCandidates:input_type -> mnemo.v1.ProposeMemoryCandidatesRequest
+	32, // 61: mnemo.v1.MemoryService.ListMemoryCandidates:input_type -> mnemo.v1.ListMemoryCandidatesRequest
+	34, // 62: mnemo.v1.MemoryService.ApproveMemoryCandidate:input_type -> mnemo.v1.ApproveMemoryCandidateRequest
+	36, // 63: mnemo.v1.MemoryService.RejectMemoryCandidate:input_type -> mnemo.v1.RejectMemoryCandidateRequest
+	10, // 64: mnemo.v1.MemoryService.CreateMemory:output_type -> mnemo.v1.CreateMemoryResponse
+	12, // 65: mnemo.v1.MemoryService.BatchCreateMemories:output_type -> mnemo.v1.BatchCreateMemoriesResponse
+	14, // 66: mnemo.v1.MemoryService.GetMemory:output_type -> mnemo.v1.GetMemoryResponse
+	16, // 67: mnemo.v1.MemoryService.ListMemories:output_type -> mnemo.v1.ListMemoriesResponse
+	18, // 68: mnemo.v1.MemoryService.UpdateMemory:output_type -> mnemo.v1.UpdateMemoryResponse
+	20, // 69: mnemo.v1.MemoryService.DeleteMemory:output_type -> mnemo.v1.DeleteMemoryResponse
+	22, // 70: mnemo.v1.MemoryService.ListMemoryVersions:output_type -> mnemo.v1.ListMemoryVersionsResponse
+	24, // 71: mnemo.v1.MemoryService.RecallMemories:output_type -> mnemo.v1.RecallMemoriesResponse
+	26, // 72: mnemo.v1.MemoryService.BuildContext:output_type -> mnemo.v1.BuildContextResponse
+	29, // 73: mnemo.v1.MemoryService.ExtractMemories:output_type -> mnemo.v1.ExtractMemoriesResponse
+	31, // 74: mnemo.v1.MemoryService.ProposeMemoryCandidates:output_type -> mnemo.v1.ProposeMemoryCandidatesResponse
+	33, // 75: mnemo.v1.MemoryService.ListMemoryCandidates:output_type -> mnemo.v1.ListMemoryCandidatesResponse
+	35, // 76: mnemo.v1.MemoryService.ApproveMemoryCandidate:output_type -> mnemo.v1.ApproveMemoryCandidateResponse
+	37, // 77: mnemo.v1.MemoryService.RejectMemoryCandidate:output_type -> mnemo.v1.RejectMemoryCandidateResponse
+	64, // [64:78] is the sub-list for method output_type
+	50, // [50:64] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_mnemo_v1_memories_proto_init() }
@@ -3003,6 +3209,7 @@ func file_mnemo_v1_memories_proto_init() {
 		return
 	}
 	file_mnemo_v1_conversations_proto_init()
+	file_mnemo_v1_memories_proto_msgTypes[3].OneofWrappers = []any{}
 	file_mnemo_v1_memories_proto_msgTypes[17].OneofWrappers = []any{}
 	file_mnemo_v1_memories_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
@@ -3010,7 +3217,7 @@ func file_mnemo_v1_memories_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mnemo_v1_memories_proto_rawDesc), len(file_mnemo_v1_memories_proto_rawDesc)),
-			NumEnums:      5,
+			NumEnums:      6,
 			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,

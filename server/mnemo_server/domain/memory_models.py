@@ -102,11 +102,14 @@ class MemoryDraft:
 class Memory:
     """A saved long-term memory entry (one row: entries are append-only).
 
-    ``archive_time`` is set when a later keyed save of the same (scope, key)
-    superseded it. ``embedding`` is whatever vector is stored for the entry
+    ``archive_time`` is set when a keyed save of the same (scope, key)
+    superseded it, or when it was saved already superseded (a late save of
+    an older fact: ``SaveOutcome.HISTORICAL``). ``embedding`` is whatever vector is stored for the entry
     (client-supplied or computed), or ``None``. ``event_time``: when the fact
     was stated or observed (the save's time unless the client gave one;
-    ``None`` only for an entry not read from the store).
+    ``None`` only for an entry not read from the store). ``valid_until``:
+    the event time of the keyed entry that superseded it (``None``: still
+    valid); it was valid from its ``event_time`` until then.
     """
 
     memory_id: str
@@ -124,6 +127,7 @@ class Memory:
     etag: str = ""
     embedding: Embedding | None = None
     event_time: datetime | None = None
+    valid_until: datetime | None = None
 
     @property
     def archived(self) -> bool:
@@ -185,6 +189,16 @@ class RecallQuery:
     min_score: float | None = None
     semantic: bool | None = False
     query_embedding: Embedding | None = None
+    # What was true then (validity contains it), archived entries included;
+    # and an event-time range [event_after, event_before). None: no bound.
+    as_of: datetime | None = None
+    event_after: datetime | None = None
+    event_before: datetime | None = None
+
+    @property
+    def in_time(self) -> bool:
+        """Whether the query reads at a time or in an event-time range."""
+        return not (self.as_of is None and self.event_after is None and self.event_before is None)
 
 
 @dataclass(frozen=True)
@@ -212,12 +226,29 @@ class InjectContext:
     used_bytes: int
 
 
+class SaveOutcome(StrEnum):
+    """What a save did with its entry (``CreateMemoryResponse.outcome``)."""
+
+    CREATED = "created"
+    """Stored; with a key, the current entry of its key."""
+    HISTORICAL = "historical"
+    """Stored as an earlier version of its key: an entry of the same key with
+    a later event time is current and stays so (a late save of an older
+    fact). Saved with ``archive_time`` and ``valid_until`` set."""
+    DUPLICATE = "duplicate"
+    """Nothing stored: the same fact (``domain.sameness``) is a live entry of
+    the same scope and conversation (and key, for a keyed save); the memory
+    is that entry, unchanged."""
+
+
 @dataclass(frozen=True)
 class SavedMemory:
-    """A saved entry and the ids of the entries its key superseded (archived)."""
+    """A saved entry, the ids of the entries its key superseded (archived),
+    and what the save did (``SaveOutcome``)."""
 
     memory: Memory
     archived_ids: tuple[str, ...] = ()
+    outcome: SaveOutcome = SaveOutcome.CREATED
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -235,7 +266,9 @@ class MemoryListQuery:
     """Filters and page of ``ListMemories``. ``conversation_id`` ``None``:
     any conversation; ``key`` ``None``: any key; ``scope`` ``None``: both;
     ``event_after`` / ``event_before``: entries whose event time is at or
-    after / before it (``None``: no bound)."""
+    after / before it (``None``: no bound); ``as_of``: the entries whose
+    validity contains it, archived or not (``include_archived`` then has no
+    effect)."""
 
     limit: int
     after: tuple[object, ...] | None = None
@@ -245,6 +278,7 @@ class MemoryListQuery:
     include_archived: bool = False
     event_after: datetime | None = None
     event_before: datetime | None = None
+    as_of: datetime | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

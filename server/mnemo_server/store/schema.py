@@ -234,6 +234,11 @@ memories = Table(
     # When the fact was stated or observed (the save's time unless the client
     # gave one: an imported or late entry keeps its own).
     Column("event_at", MICROS, nullable=False, server_default=text("0")),
+    # A keyed entry's validity ends at the event time of the entry that
+    # superseded it (NULL: still valid); it began at its own ``event_at``.
+    Column("valid_until", MICROS, nullable=True),
+    # ``domain.sameness.fingerprint(text)``: exact duplicates by index.
+    Column("fingerprint", String(32), nullable=False, server_default=""),
     Column("etag", ETAG, nullable=False),
     # 1, then one more per update (earlier ones are in memory_versions).
     Column("version", Integer, nullable=False),
@@ -259,6 +264,25 @@ memories = Table(
         unique=True,
         sqlite_where=text("archived_at IS NULL AND key <> ''"),
         postgresql_where=text("archived_at IS NULL AND key <> ''"),
+    ),
+    # A keyed chain by event time: where an out-of-order save belongs.
+    Index(
+        "ix_memories_key_event",
+        "user_id",
+        "scope",
+        "conversation_id",
+        "key",
+        "event_at",
+        sqlite_where=text("key <> ''"),
+        postgresql_where=text("key <> ''"),
+    ),
+    # The live entries with a given text (exact duplicates).
+    Index(
+        "ix_memories_live_fingerprint",
+        "user_id",
+        "fingerprint",
+        sqlite_where=text("archived_at IS NULL"),
+        postgresql_where=text("archived_at IS NULL"),
     ),
 )
 

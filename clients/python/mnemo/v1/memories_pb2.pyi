@@ -26,6 +26,13 @@ class MemorySource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     MEMORY_SOURCE_USER: _ClassVar[MemorySource]
     MEMORY_SOURCE_IMPORT: _ClassVar[MemorySource]
 
+class SaveOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SAVE_OUTCOME_UNSPECIFIED: _ClassVar[SaveOutcome]
+    SAVE_OUTCOME_CREATED: _ClassVar[SaveOutcome]
+    SAVE_OUTCOME_HISTORICAL: _ClassVar[SaveOutcome]
+    SAVE_OUTCOME_DUPLICATE: _ClassVar[SaveOutcome]
+
 class RecallScope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     RECALL_SCOPE_UNSPECIFIED: _ClassVar[RecallScope]
@@ -55,6 +62,10 @@ MEMORY_SOURCE_TOOL_CALL: MemorySource
 MEMORY_SOURCE_EXTRACTOR: MemorySource
 MEMORY_SOURCE_USER: MemorySource
 MEMORY_SOURCE_IMPORT: MemorySource
+SAVE_OUTCOME_UNSPECIFIED: SaveOutcome
+SAVE_OUTCOME_CREATED: SaveOutcome
+SAVE_OUTCOME_HISTORICAL: SaveOutcome
+SAVE_OUTCOME_DUPLICATE: SaveOutcome
 RECALL_SCOPE_UNSPECIFIED: RecallScope
 RECALL_SCOPE_IDENTITY: RecallScope
 RECALL_SCOPE_CONVERSATION: RecallScope
@@ -78,7 +89,7 @@ class Embedding(_message.Message):
     def __init__(self, model: _Optional[str] = ..., values: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class Memory(_message.Message):
-    __slots__ = ("name", "text", "key", "scope", "conversation", "source", "metadata", "pinned", "create_time", "update_time", "archive_time", "etag", "embedding", "event_time")
+    __slots__ = ("name", "text", "key", "scope", "conversation", "source", "metadata", "pinned", "create_time", "update_time", "archive_time", "etag", "embedding", "event_time", "valid_until")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -100,6 +111,7 @@ class Memory(_message.Message):
     ETAG_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_FIELD_NUMBER: _ClassVar[int]
     EVENT_TIME_FIELD_NUMBER: _ClassVar[int]
+    VALID_UNTIL_FIELD_NUMBER: _ClassVar[int]
     name: str
     text: str
     key: str
@@ -114,7 +126,8 @@ class Memory(_message.Message):
     etag: str
     embedding: Embedding
     event_time: _timestamp_pb2.Timestamp
-    def __init__(self, name: _Optional[str] = ..., text: _Optional[str] = ..., key: _Optional[str] = ..., scope: _Optional[_Union[MemoryScope, str]] = ..., conversation: _Optional[str] = ..., source: _Optional[_Union[MemorySource, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., pinned: _Optional[bool] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., archive_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., embedding: _Optional[_Union[Embedding, _Mapping]] = ..., event_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    valid_until: _timestamp_pb2.Timestamp
+    def __init__(self, name: _Optional[str] = ..., text: _Optional[str] = ..., key: _Optional[str] = ..., scope: _Optional[_Union[MemoryScope, str]] = ..., conversation: _Optional[str] = ..., source: _Optional[_Union[MemorySource, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., pinned: _Optional[bool] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., archive_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., embedding: _Optional[_Union[Embedding, _Mapping]] = ..., event_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class MemoryTombstone(_message.Message):
     __slots__ = ("name", "key", "delete_time")
@@ -127,28 +140,32 @@ class MemoryTombstone(_message.Message):
     def __init__(self, name: _Optional[str] = ..., key: _Optional[str] = ..., delete_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class CreateMemoryRequest(_message.Message):
-    __slots__ = ("parent", "memory", "memory_id", "request_id", "origin_conversation")
+    __slots__ = ("parent", "memory", "memory_id", "request_id", "origin_conversation", "near_duplicates")
     PARENT_FIELD_NUMBER: _ClassVar[int]
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     MEMORY_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     ORIGIN_CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    NEAR_DUPLICATES_FIELD_NUMBER: _ClassVar[int]
     parent: str
     memory: Memory
     memory_id: str
     request_id: str
     origin_conversation: str
-    def __init__(self, parent: _Optional[str] = ..., memory: _Optional[_Union[Memory, _Mapping]] = ..., memory_id: _Optional[str] = ..., request_id: _Optional[str] = ..., origin_conversation: _Optional[str] = ...) -> None: ...
+    near_duplicates: bool
+    def __init__(self, parent: _Optional[str] = ..., memory: _Optional[_Union[Memory, _Mapping]] = ..., memory_id: _Optional[str] = ..., request_id: _Optional[str] = ..., origin_conversation: _Optional[str] = ..., near_duplicates: _Optional[bool] = ...) -> None: ...
 
 class CreateMemoryResponse(_message.Message):
-    __slots__ = ("memory", "archived", "change_cursor")
+    __slots__ = ("memory", "archived", "outcome", "change_cursor")
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
     CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     memory: Memory
     archived: _containers.RepeatedScalarFieldContainer[str]
+    outcome: SaveOutcome
     change_cursor: int
-    def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ..., archived: _Optional[_Iterable[str]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
+    def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ..., archived: _Optional[_Iterable[str]] = ..., outcome: _Optional[_Union[SaveOutcome, str]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class BatchCreateMemoriesRequest(_message.Message):
     __slots__ = ("parent", "requests", "request_id")
@@ -161,14 +178,16 @@ class BatchCreateMemoriesRequest(_message.Message):
     def __init__(self, parent: _Optional[str] = ..., requests: _Optional[_Iterable[_Union[CreateMemoryRequest, _Mapping]]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class BatchCreateMemoriesResponse(_message.Message):
-    __slots__ = ("memories", "archived", "change_cursor")
+    __slots__ = ("memories", "outcomes", "archived", "change_cursor")
     MEMORIES_FIELD_NUMBER: _ClassVar[int]
+    OUTCOMES_FIELD_NUMBER: _ClassVar[int]
     ARCHIVED_FIELD_NUMBER: _ClassVar[int]
     CHANGE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     memories: _containers.RepeatedCompositeFieldContainer[Memory]
+    outcomes: _containers.RepeatedScalarFieldContainer[SaveOutcome]
     archived: _containers.RepeatedScalarFieldContainer[str]
     change_cursor: int
-    def __init__(self, memories: _Optional[_Iterable[_Union[Memory, _Mapping]]] = ..., archived: _Optional[_Iterable[str]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
+    def __init__(self, memories: _Optional[_Iterable[_Union[Memory, _Mapping]]] = ..., outcomes: _Optional[_Iterable[_Union[SaveOutcome, str]]] = ..., archived: _Optional[_Iterable[str]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
 class GetMemoryRequest(_message.Message):
     __slots__ = ("name",)
@@ -183,7 +202,7 @@ class GetMemoryResponse(_message.Message):
     def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ...) -> None: ...
 
 class ListMemoriesRequest(_message.Message):
-    __slots__ = ("parent", "page_size", "page_token", "scope", "conversation", "include_archived", "key", "event_time_after", "event_time_before")
+    __slots__ = ("parent", "page_size", "page_token", "scope", "conversation", "include_archived", "key", "event_time_after", "event_time_before", "as_of")
     PARENT_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -193,6 +212,7 @@ class ListMemoriesRequest(_message.Message):
     KEY_FIELD_NUMBER: _ClassVar[int]
     EVENT_TIME_AFTER_FIELD_NUMBER: _ClassVar[int]
     EVENT_TIME_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_FIELD_NUMBER: _ClassVar[int]
     parent: str
     page_size: int
     page_token: str
@@ -202,7 +222,8 @@ class ListMemoriesRequest(_message.Message):
     key: str
     event_time_after: _timestamp_pb2.Timestamp
     event_time_before: _timestamp_pb2.Timestamp
-    def __init__(self, parent: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., scope: _Optional[_Union[MemoryScope, str]] = ..., conversation: _Optional[str] = ..., include_archived: _Optional[bool] = ..., key: _Optional[str] = ..., event_time_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_time_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    as_of: _timestamp_pb2.Timestamp
+    def __init__(self, parent: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., scope: _Optional[_Union[MemoryScope, str]] = ..., conversation: _Optional[str] = ..., include_archived: _Optional[bool] = ..., key: _Optional[str] = ..., event_time_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_time_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListMemoriesResponse(_message.Message):
     __slots__ = ("memories", "next_page_token")
@@ -267,7 +288,7 @@ class ListMemoryVersionsResponse(_message.Message):
     def __init__(self, versions: _Optional[_Iterable[_Union[Memory, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class RecallMemoriesRequest(_message.Message):
-    __slots__ = ("parent", "query", "conversation", "scope", "max_results", "min_score", "semantic", "query_embedding")
+    __slots__ = ("parent", "query", "conversation", "scope", "max_results", "min_score", "semantic", "query_embedding", "as_of", "event_time_after", "event_time_before")
     PARENT_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_FIELD_NUMBER: _ClassVar[int]
@@ -276,6 +297,9 @@ class RecallMemoriesRequest(_message.Message):
     MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
     SEMANTIC_FIELD_NUMBER: _ClassVar[int]
     QUERY_EMBEDDING_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TIME_AFTER_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TIME_BEFORE_FIELD_NUMBER: _ClassVar[int]
     parent: str
     query: str
     conversation: str
@@ -284,7 +308,10 @@ class RecallMemoriesRequest(_message.Message):
     min_score: float
     semantic: bool
     query_embedding: Embedding
-    def __init__(self, parent: _Optional[str] = ..., query: _Optional[str] = ..., conversation: _Optional[str] = ..., scope: _Optional[_Union[RecallScope, str]] = ..., max_results: _Optional[int] = ..., min_score: _Optional[float] = ..., semantic: _Optional[bool] = ..., query_embedding: _Optional[_Union[Embedding, _Mapping]] = ...) -> None: ...
+    as_of: _timestamp_pb2.Timestamp
+    event_time_after: _timestamp_pb2.Timestamp
+    event_time_before: _timestamp_pb2.Timestamp
+    def __init__(self, parent: _Optional[str] = ..., query: _Optional[str] = ..., conversation: _Optional[str] = ..., scope: _Optional[_Union[RecallScope, str]] = ..., max_results: _Optional[int] = ..., min_score: _Optional[float] = ..., semantic: _Optional[bool] = ..., query_embedding: _Optional[_Union[Embedding, _Mapping]] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_time_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_time_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class RecallMemoriesResponse(_message.Message):
     __slots__ = ("memory", "score", "rank", "signals")
@@ -299,7 +326,7 @@ class RecallMemoriesResponse(_message.Message):
     def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ..., score: _Optional[float] = ..., rank: _Optional[int] = ..., signals: _Optional[_Iterable[_Union[RecallSignal, str]]] = ...) -> None: ...
 
 class BuildContextRequest(_message.Message):
-    __slots__ = ("parent", "query", "conversation", "max_entries", "max_bytes", "semantic", "query_embedding")
+    __slots__ = ("parent", "query", "conversation", "max_entries", "max_bytes", "semantic", "query_embedding", "as_of", "event_time_after", "event_time_before")
     PARENT_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_FIELD_NUMBER: _ClassVar[int]
@@ -307,6 +334,9 @@ class BuildContextRequest(_message.Message):
     MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
     SEMANTIC_FIELD_NUMBER: _ClassVar[int]
     QUERY_EMBEDDING_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TIME_AFTER_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TIME_BEFORE_FIELD_NUMBER: _ClassVar[int]
     parent: str
     query: str
     conversation: str
@@ -314,7 +344,10 @@ class BuildContextRequest(_message.Message):
     max_bytes: int
     semantic: bool
     query_embedding: Embedding
-    def __init__(self, parent: _Optional[str] = ..., query: _Optional[str] = ..., conversation: _Optional[str] = ..., max_entries: _Optional[int] = ..., max_bytes: _Optional[int] = ..., semantic: _Optional[bool] = ..., query_embedding: _Optional[_Union[Embedding, _Mapping]] = ...) -> None: ...
+    as_of: _timestamp_pb2.Timestamp
+    event_time_after: _timestamp_pb2.Timestamp
+    event_time_before: _timestamp_pb2.Timestamp
+    def __init__(self, parent: _Optional[str] = ..., query: _Optional[str] = ..., conversation: _Optional[str] = ..., max_entries: _Optional[int] = ..., max_bytes: _Optional[int] = ..., semantic: _Optional[bool] = ..., query_embedding: _Optional[_Union[Embedding, _Mapping]] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_time_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_time_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class BuildContextResponse(_message.Message):
     __slots__ = ("system_message", "memories", "used_bytes")

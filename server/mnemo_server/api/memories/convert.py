@@ -23,6 +23,7 @@ from mnemo_server.domain.memory_models import (
     RecallHit,
     RecallScope,
     RecallSignal,
+    SaveOutcome,
 )
 from mnemo_server.domain.models import ConversationKey
 from mnemo_server.domain.names import conversation_name, memory_candidate_name, memory_name
@@ -47,6 +48,11 @@ SIGNALS: dict[RecallSignal, pb.RecallSignal] = {
     RecallSignal.SEMANTIC: pb.RECALL_SIGNAL_SEMANTIC,
     RecallSignal.CONVERSATION_SCOPE: pb.RECALL_SIGNAL_CONVERSATION_SCOPE,
     RecallSignal.PINNED: pb.RECALL_SIGNAL_PINNED,
+}
+OUTCOMES: dict[SaveOutcome, pb.SaveOutcome] = {
+    SaveOutcome.CREATED: pb.SAVE_OUTCOME_CREATED,
+    SaveOutcome.HISTORICAL: pb.SAVE_OUTCOME_HISTORICAL,
+    SaveOutcome.DUPLICATE: pb.SAVE_OUTCOME_DUPLICATE,
 }
 CANDIDATE_STATES: dict[CandidateState, pb.CandidateState] = {
     CandidateState.PENDING: pb.CANDIDATE_STATE_PENDING,
@@ -95,6 +101,8 @@ def fill_memory(target: pb.Memory, value: Memory) -> None:
     target.etag = value.etag
     if value.event_time is not None:
         set_timestamp(target.event_time, value.event_time)
+    if value.valid_until is not None:
+        set_timestamp(target.valid_until, value.valid_until)
 
 
 def memory_to_proto(value: Memory) -> pb.Memory:

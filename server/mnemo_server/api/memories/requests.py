@@ -371,10 +371,7 @@ def list_query_of(
     conversation_id = conversation_of(v, request.conversation, "conversation", user_id, call)
     if request.conversation and scope is MemoryScope.IDENTITY:
         v.invalid("conversation", "must be empty when scope is identity")
-    event_after = _optional_time(v, request, "event_time_after", "event_time_after")
-    event_before = _optional_time(v, request, "event_time_before", "event_time_before")
-    if event_after is not None and event_before is not None and event_before <= event_after:
-        v.invalid("event_time_before", "must be after event_time_after")
+    as_of, event_after, event_before = _time_view(v, request)
     check_fields(v, request, RULES)
     return MemoryListQuery(
         limit=limit,
@@ -385,7 +382,25 @@ def list_query_of(
         include_archived=request.include_archived,
         event_after=event_after,
         event_before=event_before,
+        as_of=as_of,
     )
+
+
+TimeView = tuple[datetime | None, datetime | None, datetime | None]
+"""``(as_of, event_after, event_before)`` of a reading request."""
+
+
+def _time_view(
+    v: Validator,
+    request: pb.ListMemoriesRequest | pb.RecallMemoriesRequest | pb.BuildContextRequest,
+) -> TimeView:
+    """The time a read looks at and its event-time range (an empty range refused)."""
+    as_of = _optional_time(v, request, "as_of", "as_of")
+    event_after = _optional_time(v, request, "event_time_after", "event_time_after")
+    event_before = _optional_time(v, request, "event_time_before", "event_time_before")
+    if event_after is not None and event_before is not None and event_before <= event_after:
+        v.invalid("event_time_before", "must be after event_time_after")
+    return as_of, event_after, event_before
 
 
 def _optional_time(v: Validator, holder: Any, name: str, field: str) -> datetime | None:
@@ -408,6 +423,7 @@ def memory_filters(request: pb.ListMemoriesRequest) -> tuple[str, ...]:
         str(request.include_archived),
         _stamp_text(request, "event_time_after"),
         _stamp_text(request, "event_time_before"),
+        _stamp_text(request, "as_of"),
     )
 
 
@@ -448,12 +464,16 @@ def _recall_basics(
     conversation_id = conversation_of(v, request.conversation, "conversation", user_id, call) or ""
     if scope is RecallScope.CONVERSATION and not request.conversation:
         v.invalid("conversation", "is required with conversation scope")
+    as_of, event_after, event_before = _time_view(v, request)
     return RecallQuery(
         text=request.query,
         conversation_id=conversation_id,
         scope=scope,
         semantic=request.semantic if request.HasField("semantic") else None,
         query_embedding=embedding,
+        as_of=as_of,
+        event_after=event_after,
+        event_before=event_before,
     )
 
 
@@ -469,15 +489,7 @@ def recall_query_of(
     max_results = _bounded(
         v, request.max_results, "max_results", DEFAULT_RECALL_RESULTS, MAX_RECALL_RESULTS
     )
-    return RecallQuery(
-        text=query.text,
-        conversation_id=query.conversation_id,
-        scope=scope,
-        max_results=max_results,
-        min_score=min_score,
-        semantic=query.semantic,
-        query_embedding=query.query_embedding,
-    )
+    return replace(query, max_results=max_results, min_score=min_score)
 
 
 def context_query_of(

@@ -121,7 +121,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             )
         (saved,) = written.value
         response = pb.CreateMemoryResponse(
-            archived=_archived(user_id, written.value), change_cursor=written.change_cursor
+            archived=_archived(user_id, written.value),
+            outcome=convert.OUTCOMES[saved.outcome],
+            change_cursor=written.change_cursor,
         )
         convert.fill_memory(response.memory, saved.memory)
         return response
@@ -147,7 +149,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
                 )
             )
         response = pb.BatchCreateMemoriesResponse(
-            archived=_archived(user_id, written.value), change_cursor=written.change_cursor
+            archived=_archived(user_id, written.value),
+            outcomes=[convert.OUTCOMES[s.outcome] for s in written.value],
+            change_cursor=written.change_cursor,
         )
         convert.add_memories(response.memories, tuple(s.memory for s in written.value))
         return response

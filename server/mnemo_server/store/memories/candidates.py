@@ -180,12 +180,15 @@ def approve(tx: Tx, command: ApproveCandidate) -> tuple[Memory, MemoryCandidate]
     draft = replace(candidate.draft, source=MemorySource.EXTRACTOR)
     feed: list[NewChange] = []
     (saved_memory,) = writes.insert_entries(tx, user_id, [(memory_id, draft)], feed=feed)
+    # An exact duplicate of a live entry stores nothing: the candidate is
+    # approved into that entry.
+    saved_id = saved_memory.memory.memory_id
     approved = _resolve(
-        conn, user_id, candidate_id, CandidateState.APPROVED, saved_memory_id=memory_id
+        conn, user_id, candidate_id, CandidateState.APPROVED, saved_memory_id=saved_id
     )
     name = rows.candidate_name(user_id, candidate_id)
-    happened = events.saved([saved_memory.memory])
-    happened += events.resolved("approved", name, rows.memory_name(user_id, memory_id))
+    happened = [] if saved_id != memory_id else events.saved([saved_memory.memory])
+    happened += events.resolved("approved", name, rows.memory_name(user_id, saved_id))
     event_log.record(tx, command.caller, user_id, happened, tenant_id=tenant_id)
     feed.append(change_log.candidate_upserted(approved))
     change_log.append(tx, user_id, feed)

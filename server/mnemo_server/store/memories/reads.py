@@ -17,7 +17,7 @@ from mnemo_server.domain.memory_models import Memory, MemoryListQuery
 from mnemo_server.domain.models import Page
 from mnemo_server.store.engine.statements import Statement
 from mnemo_server.store.governance.consent import check_read_gate
-from mnemo_server.store.memories import rows
+from mnemo_server.store.memories import rows, timeline
 from mnemo_server.store.rows import to_micros
 from mnemo_server.store.schema import memories, user_settings
 
@@ -58,12 +58,15 @@ def _listing(
     after: bool,
     event_after: bool = False,
     event_before: bool = False,
+    as_of: bool = False,
 ) -> Statement:
     """The listing statement for one combination of filters."""
     memory_id = _c.memory_id if dialect == "sqlite" else _c.memory_id.collate("C")
     statement = select(*rows.MEMORY_COLUMNS, _ENABLED).select_from(_FROM)
     statement = statement.where(_c.user_id == bindparam("user_id"))
-    if not archived:
+    if as_of:
+        statement = statement.where(timeline.valid_at(bindparam("as_of")))
+    elif not archived:
         statement = statement.where(_c.archived_at.is_(None))
     if scope:
         statement = statement.where(_c.scope == bindparam("scope"))
@@ -98,6 +101,7 @@ def list_page(conn: Connection, user_id: str, query: MemoryListQuery) -> Page[Me
         after is not None,
         query.event_after is not None,
         query.event_before is not None,
+        query.as_of is not None,
     )
     found = statement.all(
         conn,
@@ -107,6 +111,7 @@ def list_page(conn: Connection, user_id: str, query: MemoryListQuery) -> Page[Me
         key=query.key,
         event_after=None if query.event_after is None else to_micros(query.event_after),
         event_before=None if query.event_before is None else to_micros(query.event_before),
+        as_of=None if query.as_of is None else to_micros(query.as_of),
         after_created_at=None if after is None else int(after[0]),
         after_memory_id=None if after is None else str(after[1]),
         limit=query.limit + 1,

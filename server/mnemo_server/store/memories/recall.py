@@ -33,7 +33,7 @@ from mnemo_server.domain.ranking import (
 )
 from mnemo_server.domain.text_search import query_terms
 from mnemo_server.store.engine.statements import Statement, dialect_of, list_parameter
-from mnemo_server.store.memories import rows
+from mnemo_server.store.memories import rows, timeline
 from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.memories.vector_cache import UserVectors, VectorCache
 from mnemo_server.store.schema import ID, memories, memory_embeddings, memory_user_state
@@ -49,6 +49,9 @@ def recall(
     """The hits for ``query`` (``domain.ranking``), best first; semantic
     candidates only with ``embedding`` (the query's vector). Raises
     EMBEDDING_DIMENSION_MISMATCH (field ``query_embedding.values``)."""
+    if query.in_time:
+        ranked = timeline.recall_in_time(conn, user_id, query, embedding)
+        return recall_hits(ranked, entries(conn, user_id, [r.candidate.memory_id for r in ranked]))
     conversations = visible_conversations(query)
     if not conversations:
         return []

@@ -134,6 +134,7 @@ def memory(row: Any) -> Memory:
         etag=m["etag"],
         embedding=_embedding(m.get("embedding_model"), m.get("embedding_vector")),
         event_time=to_datetime(m["event_at"]),
+        valid_until=None if m["valid_until"] is None else to_datetime(m["valid_until"]),
     )
 
 

@@ -287,7 +287,7 @@ def _pg_lexeme(token: str) -> str:
     return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def _candidates(found: Iterable[tuple[Any, ...]], lookup: dict[str, str]) -> list[Candidate]:
+def candidates_of(found: Iterable[tuple[Any, ...]], lookup: dict[str, str]) -> list[Candidate]:
     """One candidate per entry (rows may repeat one), with its matched terms."""
     made: dict[str, Candidate] = {}
     tokens = lookup.keys()
@@ -301,7 +301,7 @@ def _candidates(found: Iterable[tuple[Any, ...]], lookup: dict[str, str]) -> lis
     return list(made.values())
 
 
-def _lookup(user_id: str, conversations: Sequence[str], terms: Sequence[str]) -> dict[str, str]:
+def term_lookup(user_id: str, conversations: Sequence[str], terms: Sequence[str]) -> dict[str, str]:
     """Each indexed token the query may match -> its term."""
     keys = [visibility_key(user_id, c) for c in conversations]
     return {key + term: term for term in terms for key in keys}
@@ -319,7 +319,7 @@ def lexical_candidates(
     contains (each entry once)."""
     if not conversations:
         return []
-    lookup = _lookup(user_id, conversations, terms)
+    lookup = term_lookup(user_id, conversations, terms)
     keys = [visibility_key(user_id, c) for c in conversations]
     dialect = dialect_of(conn)
     found: list[tuple[Any, ...]] = []
@@ -330,7 +330,7 @@ def lexical_candidates(
         if plan.sampled:
             match = " OR ".join(_fts5_string(key + t) for t in plan.sampled for key in keys)
             found += _SAMPLED_SQLITE.tuples(conn, user_id=user_id, match=match, limit=SAMPLE_SIZE)
-        return _candidates(found, lookup)
+        return candidates_of(found, lookup)
     # PostgreSQL has no statistics of the indexed expression until an
     # ANALYZE, and even with them it may price the GIN index above a scan
     # (10,000 entries: 17 ms scanned, 5 ms through the index); for the
@@ -349,7 +349,7 @@ def lexical_candidates(
         )
     if plan.full or plan.sampled:
         _PLANNER.execute(conn, seqscan="on", bitmapscan="on")
-    return _candidates(found, lookup)
+    return candidates_of(found, lookup)
 
 
 _BY_ID = {
@@ -383,7 +383,7 @@ def candidates_by_id(
     dialect = dialect_of(conn)
     ids = list_parameter(dialect, memory_ids)
     found = _BY_ID[dialect].tuples(conn, user_id=user_id, ids=ids)
-    return _candidates(found, _lookup(user_id, conversations, terms))
+    return candidates_of(found, term_lookup(user_id, conversations, terms))
 
 
 # ------------------------------------------- SQL spelled per backend (cold paths)

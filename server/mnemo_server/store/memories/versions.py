@@ -33,6 +33,7 @@ _ENTRY_COLUMNS = (
     memories.c.source,
     memories.c.created_at,
     memories.c.event_at,
+    memories.c.valid_until,
 )
 
 

@@ -12,12 +12,23 @@ keyed saves leave one live entry and none fails; the partial unique index
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Row, bindparam, insert, select, union_all, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Row,
+    bindparam,
+    insert,
+    literal_column,
+    select,
+    union_all,
+    update,
+)
 
-from mnemo_server.domain import events
+from mnemo_server.domain import events, sameness
 from mnemo_server.domain.changes import NewChange
 from mnemo_server.domain.commands.memories import CreateMemories
 from mnemo_server.domain.embedding import dimension_mismatch
@@ -27,13 +38,14 @@ from mnemo_server.domain.memory_models import (
     Memory,
     MemoryDraft,
     SavedMemory,
+    SaveOutcome,
 )
 from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store.engine.statements import Statement, insert_row
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.governance.consent import open_memory_write
-from mnemo_server.store.memories import backlog, rows
+from mnemo_server.store.memories import backlog, chains, duplicates, rows
 from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.rows import new_etag, now_micros, to_micros
 from mnemo_server.store.schema import (
@@ -163,29 +175,9 @@ def _taken(conn: Connection | Tx, user_id: str, memory_ids: Sequence[str]) -> se
     return taken
 
 
-def _archive_live(conn: Connection, user_id: str, draft: MemoryDraft, now: int) -> list[Memory]:
-    """Archive the live entry of ``draft``'s (scope, conversation, key); the
-    archived entry (without its vector)."""
-    archived = conn.execute(
-        update(memories)
-        .where(
-            memories.c.user_id == user_id,
-            memories.c.scope == draft.scope.value,
-            memories.c.conversation_id == draft.conversation_id,
-            memories.c.key == draft.key,
-            memories.c.archived_at.is_(None),
-        )
-        .values(archived_at=now, etag=new_etag())
-        .returning(*memories.c)
-    ).all()
-    fts.unindex(conn, user_id, [(row.id, row.search_document) for row in archived])
-    return [
-        rows.memory({**row._mapping, "embedding_model": None, "embedding_vector": None})
-        for row in archived
-    ]
-
-
-def _row_values(user_id: str, memory_id: str, draft: MemoryDraft, now: int) -> dict[str, Any]:
+def _row_values(
+    user_id: str, memory_id: str, draft: MemoryDraft, now: int, event: int, print_: str
+) -> dict[str, Any]:
     return {
         "user_id": user_id,
         "memory_id": memory_id,
@@ -199,11 +191,74 @@ def _row_values(user_id: str, memory_id: str, draft: MemoryDraft, now: int) -> d
         "created_at": now,
         "updated_at": now,
         "archived_at": None,
-        "event_at": now if draft.event_time is None else to_micros(draft.event_time),
+        "event_at": event,
+        "valid_until": None,
+        "fingerprint": print_,
         "etag": new_etag(),
         "version": 1,
         "search_document": fts.search_document(user_id, draft.conversation_id, draft.text),
     }
+
+
+_ONE_TAKEN_OR_SAME = Statement(
+    union_all(
+        *(
+            select(
+                table.c.memory_id,
+                literal_column("''").label("fingerprint"),
+                literal_column("''").label("scope"),
+                literal_column("''").label("conversation_id"),
+                literal_column("''").label("key"),
+                literal_column("1").label("taken"),
+            ).where(
+                table.c.user_id == bindparam("user_id"), table.c.memory_id == bindparam("memory_id")
+            )
+            for table in (memories, memory_tombstones)
+        ),
+        select(
+            memories.c.memory_id,
+            memories.c.fingerprint,
+            memories.c.scope,
+            memories.c.conversation_id,
+            memories.c.key,
+            literal_column("0").label("taken"),
+        ).where(
+            memories.c.user_id == bindparam("user_id"),
+            memories.c.fingerprint == bindparam("fingerprint"),
+            memories.c.archived_at.is_(None),
+        ),
+    )
+)
+
+
+def _taken_and_live(
+    tx: Tx, user_id: str, memory_ids: Sequence[str], prints: Sequence[str]
+) -> tuple[set[str], list[duplicates.LiveEntry]]:
+    """The ids among ``memory_ids`` of an entry or a tombstone, and the
+    user's live entries with one of the fingerprints ``prints`` (one
+    statement for one draft)."""
+    if len(memory_ids) == 1:
+        found = _ONE_TAKEN_OR_SAME.all(
+            tx, user_id=user_id, memory_id=memory_ids[0], fingerprint=prints[0]
+        )
+        taken = {row.memory_id for row in found if row.taken}
+        live = [duplicates.LiveEntry(*row[:5]) for row in found if not row.taken]
+        return taken, live
+    return _taken(tx, user_id, memory_ids), duplicates.live_entries(tx, user_id, prints)
+
+
+def _check_ids(user_id: str, memory_ids: Sequence[str], taken: set[str]) -> None:
+    seen: dict[str, int] = {}
+    for i, memory_id in enumerate(memory_ids):
+        if memory_id in taken:
+            raise rows.memory_id_taken(user_id, memory_id, i)
+        if memory_id in seen:
+            raise rows.memory_id_taken(user_id, memory_id, i, same_as=seen[memory_id])
+        seen[memory_id] = i
+
+
+def _chain(draft: MemoryDraft) -> chains.Chain:
+    return (draft.scope.value, draft.conversation_id, draft.key)
 
 
 def insert_entries(
@@ -213,13 +268,22 @@ def insert_entries(
     *,
     feed: list[NewChange] | None = None,
 ) -> tuple[SavedMemory, ...]:
-    """Save ``(memory_id, draft)`` pairs in order (the caller holds
-    the user's memory lock, ``consent.lock_for_memory``), as saving them one at a time would: a keyed draft
-    supersedes the live entry of its key, including an earlier draft of the
-    same call (saved already archived). The changes (each archived entry,
-    then the new one, per draft) are added to ``feed``; a draft without a
-    vector joins the embedding backlog (``backlog.queue``). The saved entries
-    come back without their vectors (``embedding`` ``None``).
+    """Save ``(memory_id, draft)`` pairs in order (the caller holds the
+    user's memory lock, ``consent.lock_for_memory``), as saving them one at
+    a time would:
+
+    - a draft that states the same fact as a live entry (``duplicates``; an
+      earlier draft of the call included) stores nothing: its result is that
+      entry, ``SaveOutcome.DUPLICATE``;
+    - a keyed draft takes its place in its chain by event time
+      (``chains``): it supersedes (archives) the live entry of its key, or,
+      when that entry's fact is newer, is saved as a historical version
+      (``SaveOutcome.HISTORICAL``).
+
+    The changes (each stored entry this call archived or re-dated, then the
+    new ones, in order) are added to ``feed``; a saved draft without a
+    vector joins the embedding backlog (``backlog.queue``). The results
+    come back without vectors (``embedding`` ``None``).
 
     Raises ``AlreadyExists`` (id of an entry or a tombstone, or twice in
     ``drafts``), EMBEDDING_DIMENSION_MISMATCH; both carry the draft's
@@ -227,14 +291,9 @@ def insert_entries(
     """
     conn = tx.conn
     ids = [memory_id for memory_id, _ in drafts]
-    taken = _taken(tx, user_id, ids)
-    seen: dict[str, int] = {}
-    for i, memory_id in enumerate(ids):
-        if memory_id in taken:
-            raise rows.memory_id_taken(user_id, memory_id, i)
-        if memory_id in seen:
-            raise rows.memory_id_taken(user_id, memory_id, i, same_as=seen[memory_id])
-        seen[memory_id] = i
+    prints = [sameness.fingerprint(draft.text) for _, draft in drafts]
+    taken, live = _taken_and_live(tx, user_id, ids, prints)
+    _check_ids(user_id, ids, taken)
     vectors = [
         (Entry(Part.EMBEDDING, i), draft.embedding)
         for i, (_, draft) in enumerate(drafts)
@@ -247,60 +306,137 @@ def insert_entries(
     # next write of the user starts later than that: it waits for this one,
     # which takes far longer than a microsecond per draft.
     now = now_micros()
-    archived: list[list[str]] = [[] for _ in drafts]
-    archived_entries: list[list[Memory]] = [[] for _ in drafts]
-    superseded: dict[int, int] = {}  # draft -> the time a later draft archived it
-    newest: dict[tuple[str, str, str], int] = {}
+    event = [
+        now + i if draft.event_time is None else to_micros(draft.event_time)
+        for i, (_, draft) in enumerate(drafts)
+    ]
+    keyed = Counter(_chain(draft) for _, draft in drafts if draft.key)
+    since: dict[chains.Chain, int] = {}
     for i, (_, draft) in enumerate(drafts):
-        if not draft.key:
-            continue
-        chain = (draft.scope.value, draft.conversation_id, draft.key)
-        if chain in newest:
-            superseded[newest[chain]] = now + i
-            archived[i].append(ids[newest[chain]])
-        else:
-            archived_entries[i] = _archive_live(conn, user_id, draft, now + i)
-            archived[i] = [m.memory_id for m in archived_entries[i]]
-        newest[chain] = i
+        if draft.key:
+            since[_chain(draft)] = min(since.get(_chain(draft), event[i]), event[i])
 
-    values = [_row_values(user_id, m, draft, now + i) for i, (m, draft) in enumerate(drafts)]
-    for i, archived_at in superseded.items():
-        values[i]["archived_at"] = archived_at
-    if len(values) == 1:
-        pks = [int(_INSERT_ONE.scalar(tx, **values[0]))]
-    else:
-        pks = list(
-            conn.execute(
-                insert(memories).returning(memories.c.id, sort_by_parameter_order=True), values
-            ).scalars()
-        )
+    loaded: dict[chains.Chain, list[chains.Link]] = {}
+    links: dict[int, chains.Link] = {}  # draft -> its link, in a loaded chain
+    archived: list[list[str]] = [[] for _ in drafts]
+    archived_rows: list[list[MemoryRow]] = [[] for _ in drafts]
+    same_as: dict[int, str] = {}  # duplicate draft -> the live entry's id
+    gone: set[str] = set()  # live entries this call archived
+    for i, (memory_id, draft) in enumerate(drafts):
+        same = duplicates.first_same(live, draft, prints[i], gone)
+        if same is not None:
+            same_as[i] = same.memory_id
+            continue
+        chain = _chain(draft)
+        if draft.key and chain not in loaded and keyed[chain] == 1:
+            archived_rows[i] = chains.archive_older_live(conn, user_id, chain, event[i], now + i)
+        if draft.key and not archived_rows[i]:
+            if chain not in loaded:
+                loaded[chain] = chains.stored_links(conn, user_id, chain, since[chain])
+            placed = chains.place(loaded[chain], i, event[i], now + i)
+            links[i] = placed.link
+            for link in placed.archived:
+                archived[i].append(ids[link.draft] if link.draft is not None else link.memory_id)
+        archived[i] += [row.memory_id for row in archived_rows[i]]
+        gone.update(archived[i])
+        if i not in links or links[i].live:
+            live.insert(
+                0,
+                duplicates.LiveEntry(
+                    memory_id, prints[i], draft.scope.value, draft.conversation_id, draft.key
+                ),
+            )
+
+    stored = [link for chain_links in loaded.values() for link in chain_links]
+    redated = chains.write_stored(conn, user_id, stored)
+    unindexed = [row for rows_of in archived_rows for row in rows_of]
+    unindexed += [row for row in redated if row.id in chains.archived_pks(stored)]
+    fts.unindex(conn, user_id, [(row.id, row.search_document) for row in unindexed])
+
+    saving = [i for i in range(len(drafts)) if i not in same_as]
+    values = {
+        i: _row_values(user_id, ids[i], drafts[i][1], now + i, event[i], prints[i]) for i in saving
+    }
+    for i, link in links.items():
+        values[i] |= {"valid_until": link.valid_until, "archived_at": link.archived_at}
+    pks = _insert(tx, [values[i] for i in saving])
     fts.index(
         tx,
         user_id,
-        [(pk, values[i]["search_document"]) for i, pk in enumerate(pks) if i not in superseded],
+        [
+            (pk, values[i]["search_document"])
+            for i, pk in zip(saving, pks, strict=True)
+            if values[i]["archived_at"] is None
+        ],
     )
-    for i, pk in enumerate(pks):
+    for i, pk in zip(saving, pks, strict=True):
         values[i] |= {"id": pk, "embedding_model": None, "embedding_vector": None}
+    vectors = [(entry, e) for entry, e in vectors if entry.index in values]
     if vectors:
         conn.execute(
             insert(memory_embeddings),
-            [vector_row(pks[entry.index], user_id, e) for entry, e in vectors],
+            [vector_row(values[entry.index]["id"], user_id, e) for entry, e in vectors],
         )
-    if vectors or any(archived):
+    if vectors or unindexed:
         vectors_changed(conn, user_id)
-    backlog.queue(tx, user_id, [pk for i, pk in enumerate(pks) if drafts[i][1].embedding is None])
+    backlog.queue(tx, user_id, [values[i]["id"] for i in saving if drafts[i][1].embedding is None])
     # The result is built from what was written, as ``get`` would read it but
     # without the vectors: no response carries one, and the change feed and
     # the idempotency record leave them out; so both encode the same entries
     # once (``Tx.memo``), and no vector is decoded back.
+    made = {i: rows.memory(values[i]) for i in saving}
+    by_id = {m.memory_id: m for m in made.values()}
+    missing = sorted({m for m in same_as.values() if m not in by_id})
+    by_id |= _without_vectors(conn, user_id, missing)
     saved = tuple(
-        SavedMemory(rows.memory(values[i]), tuple(archived[i])) for i in range(len(drafts))
+        SavedMemory(by_id[same_as[i]], (), SaveOutcome.DUPLICATE)
+        if i in same_as
+        else SavedMemory(
+            made[i],
+            tuple(archived[i]),
+            SaveOutcome.HISTORICAL if i in links and links[i].historical else SaveOutcome.CREATED,
+        )
+        for i in range(len(drafts))
     )
     if feed is not None:
-        for i, one in enumerate(saved):
-            feed += [change_log.memory_upserted(m) for m in archived_entries[i]]
-            feed.append(change_log.memory_upserted(one.memory))
+        feed += [change_log.memory_upserted(rows.memory(_no_vector(row))) for row in redated]
+        for i in saving:
+            feed += [
+                change_log.memory_upserted(rows.memory(_no_vector(r))) for r in archived_rows[i]
+            ]
+            feed.append(change_log.memory_upserted(made[i]))
     return saved
+
+
+def _no_vector(row: MemoryRow) -> dict[str, Any]:
+    return {**row._mapping, "embedding_model": None, "embedding_vector": None}
+
+
+def _without_vectors(
+    conn: Connection, user_id: str, memory_ids: Sequence[str]
+) -> dict[str, Memory]:
+    """The entries ``memory_ids`` (without their vectors), by id."""
+    if not memory_ids:
+        return {}
+    found = conn.execute(
+        select(memories).where(
+            memories.c.user_id == user_id, fts.one_of(conn, memories.c.memory_id, memory_ids, ID)
+        )
+    ).all()
+    return {row.memory_id: rows.memory(_no_vector(row)) for row in found}
+
+
+def _insert(tx: Tx, values: Sequence[dict[str, Any]]) -> list[int]:
+    """Insert ``values`` (``memories`` rows) in order; their ids."""
+    if not values:
+        return []
+    if len(values) == 1:
+        return [int(_INSERT_ONE.scalar(tx, **values[0]))]
+    return list(
+        tx.conn.execute(
+            insert(memories).returning(memories.c.id, sort_by_parameter_order=True), values
+        ).scalars()
+    )
 
 
 _INSERT_ONE = Statement(insert_row(memories).returning(memories.c.id))
@@ -314,8 +450,8 @@ def create(tx: Tx, command: CreateMemories) -> tuple[SavedMemory, ...]:
     tenant_id = open_memory_write(tx, command.caller, user_id, named)
     feed: list[NewChange] = []
     saved = insert_entries(tx, user_id, drafts, feed=feed)
-    event_log.record(
-        tx, command.caller, user_id, events.saved(s.memory for s in saved), tenant_id=tenant_id
-    )
+    stored = [s.memory for s in saved if s.outcome is not SaveOutcome.DUPLICATE]
+    if stored:
+        event_log.record(tx, command.caller, user_id, events.saved(stored), tenant_id=tenant_id)
     change_log.append(tx, user_id, feed)
     return saved

@@ -33,7 +33,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, insert, literal, select
 
-from mnemo_server.domain import codec
+from mnemo_server.domain import codec, sameness
 from mnemo_server.domain.changes import NewChange
 from mnemo_server.domain.commands.governance import ImportUserData
 from mnemo_server.domain.errors import FailedPrecondition
@@ -279,6 +279,10 @@ def _memory_values(user_id: str, memory: Memory, version: int) -> dict[str, Any]
         "archived_at": _optional_micros(memory.archive_time),
         # An export without event times (older servers): the create time.
         "event_at": convert.to_micros(memory.event_time or memory.create_time),
+        # An export without validity (older servers): an archived entry was
+        # valid until it was archived.
+        "valid_until": _optional_micros(memory.valid_until or memory.archive_time),
+        "fingerprint": sameness.fingerprint(memory.text),
         "etag": _etag(memory.etag),
         "version": version,
         "search_document": fts.search_document(user_id, memory.conversation_id, memory.text),

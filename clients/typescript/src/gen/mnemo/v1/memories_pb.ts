@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file mnemo/v1/memories.proto.
  */
 export const file_mnemo_v1_memories: GenFile = /*@__PURE__*/
-  fileDesc("ChdtbmVtby92MS9tZW1vcmllcy5wcm90bxIIbW5lbW8udjEiKgoJRW1iZWRkaW5nEg0KBW1vZGVsGAEgASgJEg4KBnZhbHVlcxgCIAMoAiKCBAoGTWVtb3J5EgwKBG5hbWUYASABKAkSDAoEdGV4dBgCIAEoCRILCgNrZXkYAyABKAkSJAoFc2NvcGUYBCABKA4yFS5tbmVtby52MS5NZW1vcnlTY29wZRIUCgxjb252ZXJzYXRpb24YBSABKAkSJgoGc291cmNlGAYgASgOMhYubW5lbW8udjEuTWVtb3J5U291cmNlEjAKCG1ldGFkYXRhGAcgAygLMh4ubW5lbW8udjEuTWVtb3J5Lk1ldGFkYXRhRW50cnkSDgoGcGlubmVkGAggASgIEi8KC2NyZWF0ZV90aW1lGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMYXJjaGl2ZV90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgRldGFnGAwgASgJEiYKCWVtYmVkZGluZxgNIAEoCzITLm1uZW1vLnYxLkVtYmVkZGluZxIuCgpldmVudF90aW1lGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiXQoPTWVtb3J5VG9tYnN0b25lEgwKBG5hbWUYASABKAkSCwoDa2V5GAIgASgJEi8KC2RlbGV0ZV90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKLAQoTQ3JlYXRlTWVtb3J5UmVxdWVzdBIOCgZwYXJlbnQYASABKAkSIAoGbWVtb3J5GAIgASgLMhAubW5lbW8udjEuTWVtb3J5EhEKCW1lbW9yeV9pZBgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJEhsKE29yaWdpbl9jb252ZXJzYXRpb24YBSABKAkiYQoUQ3JlYXRlTWVtb3J5UmVzcG9uc2USIAoGbWVtb3J5GAEgASgLMhAubW5lbW8udjEuTWVtb3J5EhAKCGFyY2hpdmVkGAIgAygJEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMicQoaQmF0Y2hDcmVhdGVNZW1vcmllc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEi8KCHJlcXVlc3RzGAIgAygLMh0ubW5lbW8udjEuQ3JlYXRlTWVtb3J5UmVxdWVzdBISCgpyZXF1ZXN0X2lkGAMgASgJImoKG0JhdGNoQ3JlYXRlTWVtb3JpZXNSZXNwb25zZRIiCghtZW1vcmllcxgBIAMoCzIQLm1uZW1vLnYxLk1lbW9yeRIQCghhcmNoaXZlZBgCIAMoCRIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDIiAKEEdldE1lbW9yeVJlcXVlc3QSDAoEbmFtZRgBIAEoCSI1ChFHZXRNZW1vcnlSZXNwb25zZRIgCgZtZW1vcnkYASABKAsyEC5tbmVtby52MS5NZW1vcnkinAIKE0xpc3RNZW1vcmllc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiQKBXNjb3BlGAQgASgOMhUubW5lbW8udjEuTWVtb3J5U2NvcGUSFAoMY29udmVyc2F0aW9uGAUgASgJEhgKEGluY2x1ZGVfYXJjaGl2ZWQYBiABKAgSCwoDa2V5GAcgASgJEjQKEGV2ZW50X3RpbWVfYWZ0ZXIYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKEWV2ZW50X3RpbWVfYmVmb3JlGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJTChRMaXN0TWVtb3JpZXNSZXNwb25zZRIiCghtZW1vcmllcxgBIAMoCzIQLm1uZW1vLnYxLk1lbW9yeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkihQEKE1VwZGF0ZU1lbW9yeVJlcXVlc3QSIAoGbWVtb3J5GAEgASgLMhAubW5lbW8udjEuTWVtb3J5Ei8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIbChNvcmlnaW5fY29udmVyc2F0aW9uGAMgASgJIk8KFFVwZGF0ZU1lbW9yeVJlc3BvbnNlEiAKBm1lbW9yeRgBIAEoCzIQLm1uZW1vLnYxLk1lbW9yeRIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDIk4KE0RlbGV0ZU1lbW9yeVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIMCgRldGFnGAIgASgJEhsKE29yaWdpbl9jb252ZXJzYXRpb24YAyABKAkiWwoURGVsZXRlTWVtb3J5UmVzcG9uc2USLAoJdG9tYnN0b25lGAEgASgLMhkubW5lbW8udjEuTWVtb3J5VG9tYnN0b25lEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiUAoZTGlzdE1lbW9yeVZlcnNpb25zUmVxdWVzdBIMCgRuYW1lGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlkKGkxpc3RNZW1vcnlWZXJzaW9uc1Jlc3BvbnNlEiIKCHZlcnNpb25zGAEgAygLMhAubW5lbW8udjEuTWVtb3J5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSL/AQoVUmVjYWxsTWVtb3JpZXNSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRINCgVxdWVyeRgCIAEoCRIUCgxjb252ZXJzYXRpb24YAyABKAkSJAoFc2NvcGUYBCABKA4yFS5tbmVtby52MS5SZWNhbGxTY29wZRITCgttYXhfcmVzdWx0cxgFIAEoBRIWCgltaW5fc2NvcmUYBiABKAFIAIgBARIVCghzZW1hbnRpYxgHIAEoCEgBiAEBEiwKD3F1ZXJ5X2VtYmVkZGluZxgIIAEoCzITLm1uZW1vLnYxLkVtYmVkZGluZ0IMCgpfbWluX3Njb3JlQgsKCV9zZW1hbnRpYyKAAQoWUmVjYWxsTWVtb3JpZXNSZXNwb25zZRIgCgZtZW1vcnkYASABKAsyEC5tbmVtby52MS5NZW1vcnkSDQoFc2NvcmUYAiABKAESDAoEcmFuaxgDIAEoBRInCgdzaWduYWxzGAQgAygOMhYubW5lbW8udjEuUmVjYWxsU2lnbmFsIsQBChNCdWlsZENvbnRleHRSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRINCgVxdWVyeRgCIAEoCRIUCgxjb252ZXJzYXRpb24YAyABKAkSEwoLbWF4X2VudHJpZXMYBCABKAUSEQoJbWF4X2J5dGVzGAUgASgFEhUKCHNlbWFudGljGAYgASgISACIAQESLAoPcXVlcnlfZW1iZWRkaW5nGAcgASgLMhMubW5lbW8udjEuRW1iZWRkaW5nQgsKCV9zZW1hbnRpYyJUChRCdWlsZENvbnRleHRSZXNwb25zZRIWCg5zeXN0ZW1fbWVzc2FnZRgBIAEoCRIQCghtZW1vcmllcxgCIAMoCRISCgp1c2VkX2J5dGVzGAMgASgFIvgBCg9NZW1vcnlDYW5kaWRhdGUSDAoEbmFtZRgBIAEoCRIgCgZtZW1vcnkYAiABKAsyEC5tbmVtby52MS5NZW1vcnkSJwoFc3RhdGUYAyABKA4yGC5tbmVtby52MS5DYW5kaWRhdGVTdGF0ZRIUCgxjb252ZXJzYXRpb24YBCABKAkSDgoGcnVuX2lkGAUgASgJEgwKBHR1cm4YBiABKAUSEQoJZXh0cmFjdG9yGAcgASgJEi8KC2NyZWF0ZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxzYXZlZF9tZW1vcnkYCSABKAkitgEKFkV4dHJhY3RNZW1vcmllc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEhQKDGNvbnZlcnNhdGlvbhgCIAEoCRIqCghtZXNzYWdlcxgDIAMoCzIYLm1uZW1vLnYxLkhpc3RvcnlNZXNzYWdlEg4KBnJ1bl9pZBgEIAEoCRIMCgR0dXJuGAUgASgFEhgKEHJlcXVpcmVfYXBwcm92YWwYBiABKAgSEgoKcmVxdWVzdF9pZBgHIAEoCSKDAQoXRXh0cmFjdE1lbW9yaWVzUmVzcG9uc2USLQoKY2FuZGlkYXRlcxgBIAMoCzIZLm1uZW1vLnYxLk1lbW9yeUNhbmRpZGF0ZRIiCghtZW1vcmllcxgCIAMoCzIQLm1uZW1vLnYxLk1lbW9yeRIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDInMKHlByb3Bvc2VNZW1vcnlDYW5kaWRhdGVzUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSLQoKY2FuZGlkYXRlcxgCIAMoCzIZLm1uZW1vLnYxLk1lbW9yeUNhbmRpZGF0ZRISCgpyZXF1ZXN0X2lkGAMgASgJImcKH1Byb3Bvc2VNZW1vcnlDYW5kaWRhdGVzUmVzcG9uc2USLQoKY2FuZGlkYXRlcxgBIAMoCzIZLm1uZW1vLnYxLk1lbW9yeUNhbmRpZGF0ZRIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDIm4KG0xpc3RNZW1vcnlDYW5kaWRhdGVzUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSGAoQaW5jbHVkZV9yZXNvbHZlZBgEIAEoCCJmChxMaXN0TWVtb3J5Q2FuZGlkYXRlc1Jlc3BvbnNlEi0KCmNhbmRpZGF0ZXMYASADKAsyGS5tbmVtby52MS5NZW1vcnlDYW5kaWRhdGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIi0KHUFwcHJvdmVNZW1vcnlDYW5kaWRhdGVSZXF1ZXN0EgwKBG5hbWUYASABKAkihwEKHkFwcHJvdmVNZW1vcnlDYW5kaWRhdGVSZXNwb25zZRIgCgZtZW1vcnkYASABKAsyEC5tbmVtby52MS5NZW1vcnkSLAoJY2FuZGlkYXRlGAIgASgLMhkubW5lbW8udjEuTWVtb3J5Q2FuZGlkYXRlEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiLAocUmVqZWN0TWVtb3J5Q2FuZGlkYXRlUmVxdWVzdBIMCgRuYW1lGAEgASgJImQKHVJlamVjdE1lbW9yeUNhbmRpZGF0ZVJlc3BvbnNlEiwKCWNhbmRpZGF0ZRgBIAEoCzIZLm1uZW1vLnYxLk1lbW9yeUNhbmRpZGF0ZRIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDKmUKC01lbW9yeVNjb3BlEhwKGE1FTU9SWV9TQ09QRV9VTlNQRUNJRklFRBAAEhkKFU1FTU9SWV9TQ09QRV9JREVOVElUWRABEh0KGU1FTU9SWV9TQ09QRV9DT05WRVJTQVRJT04QAiqZAQoMTWVtb3J5U291cmNlEh0KGU1FTU9SWV9TT1VSQ0VfVU5TUEVDSUZJRUQQABIbChdNRU1PUllfU09VUkNFX1RPT0xfQ0FMTBABEhsKF01FTU9SWV9TT1VSQ0VfRVhUUkFDVE9SEAISFgoSTUVNT1JZX1NPVVJDRV9VU0VSEAMSGAoUTUVNT1JZX1NPVVJDRV9JTVBPUlQQBCplCgtSZWNhbGxTY29wZRIcChhSRUNBTExfU0NPUEVfVU5TUEVDSUZJRUQQABIZChVSRUNBTExfU0NPUEVfSURFTlRJVFkQARIdChlSRUNBTExfU0NPUEVfQ09OVkVSU0FUSU9OEAIqpAEKDFJlY2FsbFNpZ25hbBIdChlSRUNBTExfU0lHTkFMX1VOU1BFQ0lGSUVEEAASGQoVUkVDQUxMX1NJR05BTF9MRVhJQ0FMEAESGgoWUkVDQUxMX1NJR05BTF9TRU1BTlRJQxACEiQKIFJFQ0FMTF9TSUdOQUxfQ09OVkVSU0FUSU9OX1NDT1BFEAMSGAoUUkVDQUxMX1NJR05BTF9QSU5ORUQQBCqpAQoOQ2FuZGlkYXRlU3RhdGUSHwobQ0FORElEQVRFX1NUQVRFX1VOU1BFQ0lGSUVEEAASGwoXQ0FORElEQVRFX1NUQVRFX1BFTkRJTkcQARIcChhDQU5ESURBVEVfU1RBVEVfQVBQUk9WRUQQAhIcChhDQU5ESURBVEVfU1RBVEVfUkVKRUNURUQQAxIdChlDQU5ESURBVEVfU1RBVEVfQ0FOQ0VMTEVEEAQyggoKDU1lbW9yeVNlcnZpY2USTQoMQ3JlYXRlTWVtb3J5Eh0ubW5lbW8udjEuQ3JlYXRlTWVtb3J5UmVxdWVzdBoeLm1uZW1vLnYxLkNyZWF0ZU1lbW9yeVJlc3BvbnNlEmIKE0JhdGNoQ3JlYXRlTWVtb3JpZXMSJC5tbmVtby52MS5CYXRjaENyZWF0ZU1lbW9yaWVzUmVxdWVzdBolLm1uZW1vLnYxLkJhdGNoQ3JlYXRlTWVtb3JpZXNSZXNwb25zZRJECglHZXRNZW1vcnkSGi5tbmVtby52MS5HZXRNZW1vcnlSZXF1ZXN0GhsubW5lbW8udjEuR2V0TWVtb3J5UmVzcG9uc2USTQoMTGlzdE1lbW9yaWVzEh0ubW5lbW8udjEuTGlzdE1lbW9yaWVzUmVxdWVzdBoeLm1uZW1vLnYxLkxpc3RNZW1vcmllc1Jlc3BvbnNlEk0KDFVwZGF0ZU1lbW9yeRIdLm1uZW1vLnYxLlVwZGF0ZU1lbW9yeVJlcXVlc3QaHi5tbmVtby52MS5VcGRhdGVNZW1vcnlSZXNwb25zZRJNCgxEZWxldGVNZW1vcnkSHS5tbmVtby52MS5EZWxldGVNZW1vcnlSZXF1ZXN0Gh4ubW5lbW8udjEuRGVsZXRlTWVtb3J5UmVzcG9uc2USXwoSTGlzdE1lbW9yeVZlcnNpb25zEiMubW5lbW8udjEuTGlzdE1lbW9yeVZlcnNpb25zUmVxdWVzdBokLm1uZW1vLnYxLkxpc3RNZW1vcnlWZXJzaW9uc1Jlc3BvbnNlElUKDlJlY2FsbE1lbW9yaWVzEh8ubW5lbW8udjEuUmVjYWxsTWVtb3JpZXNSZXF1ZXN0GiAubW5lbW8udjEuUmVjYWxsTWVtb3JpZXNSZXNwb25zZTABEk0KDEJ1aWxkQ29udGV4dBIdLm1uZW1vLnYxLkJ1aWxkQ29udGV4dFJlcXVlc3QaHi5tbmVtby52MS5CdWlsZENvbnRleHRSZXNwb25zZRJWCg9FeHRyYWN0TWVtb3JpZXMSIC5tbmVtby52MS5FeHRyYWN0TWVtb3JpZXNSZXF1ZXN0GiEubW5lbW8udjEuRXh0cmFjdE1lbW9yaWVzUmVzcG9uc2USbgoXUHJvcG9zZU1lbW9yeUNhbmRpZGF0ZXMSKC5tbmVtby52MS5Qcm9wb3NlTWVtb3J5Q2FuZGlkYXRlc1JlcXVlc3QaKS5tbmVtby52MS5Qcm9wb3NlTWVtb3J5Q2FuZGlkYXRlc1Jlc3BvbnNlEmUKFExpc3RNZW1vcnlDYW5kaWRhdGVzEiUubW5lbW8udjEuTGlzdE1lbW9yeUNhbmRpZGF0ZXNSZXF1ZXN0GiYubW5lbW8udjEuTGlzdE1lbW9yeUNhbmRpZGF0ZXNSZXNwb25zZRJrChZBcHByb3ZlTWVtb3J5Q2FuZGlkYXRlEicubW5lbW8udjEuQXBwcm92ZU1lbW9yeUNhbmRpZGF0ZVJlcXVlc3QaKC5tbmVtby52MS5BcHByb3ZlTWVtb3J5Q2FuZGlkYXRlUmVzcG9uc2USaAoVUmVqZWN0TWVtb3J5Q2FuZGlkYXRlEiYubW5lbW8udjEuUmVqZWN0TWVtb3J5Q2FuZGlkYXRlUmVxdWVzdBonLm1uZW1vLnYxLlJlamVjdE1lbW9yeUNhbmRpZGF0ZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_mnemo_v1_conversations]);
+  fileDesc("ChdtbmVtby92MS9tZW1vcmllcy5wcm90bxIIbW5lbW8udjEiKgoJRW1iZWRkaW5nEg0KBW1vZGVsGAEgASgJEg4KBnZhbHVlcxgCIAMoAiKzBAoGTWVtb3J5EgwKBG5hbWUYASABKAkSDAoEdGV4dBgCIAEoCRILCgNrZXkYAyABKAkSJAoFc2NvcGUYBCABKA4yFS5tbmVtby52MS5NZW1vcnlTY29wZRIUCgxjb252ZXJzYXRpb24YBSABKAkSJgoGc291cmNlGAYgASgOMhYubW5lbW8udjEuTWVtb3J5U291cmNlEjAKCG1ldGFkYXRhGAcgAygLMh4ubW5lbW8udjEuTWVtb3J5Lk1ldGFkYXRhRW50cnkSDgoGcGlubmVkGAggASgIEi8KC2NyZWF0ZV90aW1lGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMYXJjaGl2ZV90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgRldGFnGAwgASgJEiYKCWVtYmVkZGluZxgNIAEoCzITLm1uZW1vLnYxLkVtYmVkZGluZxIuCgpldmVudF90aW1lGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt2YWxpZF91bnRpbBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIl0KD01lbW9yeVRvbWJzdG9uZRIMCgRuYW1lGAEgASgJEgsKA2tleRgCIAEoCRIvCgtkZWxldGVfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAivQEKE0NyZWF0ZU1lbW9yeVJlcXVlc3QSDgoGcGFyZW50GAEgASgJEiAKBm1lbW9yeRgCIAEoCzIQLm1uZW1vLnYxLk1lbW9yeRIRCgltZW1vcnlfaWQYAyABKAkSEgoKcmVxdWVzdF9pZBgEIAEoCRIbChNvcmlnaW5fY29udmVyc2F0aW9uGAUgASgJEhwKD25lYXJfZHVwbGljYXRlcxgGIAEoCEgAiAEBQhIKEF9uZWFyX2R1cGxpY2F0ZXMiiQEKFENyZWF0ZU1lbW9yeVJlc3BvbnNlEiAKBm1lbW9yeRgBIAEoCzIQLm1uZW1vLnYxLk1lbW9yeRIQCghhcmNoaXZlZBgCIAMoCRImCgdvdXRjb21lGAMgASgOMhUubW5lbW8udjEuU2F2ZU91dGNvbWUSFQoNY2hhbmdlX2N1cnNvchgPIAEoAyJxChpCYXRjaENyZWF0ZU1lbW9yaWVzUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSLwoIcmVxdWVzdHMYAiADKAsyHS5tbmVtby52MS5DcmVhdGVNZW1vcnlSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYAyABKAkikwEKG0JhdGNoQ3JlYXRlTWVtb3JpZXNSZXNwb25zZRIiCghtZW1vcmllcxgBIAMoCzIQLm1uZW1vLnYxLk1lbW9yeRInCghvdXRjb21lcxgDIAMoDjIVLm1uZW1vLnYxLlNhdmVPdXRjb21lEhAKCGFyY2hpdmVkGAIgAygJEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiIAoQR2V0TWVtb3J5UmVxdWVzdBIMCgRuYW1lGAEgASgJIjUKEUdldE1lbW9yeVJlc3BvbnNlEiAKBm1lbW9yeRgBIAEoCzIQLm1uZW1vLnYxLk1lbW9yeSLHAgoTTGlzdE1lbW9yaWVzUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSJAoFc2NvcGUYBCABKA4yFS5tbmVtby52MS5NZW1vcnlTY29wZRIUCgxjb252ZXJzYXRpb24YBSABKAkSGAoQaW5jbHVkZV9hcmNoaXZlZBgGIAEoCBILCgNrZXkYByABKAkSNAoQZXZlbnRfdGltZV9hZnRlchgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNQoRZXZlbnRfdGltZV9iZWZvcmUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKBWFzX29mGAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJTChRMaXN0TWVtb3JpZXNSZXNwb25zZRIiCghtZW1vcmllcxgBIAMoCzIQLm1uZW1vLnYxLk1lbW9yeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkihQEKE1VwZGF0ZU1lbW9yeVJlcXVlc3QSIAoGbWVtb3J5GAEgASgLMhAubW5lbW8udjEuTWVtb3J5Ei8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIbChNvcmlnaW5fY29udmVyc2F0aW9uGAMgASgJIk8KFFVwZGF0ZU1lbW9yeVJlc3BvbnNlEiAKBm1lbW9yeRgBIAEoCzIQLm1uZW1vLnYxLk1lbW9yeRIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDIk4KE0RlbGV0ZU1lbW9yeVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIMCgRldGFnGAIgASgJEhsKE29yaWdpbl9jb252ZXJzYXRpb24YAyABKAkiWwoURGVsZXRlTWVtb3J5UmVzcG9uc2USLAoJdG9tYnN0b25lGAEgASgLMhkubW5lbW8udjEuTWVtb3J5VG9tYnN0b25lEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiUAoZTGlzdE1lbW9yeVZlcnNpb25zUmVxdWVzdBIMCgRuYW1lGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlkKGkxpc3RNZW1vcnlWZXJzaW9uc1Jlc3BvbnNlEiIKCHZlcnNpb25zGAEgAygLMhAubW5lbW8udjEuTWVtb3J5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKXAwoVUmVjYWxsTWVtb3JpZXNSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRINCgVxdWVyeRgCIAEoCRIUCgxjb252ZXJzYXRpb24YAyABKAkSJAoFc2NvcGUYBCABKA4yFS5tbmVtby52MS5SZWNhbGxTY29wZRITCgttYXhfcmVzdWx0cxgFIAEoBRIWCgltaW5fc2NvcmUYBiABKAFIAIgBARIVCghzZW1hbnRpYxgHIAEoCEgBiAEBEiwKD3F1ZXJ5X2VtYmVkZGluZxgIIAEoCzITLm1uZW1vLnYxLkVtYmVkZGluZxIpCgVhc19vZhgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNAoQZXZlbnRfdGltZV9hZnRlchgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNQoRZXZlbnRfdGltZV9iZWZvcmUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgwKCl9taW5fc2NvcmVCCwoJX3NlbWFudGljIoABChZSZWNhbGxNZW1vcmllc1Jlc3BvbnNlEiAKBm1lbW9yeRgBIAEoCzIQLm1uZW1vLnYxLk1lbW9yeRINCgVzY29yZRgCIAEoARIMCgRyYW5rGAMgASgFEicKB3NpZ25hbHMYBCADKA4yFi5tbmVtby52MS5SZWNhbGxTaWduYWwi3AIKE0J1aWxkQ29udGV4dFJlcXVlc3QSDgoGcGFyZW50GAEgASgJEg0KBXF1ZXJ5GAIgASgJEhQKDGNvbnZlcnNhdGlvbhgDIAEoCRITCgttYXhfZW50cmllcxgEIAEoBRIRCgltYXhfYnl0ZXMYBSABKAUSFQoIc2VtYW50aWMYBiABKAhIAIgBARIsCg9xdWVyeV9lbWJlZGRpbmcYByABKAsyEy5tbmVtby52MS5FbWJlZGRpbmcSKQoFYXNfb2YYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEGV2ZW50X3RpbWVfYWZ0ZXIYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKEWV2ZW50X3RpbWVfYmVmb3JlGAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEILCglfc2VtYW50aWMiVAoUQnVpbGRDb250ZXh0UmVzcG9uc2USFgoOc3lzdGVtX21lc3NhZ2UYASABKAkSEAoIbWVtb3JpZXMYAiADKAkSEgoKdXNlZF9ieXRlcxgDIAEoBSL4AQoPTWVtb3J5Q2FuZGlkYXRlEgwKBG5hbWUYASABKAkSIAoGbWVtb3J5GAIgASgLMhAubW5lbW8udjEuTWVtb3J5EicKBXN0YXRlGAMgASgOMhgubW5lbW8udjEuQ2FuZGlkYXRlU3RhdGUSFAoMY29udmVyc2F0aW9uGAQgASgJEg4KBnJ1bl9pZBgFIAEoCRIMCgR0dXJuGAYgASgFEhEKCWV4dHJhY3RvchgHIAEoCRIvCgtjcmVhdGVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMc2F2ZWRfbWVtb3J5GAkgASgJIrYBChZFeHRyYWN0TWVtb3JpZXNSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRIUCgxjb252ZXJzYXRpb24YAiABKAkSKgoIbWVzc2FnZXMYAyADKAsyGC5tbmVtby52MS5IaXN0b3J5TWVzc2FnZRIOCgZydW5faWQYBCABKAkSDAoEdHVybhgFIAEoBRIYChByZXF1aXJlX2FwcHJvdmFsGAYgASgIEhIKCnJlcXVlc3RfaWQYByABKAkigwEKF0V4dHJhY3RNZW1vcmllc1Jlc3BvbnNlEi0KCmNhbmRpZGF0ZXMYASADKAsyGS5tbmVtby52MS5NZW1vcnlDYW5kaWRhdGUSIgoIbWVtb3JpZXMYAiADKAsyEC5tbmVtby52MS5NZW1vcnkSFQoNY2hhbmdlX2N1cnNvchgPIAEoAyJzCh5Qcm9wb3NlTWVtb3J5Q2FuZGlkYXRlc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEi0KCmNhbmRpZGF0ZXMYAiADKAsyGS5tbmVtby52MS5NZW1vcnlDYW5kaWRhdGUSEgoKcmVxdWVzdF9pZBgDIAEoCSJnCh9Qcm9wb3NlTWVtb3J5Q2FuZGlkYXRlc1Jlc3BvbnNlEi0KCmNhbmRpZGF0ZXMYASADKAsyGS5tbmVtby52MS5NZW1vcnlDYW5kaWRhdGUSFQoNY2hhbmdlX2N1cnNvchgPIAEoAyJuChtMaXN0TWVtb3J5Q2FuZGlkYXRlc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhgKEGluY2x1ZGVfcmVzb2x2ZWQYBCABKAgiZgocTGlzdE1lbW9yeUNhbmRpZGF0ZXNSZXNwb25zZRItCgpjYW5kaWRhdGVzGAEgAygLMhkubW5lbW8udjEuTWVtb3J5Q2FuZGlkYXRlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSItCh1BcHByb3ZlTWVtb3J5Q2FuZGlkYXRlUmVxdWVzdBIMCgRuYW1lGAEgASgJIocBCh5BcHByb3ZlTWVtb3J5Q2FuZGlkYXRlUmVzcG9uc2USIAoGbWVtb3J5GAEgASgLMhAubW5lbW8udjEuTWVtb3J5EiwKCWNhbmRpZGF0ZRgCIAEoCzIZLm1uZW1vLnYxLk1lbW9yeUNhbmRpZGF0ZRIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDIiwKHFJlamVjdE1lbW9yeUNhbmRpZGF0ZVJlcXVlc3QSDAoEbmFtZRgBIAEoCSJkCh1SZWplY3RNZW1vcnlDYW5kaWRhdGVSZXNwb25zZRIsCgljYW5kaWRhdGUYASABKAsyGS5tbmVtby52MS5NZW1vcnlDYW5kaWRhdGUSFQoNY2hhbmdlX2N1cnNvchgPIAEoAyplCgtNZW1vcnlTY29wZRIcChhNRU1PUllfU0NPUEVfVU5TUEVDSUZJRUQQABIZChVNRU1PUllfU0NPUEVfSURFTlRJVFkQARIdChlNRU1PUllfU0NPUEVfQ09OVkVSU0FUSU9OEAIqmQEKDE1lbW9yeVNvdXJjZRIdChlNRU1PUllfU09VUkNFX1VOU1BFQ0lGSUVEEAASGwoXTUVNT1JZX1NPVVJDRV9UT09MX0NBTEwQARIbChdNRU1PUllfU09VUkNFX0VYVFJBQ1RPUhACEhYKEk1FTU9SWV9TT1VSQ0VfVVNFUhADEhgKFE1FTU9SWV9TT1VSQ0VfSU1QT1JUEAQqfgoLU2F2ZU91dGNvbWUSHAoYU0FWRV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASGAoUU0FWRV9PVVRDT01FX0NSRUFURUQQARIbChdTQVZFX09VVENPTUVfSElTVE9SSUNBTBACEhoKFlNBVkVfT1VUQ09NRV9EVVBMSUNBVEUQAyplCgtSZWNhbGxTY29wZRIcChhSRUNBTExfU0NPUEVfVU5TUEVDSUZJRUQQABIZChVSRUNBTExfU0NPUEVfSURFTlRJVFkQARIdChlSRUNBTExfU0NPUEVfQ09OVkVSU0FUSU9OEAIqpAEKDFJlY2FsbFNpZ25hbBIdChlSRUNBTExfU0lHTkFMX1VOU1BFQ0lGSUVEEAASGQoVUkVDQUxMX1NJR05BTF9MRVhJQ0FMEAESGgoWUkVDQUxMX1NJR05BTF9TRU1BTlRJQxACEiQKIFJFQ0FMTF9TSUdOQUxfQ09OVkVSU0FUSU9OX1NDT1BFEAMSGAoUUkVDQUxMX1NJR05BTF9QSU5ORUQQBCqpAQoOQ2FuZGlkYXRlU3RhdGUSHwobQ0FORElEQVRFX1NUQVRFX1VOU1BFQ0lGSUVEEAASGwoXQ0FORElEQVRFX1NUQVRFX1BFTkRJTkcQARIcChhDQU5ESURBVEVfU1RBVEVfQVBQUk9WRUQQAhIcChhDQU5ESURBVEVfU1RBVEVfUkVKRUNURUQQAxIdChlDQU5ESURBVEVfU1RBVEVfQ0FOQ0VMTEVEEAQyggoKDU1lbW9yeVNlcnZpY2USTQoMQ3JlYXRlTWVtb3J5Eh0ubW5lbW8udjEuQ3JlYXRlTWVtb3J5UmVxdWVzdBoeLm1uZW1vLnYxLkNyZWF0ZU1lbW9yeVJlc3BvbnNlEmIKE0JhdGNoQ3JlYXRlTWVtb3JpZXMSJC5tbmVtby52MS5CYXRjaENyZWF0ZU1lbW9yaWVzUmVxdWVzdBolLm1uZW1vLnYxLkJhdGNoQ3JlYXRlTWVtb3JpZXNSZXNwb25zZRJECglHZXRNZW1vcnkSGi5tbmVtby52MS5HZXRNZW1vcnlSZXF1ZXN0GhsubW5lbW8udjEuR2V0TWVtb3J5UmVzcG9uc2USTQoMTGlzdE1lbW9yaWVzEh0ubW5lbW8udjEuTGlzdE1lbW9yaWVzUmVxdWVzdBoeLm1uZW1vLnYxLkxpc3RNZW1vcmllc1Jlc3BvbnNlEk0KDFVwZGF0ZU1lbW9yeRIdLm1uZW1vLnYxLlVwZGF0ZU1lbW9yeVJlcXVlc3QaHi5tbmVtby52MS5VcGRhdGVNZW1vcnlSZXNwb25zZRJNCgxEZWxldGVNZW1vcnkSHS5tbmVtby52MS5EZWxldGVNZW1vcnlSZXF1ZXN0Gh4ubW5lbW8udjEuRGVsZXRlTWVtb3J5UmVzcG9uc2USXwoSTGlzdE1lbW9yeVZlcnNpb25zEiMubW5lbW8udjEuTGlzdE1lbW9yeVZlcnNpb25zUmVxdWVzdBokLm1uZW1vLnYxLkxpc3RNZW1vcnlWZXJzaW9uc1Jlc3BvbnNlElUKDlJlY2FsbE1lbW9yaWVzEh8ubW5lbW8udjEuUmVjYWxsTWVtb3JpZXNSZXF1ZXN0GiAubW5lbW8udjEuUmVjYWxsTWVtb3JpZXNSZXNwb25zZTABEk0KDEJ1aWxkQ29udGV4dBIdLm1uZW1vLnYxLkJ1aWxkQ29udGV4dFJlcXVlc3QaHi5tbmVtby52MS5CdWlsZENvbnRleHRSZXNwb25zZRJWCg9FeHRyYWN0TWVtb3JpZXMSIC5tbmVtby52MS5FeHRyYWN0TWVtb3JpZXNSZXF1ZXN0GiEubW5lbW8udjEuRXh0cmFjdE1lbW9yaWVzUmVzcG9uc2USbgoXUHJvcG9zZU1lbW9yeUNhbmRpZGF0ZXMSKC5tbmVtby52MS5Qcm9wb3NlTWVtb3J5Q2FuZGlkYXRlc1JlcXVlc3QaKS5tbmVtby52MS5Qcm9wb3NlTWVtb3J5Q2FuZGlkYXRlc1Jlc3BvbnNlEmUKFExpc3RNZW1vcnlDYW5kaWRhdGVzEiUubW5lbW8udjEuTGlzdE1lbW9yeUNhbmRpZGF0ZXNSZXF1ZXN0GiYubW5lbW8udjEuTGlzdE1lbW9yeUNhbmRpZGF0ZXNSZXNwb25zZRJrChZBcHByb3ZlTWVtb3J5Q2FuZGlkYXRlEicubW5lbW8udjEuQXBwcm92ZU1lbW9yeUNhbmRpZGF0ZVJlcXVlc3QaKC5tbmVtby52MS5BcHByb3ZlTWVtb3J5Q2FuZGlkYXRlUmVzcG9uc2USaAoVUmVqZWN0TWVtb3J5Q2FuZGlkYXRlEiYubW5lbW8udjEuUmVqZWN0TWVtb3J5Q2FuZGlkYXRlUmVxdWVzdBonLm1uZW1vLnYxLlJlamVjdE1lbW9yeUNhbmRpZGF0ZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_mnemo_v1_conversations]);
 
 /**
  * A vector for semantic recall.
@@ -148,11 +148,20 @@ export type Memory = Message<"mnemo.v1.Memory"> & {
    * conversation of last year, or a save an offline device sends late, keeps
    * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
    * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
-   * import.
+   * import. A keyed entry is valid from its event time until `valid_until`.
    *
    * @generated from field: google.protobuf.Timestamp event_time = 14;
    */
   eventTime?: Timestamp | undefined;
+
+  /**
+   * Output only. The event time of the keyed entry that superseded this one:
+   * its fact was true from `event_time` until then. Unset: still valid (an
+   * entry without a key is never superseded).
+   *
+   * @generated from field: google.protobuf.Timestamp valid_until = 15;
+   */
+  validUntil?: Timestamp | undefined;
 };
 
 /**
@@ -243,6 +252,17 @@ export type CreateMemoryRequest = Message<"mnemo.v1.CreateMemoryRequest"> & {
    * @generated from field: string origin_conversation = 5;
    */
   originConversation: string;
+
+  /**
+   * Also treat as the same fact a live entry whose text means the same by
+   * embedding similarity (cosine at or above the server's
+   * `--near-duplicate-threshold`), not only an identical text. Unset: the
+   * server's `--near-duplicates` setting (off by default). Needs the
+   * server's embedder (else FAILED_PRECONDITION / EMBEDDER_UNAVAILABLE).
+   *
+   * @generated from field: optional bool near_duplicates = 6;
+   */
+  nearDuplicates?: boolean | undefined;
 };
 
 /**
@@ -259,7 +279,8 @@ export const CreateMemoryRequestSchema: GenMessage<CreateMemoryRequest> = /*@__P
  */
 export type CreateMemoryResponse = Message<"mnemo.v1.CreateMemoryResponse"> & {
   /**
-   * The saved entry.
+   * The saved entry; with SAVE_OUTCOME_DUPLICATE, the live entry that already
+   * states the fact.
    *
    * @generated from field: mnemo.v1.Memory memory = 1;
    */
@@ -271,6 +292,13 @@ export type CreateMemoryResponse = Message<"mnemo.v1.CreateMemoryResponse"> & {
    * @generated from field: repeated string archived = 2;
    */
   archived: string[];
+
+  /**
+   * What the save did: created, historical or duplicate.
+   *
+   * @generated from field: mnemo.v1.SaveOutcome outcome = 3;
+   */
+  outcome: SaveOutcome;
 
   /**
    * The cursor of the last change this write appended to the user's change
@@ -336,11 +364,19 @@ export const BatchCreateMemoriesRequestSchema: GenMessage<BatchCreateMemoriesReq
 export type BatchCreateMemoriesResponse = Message<"mnemo.v1.BatchCreateMemoriesResponse"> & {
   /**
    * The saved entries, in the order of the requests. An entry that a later
-   * keyed entry of the same batch superseded has `archive_time` set.
+   * keyed entry of the same batch superseded has `archive_time` set; a
+   * duplicate is the live entry (or earlier entry of the batch) it repeats.
    *
    * @generated from field: repeated mnemo.v1.Memory memories = 1;
    */
   memories: Memory[];
+
+  /**
+   * What each save did, in the order of the requests.
+   *
+   * @generated from field: repeated mnemo.v1.SaveOutcome outcomes = 3;
+   */
+  outcomes: SaveOutcome[];
 
   /**
    * The entries this batch archived (stored ones, and entries of the batch
@@ -480,6 +516,15 @@ export type ListMemoriesRequest = Message<"mnemo.v1.ListMemoriesRequest"> & {
    * @generated from field: google.protobuf.Timestamp event_time_before = 9;
    */
   eventTimeBefore?: Timestamp | undefined;
+
+  /**
+   * What was true at this time: the entries whose validity (`event_time`
+   * until `valid_until`) contains it, archived or not (then
+   * `include_archived` has no effect). Deleted entries are in no view.
+   *
+   * @generated from field: google.protobuf.Timestamp as_of = 10;
+   */
+  asOf?: Timestamp | undefined;
 };
 
 /**
@@ -784,6 +829,29 @@ export type RecallMemoriesRequest = Message<"mnemo.v1.RecallMemoriesRequest"> & 
    * @generated from field: mnemo.v1.Embedding query_embedding = 8;
    */
   queryEmbedding?: Embedding | undefined;
+
+  /**
+   * Recall what was true at this time: the entries whose validity
+   * (`event_time` until `valid_until`) contains it, including entries
+   * superseded since. Deleted entries are in no view.
+   *
+   * @generated from field: google.protobuf.Timestamp as_of = 9;
+   */
+  asOf?: Timestamp | undefined;
+
+  /**
+   * Only entries whose `event_time` is at or after this time.
+   *
+   * @generated from field: google.protobuf.Timestamp event_time_after = 10;
+   */
+  eventTimeAfter?: Timestamp | undefined;
+
+  /**
+   * Only entries whose `event_time` is before this time.
+   *
+   * @generated from field: google.protobuf.Timestamp event_time_before = 11;
+   */
+  eventTimeBefore?: Timestamp | undefined;
 };
 
 /**
@@ -890,6 +958,28 @@ export type BuildContextRequest = Message<"mnemo.v1.BuildContextRequest"> & {
    * @generated from field: mnemo.v1.Embedding query_embedding = 7;
    */
   queryEmbedding?: Embedding | undefined;
+
+  /**
+   * Build the context from what was true at this time (as RecallMemories'
+   * `as_of`).
+   *
+   * @generated from field: google.protobuf.Timestamp as_of = 8;
+   */
+  asOf?: Timestamp | undefined;
+
+  /**
+   * Only entries whose `event_time` is at or after this time.
+   *
+   * @generated from field: google.protobuf.Timestamp event_time_after = 9;
+   */
+  eventTimeAfter?: Timestamp | undefined;
+
+  /**
+   * Only entries whose `event_time` is before this time.
+   *
+   * @generated from field: google.protobuf.Timestamp event_time_before = 10;
+   */
+  eventTimeBefore?: Timestamp | undefined;
 };
 
 /**
@@ -1443,6 +1533,52 @@ export const MemorySourceSchema: GenEnum<MemorySource> = /*@__PURE__*/
   enumDesc(file_mnemo_v1_memories, 1);
 
 /**
+ * What a save did with its entry.
+ *
+ * @generated from enum mnemo.v1.SaveOutcome
+ */
+export enum SaveOutcome {
+  /**
+   * Not set (never returned).
+   *
+   * @generated from enum value: SAVE_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Stored; with a key, it is now the current entry of its key.
+   *
+   * @generated from enum value: SAVE_OUTCOME_CREATED = 1;
+   */
+  CREATED = 1,
+
+  /**
+   * Stored as an earlier version of its key: an entry of the same key with a
+   * later `event_time` is current and stays so (a late save of an older
+   * fact). The entry comes back with `archive_time` and `valid_until` set.
+   *
+   * @generated from enum value: SAVE_OUTCOME_HISTORICAL = 2;
+   */
+  HISTORICAL = 2,
+
+  /**
+   * Nothing stored: the same fact is already a live entry of the same scope
+   * and conversation (and key, for a keyed save; compared after the
+   * normalisation docs/api/memories.md describes, or, when asked, by
+   * embedding similarity). The memory is that entry, unchanged.
+   *
+   * @generated from enum value: SAVE_OUTCOME_DUPLICATE = 3;
+   */
+  DUPLICATE = 3,
+}
+
+/**
+ * Describes the enum mnemo.v1.SaveOutcome.
+ */
+export const SaveOutcomeSchema: GenEnum<SaveOutcome> = /*@__PURE__*/
+  enumDesc(file_mnemo_v1_memories, 2);
+
+/**
  * Which scopes a recall searches.
  *
  * @generated from enum mnemo.v1.RecallScope
@@ -1474,7 +1610,7 @@ export enum RecallScope {
  * Describes the enum mnemo.v1.RecallScope.
  */
 export const RecallScopeSchema: GenEnum<RecallScope> = /*@__PURE__*/
-  enumDesc(file_mnemo_v1_memories, 2);
+  enumDesc(file_mnemo_v1_memories, 3);
 
 /**
  * A reason an entry was recalled.
@@ -1522,7 +1658,7 @@ export enum RecallSignal {
  * Describes the enum mnemo.v1.RecallSignal.
  */
 export const RecallSignalSchema: GenEnum<RecallSignal> = /*@__PURE__*/
-  enumDesc(file_mnemo_v1_memories, 3);
+  enumDesc(file_mnemo_v1_memories, 4);
 
 /**
  * Where a candidate stands.
@@ -1570,7 +1706,7 @@ export enum CandidateState {
  * Describes the enum mnemo.v1.CandidateState.
  */
 export const CandidateStateSchema: GenEnum<CandidateState> = /*@__PURE__*/
-  enumDesc(file_mnemo_v1_memories, 4);
+  enumDesc(file_mnemo_v1_memories, 5);
 
 /**
  * MemoryService keeps long-term facts about a user (gecx-chat memory):

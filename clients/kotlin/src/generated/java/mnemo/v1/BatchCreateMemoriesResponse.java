@@ -20,6 +20,7 @@ public  final class BatchCreateMemoriesResponse extends
     BatchCreateMemoriesResponseOrBuilder {
   private BatchCreateMemoriesResponse() {
     memories_ = emptyProtobufList();
+    outcomes_ = emptyIntList();
     archived_ = emptyProtobufList();
   }
   public static final int MEMORIES_FIELD_NUMBER = 1;
@@ -27,7 +28,8 @@ public  final class BatchCreateMemoriesResponse extends
   /**
    * <pre>
    * The saved entries, in the order of the requests. An entry that a later
-   * keyed entry of the same batch superseded has `archive_time` set.
+   * keyed entry of the same batch superseded has `archive_time` set; a
+   * duplicate is the live entry (or earlier entry of the batch) it repeats.
    * </pre>
    *
    * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -39,7 +41,8 @@ public  final class BatchCreateMemoriesResponse extends
   /**
    * <pre>
    * The saved entries, in the order of the requests. An entry that a later
-   * keyed entry of the same batch superseded has `archive_time` set.
+   * keyed entry of the same batch superseded has `archive_time` set; a
+   * duplicate is the live entry (or earlier entry of the batch) it repeats.
    * </pre>
    *
    * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -51,7 +54,8 @@ public  final class BatchCreateMemoriesResponse extends
   /**
    * <pre>
    * The saved entries, in the order of the requests. An entry that a later
-   * keyed entry of the same batch superseded has `archive_time` set.
+   * keyed entry of the same batch superseded has `archive_time` set; a
+   * duplicate is the live entry (or earlier entry of the batch) it repeats.
    * </pre>
    *
    * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -63,7 +67,8 @@ public  final class BatchCreateMemoriesResponse extends
   /**
    * <pre>
    * The saved entries, in the order of the requests. An entry that a later
-   * keyed entry of the same batch superseded has `archive_time` set.
+   * keyed entry of the same batch superseded has `archive_time` set; a
+   * duplicate is the live entry (or earlier entry of the batch) it repeats.
    * </pre>
    *
    * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -75,7 +80,8 @@ public  final class BatchCreateMemoriesResponse extends
   /**
    * <pre>
    * The saved entries, in the order of the requests. An entry that a later
-   * keyed entry of the same batch superseded has `archive_time` set.
+   * keyed entry of the same batch superseded has `archive_time` set; a
+   * duplicate is the live entry (or earlier entry of the batch) it repeats.
    * </pre>
    *
    * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -95,7 +101,8 @@ public  final class BatchCreateMemoriesResponse extends
   /**
    * <pre>
    * The saved entries, in the order of the requests. An entry that a later
-   * keyed entry of the same batch superseded has `archive_time` set.
+   * keyed entry of the same batch superseded has `archive_time` set; a
+   * duplicate is the live entry (or earlier entry of the batch) it repeats.
    * </pre>
    *
    * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -109,7 +116,8 @@ public  final class BatchCreateMemoriesResponse extends
   /**
    * <pre>
    * The saved entries, in the order of the requests. An entry that a later
-   * keyed entry of the same batch superseded has `archive_time` set.
+   * keyed entry of the same batch superseded has `archive_time` set; a
+   * duplicate is the live entry (or earlier entry of the batch) it repeats.
    * </pre>
    *
    * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -122,7 +130,8 @@ public  final class BatchCreateMemoriesResponse extends
   /**
    * <pre>
    * The saved entries, in the order of the requests. An entry that a later
-   * keyed entry of the same batch superseded has `archive_time` set.
+   * keyed entry of the same batch superseded has `archive_time` set; a
+   * duplicate is the live entry (or earlier entry of the batch) it repeats.
    * </pre>
    *
    * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -136,7 +145,8 @@ public  final class BatchCreateMemoriesResponse extends
   /**
    * <pre>
    * The saved entries, in the order of the requests. An entry that a later
-   * keyed entry of the same batch superseded has `archive_time` set.
+   * keyed entry of the same batch superseded has `archive_time` set; a
+   * duplicate is the live entry (or earlier entry of the batch) it repeats.
    * </pre>
    *
    * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -150,7 +160,8 @@ public  final class BatchCreateMemoriesResponse extends
   /**
    * <pre>
    * The saved entries, in the order of the requests. An entry that a later
-   * keyed entry of the same batch superseded has `archive_time` set.
+   * keyed entry of the same batch superseded has `archive_time` set; a
+   * duplicate is the live entry (or earlier entry of the batch) it repeats.
    * </pre>
    *
    * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -161,7 +172,8 @@ public  final class BatchCreateMemoriesResponse extends
   /**
    * <pre>
    * The saved entries, in the order of the requests. An entry that a later
-   * keyed entry of the same batch superseded has `archive_time` set.
+   * keyed entry of the same batch superseded has `archive_time` set; a
+   * duplicate is the live entry (or earlier entry of the batch) it repeats.
    * </pre>
    *
    * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -169,6 +181,187 @@ public  final class BatchCreateMemoriesResponse extends
   private void removeMemories(int index) {
     ensureMemoriesIsMutable();
     memories_.remove(index);
+  }
+
+  public static final int OUTCOMES_FIELD_NUMBER = 3;
+  private com.google.protobuf.Internal.IntList outcomes_;
+  private static final com.google.protobuf.Internal.IntListAdapter.IntConverter<
+      mnemo.v1.SaveOutcome> outcomes_converter_ =
+          new com.google.protobuf.Internal.IntListAdapter.IntConverter<
+              mnemo.v1.SaveOutcome>() {
+            @java.lang.Override
+            public mnemo.v1.SaveOutcome convert(int from) {
+              mnemo.v1.SaveOutcome result = mnemo.v1.SaveOutcome.forNumber(from);
+              return result == null ? mnemo.v1.SaveOutcome.UNRECOGNIZED : result;
+            }
+          };
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @return A list containing the outcomes.
+   */
+  @java.lang.Override
+  public java.util.List<mnemo.v1.SaveOutcome> getOutcomesList() {
+    return new com.google.protobuf.Internal.IntListAdapter<
+        mnemo.v1.SaveOutcome>(outcomes_, outcomes_converter_);
+  }
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @return The count of outcomes.
+   */
+  @java.lang.Override
+  public int getOutcomesCount() {
+    return outcomes_.size();
+  }
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @param index The index of the element to return.
+   * @return The outcomes at the given index.
+   */
+  @java.lang.Override
+  public mnemo.v1.SaveOutcome getOutcomes(int index) {
+    mnemo.v1.SaveOutcome result = mnemo.v1.SaveOutcome.forNumber(outcomes_.getInt(index));
+    return result == null ? mnemo.v1.SaveOutcome.UNRECOGNIZED : result;
+  }
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @return A list containing the enum numeric values on the wire for outcomes.
+   */
+  @java.lang.Override
+  public java.util.List<java.lang.Integer>
+  getOutcomesValueList() {
+    return outcomes_;
+  }
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @param index The index of the value to return.
+   * @return The enum numeric value on the wire of outcomes at the given index.
+   */
+  @java.lang.Override
+  public int getOutcomesValue(int index) {
+    return outcomes_.getInt(index);
+  }
+  private int outcomesMemoizedSerializedSize;
+  private void ensureOutcomesIsMutable() {
+    com.google.protobuf.Internal.IntList tmp = outcomes_;
+    if (!tmp.isModifiable()) {
+      outcomes_ =
+          com.google.protobuf.GeneratedMessageLite.mutableCopy(tmp);
+    }
+  }
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @param index The index to set the value at.
+   * @param value The outcomes to set.
+   * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+   */
+  private void setOutcomes(
+      int index, mnemo.v1.SaveOutcome value) {
+    java.util.Objects.requireNonNull(value);
+    ensureOutcomesIsMutable();
+    outcomes_.setInt(index, value.getNumber());
+  }
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @param value The outcomes to add.
+   */
+  private void addOutcomes(mnemo.v1.SaveOutcome value) {
+    java.util.Objects.requireNonNull(value);
+    ensureOutcomesIsMutable();
+    outcomes_.addInt(value.getNumber());
+  }
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @param values The outcomes to add.
+   * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+   */
+  private void addAllOutcomes(
+      java.lang.Iterable<? extends mnemo.v1.SaveOutcome> values) {
+    ensureOutcomesIsMutable();
+    for (mnemo.v1.SaveOutcome value : values) {
+      outcomes_.addInt(value.getNumber());
+    }
+  }
+  /**
+   * ```
+   * What each save did, in the order of the requests.
+   * ```
+   *
+   * `repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];`
+   */
+  private void clearOutcomes() {
+    outcomes_ = emptyIntList();
+  }
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @param value The enum numeric value on the wire for outcomes to set.
+   */
+  private void setOutcomesValue(
+      int index, int value) {
+    ensureOutcomesIsMutable();
+    outcomes_.setInt(index, value);
+  }
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @param value The enum numeric value on the wire for outcomes to add.
+   */
+  private void addOutcomesValue(int value) {
+    ensureOutcomesIsMutable();
+    outcomes_.addInt(value);
+  }
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @param values The enum numeric values on the wire for outcomes to add.
+   */
+  private void addAllOutcomesValue(
+      java.lang.Iterable<java.lang.Integer> values) {
+    ensureOutcomesIsMutable();
+    for (int value : values) {
+      outcomes_.addInt(value);
+    }
   }
 
   public static final int ARCHIVED_FIELD_NUMBER = 2;
@@ -469,7 +662,8 @@ public  final class BatchCreateMemoriesResponse extends
     /**
      * <pre>
      * The saved entries, in the order of the requests. An entry that a later
-     * keyed entry of the same batch superseded has `archive_time` set.
+     * keyed entry of the same batch superseded has `archive_time` set; a
+     * duplicate is the live entry (or earlier entry of the batch) it repeats.
      * </pre>
      *
      * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -482,7 +676,8 @@ public  final class BatchCreateMemoriesResponse extends
     /**
      * <pre>
      * The saved entries, in the order of the requests. An entry that a later
-     * keyed entry of the same batch superseded has `archive_time` set.
+     * keyed entry of the same batch superseded has `archive_time` set; a
+     * duplicate is the live entry (or earlier entry of the batch) it repeats.
      * </pre>
      *
      * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -493,7 +688,8 @@ public  final class BatchCreateMemoriesResponse extends
     }/**
      * <pre>
      * The saved entries, in the order of the requests. An entry that a later
-     * keyed entry of the same batch superseded has `archive_time` set.
+     * keyed entry of the same batch superseded has `archive_time` set; a
+     * duplicate is the live entry (or earlier entry of the batch) it repeats.
      * </pre>
      *
      * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -505,7 +701,8 @@ public  final class BatchCreateMemoriesResponse extends
     /**
      * <pre>
      * The saved entries, in the order of the requests. An entry that a later
-     * keyed entry of the same batch superseded has `archive_time` set.
+     * keyed entry of the same batch superseded has `archive_time` set; a
+     * duplicate is the live entry (or earlier entry of the batch) it repeats.
      * </pre>
      *
      * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -519,7 +716,8 @@ public  final class BatchCreateMemoriesResponse extends
     /**
      * <pre>
      * The saved entries, in the order of the requests. An entry that a later
-     * keyed entry of the same batch superseded has `archive_time` set.
+     * keyed entry of the same batch superseded has `archive_time` set; a
+     * duplicate is the live entry (or earlier entry of the batch) it repeats.
      * </pre>
      *
      * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -534,7 +732,8 @@ public  final class BatchCreateMemoriesResponse extends
     /**
      * <pre>
      * The saved entries, in the order of the requests. An entry that a later
-     * keyed entry of the same batch superseded has `archive_time` set.
+     * keyed entry of the same batch superseded has `archive_time` set; a
+     * duplicate is the live entry (or earlier entry of the batch) it repeats.
      * </pre>
      *
      * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -547,7 +746,8 @@ public  final class BatchCreateMemoriesResponse extends
     /**
      * <pre>
      * The saved entries, in the order of the requests. An entry that a later
-     * keyed entry of the same batch superseded has `archive_time` set.
+     * keyed entry of the same batch superseded has `archive_time` set; a
+     * duplicate is the live entry (or earlier entry of the batch) it repeats.
      * </pre>
      *
      * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -561,7 +761,8 @@ public  final class BatchCreateMemoriesResponse extends
     /**
      * <pre>
      * The saved entries, in the order of the requests. An entry that a later
-     * keyed entry of the same batch superseded has `archive_time` set.
+     * keyed entry of the same batch superseded has `archive_time` set; a
+     * duplicate is the live entry (or earlier entry of the batch) it repeats.
      * </pre>
      *
      * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -575,7 +776,8 @@ public  final class BatchCreateMemoriesResponse extends
     /**
      * <pre>
      * The saved entries, in the order of the requests. An entry that a later
-     * keyed entry of the same batch superseded has `archive_time` set.
+     * keyed entry of the same batch superseded has `archive_time` set; a
+     * duplicate is the live entry (or earlier entry of the batch) it repeats.
      * </pre>
      *
      * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -590,7 +792,8 @@ public  final class BatchCreateMemoriesResponse extends
     /**
      * <pre>
      * The saved entries, in the order of the requests. An entry that a later
-     * keyed entry of the same batch superseded has `archive_time` set.
+     * keyed entry of the same batch superseded has `archive_time` set; a
+     * duplicate is the live entry (or earlier entry of the batch) it repeats.
      * </pre>
      *
      * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -604,7 +807,8 @@ public  final class BatchCreateMemoriesResponse extends
     /**
      * <pre>
      * The saved entries, in the order of the requests. An entry that a later
-     * keyed entry of the same batch superseded has `archive_time` set.
+     * keyed entry of the same batch superseded has `archive_time` set; a
+     * duplicate is the live entry (or earlier entry of the batch) it repeats.
      * </pre>
      *
      * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -617,7 +821,8 @@ public  final class BatchCreateMemoriesResponse extends
     /**
      * <pre>
      * The saved entries, in the order of the requests. An entry that a later
-     * keyed entry of the same batch superseded has `archive_time` set.
+     * keyed entry of the same batch superseded has `archive_time` set; a
+     * duplicate is the live entry (or earlier entry of the batch) it repeats.
      * </pre>
      *
      * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -625,6 +830,175 @@ public  final class BatchCreateMemoriesResponse extends
     public Builder removeMemories(int index) {
       copyOnWrite();
       instance.removeMemories(index);
+      return this;
+    }
+
+    /**
+     * <pre>
+     * What each save did, in the order of the requests.
+     * </pre>
+     *
+     * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+     * @return A list containing the outcomes.
+     */
+    @java.lang.Override
+    public java.util.List<mnemo.v1.SaveOutcome> getOutcomesList() {
+      return instance.getOutcomesList();
+    }
+    /**
+     * <pre>
+     * What each save did, in the order of the requests.
+     * </pre>
+     *
+     * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+     * @return The count of outcomes.
+     */
+    @java.lang.Override
+    public int getOutcomesCount() {
+      return instance.getOutcomesCount();
+    }
+    /**
+     * <pre>
+     * What each save did, in the order of the requests.
+     * </pre>
+     *
+     * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+     * @param index The index of the element to return.
+     * @return The outcomes at the given index.
+     */
+    @java.lang.Override
+    public mnemo.v1.SaveOutcome getOutcomes(int index) {
+      return instance.getOutcomes(index);
+    }
+    /**
+     * <pre>
+     * What each save did, in the order of the requests.
+     * </pre>
+     *
+     * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+     * @param index The index to set the value at.
+     * @param value The outcomes to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setOutcomes(
+        int index, mnemo.v1.SaveOutcome value) {
+      copyOnWrite();
+      instance.setOutcomes(index, value);
+      return this;
+    }
+    /**
+     * <pre>
+     * What each save did, in the order of the requests.
+     * </pre>
+     *
+     * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+     * @param value The outcomes to add.
+     * @return This builder for chaining.
+     */
+    public Builder addOutcomes(mnemo.v1.SaveOutcome value) {
+      copyOnWrite();
+      instance.addOutcomes(value);
+      return this;
+    }
+    /**
+     * <pre>
+     * What each save did, in the order of the requests.
+     * </pre>
+     *
+     * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+     * @param values The outcomes to add.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder addAllOutcomes(
+        java.lang.Iterable<? extends mnemo.v1.SaveOutcome> values) {
+      copyOnWrite();
+      instance.addAllOutcomes(values);  return this;
+    }
+    /**
+     * <pre>
+     * What each save did, in the order of the requests.
+     * </pre>
+     *
+     * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearOutcomes() {
+      copyOnWrite();
+      instance.clearOutcomes();
+      return this;
+    }
+    /**
+     * <pre>
+     * What each save did, in the order of the requests.
+     * </pre>
+     *
+     * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+     * @return A list containing the enum numeric values on the wire for outcomes.
+     */
+    @java.lang.Override
+    public java.util.List<java.lang.Integer>
+    getOutcomesValueList() {
+      return java.util.Collections.unmodifiableList(
+          instance.getOutcomesValueList());
+    }
+    /**
+     * <pre>
+     * What each save did, in the order of the requests.
+     * </pre>
+     *
+     * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+     * @param index The index of the value to return.
+     * @return The enum numeric value on the wire of outcomes at the given index.
+     */
+    @java.lang.Override
+    public int getOutcomesValue(int index) {
+      return instance.getOutcomesValue(index);
+    }
+    /**
+     * <pre>
+     * What each save did, in the order of the requests.
+     * </pre>
+     *
+     * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+     * @param index The index to set the value at.
+     * @param value The enum numeric value on the wire for outcomes to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOutcomesValue(
+        int index, int value) {
+      copyOnWrite();
+      instance.setOutcomesValue(index, value);
+      return this;
+    }
+    /**
+     * <pre>
+     * What each save did, in the order of the requests.
+     * </pre>
+     *
+     * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+     * @param value The enum numeric value on the wire for outcomes to add.
+     * @return This builder for chaining.
+     */
+    public Builder addOutcomesValue(int value) {
+      copyOnWrite();
+      instance.addOutcomesValue(value);
+      return this;
+    }
+    /**
+     * <pre>
+     * What each save did, in the order of the requests.
+     * </pre>
+     *
+     * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+     * @param values The enum numeric values on the wire for outcomes to add.
+     * @return This builder for chaining.
+     */
+    public Builder addAllOutcomesValue(
+        java.lang.Iterable<java.lang.Integer> values) {
+      copyOnWrite();
+      instance.addAllOutcomesValue(values);
       return this;
     }
 
@@ -842,11 +1216,12 @@ public  final class BatchCreateMemoriesResponse extends
             "memories_",
             mnemo.v1.Memory.class,
             "archived_",
+            "outcomes_",
             "changeCursor_",
           };
           java.lang.String info =
-              "\u0000\u0003\u0000\u0000\u0001\u000f\u0003\u0000\u0002\u0000\u0001\u001b\u0002\u021a" +
-              "\u000f\u0002";
+              "\u0000\u0004\u0000\u0000\u0001\u000f\u0004\u0000\u0003\u0000\u0001\u001b\u0002\u021a" +
+              "\u0003,\u000f\u0002";
           return newMessageInfo(DEFAULT_INSTANCE, info, objects);
       }
       case GET_DEFAULT_INSTANCE: {

@@ -13,7 +13,8 @@ public interface BatchCreateMemoriesResponseOrBuilder extends
   /**
    * <pre>
    * The saved entries, in the order of the requests. An entry that a later
-   * keyed entry of the same batch superseded has `archive_time` set.
+   * keyed entry of the same batch superseded has `archive_time` set; a
+   * duplicate is the live entry (or earlier entry of the batch) it repeats.
    * </pre>
    *
    * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -23,7 +24,8 @@ public interface BatchCreateMemoriesResponseOrBuilder extends
   /**
    * <pre>
    * The saved entries, in the order of the requests. An entry that a later
-   * keyed entry of the same batch superseded has `archive_time` set.
+   * keyed entry of the same batch superseded has `archive_time` set; a
+   * duplicate is the live entry (or earlier entry of the batch) it repeats.
    * </pre>
    *
    * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
@@ -32,12 +34,62 @@ public interface BatchCreateMemoriesResponseOrBuilder extends
   /**
    * <pre>
    * The saved entries, in the order of the requests. An entry that a later
-   * keyed entry of the same batch superseded has `archive_time` set.
+   * keyed entry of the same batch superseded has `archive_time` set; a
+   * duplicate is the live entry (or earlier entry of the batch) it repeats.
    * </pre>
    *
    * <code>repeated .mnemo.v1.Memory memories = 1 [json_name = "memories"];</code>
    */
   int getMemoriesCount();
+
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @return A list containing the outcomes.
+   */
+  java.util.List<mnemo.v1.SaveOutcome> getOutcomesList();
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @return The count of outcomes.
+   */
+  int getOutcomesCount();
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @param index The index of the element to return.
+   * @return The outcomes at the given index.
+   */
+  mnemo.v1.SaveOutcome getOutcomes(int index);
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @return A list containing the enum numeric values on the wire for outcomes.
+   */
+  java.util.List<java.lang.Integer>
+  getOutcomesValueList();
+  /**
+   * <pre>
+   * What each save did, in the order of the requests.
+   * </pre>
+   *
+   * <code>repeated .mnemo.v1.SaveOutcome outcomes = 3 [json_name = "outcomes"];</code>
+   * @param index The index of the value to return.
+   * @return The enum numeric value on the wire of outcomes at the given index.
+   */
+  int getOutcomesValue(int index);
 
   /**
    * <pre>

@@ -422,6 +422,212 @@ public  final class BuildContextRequest extends
     bitField0_ = (bitField0_ & ~0x00000002);
   }
 
+  public static final int AS_OF_FIELD_NUMBER = 8;
+  private com.google.protobuf.Timestamp asOf_;
+  /**
+   * <pre>
+   * Build the context from what was true at this time (as RecallMemories'
+   * `as_of`).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 8 [json_name = "asOf"];</code>
+   */
+  @java.lang.Override
+  public boolean hasAsOf() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * Build the context from what was true at this time (as RecallMemories'
+   * `as_of`).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 8 [json_name = "asOf"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getAsOf() {
+    return asOf_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : asOf_;
+  }
+  /**
+   * <pre>
+   * Build the context from what was true at this time (as RecallMemories'
+   * `as_of`).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 8 [json_name = "asOf"];</code>
+   */
+  private void setAsOf(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    asOf_ = value;
+    bitField0_ |= 0x00000004;
+  }
+  /**
+   * <pre>
+   * Build the context from what was true at this time (as RecallMemories'
+   * `as_of`).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 8 [json_name = "asOf"];</code>
+   */
+  @java.lang.SuppressWarnings("ReferenceEquality")
+  private void mergeAsOf(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    if (asOf_ != null &&
+        asOf_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+      asOf_ =
+        com.google.protobuf.Timestamp.newBuilder(asOf_).mergeFrom(value).buildPartial();
+    } else {
+      asOf_ = value;
+    }
+    bitField0_ |= 0x00000004;
+  }
+  /**
+   * <pre>
+   * Build the context from what was true at this time (as RecallMemories'
+   * `as_of`).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 8 [json_name = "asOf"];</code>
+   */
+  private void clearAsOf() {
+    asOf_ = null;
+    bitField0_ = (bitField0_ & ~0x00000004);
+  }
+
+  public static final int EVENT_TIME_AFTER_FIELD_NUMBER = 9;
+  private com.google.protobuf.Timestamp eventTimeAfter_;
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 9 [json_name = "eventTimeAfter"];</code>
+   */
+  @java.lang.Override
+  public boolean hasEventTimeAfter() {
+    return ((bitField0_ & 0x00000008) != 0);
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 9 [json_name = "eventTimeAfter"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getEventTimeAfter() {
+    return eventTimeAfter_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : eventTimeAfter_;
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 9 [json_name = "eventTimeAfter"];</code>
+   */
+  private void setEventTimeAfter(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    eventTimeAfter_ = value;
+    bitField0_ |= 0x00000008;
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 9 [json_name = "eventTimeAfter"];</code>
+   */
+  @java.lang.SuppressWarnings("ReferenceEquality")
+  private void mergeEventTimeAfter(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    if (eventTimeAfter_ != null &&
+        eventTimeAfter_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+      eventTimeAfter_ =
+        com.google.protobuf.Timestamp.newBuilder(eventTimeAfter_).mergeFrom(value).buildPartial();
+    } else {
+      eventTimeAfter_ = value;
+    }
+    bitField0_ |= 0x00000008;
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 9 [json_name = "eventTimeAfter"];</code>
+   */
+  private void clearEventTimeAfter() {
+    eventTimeAfter_ = null;
+    bitField0_ = (bitField0_ & ~0x00000008);
+  }
+
+  public static final int EVENT_TIME_BEFORE_FIELD_NUMBER = 10;
+  private com.google.protobuf.Timestamp eventTimeBefore_;
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 10 [json_name = "eventTimeBefore"];</code>
+   */
+  @java.lang.Override
+  public boolean hasEventTimeBefore() {
+    return ((bitField0_ & 0x00000010) != 0);
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 10 [json_name = "eventTimeBefore"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getEventTimeBefore() {
+    return eventTimeBefore_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : eventTimeBefore_;
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 10 [json_name = "eventTimeBefore"];</code>
+   */
+  private void setEventTimeBefore(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    eventTimeBefore_ = value;
+    bitField0_ |= 0x00000010;
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 10 [json_name = "eventTimeBefore"];</code>
+   */
+  @java.lang.SuppressWarnings("ReferenceEquality")
+  private void mergeEventTimeBefore(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    if (eventTimeBefore_ != null &&
+        eventTimeBefore_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+      eventTimeBefore_ =
+        com.google.protobuf.Timestamp.newBuilder(eventTimeBefore_).mergeFrom(value).buildPartial();
+    } else {
+      eventTimeBefore_ = value;
+    }
+    bitField0_ |= 0x00000010;
+  }
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 10 [json_name = "eventTimeBefore"];</code>
+   */
+  private void clearEventTimeBefore() {
+    eventTimeBefore_ = null;
+    bitField0_ = (bitField0_ & ~0x00000010);
+  }
+
   public static mnemo.v1.BuildContextRequest parseFrom(
       java.nio.ByteBuffer data)
       throws com.google.protobuf.InvalidProtocolBufferException {
@@ -937,6 +1143,225 @@ public  final class BuildContextRequest extends
       return this;
     }
 
+    /**
+     * <pre>
+     * Build the context from what was true at this time (as RecallMemories'
+     * `as_of`).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp as_of = 8 [json_name = "asOf"];</code>
+     */
+    @java.lang.Override
+    public boolean hasAsOf() {
+      return instance.hasAsOf();
+    }
+    /**
+     * <pre>
+     * Build the context from what was true at this time (as RecallMemories'
+     * `as_of`).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp as_of = 8 [json_name = "asOf"];</code>
+     */
+    @java.lang.Override
+    public com.google.protobuf.Timestamp getAsOf() {
+      return instance.getAsOf();
+    }
+    /**
+     * <pre>
+     * Build the context from what was true at this time (as RecallMemories'
+     * `as_of`).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp as_of = 8 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.setAsOf(value);
+      return this;
+      }
+    /**
+     * <pre>
+     * Build the context from what was true at this time (as RecallMemories'
+     * `as_of`).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp as_of = 8 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      copyOnWrite();
+      instance.setAsOf(builderForValue.build());
+      return this;
+    }
+    /**
+     * <pre>
+     * Build the context from what was true at this time (as RecallMemories'
+     * `as_of`).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp as_of = 8 [json_name = "asOf"];</code>
+     */
+    public Builder mergeAsOf(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.mergeAsOf(value);
+      return this;
+    }
+    /**
+     * <pre>
+     * Build the context from what was true at this time (as RecallMemories'
+     * `as_of`).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp as_of = 8 [json_name = "asOf"];</code>
+     */
+    public Builder clearAsOf() {  copyOnWrite();
+      instance.clearAsOf();
+      return this;
+    }
+
+    /**
+     * <pre>
+     * Only entries whose `event_time` is at or after this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_after = 9 [json_name = "eventTimeAfter"];</code>
+     */
+    @java.lang.Override
+    public boolean hasEventTimeAfter() {
+      return instance.hasEventTimeAfter();
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is at or after this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_after = 9 [json_name = "eventTimeAfter"];</code>
+     */
+    @java.lang.Override
+    public com.google.protobuf.Timestamp getEventTimeAfter() {
+      return instance.getEventTimeAfter();
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is at or after this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_after = 9 [json_name = "eventTimeAfter"];</code>
+     */
+    public Builder setEventTimeAfter(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.setEventTimeAfter(value);
+      return this;
+      }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is at or after this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_after = 9 [json_name = "eventTimeAfter"];</code>
+     */
+    public Builder setEventTimeAfter(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      copyOnWrite();
+      instance.setEventTimeAfter(builderForValue.build());
+      return this;
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is at or after this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_after = 9 [json_name = "eventTimeAfter"];</code>
+     */
+    public Builder mergeEventTimeAfter(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.mergeEventTimeAfter(value);
+      return this;
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is at or after this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_after = 9 [json_name = "eventTimeAfter"];</code>
+     */
+    public Builder clearEventTimeAfter() {  copyOnWrite();
+      instance.clearEventTimeAfter();
+      return this;
+    }
+
+    /**
+     * <pre>
+     * Only entries whose `event_time` is before this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_before = 10 [json_name = "eventTimeBefore"];</code>
+     */
+    @java.lang.Override
+    public boolean hasEventTimeBefore() {
+      return instance.hasEventTimeBefore();
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is before this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_before = 10 [json_name = "eventTimeBefore"];</code>
+     */
+    @java.lang.Override
+    public com.google.protobuf.Timestamp getEventTimeBefore() {
+      return instance.getEventTimeBefore();
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is before this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_before = 10 [json_name = "eventTimeBefore"];</code>
+     */
+    public Builder setEventTimeBefore(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.setEventTimeBefore(value);
+      return this;
+      }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is before this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_before = 10 [json_name = "eventTimeBefore"];</code>
+     */
+    public Builder setEventTimeBefore(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      copyOnWrite();
+      instance.setEventTimeBefore(builderForValue.build());
+      return this;
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is before this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_before = 10 [json_name = "eventTimeBefore"];</code>
+     */
+    public Builder mergeEventTimeBefore(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.mergeEventTimeBefore(value);
+      return this;
+    }
+    /**
+     * <pre>
+     * Only entries whose `event_time` is before this time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time_before = 10 [json_name = "eventTimeBefore"];</code>
+     */
+    public Builder clearEventTimeBefore() {  copyOnWrite();
+      instance.clearEventTimeBefore();
+      return this;
+    }
+
     // @@protoc_insertion_point(builder_scope:mnemo.v1.BuildContextRequest)
   }
   @java.lang.Override
@@ -961,10 +1386,14 @@ public  final class BuildContextRequest extends
             "maxBytes_",
             "semantic_",
             "queryEmbedding_",
+            "asOf_",
+            "eventTimeAfter_",
+            "eventTimeBefore_",
           };
           java.lang.String info =
-              "\u0000\u0007\u0000\u0001\u0001\u0007\u0007\u0000\u0000\u0000\u0001\u0208\u0002\u0208" +
-              "\u0003\u0208\u0004\u0004\u0005\u0004\u0006\u1007\u0000\u0007\u1009\u0001";
+              "\u0000\n\u0000\u0001\u0001\n\n\u0000\u0000\u0000\u0001\u0208\u0002\u0208\u0003\u0208" +
+              "\u0004\u0004\u0005\u0004\u0006\u1007\u0000\u0007\u1009\u0001\b\u1009\u0002\t\u1009" +
+              "\u0003\n\u1009\u0004";
           return newMessageInfo(DEFAULT_INSTANCE, info, objects);
       }
       case GET_DEFAULT_INSTANCE: {

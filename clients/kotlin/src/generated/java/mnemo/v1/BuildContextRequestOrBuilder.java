@@ -129,4 +129,63 @@ public interface BuildContextRequestOrBuilder extends
    * @return The queryEmbedding.
    */
   mnemo.v1.Embedding getQueryEmbedding();
+
+  /**
+   * <pre>
+   * Build the context from what was true at this time (as RecallMemories'
+   * `as_of`).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 8 [json_name = "asOf"];</code>
+   * @return Whether the asOf field is set.
+   */
+  boolean hasAsOf();
+  /**
+   * <pre>
+   * Build the context from what was true at this time (as RecallMemories'
+   * `as_of`).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 8 [json_name = "asOf"];</code>
+   * @return The asOf.
+   */
+  com.google.protobuf.Timestamp getAsOf();
+
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 9 [json_name = "eventTimeAfter"];</code>
+   * @return Whether the eventTimeAfter field is set.
+   */
+  boolean hasEventTimeAfter();
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 9 [json_name = "eventTimeAfter"];</code>
+   * @return The eventTimeAfter.
+   */
+  com.google.protobuf.Timestamp getEventTimeAfter();
+
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 10 [json_name = "eventTimeBefore"];</code>
+   * @return Whether the eventTimeBefore field is set.
+   */
+  boolean hasEventTimeBefore();
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 10 [json_name = "eventTimeBefore"];</code>
+   * @return The eventTimeBefore.
+   */
+  com.google.protobuf.Timestamp getEventTimeBefore();
 }

@@ -390,6 +390,72 @@ public  final class CreateMemoryRequest extends
 
   }
 
+  public static final int NEAR_DUPLICATES_FIELD_NUMBER = 6;
+  private boolean nearDuplicates_;
+  /**
+   * <pre>
+   * Also treat as the same fact a live entry whose text means the same by
+   * embedding similarity (cosine at or above the server's
+   * `--near-duplicate-threshold`), not only an identical text. Unset: the
+   * server's `--near-duplicates` setting (off by default). Needs the
+   * server's embedder (else FAILED_PRECONDITION / EMBEDDER_UNAVAILABLE).
+   * </pre>
+   *
+   * <code>optional bool near_duplicates = 6 [json_name = "nearDuplicates"];</code>
+   * @return Whether the nearDuplicates field is set.
+   */
+  @java.lang.Override
+  public boolean hasNearDuplicates() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * Also treat as the same fact a live entry whose text means the same by
+   * embedding similarity (cosine at or above the server's
+   * `--near-duplicate-threshold`), not only an identical text. Unset: the
+   * server's `--near-duplicates` setting (off by default). Needs the
+   * server's embedder (else FAILED_PRECONDITION / EMBEDDER_UNAVAILABLE).
+   * </pre>
+   *
+   * <code>optional bool near_duplicates = 6 [json_name = "nearDuplicates"];</code>
+   * @return The nearDuplicates.
+   */
+  @java.lang.Override
+  public boolean getNearDuplicates() {
+    return nearDuplicates_;
+  }
+  /**
+   * <pre>
+   * Also treat as the same fact a live entry whose text means the same by
+   * embedding similarity (cosine at or above the server's
+   * `--near-duplicate-threshold`), not only an identical text. Unset: the
+   * server's `--near-duplicates` setting (off by default). Needs the
+   * server's embedder (else FAILED_PRECONDITION / EMBEDDER_UNAVAILABLE).
+   * </pre>
+   *
+   * <code>optional bool near_duplicates = 6 [json_name = "nearDuplicates"];</code>
+   * @param value The nearDuplicates to set.
+   */
+  private void setNearDuplicates(boolean value) {
+    bitField0_ |= 0x00000002;
+    nearDuplicates_ = value;
+  }
+  /**
+   * <pre>
+   * Also treat as the same fact a live entry whose text means the same by
+   * embedding similarity (cosine at or above the server's
+   * `--near-duplicate-threshold`), not only an identical text. Unset: the
+   * server's `--near-duplicates` setting (off by default). Needs the
+   * server's embedder (else FAILED_PRECONDITION / EMBEDDER_UNAVAILABLE).
+   * </pre>
+   *
+   * <code>optional bool near_duplicates = 6 [json_name = "nearDuplicates"];</code>
+   */
+  private void clearNearDuplicates() {
+    bitField0_ = (bitField0_ & ~0x00000002);
+    nearDuplicates_ = false;
+  }
+
   public static mnemo.v1.CreateMemoryRequest parseFrom(
       java.nio.ByteBuffer data)
       throws com.google.protobuf.InvalidProtocolBufferException {
@@ -868,6 +934,74 @@ public  final class CreateMemoryRequest extends
       return this;
     }
 
+    /**
+     * <pre>
+     * Also treat as the same fact a live entry whose text means the same by
+     * embedding similarity (cosine at or above the server's
+     * `--near-duplicate-threshold`), not only an identical text. Unset: the
+     * server's `--near-duplicates` setting (off by default). Needs the
+     * server's embedder (else FAILED_PRECONDITION / EMBEDDER_UNAVAILABLE).
+     * </pre>
+     *
+     * <code>optional bool near_duplicates = 6 [json_name = "nearDuplicates"];</code>
+     * @return Whether the nearDuplicates field is set.
+     */
+    @java.lang.Override
+    public boolean hasNearDuplicates() {
+      return instance.hasNearDuplicates();
+    }
+    /**
+     * <pre>
+     * Also treat as the same fact a live entry whose text means the same by
+     * embedding similarity (cosine at or above the server's
+     * `--near-duplicate-threshold`), not only an identical text. Unset: the
+     * server's `--near-duplicates` setting (off by default). Needs the
+     * server's embedder (else FAILED_PRECONDITION / EMBEDDER_UNAVAILABLE).
+     * </pre>
+     *
+     * <code>optional bool near_duplicates = 6 [json_name = "nearDuplicates"];</code>
+     * @return The nearDuplicates.
+     */
+    @java.lang.Override
+    public boolean getNearDuplicates() {
+      return instance.getNearDuplicates();
+    }
+    /**
+     * <pre>
+     * Also treat as the same fact a live entry whose text means the same by
+     * embedding similarity (cosine at or above the server's
+     * `--near-duplicate-threshold`), not only an identical text. Unset: the
+     * server's `--near-duplicates` setting (off by default). Needs the
+     * server's embedder (else FAILED_PRECONDITION / EMBEDDER_UNAVAILABLE).
+     * </pre>
+     *
+     * <code>optional bool near_duplicates = 6 [json_name = "nearDuplicates"];</code>
+     * @param value The nearDuplicates to set.
+     * @return This builder for chaining.
+     */
+    public Builder setNearDuplicates(boolean value) {
+      copyOnWrite();
+      instance.setNearDuplicates(value);
+      return this;
+    }
+    /**
+     * <pre>
+     * Also treat as the same fact a live entry whose text means the same by
+     * embedding similarity (cosine at or above the server's
+     * `--near-duplicate-threshold`), not only an identical text. Unset: the
+     * server's `--near-duplicates` setting (off by default). Needs the
+     * server's embedder (else FAILED_PRECONDITION / EMBEDDER_UNAVAILABLE).
+     * </pre>
+     *
+     * <code>optional bool near_duplicates = 6 [json_name = "nearDuplicates"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearNearDuplicates() {
+      copyOnWrite();
+      instance.clearNearDuplicates();
+      return this;
+    }
+
     // @@protoc_insertion_point(builder_scope:mnemo.v1.CreateMemoryRequest)
   }
   @java.lang.Override
@@ -890,10 +1024,11 @@ public  final class CreateMemoryRequest extends
             "memoryId_",
             "requestId_",
             "originConversation_",
+            "nearDuplicates_",
           };
           java.lang.String info =
-              "\u0000\u0005\u0000\u0001\u0001\u0005\u0005\u0000\u0000\u0000\u0001\u0208\u0002\u1009" +
-              "\u0000\u0003\u0208\u0004\u0208\u0005\u0208";
+              "\u0000\u0006\u0000\u0001\u0001\u0006\u0006\u0000\u0000\u0000\u0001\u0208\u0002\u1009" +
+              "\u0000\u0003\u0208\u0004\u0208\u0005\u0208\u0006\u1007\u0001";
           return newMessageInfo(DEFAULT_INSTANCE, info, objects);
       }
       case GET_DEFAULT_INSTANCE: {

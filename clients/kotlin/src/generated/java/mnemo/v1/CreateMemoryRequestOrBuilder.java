@@ -120,4 +120,31 @@ public interface CreateMemoryRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getOriginConversationBytes();
+
+  /**
+   * <pre>
+   * Also treat as the same fact a live entry whose text means the same by
+   * embedding similarity (cosine at or above the server's
+   * `--near-duplicate-threshold`), not only an identical text. Unset: the
+   * server's `--near-duplicates` setting (off by default). Needs the
+   * server's embedder (else FAILED_PRECONDITION / EMBEDDER_UNAVAILABLE).
+   * </pre>
+   *
+   * <code>optional bool near_duplicates = 6 [json_name = "nearDuplicates"];</code>
+   * @return Whether the nearDuplicates field is set.
+   */
+  boolean hasNearDuplicates();
+  /**
+   * <pre>
+   * Also treat as the same fact a live entry whose text means the same by
+   * embedding similarity (cosine at or above the server's
+   * `--near-duplicate-threshold`), not only an identical text. Unset: the
+   * server's `--near-duplicates` setting (off by default). Needs the
+   * server's embedder (else FAILED_PRECONDITION / EMBEDDER_UNAVAILABLE).
+   * </pre>
+   *
+   * <code>optional bool near_duplicates = 6 [json_name = "nearDuplicates"];</code>
+   * @return The nearDuplicates.
+   */
+  boolean getNearDuplicates();
 }

@@ -26,7 +26,8 @@ public  final class CreateMemoryResponse extends
   private mnemo.v1.Memory memory_;
   /**
    * <pre>
-   * The saved entry.
+   * The saved entry; with SAVE_OUTCOME_DUPLICATE, the live entry that already
+   * states the fact.
    * </pre>
    *
    * <code>.mnemo.v1.Memory memory = 1 [json_name = "memory"];</code>
@@ -37,7 +38,8 @@ public  final class CreateMemoryResponse extends
   }
   /**
    * <pre>
-   * The saved entry.
+   * The saved entry; with SAVE_OUTCOME_DUPLICATE, the live entry that already
+   * states the fact.
    * </pre>
    *
    * <code>.mnemo.v1.Memory memory = 1 [json_name = "memory"];</code>
@@ -48,7 +50,8 @@ public  final class CreateMemoryResponse extends
   }
   /**
    * <pre>
-   * The saved entry.
+   * The saved entry; with SAVE_OUTCOME_DUPLICATE, the live entry that already
+   * states the fact.
    * </pre>
    *
    * <code>.mnemo.v1.Memory memory = 1 [json_name = "memory"];</code>
@@ -60,7 +63,8 @@ public  final class CreateMemoryResponse extends
   }
   /**
    * <pre>
-   * The saved entry.
+   * The saved entry; with SAVE_OUTCOME_DUPLICATE, the live entry that already
+   * states the fact.
    * </pre>
    *
    * <code>.mnemo.v1.Memory memory = 1 [json_name = "memory"];</code>
@@ -79,7 +83,8 @@ public  final class CreateMemoryResponse extends
   }
   /**
    * <pre>
-   * The saved entry.
+   * The saved entry; with SAVE_OUTCOME_DUPLICATE, the live entry that already
+   * states the fact.
    * </pre>
    *
    * <code>.mnemo.v1.Memory memory = 1 [json_name = "memory"];</code>
@@ -216,6 +221,69 @@ public  final class CreateMemoryResponse extends
     checkByteStringIsUtf8(value);
     ensureArchivedIsMutable();
     archived_.add(value.toStringUtf8());
+  }
+
+  public static final int OUTCOME_FIELD_NUMBER = 3;
+  private int outcome_;
+  /**
+   * <pre>
+   * What the save did: created, historical or duplicate.
+   * </pre>
+   *
+   * <code>.mnemo.v1.SaveOutcome outcome = 3 [json_name = "outcome"];</code>
+   * @return The enum numeric value on the wire for outcome.
+   */
+  @java.lang.Override
+  public int getOutcomeValue() {
+    return outcome_;
+  }
+  /**
+   * <pre>
+   * What the save did: created, historical or duplicate.
+   * </pre>
+   *
+   * <code>.mnemo.v1.SaveOutcome outcome = 3 [json_name = "outcome"];</code>
+   * @return The outcome.
+   */
+  @java.lang.Override
+  public mnemo.v1.SaveOutcome getOutcome() {
+    mnemo.v1.SaveOutcome result = mnemo.v1.SaveOutcome.forNumber(outcome_);
+    return result == null ? mnemo.v1.SaveOutcome.UNRECOGNIZED : result;
+  }
+  /**
+   * <pre>
+   * What the save did: created, historical or duplicate.
+   * </pre>
+   *
+   * <code>.mnemo.v1.SaveOutcome outcome = 3 [json_name = "outcome"];</code>
+   * @param value The enum numeric value on the wire for outcome to set.
+   */
+  private void setOutcomeValue(int value) {
+      outcome_ = value;
+  }
+  /**
+   * <pre>
+   * What the save did: created, historical or duplicate.
+   * </pre>
+   *
+   * <code>.mnemo.v1.SaveOutcome outcome = 3 [json_name = "outcome"];</code>
+   * @param value The outcome to set.
+   * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+   */
+  private void setOutcome(mnemo.v1.SaveOutcome value) {
+    outcome_ = value.getNumber();
+
+  }
+  /**
+   * <pre>
+   * What the save did: created, historical or duplicate.
+   * </pre>
+   *
+   * <code>.mnemo.v1.SaveOutcome outcome = 3 [json_name = "outcome"];</code>
+   */
+  private void clearOutcome() {
+
+    outcome_ = 0;
   }
 
   public static final int CHANGE_CURSOR_FIELD_NUMBER = 15;
@@ -368,7 +436,8 @@ public  final class CreateMemoryResponse extends
 
     /**
      * <pre>
-     * The saved entry.
+     * The saved entry; with SAVE_OUTCOME_DUPLICATE, the live entry that already
+     * states the fact.
      * </pre>
      *
      * <code>.mnemo.v1.Memory memory = 1 [json_name = "memory"];</code>
@@ -379,7 +448,8 @@ public  final class CreateMemoryResponse extends
     }
     /**
      * <pre>
-     * The saved entry.
+     * The saved entry; with SAVE_OUTCOME_DUPLICATE, the live entry that already
+     * states the fact.
      * </pre>
      *
      * <code>.mnemo.v1.Memory memory = 1 [json_name = "memory"];</code>
@@ -390,7 +460,8 @@ public  final class CreateMemoryResponse extends
     }
     /**
      * <pre>
-     * The saved entry.
+     * The saved entry; with SAVE_OUTCOME_DUPLICATE, the live entry that already
+     * states the fact.
      * </pre>
      *
      * <code>.mnemo.v1.Memory memory = 1 [json_name = "memory"];</code>
@@ -402,7 +473,8 @@ public  final class CreateMemoryResponse extends
       }
     /**
      * <pre>
-     * The saved entry.
+     * The saved entry; with SAVE_OUTCOME_DUPLICATE, the live entry that already
+     * states the fact.
      * </pre>
      *
      * <code>.mnemo.v1.Memory memory = 1 [json_name = "memory"];</code>
@@ -415,7 +487,8 @@ public  final class CreateMemoryResponse extends
     }
     /**
      * <pre>
-     * The saved entry.
+     * The saved entry; with SAVE_OUTCOME_DUPLICATE, the live entry that already
+     * states the fact.
      * </pre>
      *
      * <code>.mnemo.v1.Memory memory = 1 [json_name = "memory"];</code>
@@ -427,7 +500,8 @@ public  final class CreateMemoryResponse extends
     }
     /**
      * <pre>
-     * The saved entry.
+     * The saved entry; with SAVE_OUTCOME_DUPLICATE, the live entry that already
+     * states the fact.
      * </pre>
      *
      * <code>.mnemo.v1.Memory memory = 1 [json_name = "memory"];</code>
@@ -567,6 +641,73 @@ public  final class CreateMemoryResponse extends
 
     /**
      * <pre>
+     * What the save did: created, historical or duplicate.
+     * </pre>
+     *
+     * <code>.mnemo.v1.SaveOutcome outcome = 3 [json_name = "outcome"];</code>
+     * @return The enum numeric value on the wire for outcome.
+     */
+    @java.lang.Override
+    public int getOutcomeValue() {
+      return instance.getOutcomeValue();
+    }
+    /**
+     * <pre>
+     * What the save did: created, historical or duplicate.
+     * </pre>
+     *
+     * <code>.mnemo.v1.SaveOutcome outcome = 3 [json_name = "outcome"];</code>
+     * @param value The outcome to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setOutcomeValue(int value) {
+      copyOnWrite();
+      instance.setOutcomeValue(value);
+      return this;
+    }
+    /**
+     * <pre>
+     * What the save did: created, historical or duplicate.
+     * </pre>
+     *
+     * <code>.mnemo.v1.SaveOutcome outcome = 3 [json_name = "outcome"];</code>
+     * @return The outcome.
+     */
+    @java.lang.Override
+    public mnemo.v1.SaveOutcome getOutcome() {
+      return instance.getOutcome();
+    }
+    /**
+     * <pre>
+     * What the save did: created, historical or duplicate.
+     * </pre>
+     *
+     * <code>.mnemo.v1.SaveOutcome outcome = 3 [json_name = "outcome"];</code>
+     * @param value The enum numeric value on the wire for outcome to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOutcome(mnemo.v1.SaveOutcome value) {
+      copyOnWrite();
+      instance.setOutcome(value);
+      return this;
+    }
+    /**
+     * <pre>
+     * What the save did: created, historical or duplicate.
+     * </pre>
+     *
+     * <code>.mnemo.v1.SaveOutcome outcome = 3 [json_name = "outcome"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearOutcome() {
+      copyOnWrite();
+      instance.clearOutcome();
+      return this;
+    }
+
+    /**
+     * <pre>
      * The cursor of the last change this write appended to the user's change
      * feed (SyncService), so a client can tell when its own write has come
      * back through WatchChanges; a retried request returns the first call's
@@ -633,11 +774,12 @@ public  final class CreateMemoryResponse extends
             "bitField0_",
             "memory_",
             "archived_",
+            "outcome_",
             "changeCursor_",
           };
           java.lang.String info =
-              "\u0000\u0003\u0000\u0001\u0001\u000f\u0003\u0000\u0001\u0000\u0001\u1009\u0000\u0002" +
-              "\u021a\u000f\u0002";
+              "\u0000\u0004\u0000\u0001\u0001\u000f\u0004\u0000\u0001\u0000\u0001\u1009\u0000\u0002" +
+              "\u021a\u0003\f\u000f\u0002";
           return newMessageInfo(DEFAULT_INSTANCE, info, objects);
       }
       case GET_DEFAULT_INSTANCE: {

@@ -12,7 +12,8 @@ public interface CreateMemoryResponseOrBuilder extends
 
   /**
    * <pre>
-   * The saved entry.
+   * The saved entry; with SAVE_OUTCOME_DUPLICATE, the live entry that already
+   * states the fact.
    * </pre>
    *
    * <code>.mnemo.v1.Memory memory = 1 [json_name = "memory"];</code>
@@ -21,7 +22,8 @@ public interface CreateMemoryResponseOrBuilder extends
   boolean hasMemory();
   /**
    * <pre>
-   * The saved entry.
+   * The saved entry; with SAVE_OUTCOME_DUPLICATE, the live entry that already
+   * states the fact.
    * </pre>
    *
    * <code>.mnemo.v1.Memory memory = 1 [json_name = "memory"];</code>
@@ -69,6 +71,25 @@ public interface CreateMemoryResponseOrBuilder extends
    */
   com.google.protobuf.ByteString
       getArchivedBytes(int index);
+
+  /**
+   * <pre>
+   * What the save did: created, historical or duplicate.
+   * </pre>
+   *
+   * <code>.mnemo.v1.SaveOutcome outcome = 3 [json_name = "outcome"];</code>
+   * @return The enum numeric value on the wire for outcome.
+   */
+  int getOutcomeValue();
+  /**
+   * <pre>
+   * What the save did: created, historical or duplicate.
+   * </pre>
+   *
+   * <code>.mnemo.v1.SaveOutcome outcome = 3 [json_name = "outcome"];</code>
+   * @return The outcome.
+   */
+  mnemo.v1.SaveOutcome getOutcome();
 
   /**
    * <pre>

@@ -571,6 +571,83 @@ public  final class ListMemoriesRequest extends
     bitField0_ = (bitField0_ & ~0x00000002);
   }
 
+  public static final int AS_OF_FIELD_NUMBER = 10;
+  private com.google.protobuf.Timestamp asOf_;
+  /**
+   * <pre>
+   * What was true at this time: the entries whose validity (`event_time`
+   * until `valid_until`) contains it, archived or not (then
+   * `include_archived` has no effect). Deleted entries are in no view.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 10 [json_name = "asOf"];</code>
+   */
+  @java.lang.Override
+  public boolean hasAsOf() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * What was true at this time: the entries whose validity (`event_time`
+   * until `valid_until`) contains it, archived or not (then
+   * `include_archived` has no effect). Deleted entries are in no view.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 10 [json_name = "asOf"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getAsOf() {
+    return asOf_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : asOf_;
+  }
+  /**
+   * <pre>
+   * What was true at this time: the entries whose validity (`event_time`
+   * until `valid_until`) contains it, archived or not (then
+   * `include_archived` has no effect). Deleted entries are in no view.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 10 [json_name = "asOf"];</code>
+   */
+  private void setAsOf(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    asOf_ = value;
+    bitField0_ |= 0x00000004;
+  }
+  /**
+   * <pre>
+   * What was true at this time: the entries whose validity (`event_time`
+   * until `valid_until`) contains it, archived or not (then
+   * `include_archived` has no effect). Deleted entries are in no view.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 10 [json_name = "asOf"];</code>
+   */
+  @java.lang.SuppressWarnings("ReferenceEquality")
+  private void mergeAsOf(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    if (asOf_ != null &&
+        asOf_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+      asOf_ =
+        com.google.protobuf.Timestamp.newBuilder(asOf_).mergeFrom(value).buildPartial();
+    } else {
+      asOf_ = value;
+    }
+    bitField0_ |= 0x00000004;
+  }
+  /**
+   * <pre>
+   * What was true at this time: the entries whose validity (`event_time`
+   * until `valid_until`) contains it, archived or not (then
+   * `include_archived` has no effect). Deleted entries are in no view.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 10 [json_name = "asOf"];</code>
+   */
+  private void clearAsOf() {
+    asOf_ = null;
+    bitField0_ = (bitField0_ & ~0x00000004);
+  }
+
   public static mnemo.v1.ListMemoriesRequest parseFrom(
       java.nio.ByteBuffer data)
       throws com.google.protobuf.InvalidProtocolBufferException {
@@ -1243,6 +1320,89 @@ public  final class ListMemoriesRequest extends
       return this;
     }
 
+    /**
+     * <pre>
+     * What was true at this time: the entries whose validity (`event_time`
+     * until `valid_until`) contains it, archived or not (then
+     * `include_archived` has no effect). Deleted entries are in no view.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp as_of = 10 [json_name = "asOf"];</code>
+     */
+    @java.lang.Override
+    public boolean hasAsOf() {
+      return instance.hasAsOf();
+    }
+    /**
+     * <pre>
+     * What was true at this time: the entries whose validity (`event_time`
+     * until `valid_until`) contains it, archived or not (then
+     * `include_archived` has no effect). Deleted entries are in no view.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp as_of = 10 [json_name = "asOf"];</code>
+     */
+    @java.lang.Override
+    public com.google.protobuf.Timestamp getAsOf() {
+      return instance.getAsOf();
+    }
+    /**
+     * <pre>
+     * What was true at this time: the entries whose validity (`event_time`
+     * until `valid_until`) contains it, archived or not (then
+     * `include_archived` has no effect). Deleted entries are in no view.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp as_of = 10 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.setAsOf(value);
+      return this;
+      }
+    /**
+     * <pre>
+     * What was true at this time: the entries whose validity (`event_time`
+     * until `valid_until`) contains it, archived or not (then
+     * `include_archived` has no effect). Deleted entries are in no view.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp as_of = 10 [json_name = "asOf"];</code>
+     */
+    public Builder setAsOf(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      copyOnWrite();
+      instance.setAsOf(builderForValue.build());
+      return this;
+    }
+    /**
+     * <pre>
+     * What was true at this time: the entries whose validity (`event_time`
+     * until `valid_until`) contains it, archived or not (then
+     * `include_archived` has no effect). Deleted entries are in no view.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp as_of = 10 [json_name = "asOf"];</code>
+     */
+    public Builder mergeAsOf(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.mergeAsOf(value);
+      return this;
+    }
+    /**
+     * <pre>
+     * What was true at this time: the entries whose validity (`event_time`
+     * until `valid_until`) contains it, archived or not (then
+     * `include_archived` has no effect). Deleted entries are in no view.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp as_of = 10 [json_name = "asOf"];</code>
+     */
+    public Builder clearAsOf() {  copyOnWrite();
+      instance.clearAsOf();
+      return this;
+    }
+
     // @@protoc_insertion_point(builder_scope:mnemo.v1.ListMemoriesRequest)
   }
   @java.lang.Override
@@ -1269,10 +1429,12 @@ public  final class ListMemoriesRequest extends
             "key_",
             "eventTimeAfter_",
             "eventTimeBefore_",
+            "asOf_",
           };
           java.lang.String info =
-              "\u0000\t\u0000\u0001\u0001\t\t\u0000\u0000\u0000\u0001\u0208\u0002\u0004\u0003\u0208" +
-              "\u0004\f\u0005\u0208\u0006\u0007\u0007\u0208\b\u1009\u0000\t\u1009\u0001";
+              "\u0000\n\u0000\u0001\u0001\n\n\u0000\u0000\u0000\u0001\u0208\u0002\u0004\u0003\u0208" +
+              "\u0004\f\u0005\u0208\u0006\u0007\u0007\u0208\b\u1009\u0000\t\u1009\u0001\n\u1009" +
+              "\u0002";
           return newMessageInfo(DEFAULT_INSTANCE, info, objects);
       }
       case GET_DEFAULT_INSTANCE: {

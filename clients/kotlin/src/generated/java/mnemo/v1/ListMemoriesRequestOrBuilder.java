@@ -168,4 +168,27 @@ public interface ListMemoriesRequestOrBuilder extends
    * @return The eventTimeBefore.
    */
   com.google.protobuf.Timestamp getEventTimeBefore();
+
+  /**
+   * <pre>
+   * What was true at this time: the entries whose validity (`event_time`
+   * until `valid_until`) contains it, archived or not (then
+   * `include_archived` has no effect). Deleted entries are in no view.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 10 [json_name = "asOf"];</code>
+   * @return Whether the asOf field is set.
+   */
+  boolean hasAsOf();
+  /**
+   * <pre>
+   * What was true at this time: the entries whose validity (`event_time`
+   * until `valid_until`) contains it, archived or not (then
+   * `include_archived` has no effect). Deleted entries are in no view.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 10 [json_name = "asOf"];</code>
+   * @return The asOf.
+   */
+  com.google.protobuf.Timestamp getAsOf();
 }

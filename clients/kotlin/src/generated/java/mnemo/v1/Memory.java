@@ -924,7 +924,7 @@ java.lang.String defaultValue) {
    * conversation of last year, or a save an offline device sends late, keeps
    * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
    * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
-   * import.
+   * import. A keyed entry is valid from its event time until `valid_until`.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
@@ -940,7 +940,7 @@ java.lang.String defaultValue) {
    * conversation of last year, or a save an offline device sends late, keeps
    * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
    * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
-   * import.
+   * import. A keyed entry is valid from its event time until `valid_until`.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
@@ -956,7 +956,7 @@ java.lang.String defaultValue) {
    * conversation of last year, or a save an offline device sends late, keeps
    * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
    * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
-   * import.
+   * import. A keyed entry is valid from its event time until `valid_until`.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
@@ -973,7 +973,7 @@ java.lang.String defaultValue) {
    * conversation of last year, or a save an offline device sends late, keeps
    * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
    * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
-   * import.
+   * import. A keyed entry is valid from its event time until `valid_until`.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
@@ -997,7 +997,7 @@ java.lang.String defaultValue) {
    * conversation of last year, or a save an offline device sends late, keeps
    * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
    * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
-   * import.
+   * import. A keyed entry is valid from its event time until `valid_until`.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
@@ -1005,6 +1005,83 @@ java.lang.String defaultValue) {
   private void clearEventTime() {
     eventTime_ = null;
     bitField0_ = (bitField0_ & ~0x00000010);
+  }
+
+  public static final int VALID_UNTIL_FIELD_NUMBER = 15;
+  private com.google.protobuf.Timestamp validUntil_;
+  /**
+   * <pre>
+   * Output only. The event time of the keyed entry that superseded this one:
+   * its fact was true from `event_time` until then. Unset: still valid (an
+   * entry without a key is never superseded).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp valid_until = 15 [json_name = "validUntil"];</code>
+   */
+  @java.lang.Override
+  public boolean hasValidUntil() {
+    return ((bitField0_ & 0x00000020) != 0);
+  }
+  /**
+   * <pre>
+   * Output only. The event time of the keyed entry that superseded this one:
+   * its fact was true from `event_time` until then. Unset: still valid (an
+   * entry without a key is never superseded).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp valid_until = 15 [json_name = "validUntil"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getValidUntil() {
+    return validUntil_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : validUntil_;
+  }
+  /**
+   * <pre>
+   * Output only. The event time of the keyed entry that superseded this one:
+   * its fact was true from `event_time` until then. Unset: still valid (an
+   * entry without a key is never superseded).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp valid_until = 15 [json_name = "validUntil"];</code>
+   */
+  private void setValidUntil(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    validUntil_ = value;
+    bitField0_ |= 0x00000020;
+  }
+  /**
+   * <pre>
+   * Output only. The event time of the keyed entry that superseded this one:
+   * its fact was true from `event_time` until then. Unset: still valid (an
+   * entry without a key is never superseded).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp valid_until = 15 [json_name = "validUntil"];</code>
+   */
+  @java.lang.SuppressWarnings("ReferenceEquality")
+  private void mergeValidUntil(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    if (validUntil_ != null &&
+        validUntil_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+      validUntil_ =
+        com.google.protobuf.Timestamp.newBuilder(validUntil_).mergeFrom(value).buildPartial();
+    } else {
+      validUntil_ = value;
+    }
+    bitField0_ |= 0x00000020;
+  }
+  /**
+   * <pre>
+   * Output only. The event time of the keyed entry that superseded this one:
+   * its fact was true from `event_time` until then. Unset: still valid (an
+   * entry without a key is never superseded).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp valid_until = 15 [json_name = "validUntil"];</code>
+   */
+  private void clearValidUntil() {
+    validUntil_ = null;
+    bitField0_ = (bitField0_ & ~0x00000020);
   }
 
   public static mnemo.v1.Memory parseFrom(
@@ -2052,7 +2129,7 @@ java.lang.String defaultValue) {
      * conversation of last year, or a save an offline device sends late, keeps
      * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
      * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
-     * import.
+     * import. A keyed entry is valid from its event time until `valid_until`.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
@@ -2068,7 +2145,7 @@ java.lang.String defaultValue) {
      * conversation of last year, or a save an offline device sends late, keeps
      * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
      * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
-     * import.
+     * import. A keyed entry is valid from its event time until `valid_until`.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
@@ -2084,7 +2161,7 @@ java.lang.String defaultValue) {
      * conversation of last year, or a save an offline device sends late, keeps
      * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
      * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
-     * import.
+     * import. A keyed entry is valid from its event time until `valid_until`.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
@@ -2101,7 +2178,7 @@ java.lang.String defaultValue) {
      * conversation of last year, or a save an offline device sends late, keeps
      * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
      * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
-     * import.
+     * import. A keyed entry is valid from its event time until `valid_until`.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
@@ -2119,7 +2196,7 @@ java.lang.String defaultValue) {
      * conversation of last year, or a save an offline device sends late, keeps
      * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
      * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
-     * import.
+     * import. A keyed entry is valid from its event time until `valid_until`.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
@@ -2136,13 +2213,96 @@ java.lang.String defaultValue) {
      * conversation of last year, or a save an offline device sends late, keeps
      * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
      * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
-     * import.
+     * import. A keyed entry is valid from its event time until `valid_until`.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
      */
     public Builder clearEventTime() {  copyOnWrite();
       instance.clearEventTime();
+      return this;
+    }
+
+    /**
+     * <pre>
+     * Output only. The event time of the keyed entry that superseded this one:
+     * its fact was true from `event_time` until then. Unset: still valid (an
+     * entry without a key is never superseded).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp valid_until = 15 [json_name = "validUntil"];</code>
+     */
+    @java.lang.Override
+    public boolean hasValidUntil() {
+      return instance.hasValidUntil();
+    }
+    /**
+     * <pre>
+     * Output only. The event time of the keyed entry that superseded this one:
+     * its fact was true from `event_time` until then. Unset: still valid (an
+     * entry without a key is never superseded).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp valid_until = 15 [json_name = "validUntil"];</code>
+     */
+    @java.lang.Override
+    public com.google.protobuf.Timestamp getValidUntil() {
+      return instance.getValidUntil();
+    }
+    /**
+     * <pre>
+     * Output only. The event time of the keyed entry that superseded this one:
+     * its fact was true from `event_time` until then. Unset: still valid (an
+     * entry without a key is never superseded).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp valid_until = 15 [json_name = "validUntil"];</code>
+     */
+    public Builder setValidUntil(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.setValidUntil(value);
+      return this;
+      }
+    /**
+     * <pre>
+     * Output only. The event time of the keyed entry that superseded this one:
+     * its fact was true from `event_time` until then. Unset: still valid (an
+     * entry without a key is never superseded).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp valid_until = 15 [json_name = "validUntil"];</code>
+     */
+    public Builder setValidUntil(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      copyOnWrite();
+      instance.setValidUntil(builderForValue.build());
+      return this;
+    }
+    /**
+     * <pre>
+     * Output only. The event time of the keyed entry that superseded this one:
+     * its fact was true from `event_time` until then. Unset: still valid (an
+     * entry without a key is never superseded).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp valid_until = 15 [json_name = "validUntil"];</code>
+     */
+    public Builder mergeValidUntil(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.mergeValidUntil(value);
+      return this;
+    }
+    /**
+     * <pre>
+     * Output only. The event time of the keyed entry that superseded this one:
+     * its fact was true from `event_time` until then. Unset: still valid (an
+     * entry without a key is never superseded).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp valid_until = 15 [json_name = "validUntil"];</code>
+     */
+    public Builder clearValidUntil() {  copyOnWrite();
+      instance.clearValidUntil();
       return this;
     }
 
@@ -2178,11 +2338,12 @@ java.lang.String defaultValue) {
             "etag_",
             "embedding_",
             "eventTime_",
+            "validUntil_",
           };
           java.lang.String info =
-              "\u0000\u000e\u0000\u0001\u0001\u000e\u000e\u0001\u0000\u0000\u0001\u0208\u0002\u0208" +
+              "\u0000\u000f\u0000\u0001\u0001\u000f\u000f\u0001\u0000\u0000\u0001\u0208\u0002\u0208" +
               "\u0003\u0208\u0004\f\u0005\u0208\u0006\f\u00072\b\u0007\t\u1009\u0000\n\u1009\u0001" +
-              "\u000b\u1009\u0002\f\u0208\r\u1009\u0003\u000e\u1009\u0004";
+              "\u000b\u1009\u0002\f\u0208\r\u1009\u0003\u000e\u1009\u0004\u000f\u1009\u0005";
           return newMessageInfo(DEFAULT_INSTANCE, info, objects);
       }
       case GET_DEFAULT_INSTANCE: {

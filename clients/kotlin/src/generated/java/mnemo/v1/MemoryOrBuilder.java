@@ -299,7 +299,7 @@ java.lang.String defaultValue);
    * conversation of last year, or a save an offline device sends late, keeps
    * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
    * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
-   * import.
+   * import. A keyed entry is valid from its event time until `valid_until`.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
@@ -313,11 +313,34 @@ java.lang.String defaultValue);
    * conversation of last year, or a save an offline device sends late, keeps
    * its own time; from 1970-01-01 to at most 24 hours ahead of the server's
    * clock (else INVALID_ARGUMENT). Unset: the save's time. Kept by export and
-   * import.
+   * import. A keyed entry is valid from its event time until `valid_until`.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp event_time = 14 [json_name = "eventTime"];</code>
    * @return The eventTime.
    */
   com.google.protobuf.Timestamp getEventTime();
+
+  /**
+   * <pre>
+   * Output only. The event time of the keyed entry that superseded this one:
+   * its fact was true from `event_time` until then. Unset: still valid (an
+   * entry without a key is never superseded).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp valid_until = 15 [json_name = "validUntil"];</code>
+   * @return Whether the validUntil field is set.
+   */
+  boolean hasValidUntil();
+  /**
+   * <pre>
+   * Output only. The event time of the keyed entry that superseded this one:
+   * its fact was true from `event_time` until then. Unset: still valid (an
+   * entry without a key is never superseded).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp valid_until = 15 [json_name = "validUntil"];</code>
+   * @return The validUntil.
+   */
+  com.google.protobuf.Timestamp getValidUntil();
 }

@@ -157,4 +157,65 @@ public interface RecallMemoriesRequestOrBuilder extends
    * @return The queryEmbedding.
    */
   mnemo.v1.Embedding getQueryEmbedding();
+
+  /**
+   * <pre>
+   * Recall what was true at this time: the entries whose validity
+   * (`event_time` until `valid_until`) contains it, including entries
+   * superseded since. Deleted entries are in no view.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 9 [json_name = "asOf"];</code>
+   * @return Whether the asOf field is set.
+   */
+  boolean hasAsOf();
+  /**
+   * <pre>
+   * Recall what was true at this time: the entries whose validity
+   * (`event_time` until `valid_until`) contains it, including entries
+   * superseded since. Deleted entries are in no view.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp as_of = 9 [json_name = "asOf"];</code>
+   * @return The asOf.
+   */
+  com.google.protobuf.Timestamp getAsOf();
+
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 10 [json_name = "eventTimeAfter"];</code>
+   * @return Whether the eventTimeAfter field is set.
+   */
+  boolean hasEventTimeAfter();
+  /**
+   * <pre>
+   * Only entries whose `event_time` is at or after this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_after = 10 [json_name = "eventTimeAfter"];</code>
+   * @return The eventTimeAfter.
+   */
+  com.google.protobuf.Timestamp getEventTimeAfter();
+
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 11 [json_name = "eventTimeBefore"];</code>
+   * @return Whether the eventTimeBefore field is set.
+   */
+  boolean hasEventTimeBefore();
+  /**
+   * <pre>
+   * Only entries whose `event_time` is before this time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time_before = 11 [json_name = "eventTimeBefore"];</code>
+   * @return The eventTimeBefore.
+   */
+  com.google.protobuf.Timestamp getEventTimeBefore();
 }

@@ -1,0 +1,132 @@
+"""Reading at a time: what was true then (``as_of``), and event-time ranges.
+
+An entry was valid from its ``event_at`` until its ``valid_until`` (``NULL``:
+still valid; see ``chains``). *As of* ``T`` the view holds the entries whose
+validity contains ``T``: ``event_at <= T`` and (``valid_until`` is ``NULL`` or
+after ``T``), archived or not. A deleted entry is in no view, past or
+present (its row is gone); an update corrects an entry in every view (a view
+shows each entry's current text). Without ``as_of`` an event-time range
+narrows the live entries.
+
+Recall in time (``recall_in_time``) reads the user's entries in the view
+and ranks them as recall does (``domain.ranking``), with term statistics of
+the view itself: the full-text index and the vector cache hold only live
+entries, so this path reads every entry of the view (the user's, within the
+visible conversations) instead of a bounded candidate set. Its cost grows
+with the view, which is why only reads that ask for a time take it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sqlalchemy import ColumnElement, Connection, and_, or_, select
+
+from mnemo_server.domain.embedding import dimension_mismatch
+from mnemo_server.domain.errors import Entry, Part
+from mnemo_server.domain.memory_models import Embedding, RecallQuery
+from mnemo_server.domain.ranking import (
+    CANDIDATE_LIMIT,
+    Ranked,
+    TermStats,
+    rank,
+    visible_conversations,
+)
+from mnemo_server.domain.text_search import query_terms
+from mnemo_server.domain.vectors import decode_vector
+from mnemo_server.store.memories import text_index as fts
+from mnemo_server.store.rows import to_micros
+from mnemo_server.store.schema import memories, memory_embeddings
+
+
+def valid_at(at: Any) -> ColumnElement[bool]:
+    """The entries whose validity contains ``at`` (a bound parameter or value
+    of epoch microseconds), archived or not."""
+    return and_(
+        memories.c.event_at <= at,
+        or_(memories.c.valid_until.is_(None), memories.c.valid_until > at),
+    )
+
+
+def _in_view(user_id: str, query: RecallQuery, conversations: Sequence[str]) -> list[Any]:
+    conditions: list[Any] = [
+        memories.c.user_id == user_id,
+        memories.c.conversation_id.in_(conversations),
+    ]
+    if query.as_of is not None:
+        conditions.append(valid_at(to_micros(query.as_of)))
+    else:
+        conditions.append(memories.c.archived_at.is_(None))
+    if query.event_after is not None:
+        conditions.append(memories.c.event_at >= to_micros(query.event_after))
+    if query.event_before is not None:
+        conditions.append(memories.c.event_at < to_micros(query.event_before))
+    return conditions
+
+
+def recall_in_time(
+    conn: Connection, user_id: str, query: RecallQuery, embedding: Embedding | None
+) -> list[Ranked]:
+    """The ranked entries of the view ``query`` asks for (``as_of`` and the
+    event-time range), best first. Raises EMBEDDING_DIMENSION_MISMATCH
+    (entry ``Part.QUERY_EMBEDDING``)."""
+    conversations = visible_conversations(query)
+    if not conversations:
+        return []
+    conditions = _in_view(user_id, query, conversations)
+    found = conn.execute(
+        select(
+            memories.c.memory_id,
+            memories.c.conversation_id,
+            memories.c.pinned,
+            memories.c.updated_at,
+            memories.c.search_document,
+        ).where(*conditions)
+    ).all()
+    terms = query_terms(query.text)
+    lookup = fts.term_lookup(user_id, conversations, terms)
+    every = fts.candidates_of([tuple(row) for row in found], lookup)
+    frequencies = Counter(term for c in every for term in c.matched)
+    stats = TermStats(len(every), frequencies)
+    chosen = {c.memory_id: c for c in every if c.matched}
+    if embedding is not None:
+        by_id = {c.memory_id: c for c in every}
+        for memory_id, similarity in _nearest(conn, conditions, embedding):
+            candidate = by_id[memory_id]
+            candidate.similarity = similarity
+            chosen[memory_id] = candidate
+    return rank(query, terms, stats, chosen.values())
+
+
+def _nearest(
+    conn: Connection, conditions: Sequence[Any], embedding: Embedding
+) -> list[tuple[str, float]]:
+    """The ``CANDIDATE_LIMIT`` entries of the view nearest to ``embedding``
+    (cosine), among those with a vector of its model."""
+    found = conn.execute(
+        select(memories.c.memory_id, memory_embeddings.c.dimensions, memory_embeddings.c.vector)
+        .select_from(
+            memory_embeddings.join(memories, memories.c.id == memory_embeddings.c.memory_pk)
+        )
+        .where(*conditions, memory_embeddings.c.model == embedding.model)
+    ).all()
+    if not found:
+        return []
+    dimensions = found[0].dimensions
+    if embedding.dimensions != dimensions:
+        raise dimension_mismatch(
+            Entry(Part.QUERY_EMBEDDING), expected=dimensions, got=embedding.dimensions
+        )
+    query = np.asarray(embedding.values, dtype=np.float64)
+    length = float(np.linalg.norm(query))
+    if length == 0.0:
+        return []
+    matrix = np.asarray([decode_vector(row.vector) for row in found], dtype=np.float64)
+    lengths = np.linalg.norm(matrix, axis=1)
+    lengths[lengths == 0.0] = 1.0
+    cosines = np.clip(matrix @ (query / length) / lengths, -1.0, 1.0)
+    order = sorted(range(len(found)), key=lambda i: (-cosines[i], found[i].memory_id))
+    return [(found[i].memory_id, float(cosines[i])) for i in order[:CANDIDATE_LIMIT]]
