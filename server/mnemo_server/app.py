@@ -66,7 +66,7 @@ from mnemo_server.domain.usecases.embedding_worker import EmbeddingWorker
 from mnemo_server.domain.usecases.extraction import Extraction
 from mnemo_server.domain.usecases.governance import Governance
 from mnemo_server.domain.usecases.maintenance import Retention, prune_until_stopped
-from mnemo_server.domain.usecases.memories import Memories, QueryEmbedding
+from mnemo_server.domain.usecases.memories import Memories, NearDuplicates, QueryEmbedding
 from mnemo_server.domain.usecases.recall import Recall
 from mnemo_server.domain.usecases.temporary import purge_until_stopped
 from mnemo_server.domain.usecases.user_data import UserDataRights
@@ -420,7 +420,16 @@ class MnemoServer:
         recall = Recall(store.memories, QueryEmbedding(embedder), store.governance, settle)
         memories_pb2_grpc.add_MemoryServiceServicer_to_server(
             MemoryServicer(
-                Memories(store, store.memories),
+                Memories(
+                    store,
+                    store.memories,
+                    NearDuplicates(
+                        embedder,
+                        settings.near_duplicates,
+                        settings.near_duplicate_threshold,
+                        settle,
+                    ),
+                ),
                 recall,
                 Extraction(store, store.memories, store.governance),
                 writes,

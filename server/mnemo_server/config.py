@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemo_server.domain.embedding import SPEC_FORMS, check_spec
+from mnemo_server.domain.sameness import NEAR_DUPLICATE_THRESHOLD
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 LOG_FORMATS = ("text", "json")
@@ -80,6 +81,10 @@ class Settings:
     embedder_key_file: Path | None = None
     embedder_dimensions: int = 0
     embedder_timeout_seconds: float = 30.0
+    # The near-duplicate check on every save (a request may say otherwise),
+    # and its cosine threshold (``domain.sameness``).
+    near_duplicates: bool = False
+    near_duplicate_threshold: float = NEAR_DUPLICATE_THRESHOLD
     # Identity and security (docs/operations.md, "Authentication, TLS and limits").
     auth: str = "none"
     allow_unauthenticated_non_loopback: bool = False
@@ -183,6 +188,13 @@ def _positive_float(text: str) -> float:
     value = _non_negative_float(text)
     if value == 0:
         raise ValueError("must be more than 0")
+    return value
+
+
+def _unit_interval(text: str) -> float:
+    value = float(text)
+    if not 0.0 < value <= 1.0:
+        raise ValueError("must be above 0 and at most 1")
     return value
 
 
@@ -419,6 +431,21 @@ OPTIONS: tuple[Option, ...] = (
         _positive_float,
         "timeout of one request to --embedder openai:MODEL; retried with backoff (default 30)",
         "SECONDS",
+    ),
+    Option(
+        "near_duplicates",
+        _bool,
+        "treat a save whose text the embedder places within --near-duplicate-threshold of a "
+        "live entry of its scope as a duplicate (stores nothing); a request's near_duplicates "
+        "overrides it (default false: precision 0.81 on the labelled pairs, docs/relevance.md)",
+        "BOOL",
+    ),
+    Option(
+        "near_duplicate_threshold",
+        _unit_interval,
+        "the cosine at or above which the near-duplicate check calls two texts the same fact "
+        f"(default {NEAR_DUPLICATE_THRESHOLD})",
+        "COSINE",
     ),
     Option(
         "auth",

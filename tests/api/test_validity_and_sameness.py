@@ -19,6 +19,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from mnemo.v1 import memories_pb2 as pb
 from tests.api.memories import C1, USER, Stub, listed, recall, texts, versions
+from tests.support.server import running_server
 
 JAN = datetime(2026, 1, 1, tzinfo=UTC)
 MAR = datetime(2026, 3, 1, tzinfo=UTC)
@@ -198,3 +199,54 @@ def test_two_devices_saving_the_same_fact_at_once_store_it_once(memories: Stub) 
     assert len({s.memory.name for s in saved}) == 1
     assert sorted(s.outcome for s in saved).count(pb.SAVE_OUTCOME_CREATED) == 1
     assert [m.text for m in listed(memories)] == ["Allergic to peanuts"]
+
+
+def test_the_near_duplicate_check_is_off_by_default_and_on_when_asked(
+    database_url: str,
+) -> None:
+    """With the shipped model: a reordered sentence is the same fact (cosine
+    above the threshold on the labelled pairs), a negation is not."""
+    with (
+        running_server(database_url, embedder="local") as target,
+        grpc.insecure_channel(target) as channel,
+    ):
+        stub = Stub(channel)
+        first = _save(stub, "Ada moved to Lisbon in March")
+        reordered = "In March Ada moved to Lisbon"
+        plain = stub.CreateMemory(
+            pb.CreateMemoryRequest(parent=USER, memory=pb.Memory(text=reordered))
+        )
+        assert plain.outcome == pb.SAVE_OUTCOME_CREATED  # off by default
+        stub.DeleteMemory(pb.DeleteMemoryRequest(name=plain.memory.name))
+        checked = stub.CreateMemory(
+            pb.CreateMemoryRequest(
+                parent=USER, memory=pb.Memory(text=reordered), near_duplicates=True
+            )
+        )
+        assert checked.outcome == pb.SAVE_OUTCOME_DUPLICATE
+        assert checked.memory.name == first.memory.name
+        negated = stub.CreateMemory(
+            pb.CreateMemoryRequest(
+                parent=USER,
+                memory=pb.Memory(text="Ada did not move to Lisbon"),
+                near_duplicates=True,
+            )
+        )
+        assert negated.outcome == pb.SAVE_OUTCOME_CREATED
+
+
+def test_the_near_duplicate_check_without_an_embedder_is_refused(database_url: str) -> None:
+    with (
+        running_server(database_url, embedder="none") as target,
+        grpc.insecure_channel(target) as channel,
+    ):
+        try:
+            Stub(channel).CreateMemory(
+                pb.CreateMemoryRequest(
+                    parent=USER, memory=pb.Memory(text="x"), near_duplicates=True
+                )
+            )
+        except grpc.RpcError as error:
+            assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
+        else:
+            raise AssertionError("the check ran without an embedder")

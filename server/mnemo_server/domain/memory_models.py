@@ -226,6 +226,17 @@ class InjectContext:
     used_bytes: int
 
 
+@dataclass(frozen=True)
+class NearDuplicateProbe:
+    """The near-duplicate check of one save (``domain.sameness``): the
+    server embedder's vector of each draft's text, and the cosine at or
+    above which a live entry with a vector of the same model states the same
+    fact."""
+
+    threshold: float
+    vectors: tuple[Embedding, ...]
+
+
 class SaveOutcome(StrEnum):
     """What a save did with its entry (``CreateMemoryResponse.outcome``)."""
 

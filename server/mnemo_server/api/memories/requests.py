@@ -325,6 +325,13 @@ def batch_origins_of(
     )
 
 
+def batch_near_duplicates(request: pb.BatchCreateMemoriesRequest) -> bool | None:
+    """A batch's choice of the near-duplicate check: on when an entry asks
+    for it, off when entries only refuse it, else the server's (``None``)."""
+    said = [r.near_duplicates for r in request.requests if r.HasField("near_duplicates")]
+    return any(said) if said else None
+
+
 def change_of(v: Validator, memory: pb.Memory, mask: field_mask_pb2.FieldMask) -> MemoryChange:
     """The change an ``UpdateMemory`` asks for; fields outside the mask stay."""
     paths = list(mask.paths) or ["text"]

@@ -116,6 +116,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
                     user_id=user_id,
                     drafts=((request.memory_id or new_id(), draft),),
                     origin_conversation_ids=(origin,),
+                    near_duplicates=request.near_duplicates
+                    if request.HasField("near_duplicates")
+                    else None,
                     idempotency=idempotency_of(request, "CreateMemory"),
                 )
             )
@@ -145,6 +148,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
                     user_id=user_id,
                     drafts=tuple((memory_id or new_id(), draft) for memory_id, draft in drafts),
                     origin_conversation_ids=origins,
+                    near_duplicates=parse.batch_near_duplicates(request),
                     idempotency=idempotency_of(request, "BatchCreateMemories"),
                 )
             )

@@ -13,6 +13,7 @@ from mnemo_server.domain.memory_models import (
     MemoryChange,
     MemoryDraft,
     MemoryTombstone,
+    NearDuplicateProbe,
     SavedMemory,
 )
 from mnemo_server.domain.models import NewMessage
@@ -49,6 +50,10 @@ class CreateMemories(Idempotent[tuple[SavedMemory, ...]]):
 
     drafts: tuple[tuple[str, MemoryDraft], ...]
     origin_conversation_ids: tuple[str, ...] = ()
+    # The request's choice of the near-duplicate check (None: the server's);
+    # the use case turns it into ``near`` (the drafts' vectors).
+    near_duplicates: bool | None = None
+    near: NearDuplicateProbe | None = None
 
     @property
     def weight(self) -> int:

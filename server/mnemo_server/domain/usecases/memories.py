@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 
 from mnemo_server.domain.commands import Written
 from mnemo_server.domain.commands.memories import CreateMemories, UpdateMemory
@@ -28,10 +30,12 @@ from mnemo_server.domain.memory_models import (
     Embedding,
     Memory,
     MemoryListQuery,
+    NearDuplicateProbe,
     SavedMemory,
 )
 from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.domain.ports import CommandStore, MemoryStore
+from mnemo_server.domain.sameness import NEAR_DUPLICATE_THRESHOLD
 from mnemo_server.domain.usecases.conversations import new_conversation_id
 
 
@@ -78,22 +82,63 @@ class QueryEmbedding:
         return embedding
 
 
+@dataclass(frozen=True)
+class NearDuplicates:
+    """The server's near-duplicate check (``domain.sameness``): on for every
+    save unless a request says otherwise (``enabled``), at ``threshold``.
+    ``settle`` waits (bounded) until the user's entries saved earlier have
+    their vectors, so that the check compares with them too."""
+
+    embedder: Embedder | None = None
+    enabled: bool = False
+    threshold: float = NEAR_DUPLICATE_THRESHOLD
+    settle: Callable[[str], Awaitable[bool]] | None = None
+
+
 class Memories:
     """Entries of a user: append-only saves with keyed supersede, and their history."""
 
-    def __init__(self, commands: CommandStore, store: MemoryStore) -> None:
+    def __init__(
+        self, commands: CommandStore, store: MemoryStore, near: NearDuplicates | None = None
+    ) -> None:
         self._commands = commands
         self._store = store
+        self._near = near or NearDuplicates()
 
     async def create(self, command: CreateMemories) -> Written[tuple[SavedMemory, ...]]:
-        """Save the drafts; a keyed save archives the live entry of its
-        (scope, conversation, key).
+        """Save the drafts: an exact duplicate of a live entry stores nothing,
+        a keyed save takes its place in its chain by event time; with the
+        near-duplicate check on (the request's ``near_duplicates``, else the
+        server's), a draft whose text the embedder places within the
+        threshold of a live entry of its scope is a duplicate too (and the
+        saved drafts keep the vectors computed for the check).
 
         Raises ``AlreadyExists`` (id taken, also by a deleted entry),
         ``EMBEDDING_DIMENSION_MISMATCH``, ``REQUEST_ID_REUSED``, the memory gate's
-        ``FailedPrecondition``.
+        ``FailedPrecondition``; with the check on, ``EMBEDDER_UNAVAILABLE``
+        (no embedder) and ``EMBEDDER_FAILED``.
         """
+        wanted = command.near_duplicates
+        if wanted if wanted is not None else self._near.enabled:
+            command = replace(command, near=await self._probe(command))
         return await self._commands.execute(command)
+
+    async def _probe(self, command: CreateMemories) -> NearDuplicateProbe:
+        embedder = self._near.embedder
+        if embedder is None:
+            raise embedder_unavailable()
+        texts = [draft.text for _, draft in command.drafts]
+        embedding = asyncio.to_thread(embedder.embed, texts)
+        try:
+            if self._near.settle is None:
+                vectors = await embedding
+            else:
+                vectors, _ = await asyncio.gather(embedding, self._near.settle(command.user_id))
+        except Exception as error:  # the embedder's own code or its provider
+            raise embedder_failed(error) from error
+        return NearDuplicateProbe(
+            self._near.threshold, tuple(Embedding(embedder.model, tuple(v)) for v in vectors)
+        )
 
     async def get(self, user_id: str, memory_id: str) -> Memory:
         """Archived or not. Raises ``NotFound``."""

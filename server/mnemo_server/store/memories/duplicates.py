@@ -14,11 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Connection
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import Connection, select
 
-from mnemo_server.domain.memory_models import MemoryDraft
+from mnemo_server.domain.memory_models import Embedding, MemoryDraft
+from mnemo_server.domain.vectors import decode_vector
 from mnemo_server.store.memories import text_index as fts
-from mnemo_server.store.schema import memories
+from mnemo_server.store.schema import memories, memory_embeddings
 from mnemo_server.store.transactions.tx import Tx
 
 _CHUNK = 500
@@ -35,14 +38,19 @@ class LiveEntry:
     key: str
 
 
-def is_same(entry: LiveEntry, draft: MemoryDraft, fingerprint: str) -> bool:
-    """``draft`` (whose text has ``fingerprint``) states ``entry``'s fact."""
+def same_place(entry: LiveEntry, draft: MemoryDraft) -> bool:
+    """``entry`` is where ``draft`` would be a duplicate: its scope and
+    conversation, and its key for a keyed draft."""
     return (
-        entry.fingerprint == fingerprint
-        and entry.scope == draft.scope.value
+        entry.scope == draft.scope.value
         and entry.conversation_id == draft.conversation_id
         and (not draft.key or entry.key == draft.key)
     )
+
+
+def is_same(entry: LiveEntry, draft: MemoryDraft, fingerprint: str) -> bool:
+    """``draft`` (whose text has ``fingerprint``) states ``entry``'s fact."""
+    return entry.fingerprint == fingerprint and same_place(entry, draft)
 
 
 def live_entries(conn: Connection | Tx, user_id: str, prints: Sequence[str]) -> list[LiveEntry]:
@@ -74,6 +82,73 @@ def live_entries(conn: Connection | Tx, user_id: str, prints: Sequence[str]) -> 
             )
         )
     return found
+
+
+Unit = npt.NDArray[np.float64]
+
+
+def unit(values: Sequence[float]) -> Unit | None:
+    """``values`` scaled to length 1 (``None`` for a zero vector)."""
+    vector = np.asarray(values, dtype=np.float64)
+    length = float(np.linalg.norm(vector))
+    return None if length == 0.0 else vector / length
+
+
+def live_vectors(conn: Connection, user_id: str, model: str) -> list[tuple[LiveEntry, Unit]]:
+    """The user's live entries with a vector of ``model``, each with its
+    unit vector (the near-duplicate check reads them all: it is off unless
+    asked for)."""
+    found = conn.execute(
+        select(
+            memories.c.memory_id,
+            memories.c.fingerprint,
+            memories.c.scope,
+            memories.c.conversation_id,
+            memories.c.key,
+            memory_embeddings.c.vector,
+        )
+        .select_from(
+            memory_embeddings.join(memories, memories.c.id == memory_embeddings.c.memory_pk)
+        )
+        .where(
+            memory_embeddings.c.user_id == user_id,
+            memory_embeddings.c.model == model,
+            memories.c.user_id == user_id,
+            memories.c.archived_at.is_(None),
+        )
+        .order_by(memories.c.id.desc())
+    ).all()
+    pool: list[tuple[LiveEntry, Unit]] = []
+    for row in found:
+        vector = unit(decode_vector(row.vector))
+        if vector is not None:
+            pool.append((LiveEntry(*row[:5]), vector))
+    return pool
+
+
+def nearest_same(
+    pool: Iterable[tuple[LiveEntry, Unit]],
+    draft: MemoryDraft,
+    probe: Embedding,
+    threshold: float,
+    gone: set[str],
+) -> LiveEntry | None:
+    """The entry of ``pool`` (not in ``gone``) of ``draft``'s scope,
+    conversation (and key, for a keyed draft) whose vector is nearest to
+    ``probe`` with a cosine of at least ``threshold``, or ``None``."""
+    query = unit(probe.values)
+    if query is None:
+        return None
+    best: tuple[float, LiveEntry] | None = None
+    for entry, vector in pool:
+        if entry.memory_id in gone or not same_place(entry, draft):
+            continue
+        if len(vector) != len(query):
+            continue
+        cosine = float(vector @ query)
+        if cosine >= threshold and (best is None or cosine > best[0]):
+            best = (cosine, entry)
+    return None if best is None else best[1]
 
 
 def first_same(

@@ -37,6 +37,7 @@ from mnemo_server.domain.memory_models import (
     Embedding,
     Memory,
     MemoryDraft,
+    NearDuplicateProbe,
     SavedMemory,
     SaveOutcome,
 )
@@ -267,6 +268,7 @@ def insert_entries(
     drafts: Sequence[tuple[str, MemoryDraft]],
     *,
     feed: list[NewChange] | None = None,
+    near: NearDuplicateProbe | None = None,
 ) -> tuple[SavedMemory, ...]:
     """Save ``(memory_id, draft)`` pairs in order (the caller holds the
     user's memory lock, ``consent.lock_for_memory``), as saving them one at
@@ -274,7 +276,10 @@ def insert_entries(
 
     - a draft that states the same fact as a live entry (``duplicates``; an
       earlier draft of the call included) stores nothing: its result is that
-      entry, ``SaveOutcome.DUPLICATE``;
+      entry, ``SaveOutcome.DUPLICATE``; with ``near`` (the near-duplicate
+      check), so does a draft whose vector is within its threshold of a live
+      entry's (``duplicates.nearest_same``), and a saved draft without a
+      client vector keeps the check's vector as its computed one;
     - a keyed draft takes its place in its chain by event time
       (``chains``): it supersedes (archives) the live entry of its key, or,
       when that entry's fact is newer, is saved as a historical version
@@ -322,8 +327,13 @@ def insert_entries(
     archived_rows: list[list[MemoryRow]] = [[] for _ in drafts]
     same_as: dict[int, str] = {}  # duplicate draft -> the live entry's id
     gone: set[str] = set()  # live entries this call archived
+    pool: list[tuple[duplicates.LiveEntry, duplicates.Unit]] = []
+    if near is not None and drafts:
+        pool = duplicates.live_vectors(conn, user_id, near.vectors[0].model)
     for i, (memory_id, draft) in enumerate(drafts):
         same = duplicates.first_same(live, draft, prints[i], gone)
+        if same is None and near is not None:
+            same = duplicates.nearest_same(pool, draft, near.vectors[i], near.threshold, gone)
         if same is not None:
             same_as[i] = same.memory_id
             continue
@@ -340,12 +350,13 @@ def insert_entries(
         archived[i] += [row.memory_id for row in archived_rows[i]]
         gone.update(archived[i])
         if i not in links or links[i].live:
-            live.insert(
-                0,
-                duplicates.LiveEntry(
-                    memory_id, prints[i], draft.scope.value, draft.conversation_id, draft.key
-                ),
+            entry = duplicates.LiveEntry(
+                memory_id, prints[i], draft.scope.value, draft.conversation_id, draft.key
             )
+            live.insert(0, entry)
+            vector = None if near is None else duplicates.unit(near.vectors[i].values)
+            if vector is not None:
+                pool.insert(0, (entry, vector))
 
     stored = [link for chain_links in loaded.values() for link in chain_links]
     redated = chains.write_stored(conn, user_id, stored)
@@ -371,15 +382,23 @@ def insert_entries(
     )
     for i, pk in zip(saving, pks, strict=True):
         values[i] |= {"id": pk, "embedding_model": None, "embedding_vector": None}
-    vectors = [(entry, e) for entry, e in vectors if entry.index in values]
-    if vectors:
-        conn.execute(
-            insert(memory_embeddings),
-            [vector_row(values[entry.index]["id"], user_id, e) for entry, e in vectors],
-        )
-    if vectors or unindexed:
+    stored_vectors = [
+        vector_row(values[entry.index]["id"], user_id, e) | {"computed": False}
+        for entry, e in vectors
+        if entry.index in values
+    ]
+    waiting = [i for i in saving if drafts[i][1].embedding is None]
+    if near is not None:  # the check's vectors are the server model's own
+        stored_vectors += [
+            vector_row(values[i]["id"], user_id, near.vectors[i]) | {"computed": True}
+            for i in waiting
+        ]
+        waiting = []
+    if stored_vectors:
+        conn.execute(insert(memory_embeddings), stored_vectors)
+    if stored_vectors or unindexed:
         vectors_changed(conn, user_id)
-    backlog.queue(tx, user_id, [values[i]["id"] for i in saving if drafts[i][1].embedding is None])
+    backlog.queue(tx, user_id, [values[i]["id"] for i in waiting])
     # The result is built from what was written, as ``get`` would read it but
     # without the vectors: no response carries one, and the change feed and
     # the idempotency record leave them out; so both encode the same entries
@@ -449,7 +468,7 @@ def create(tx: Tx, command: CreateMemories) -> tuple[SavedMemory, ...]:
     named = [*command.origin_conversation_ids, *(draft.conversation_id for _, draft in drafts)]
     tenant_id = open_memory_write(tx, command.caller, user_id, named)
     feed: list[NewChange] = []
-    saved = insert_entries(tx, user_id, drafts, feed=feed)
+    saved = insert_entries(tx, user_id, drafts, feed=feed, near=command.near)
     stored = [s.memory for s in saved if s.outcome is not SaveOutcome.DUPLICATE]
     if stored:
         event_log.record(tx, command.caller, user_id, events.saved(stored), tenant_id=tenant_id)
