@@ -6,13 +6,16 @@ stores."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import grpc
 from google.protobuf import field_mask_pb2
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from mnemo.v1 import conversations_pb2 as cv
 from mnemo.v1 import memories_pb2 as pb
+from mnemo.v1.conversations_pb2_grpc import ConversationServiceStub as ConversationStub
 from tests.api.memories import USER, Stub, create, listed, versions
 from tests.api.user_data import export, load
 from tests.support.rpc_errors import rpc_failure
@@ -133,3 +136,48 @@ def test_a_listing_takes_an_event_time_range(memories: Stub) -> None:
         ),
     )
     assert moved.code is grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_messages_appended_after_the_fact_keep_their_time(
+    conversations: ConversationStub,
+) -> None:
+    conversation = f"{USER}/conversations/imported-chat"
+    said = [LAST_YEAR, LAST_YEAR + timedelta(minutes=1)]
+    conversations.AppendMessages(
+        cv.AppendMessagesRequest(
+            conversation=conversation,
+            messages=[
+                cv.HistoryMessage(message_json=message, event_time=_stamp(at))
+                for message, at in zip(chat_json("hi", "hello"), said, strict=True)
+            ],
+        )
+    )
+    conversations.AppendMessages(
+        cv.AppendMessagesRequest(
+            conversation=conversation,
+            messages=[cv.HistoryMessage(message_json=chat_json("now")[0])],
+        )
+    )
+    listed_messages = conversations.ListMessages(
+        cv.ListMessagesRequest(parent=conversation)
+    ).messages
+    assert [m.event_time.ToDatetime(UTC) for m in listed_messages[:2]] == said
+    assert listed_messages[2].event_time == listed_messages[2].create_time
+    failure = rpc_failure(
+        conversations.AppendMessages,
+        cv.AppendMessagesRequest(
+            conversation=conversation,
+            messages=[
+                cv.HistoryMessage(
+                    message_json=chat_json("later")[0],
+                    event_time=_stamp(datetime.now(UTC) + timedelta(days=2)),
+                )
+            ],
+        ),
+    )
+    assert failure.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert [field for field, _ in failure.violations] == ["messages[0].event_time"]
+
+
+def chat_json(*texts: str) -> list[str]:
+    return [json.dumps({"role": "user", "content": text}) for text in texts]

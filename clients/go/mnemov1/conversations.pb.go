@@ -159,7 +159,12 @@ type HistoryMessage struct {
 	// Output only. Plain-text projection of the message, for search and display.
 	Text string `protobuf:"bytes,8,opt,name=text,proto3" json:"text,omitempty"`
 	// Output only. True for a compaction replacement message (SnapshotHistory).
-	Compacted     bool `protobuf:"varint,9,opt,name=compacted,proto3" json:"compacted,omitempty"`
+	Compacted bool `protobuf:"varint,9,opt,name=compacted,proto3" json:"compacted,omitempty"`
+	// When the message was said (event time), as opposed to when it was stored
+	// (`create_time`). Settable on AppendMessages, for history imported or
+	// appended after the fact: from 1970-01-01 to at most 24 hours ahead of
+	// the server's clock (else INVALID_ARGUMENT). Unset: the append's time.
+	EventTime     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=event_time,json=eventTime,proto3" json:"event_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -255,6 +260,13 @@ func (x *HistoryMessage) GetCompacted() bool {
 		return x.Compacted
 	}
 	return false
+}
+
+func (x *HistoryMessage) GetEventTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EventTime
+	}
+	return nil
 }
 
 // The error of a failed run.
@@ -2244,7 +2256,7 @@ const file_mnemo_v1_conversations_proto_rawDesc = "" +
 	"\rmessage_count\x18\x06 \x01(\x03R\fmessageCount\x12\x12\n" +
 	"\x04etag\x18\a \x01(\tR\x04etag\x12;\n" +
 	"\vexpire_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"expireTime\"\x91\x02\n" +
+	"expireTime\"\xcc\x02\n" +
 	"\x0eHistoryMessage\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x12\x15\n" +
@@ -2255,7 +2267,10 @@ const file_mnemo_v1_conversations_proto_rawDesc = "" +
 	"\x04role\x18\x06 \x01(\tR\x04role\x12!\n" +
 	"\fmessage_json\x18\a \x01(\tR\vmessageJson\x12\x12\n" +
 	"\x04text\x18\b \x01(\tR\x04text\x12\x1c\n" +
-	"\tcompacted\x18\t \x01(\bR\tcompacted\"[\n" +
+	"\tcompacted\x18\t \x01(\bR\tcompacted\x129\n" +
+	"\n" +
+	"event_time\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\teventTime\"[\n" +
 	"\bRunError\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12!\n" +
@@ -2464,68 +2479,69 @@ var file_mnemo_v1_conversations_proto_depIdxs = []int32{
 	35, // 2: mnemo.v1.Conversation.update_time:type_name -> google.protobuf.Timestamp
 	35, // 3: mnemo.v1.Conversation.expire_time:type_name -> google.protobuf.Timestamp
 	35, // 4: mnemo.v1.HistoryMessage.create_time:type_name -> google.protobuf.Timestamp
-	2,  // 5: mnemo.v1.FailedRun.error:type_name -> mnemo.v1.RunError
-	1,  // 6: mnemo.v1.FailedRun.messages:type_name -> mnemo.v1.HistoryMessage
-	35, // 7: mnemo.v1.FailedRun.create_time:type_name -> google.protobuf.Timestamp
-	0,  // 8: mnemo.v1.CreateConversationRequest.conversation:type_name -> mnemo.v1.Conversation
-	0,  // 9: mnemo.v1.CreateConversationResponse.conversation:type_name -> mnemo.v1.Conversation
-	0,  // 10: mnemo.v1.GetConversationResponse.conversation:type_name -> mnemo.v1.Conversation
-	0,  // 11: mnemo.v1.ListConversationsResponse.conversations:type_name -> mnemo.v1.Conversation
-	0,  // 12: mnemo.v1.UpdateConversationRequest.conversation:type_name -> mnemo.v1.Conversation
-	36, // 13: mnemo.v1.UpdateConversationRequest.update_mask:type_name -> google.protobuf.FieldMask
-	0,  // 14: mnemo.v1.UpdateConversationResponse.conversation:type_name -> mnemo.v1.Conversation
-	1,  // 15: mnemo.v1.AppendMessagesRequest.messages:type_name -> mnemo.v1.HistoryMessage
-	34, // 16: mnemo.v1.AppendMessagesRequest.metadata:type_name -> google.protobuf.Struct
-	1,  // 17: mnemo.v1.AppendMessagesResponse.messages:type_name -> mnemo.v1.HistoryMessage
-	0,  // 18: mnemo.v1.AppendMessagesResponse.conversation:type_name -> mnemo.v1.Conversation
-	1,  // 19: mnemo.v1.ListMessagesResponse.messages:type_name -> mnemo.v1.HistoryMessage
-	1,  // 20: mnemo.v1.StreamMessagesResponse.messages:type_name -> mnemo.v1.HistoryMessage
-	0,  // 21: mnemo.v1.ClearMessagesResponse.conversation:type_name -> mnemo.v1.Conversation
-	1,  // 22: mnemo.v1.GetMessageResponse.message:type_name -> mnemo.v1.HistoryMessage
-	1,  // 23: mnemo.v1.PopMessagesResponse.messages:type_name -> mnemo.v1.HistoryMessage
-	0,  // 24: mnemo.v1.PopMessagesResponse.conversation:type_name -> mnemo.v1.Conversation
-	2,  // 25: mnemo.v1.RecordFailedRunRequest.error:type_name -> mnemo.v1.RunError
-	1,  // 26: mnemo.v1.RecordFailedRunRequest.messages:type_name -> mnemo.v1.HistoryMessage
-	3,  // 27: mnemo.v1.RecordFailedRunResponse.failed_run:type_name -> mnemo.v1.FailedRun
-	3,  // 28: mnemo.v1.ListFailedRunsResponse.failed_runs:type_name -> mnemo.v1.FailedRun
-	1,  // 29: mnemo.v1.SnapshotHistoryResponse.messages:type_name -> mnemo.v1.HistoryMessage
-	1,  // 30: mnemo.v1.ReplaceHistoryPrefixRequest.replacement:type_name -> mnemo.v1.HistoryMessage
-	1,  // 31: mnemo.v1.ReplaceHistoryPrefixResponse.messages:type_name -> mnemo.v1.HistoryMessage
-	4,  // 32: mnemo.v1.ConversationService.CreateConversation:input_type -> mnemo.v1.CreateConversationRequest
-	6,  // 33: mnemo.v1.ConversationService.GetConversation:input_type -> mnemo.v1.GetConversationRequest
-	8,  // 34: mnemo.v1.ConversationService.ListConversations:input_type -> mnemo.v1.ListConversationsRequest
-	10, // 35: mnemo.v1.ConversationService.UpdateConversation:input_type -> mnemo.v1.UpdateConversationRequest
-	12, // 36: mnemo.v1.ConversationService.DeleteConversation:input_type -> mnemo.v1.DeleteConversationRequest
-	14, // 37: mnemo.v1.ConversationService.AppendMessages:input_type -> mnemo.v1.AppendMessagesRequest
-	16, // 38: mnemo.v1.ConversationService.ListMessages:input_type -> mnemo.v1.ListMessagesRequest
-	18, // 39: mnemo.v1.ConversationService.StreamMessages:input_type -> mnemo.v1.StreamMessagesRequest
-	22, // 40: mnemo.v1.ConversationService.GetMessage:input_type -> mnemo.v1.GetMessageRequest
-	24, // 41: mnemo.v1.ConversationService.PopMessages:input_type -> mnemo.v1.PopMessagesRequest
-	20, // 42: mnemo.v1.ConversationService.ClearMessages:input_type -> mnemo.v1.ClearMessagesRequest
-	26, // 43: mnemo.v1.ConversationService.RecordFailedRun:input_type -> mnemo.v1.RecordFailedRunRequest
-	28, // 44: mnemo.v1.ConversationService.ListFailedRuns:input_type -> mnemo.v1.ListFailedRunsRequest
-	30, // 45: mnemo.v1.ConversationService.SnapshotHistory:input_type -> mnemo.v1.SnapshotHistoryRequest
-	32, // 46: mnemo.v1.ConversationService.ReplaceHistoryPrefix:input_type -> mnemo.v1.ReplaceHistoryPrefixRequest
-	5,  // 47: mnemo.v1.ConversationService.CreateConversation:output_type -> mnemo.v1.CreateConversationResponse
-	7,  // 48: mnemo.v1.ConversationService.GetConversation:output_type -> mnemo.v1.GetConversationResponse
-	9,  // 49: mnemo.v1.ConversationService.ListConversations:output_type -> mnemo.v1.ListConversationsResponse
-	11, // 50: mnemo.v1.ConversationService.UpdateConversation:output_type -> mnemo.v1.UpdateConversationResponse
-	13, // 51: mnemo.v1.ConversationService.DeleteConversation:output_type -> mnemo.v1.DeleteConversationResponse
-	15, // 52: mnemo.v1.ConversationService.AppendMessages:output_type -> mnemo.v1.AppendMessagesResponse
-	17, // 53: mnemo.v1.ConversationService.ListMessages:output_type -> mnemo.v1.ListMessagesResponse
-	19, // 54: mnemo.v1.ConversationService.StreamMessages:output_type -> mnemo.v1.StreamMessagesResponse
-	23, // 55: mnemo.v1.ConversationService.GetMessage:output_type -> mnemo.v1.GetMessageResponse
-	25, // 56: mnemo.v1.ConversationService.PopMessages:output_type -> mnemo.v1.PopMessagesResponse
-	21, // 57: mnemo.v1.ConversationService.ClearMessages:output_type -> mnemo.v1.ClearMessagesResponse
-	27, // 58: mnemo.v1.ConversationService.RecordFailedRun:output_type -> mnemo.v1.RecordFailedRunResponse
-	29, // 59: mnemo.v1.ConversationService.ListFailedRuns:output_type -> mnemo.v1.ListFailedRunsResponse
-	31, // 60: mnemo.v1.ConversationService.SnapshotHistory:output_type -> mnemo.v1.SnapshotHistoryResponse
-	33, // 61: mnemo.v1.ConversationService.ReplaceHistoryPrefix:output_type -> mnemo.v1.ReplaceHistoryPrefixResponse
-	47, // [47:62] is the sub-list for method output_type
-	32, // [32:47] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	35, // 5: mnemo.v1.HistoryMessage.event_time:type_name -> google.protobuf.Timestamp
+	2,  // 6: mnemo.v1.FailedRun.error:type_name -> mnemo.v1.RunError
+	1,  // 7: mnemo.v1.FailedRun.messages:type_name -> mnemo.v1.HistoryMessage
+	35, // 8: mnemo.v1.FailedRun.create_time:type_name -> google.protobuf.Timestamp
+	0,  // 9: mnemo.v1.CreateConversationRequest.conversation:type_name -> mnemo.v1.Conversation
+	0,  // 10: mnemo.v1.CreateConversationResponse.conversation:type_name -> mnemo.v1.Conversation
+	0,  // 11: mnemo.v1.GetConversationResponse.conversation:type_name -> mnemo.v1.Conversation
+	0,  // 12: mnemo.v1.ListConversationsResponse.conversations:type_name -> mnemo.v1.Conversation
+	0,  // 13: mnemo.v1.UpdateConversationRequest.conversation:type_name -> mnemo.v1.Conversation
+	36, // 14: mnemo.v1.UpdateConversationRequest.update_mask:type_name -> google.protobuf.FieldMask
+	0,  // 15: mnemo.v1.UpdateConversationResponse.conversation:type_name -> mnemo.v1.Conversation
+	1,  // 16: mnemo.v1.AppendMessagesRequest.messages:type_name -> mnemo.v1.HistoryMessage
+	34, // 17: mnemo.v1.AppendMessagesRequest.metadata:type_name -> google.protobuf.Struct
+	1,  // 18: mnemo.v1.AppendMessagesResponse.messages:type_name -> mnemo.v1.HistoryMessage
+	0,  // 19: mnemo.v1.AppendMessagesResponse.conversation:type_name -> mnemo.v1.Conversation
+	1,  // 20: mnemo.v1.ListMessagesResponse.messages:type_name -> mnemo.v1.HistoryMessage
+	1,  // 21: mnemo.v1.StreamMessagesResponse.messages:type_name -> mnemo.v1.HistoryMessage
+	0,  // 22: mnemo.v1.ClearMessagesResponse.conversation:type_name -> mnemo.v1.Conversation
+	1,  // 23: mnemo.v1.GetMessageResponse.message:type_name -> mnemo.v1.HistoryMessage
+	1,  // 24: mnemo.v1.PopMessagesResponse.messages:type_name -> mnemo.v1.HistoryMessage
+	0,  // 25: mnemo.v1.PopMessagesResponse.conversation:type_name -> mnemo.v1.Conversation
+	2,  // 26: mnemo.v1.RecordFailedRunRequest.error:type_name -> mnemo.v1.RunError
+	1,  // 27: mnemo.v1.RecordFailedRunRequest.messages:type_name -> mnemo.v1.HistoryMessage
+	3,  // 28: mnemo.v1.RecordFailedRunResponse.failed_run:type_name -> mnemo.v1.FailedRun
+	3,  // 29: mnemo.v1.ListFailedRunsResponse.failed_runs:type_name -> mnemo.v1.FailedRun
+	1,  // 30: mnemo.v1.SnapshotHistoryResponse.messages:type_name -> mnemo.v1.HistoryMessage
+	1,  // 31: mnemo.v1.ReplaceHistoryPrefixRequest.replacement:type_name -> mnemo.v1.HistoryMessage
+	1,  // 32: mnemo.v1.ReplaceHistoryPrefixResponse.messages:type_name -> mnemo.v1.HistoryMessage
+	4,  // 33: mnemo.v1.ConversationService.CreateConversation:input_type -> mnemo.v1.CreateConversationRequest
+	6,  // 34: mnemo.v1.ConversationService.GetConversation:input_type -> mnemo.v1.GetConversationRequest
+	8,  // 35: mnemo.v1.ConversationService.ListConversations:input_type -> mnemo.v1.ListConversationsRequest
+	10, // 36: mnemo.v1.ConversationService.UpdateConversation:input_type -> mnemo.v1.UpdateConversationRequest
+	12, // 37: mnemo.v1.ConversationService.DeleteConversation:input_type -> mnemo.v1.DeleteConversationRequest
+	14, // 38: mnemo.v1.ConversationService.AppendMessages:input_type -> mnemo.v1.AppendMessagesRequest
+	16, // 39: mnemo.v1.ConversationService.ListMessages:input_type -> mnemo.v1.ListMessagesRequest
+	18, // 40: mnemo.v1.ConversationService.StreamMessages:input_type -> mnemo.v1.StreamMessagesRequest
+	22, // 41: mnemo.v1.ConversationService.GetMessage:input_type -> mnemo.v1.GetMessageRequest
+	24, // 42: mnemo.v1.ConversationService.PopMessages:input_type -> mnemo.v1.PopMessagesRequest
+	20, // 43: mnemo.v1.ConversationService.ClearMessages:input_type -> mnemo.v1.ClearMessagesRequest
+	26, // 44: mnemo.v1.ConversationService.RecordFailedRun:input_type -> mnemo.v1.RecordFailedRunRequest
+	28, // 45: mnemo.v1.ConversationService.ListFailedRuns:input_type -> mnemo.v1.ListFailedRunsRequest
+	30, // 46: mnemo.v1.ConversationService.SnapshotHistory:input_type -> mnemo.v1.SnapshotHistoryRequest
+	32, // 47: mnemo.v1.ConversationService.ReplaceHistoryPrefix:input_type -> mnemo.v1.ReplaceHistoryPrefixRequest
+	5,  // 48: mnemo.v1.ConversationService.CreateConversation:output_type -> mnemo.v1.CreateConversationResponse
+	7,  // 49: mnemo.v1.ConversationService.GetConversation:output_type -> mnemo.v1.GetConversationResponse
+	9,  // 50: mnemo.v1.ConversationService.ListConversations:output_type -> mnemo.v1.ListConversationsResponse
+	11, // 51: mnemo.v1.ConversationService.UpdateConversation:output_type -> mnemo.v1.UpdateConversationResponse
+	13, // 52: mnemo.v1.ConversationService.DeleteConversation:output_type -> mnemo.v1.DeleteConversationResponse
+	15, // 53: mnemo.v1.ConversationService.AppendMessages:output_type -> mnemo.v1.AppendMessagesResponse
+	17, // 54: mnemo.v1.ConversationService.ListMessages:output_type -> mnemo.v1.ListMessagesResponse
+	19, // 55: mnemo.v1.ConversationService.StreamMessages:output_type -> mnemo.v1.StreamMessagesResponse
+	23, // 56: mnemo.v1.ConversationService.GetMessage:output_type -> mnemo.v1.GetMessageResponse
+	25, // 57: mnemo.v1.ConversationService.PopMessages:output_type -> mnemo.v1.PopMessagesResponse
+	21, // 58: mnemo.v1.ConversationService.ClearMessages:output_type -> mnemo.v1.ClearMessagesResponse
+	27, // 59: mnemo.v1.ConversationService.RecordFailedRun:output_type -> mnemo.v1.RecordFailedRunResponse
+	29, // 60: mnemo.v1.ConversationService.ListFailedRuns:output_type -> mnemo.v1.ListFailedRunsResponse
+	31, // 61: mnemo.v1.ConversationService.SnapshotHistory:output_type -> mnemo.v1.SnapshotHistoryResponse
+	33, // 62: mnemo.v1.ConversationService.ReplaceHistoryPrefix:output_type -> mnemo.v1.ReplaceHistoryPrefixResponse
+	48, // [48:63] is the sub-list for method output_type
+	33, // [33:48] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_mnemo_v1_conversations_proto_init() }

@@ -134,6 +134,7 @@ def _fill_message(
         compacted=value.compacted,
     )
     set_timestamp(message.create_time, value.create_time)
+    set_timestamp(message.event_time, value.event_time or value.create_time)
     return message
 
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC
 from functools import partial
 from typing import Any, TypeVar
 
@@ -30,6 +31,7 @@ from google.protobuf.message import Message
 from mnemo_server.api import names
 from mnemo_server.config import Settings
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
+from mnemo_server.domain.limits import event_time_problems
 from mnemo_server.domain.messages import MessageProblem, loads_strict, parse_message
 from mnemo_server.domain.models import NewMessage
 
@@ -266,6 +268,31 @@ def is_json(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def message_event_times(
+    v: Validator, values: Sequence[Any], field: str, messages: list[NewMessage]
+) -> list[NewMessage]:
+    """``messages`` (parsed from ``values``, ``HistoryMessage``s) with the
+    event times their clients set (``{field}[i].event_time``: 1970 to 24
+    hours ahead of the server's clock, ``domain.limits``)."""
+    if len(messages) != len(values):
+        return messages  # already refused
+    dated: list[NewMessage] = []
+    for i, (value, message) in enumerate(zip(values, messages, strict=True)):
+        if not value.HasField("event_time"):
+            dated.append(message)
+            continue
+        path = f"{field}[{i}].event_time"
+        v.timestamp(value.event_time, path)
+        if not holds_datetime(value.event_time):
+            dated.append(message)
+            continue
+        when = value.event_time.ToDatetime(UTC)
+        for problem in event_time_problems(when, path):
+            v.invalid(problem.part, problem.description)
+        dated.append(replace(message, event_time=when))
+    return dated
 
 
 def messages_of(

@@ -174,7 +174,7 @@ def draft_problems(draft: MemoryDraft) -> list[DraftProblem]:
     if draft.embedding is not None:
         problems += embedding_problems(draft.embedding, "embedding")
     if draft.event_time is not None:
-        problems += _event_time_problems(draft.event_time, "event_time")
+        problems += event_time_problems(draft.event_time, "event_time")
     return problems
 
 
@@ -183,7 +183,7 @@ MAX_EVENT_TIME_AHEAD_SECONDS = 86_400
 of devices drift; a fact from the future is a bug)."""
 
 
-def _event_time_problems(value: datetime, part: str) -> list[DraftProblem]:
+def event_time_problems(value: datetime, part: str) -> list[DraftProblem]:
     """An event time before 1970 or more than a day ahead of the server's clock."""
     micros = (value - _EPOCH) // timedelta(microseconds=1)
     if micros < 0:

@@ -118,6 +118,9 @@ class NewMessage:
     message_json: str
     role: str
     text: str
+    # When it was said (``None``: when it is stored), for history appended
+    # after the fact.
+    event_time: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,8 @@ class StoredMessage:
     message_json: str
     text: str
     compacted: bool = False
+    # When it was said; ``None``: its create time.
+    event_time: datetime | None = None
 
 
 @dataclass(frozen=True)

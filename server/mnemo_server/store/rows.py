@@ -94,6 +94,7 @@ def stored_message_of(
     role: str,
     message_json: str,
     text: str,
+    event_at: int | None,
 ) -> StoredMessage:
     """A message from its ``messages`` columns (in this order)."""
     return StoredMessage(
@@ -104,6 +105,7 @@ def stored_message_of(
         role,
         message_json,
         text,
+        event_time=None if event_at is None else _EPOCH + timedelta(microseconds=event_at),
     )
 
 
@@ -117,6 +119,7 @@ def stored_message(row: Any) -> StoredMessage:
         role=row.role,
         message_json=row.message_json,
         text=row.text,
+        event_time=None if row.event_at is None else to_datetime(row.event_at),
     )
 
 

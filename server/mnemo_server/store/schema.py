@@ -116,6 +116,9 @@ messages = Table(
     Column("message_json", Text, nullable=False),
     Column("text", Text, nullable=False),
     Column("created_at", MICROS, nullable=False),
+    # When it was said, when the client dated it (history appended after the
+    # fact); NULL: its create time.
+    Column("event_at", MICROS, nullable=True),
     PrimaryKeyConstraint("conversation_pk", "position"),
 )
 

@@ -32,7 +32,7 @@ class Conversation(_message.Message):
     def __init__(self, name: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., temporary: _Optional[bool] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message_count: _Optional[int] = ..., etag: _Optional[str] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class HistoryMessage(_message.Message):
-    __slots__ = ("name", "position", "run_id", "turn", "create_time", "role", "message_json", "text", "compacted")
+    __slots__ = ("name", "position", "run_id", "turn", "create_time", "role", "message_json", "text", "compacted", "event_time")
     NAME_FIELD_NUMBER: _ClassVar[int]
     POSITION_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -42,6 +42,7 @@ class HistoryMessage(_message.Message):
     MESSAGE_JSON_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     COMPACTED_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TIME_FIELD_NUMBER: _ClassVar[int]
     name: str
     position: int
     run_id: str
@@ -51,7 +52,8 @@ class HistoryMessage(_message.Message):
     message_json: str
     text: str
     compacted: bool
-    def __init__(self, name: _Optional[str] = ..., position: _Optional[int] = ..., run_id: _Optional[str] = ..., turn: _Optional[int] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., role: _Optional[str] = ..., message_json: _Optional[str] = ..., text: _Optional[str] = ..., compacted: _Optional[bool] = ...) -> None: ...
+    event_time: _timestamp_pb2.Timestamp
+    def __init__(self, name: _Optional[str] = ..., position: _Optional[int] = ..., run_id: _Optional[str] = ..., turn: _Optional[int] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., role: _Optional[str] = ..., message_json: _Optional[str] = ..., text: _Optional[str] = ..., compacted: _Optional[bool] = ..., event_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class RunError(_message.Message):
     __slots__ = ("message", "code", "details_json")

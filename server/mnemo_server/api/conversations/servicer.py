@@ -13,7 +13,13 @@ from mnemo.v1 import conversations_pb2_grpc as pb_grpc
 from mnemo_server.api import convert, names, pagination
 from mnemo_server.api.conversations.rules import RULES, compaction_named, revision_of
 from mnemo_server.api.idempotency import idempotency_of
-from mnemo_server.api.validation import MAX_POSITION, Validator, check_fields, messages_of
+from mnemo_server.api.validation import (
+    MAX_POSITION,
+    Validator,
+    check_fields,
+    message_event_times,
+    messages_of,
+)
 from mnemo_server.auth.caller import CallScope, caller_of, current_scope
 from mnemo_server.config import Settings
 from mnemo_server.domain.commands import Written
@@ -204,6 +210,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         v = Validator()
         key = _conversation_key(v, request.conversation, "conversation", scope)
         messages = self._messages(v, request.messages, "messages", min_count=1)
+        messages = message_event_times(v, request.messages, "messages", messages)
         check_fields(v, request, RULES)
         expected = request.expected_position if request.HasField("expected_position") else None
         metadata = self._metadata(v, request, "metadata")

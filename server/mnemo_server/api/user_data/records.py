@@ -245,6 +245,7 @@ def message(
         role=new.role,
         message_json=new.message_json,
         text=new.text,
+        event_time=_optional_time(v, value, "event_time", prefix),
     )
     return ConversationMessage("" if named is None else named[0].conversation_id, stored)
 

@@ -96,6 +96,7 @@ def append(tx: Tx, command: AppendMessages) -> AppendResult:
             role=message.role,
             message_json=message.message_json,
             text=message.text,
+            event_time=message.event_time,
         )
         for offset, message in enumerate(command.messages)
     )
@@ -112,6 +113,9 @@ def append(tx: Tx, command: AppendMessages) -> AppendResult:
                 "message_json": message.message_json,
                 "text": message.text,
                 "created_at": now,
+                "event_at": None
+                if message.event_time is None
+                else convert.to_micros(message.event_time),
             }
             for message in stored
         ],
@@ -139,7 +143,14 @@ def _canonical(conversation_pk: int, user_id: str, position: int) -> Select[Any]
 _m = messages.c
 # The columns of ``stored_message_of``, with the conversation's row to filter on.
 _MESSAGES_OF_CONVERSATION = select(
-    _m.position, _m.run_id, _m.turn, _m.created_at, _m.role, _m.message_json, _m.text
+    _m.position,
+    _m.run_id,
+    _m.turn,
+    _m.created_at,
+    _m.role,
+    _m.message_json,
+    _m.text,
+    _m.event_at,
 ).join(conversations, conversations.c.id == _m.conversation_pk)
 # A page of a conversation's messages, found by the conversation's key.
 _PAGE = Statement(

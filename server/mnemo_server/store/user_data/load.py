@@ -231,6 +231,10 @@ def _load_histories(
                 "message_json": m.message.message_json,
                 "text": m.message.text,
                 "created_at": convert.to_micros(m.message.create_time),
+                # Exports carry the create time when the client set none.
+                "event_at": None
+                if m.message.event_time in (None, m.message.create_time)
+                else _optional_micros(m.message.event_time),
             }
             for m in data.messages
         ],

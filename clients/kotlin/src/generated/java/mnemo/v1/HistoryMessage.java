@@ -557,6 +557,88 @@ public  final class HistoryMessage extends
     compacted_ = false;
   }
 
+  public static final int EVENT_TIME_FIELD_NUMBER = 10;
+  private com.google.protobuf.Timestamp eventTime_;
+  /**
+   * <pre>
+   * When the message was said (event time), as opposed to when it was stored
+   * (`create_time`). Settable on AppendMessages, for history imported or
+   * appended after the fact: from 1970-01-01 to at most 24 hours ahead of
+   * the server's clock (else INVALID_ARGUMENT). Unset: the append's time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time = 10 [json_name = "eventTime"];</code>
+   */
+  @java.lang.Override
+  public boolean hasEventTime() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * When the message was said (event time), as opposed to when it was stored
+   * (`create_time`). Settable on AppendMessages, for history imported or
+   * appended after the fact: from 1970-01-01 to at most 24 hours ahead of
+   * the server's clock (else INVALID_ARGUMENT). Unset: the append's time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time = 10 [json_name = "eventTime"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getEventTime() {
+    return eventTime_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : eventTime_;
+  }
+  /**
+   * <pre>
+   * When the message was said (event time), as opposed to when it was stored
+   * (`create_time`). Settable on AppendMessages, for history imported or
+   * appended after the fact: from 1970-01-01 to at most 24 hours ahead of
+   * the server's clock (else INVALID_ARGUMENT). Unset: the append's time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time = 10 [json_name = "eventTime"];</code>
+   */
+  private void setEventTime(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    eventTime_ = value;
+    bitField0_ |= 0x00000002;
+  }
+  /**
+   * <pre>
+   * When the message was said (event time), as opposed to when it was stored
+   * (`create_time`). Settable on AppendMessages, for history imported or
+   * appended after the fact: from 1970-01-01 to at most 24 hours ahead of
+   * the server's clock (else INVALID_ARGUMENT). Unset: the append's time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time = 10 [json_name = "eventTime"];</code>
+   */
+  @java.lang.SuppressWarnings("ReferenceEquality")
+  private void mergeEventTime(com.google.protobuf.Timestamp value) {
+    java.util.Objects.requireNonNull(value);
+    if (eventTime_ != null &&
+        eventTime_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+      eventTime_ =
+        com.google.protobuf.Timestamp.newBuilder(eventTime_).mergeFrom(value).buildPartial();
+    } else {
+      eventTime_ = value;
+    }
+    bitField0_ |= 0x00000002;
+  }
+  /**
+   * <pre>
+   * When the message was said (event time), as opposed to when it was stored
+   * (`create_time`). Settable on AppendMessages, for history imported or
+   * appended after the fact: from 1970-01-01 to at most 24 hours ahead of
+   * the server's clock (else INVALID_ARGUMENT). Unset: the append's time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time = 10 [json_name = "eventTime"];</code>
+   */
+  private void clearEventTime() {
+    eventTime_ = null;
+    bitField0_ = (bitField0_ & ~0x00000002);
+  }
+
   public static mnemo.v1.HistoryMessage parseFrom(
       java.nio.ByteBuffer data)
       throws com.google.protobuf.InvalidProtocolBufferException {
@@ -1209,6 +1291,95 @@ public  final class HistoryMessage extends
       return this;
     }
 
+    /**
+     * <pre>
+     * When the message was said (event time), as opposed to when it was stored
+     * (`create_time`). Settable on AppendMessages, for history imported or
+     * appended after the fact: from 1970-01-01 to at most 24 hours ahead of
+     * the server's clock (else INVALID_ARGUMENT). Unset: the append's time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time = 10 [json_name = "eventTime"];</code>
+     */
+    @java.lang.Override
+    public boolean hasEventTime() {
+      return instance.hasEventTime();
+    }
+    /**
+     * <pre>
+     * When the message was said (event time), as opposed to when it was stored
+     * (`create_time`). Settable on AppendMessages, for history imported or
+     * appended after the fact: from 1970-01-01 to at most 24 hours ahead of
+     * the server's clock (else INVALID_ARGUMENT). Unset: the append's time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time = 10 [json_name = "eventTime"];</code>
+     */
+    @java.lang.Override
+    public com.google.protobuf.Timestamp getEventTime() {
+      return instance.getEventTime();
+    }
+    /**
+     * <pre>
+     * When the message was said (event time), as opposed to when it was stored
+     * (`create_time`). Settable on AppendMessages, for history imported or
+     * appended after the fact: from 1970-01-01 to at most 24 hours ahead of
+     * the server's clock (else INVALID_ARGUMENT). Unset: the append's time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time = 10 [json_name = "eventTime"];</code>
+     */
+    public Builder setEventTime(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.setEventTime(value);
+      return this;
+      }
+    /**
+     * <pre>
+     * When the message was said (event time), as opposed to when it was stored
+     * (`create_time`). Settable on AppendMessages, for history imported or
+     * appended after the fact: from 1970-01-01 to at most 24 hours ahead of
+     * the server's clock (else INVALID_ARGUMENT). Unset: the append's time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time = 10 [json_name = "eventTime"];</code>
+     */
+    public Builder setEventTime(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      copyOnWrite();
+      instance.setEventTime(builderForValue.build());
+      return this;
+    }
+    /**
+     * <pre>
+     * When the message was said (event time), as opposed to when it was stored
+     * (`create_time`). Settable on AppendMessages, for history imported or
+     * appended after the fact: from 1970-01-01 to at most 24 hours ahead of
+     * the server's clock (else INVALID_ARGUMENT). Unset: the append's time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time = 10 [json_name = "eventTime"];</code>
+     */
+    public Builder mergeEventTime(com.google.protobuf.Timestamp value) {
+      copyOnWrite();
+      instance.mergeEventTime(value);
+      return this;
+    }
+    /**
+     * <pre>
+     * When the message was said (event time), as opposed to when it was stored
+     * (`create_time`). Settable on AppendMessages, for history imported or
+     * appended after the fact: from 1970-01-01 to at most 24 hours ahead of
+     * the server's clock (else INVALID_ARGUMENT). Unset: the append's time.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp event_time = 10 [json_name = "eventTime"];</code>
+     */
+    public Builder clearEventTime() {  copyOnWrite();
+      instance.clearEventTime();
+      return this;
+    }
+
     // @@protoc_insertion_point(builder_scope:mnemo.v1.HistoryMessage)
   }
   @java.lang.Override
@@ -1235,10 +1406,12 @@ public  final class HistoryMessage extends
             "messageJson_",
             "text_",
             "compacted_",
+            "eventTime_",
           };
           java.lang.String info =
-              "\u0000\t\u0000\u0001\u0001\t\t\u0000\u0000\u0000\u0001\u0208\u0002\u0002\u0003\u0208" +
-              "\u0004\u0004\u0005\u1009\u0000\u0006\u0208\u0007\u0208\b\u0208\t\u0007";
+              "\u0000\n\u0000\u0001\u0001\n\n\u0000\u0000\u0000\u0001\u0208\u0002\u0002\u0003\u0208" +
+              "\u0004\u0004\u0005\u1009\u0000\u0006\u0208\u0007\u0208\b\u0208\t\u0007\n\u1009\u0001" +
+              "";
           return newMessageInfo(DEFAULT_INSTANCE, info, objects);
       }
       case GET_DEFAULT_INSTANCE: {

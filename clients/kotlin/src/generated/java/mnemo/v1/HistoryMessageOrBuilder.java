@@ -164,4 +164,29 @@ public interface HistoryMessageOrBuilder extends
    * @return The compacted.
    */
   boolean getCompacted();
+
+  /**
+   * <pre>
+   * When the message was said (event time), as opposed to when it was stored
+   * (`create_time`). Settable on AppendMessages, for history imported or
+   * appended after the fact: from 1970-01-01 to at most 24 hours ahead of
+   * the server's clock (else INVALID_ARGUMENT). Unset: the append's time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time = 10 [json_name = "eventTime"];</code>
+   * @return Whether the eventTime field is set.
+   */
+  boolean hasEventTime();
+  /**
+   * <pre>
+   * When the message was said (event time), as opposed to when it was stored
+   * (`create_time`). Settable on AppendMessages, for history imported or
+   * appended after the fact: from 1970-01-01 to at most 24 hours ahead of
+   * the server's clock (else INVALID_ARGUMENT). Unset: the append's time.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp event_time = 10 [json_name = "eventTime"];</code>
+   * @return The eventTime.
+   */
+  com.google.protobuf.Timestamp getEventTime();
 }
