@@ -113,6 +113,8 @@ after(async () => {
 });
 
 const rowOf = (page, text) => page.locator("tr.memory", { hasText: text });
+/** A Timestamp as the console shows it: UTC, to the minute. */
+const formatTime = (time) => new Date(Number(time.seconds) * 1000).toISOString().slice(0, 16).replace("T", " ");
 
 test("the committed console bundle is what its source builds", async () => {
   const { buildConsole, OUT_DIR } = await import(join(TS_DIR, "console/build.mjs"));
@@ -181,16 +183,19 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     assert.equal(await page.textContent("#signed-in-tenant"), "acme");
     await page.locator("table.memories[data-count='4']").waitFor();
     // At phone width the memory table scrolls inside its card: neither overflows the page.
-    await page.setViewportSize({ width: 390, height: 760 });
-    const fits = await page.evaluate(() => {
-      const card = document.querySelector("table.memories").closest(".card");
-      return {
-        page: document.documentElement.scrollWidth <= window.innerWidth,
-        card: card.getBoundingClientRect().right <= window.innerWidth,
-      };
-    });
-    assert.deepEqual(fits, { page: true, card: true });
-    await page.setViewportSize({ width: 1180, height: 760 });
+    const assertFitsPhone = async () => {
+      await page.setViewportSize({ width: 390, height: 760 });
+      const fits = await page.evaluate(() => {
+        const card = document.querySelector("table.memories").closest(".card");
+        return {
+          page: document.documentElement.scrollWidth <= window.innerWidth,
+          card: card.getBoundingClientRect().right <= window.innerWidth,
+        };
+      });
+      assert.deepEqual(fits, { page: true, card: true });
+      await page.setViewportSize({ width: 1180, height: 760 });
+    };
+    await assertFitsPhone();
     const tea = page.locator("tr.memory[data-key=drink]");
     assert.equal(await tea.getAttribute("data-pinned"), "true");
     assert.equal(await tea.locator("td.key").textContent(), "drink");
@@ -224,6 +229,58 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     await alice.memories.createMemory({ parent: `users/${ALICE}`, memoryId: "home", memory: { text: "Lives in Lisbon", key: "home" } });
     await rowOf(page, "Lives in Lisbon").waitFor();
     await page.locator("table.memories[data-count='5']").waitFor();
+
+    // As of: a keyed chain saved out of order (the older fact arrives last, as
+    // from an offline device) is shown as it stood at a past time.
+    const at = (iso) => mnemo.timestampFromDate(new Date(iso));
+    const june = await alice.memories.createMemory({
+      parent: `users/${ALICE}`,
+      memoryId: "office-june",
+      memory: { text: "Works from the Porto office", key: "office", eventTime: at("2026-06-01T00:00:00Z") },
+    });
+    const january = await alice.memories.createMemory({
+      parent: `users/${ALICE}`,
+      memoryId: "office-january",
+      memory: { text: "Works from the Lisbon office", key: "office", eventTime: at("2026-01-01T00:00:00Z") },
+    });
+    assert.equal(june.outcome, mnemo.SaveOutcome.CREATED);
+    assert.equal(january.outcome, mnemo.SaveOutcome.HISTORICAL);
+    const porto = rowOf(page, "Works from the Porto office");
+    await porto.waitFor();
+    await page.locator("table.memories[data-count='6']").waitFor();
+    assert.equal(await rowOf(page, "Works from the Lisbon office").count(), 0);
+    // Each entry's event time ("stated") beside its stored time.
+    assert.equal(await porto.locator("td.event-time").textContent(), "2026-06-01 00:00");
+    assert.equal(await porto.locator("td.time").textContent(), formatTime(june.memory.updateTime));
+    // As of 2026-03-01 (UTC): the January fact, superseded in June; nothing else was stated by then.
+    await page.fill("#as-of", "2026-03-01T00:00");
+    await page.locator("table.memories[data-as-of='2026-03-01T00:00:00.000Z'][data-count='1']").waitFor();
+    const lisbon = rowOf(page, "Works from the Lisbon office");
+    assert.equal(await lisbon.locator("td.event-time").textContent(), "2026-01-01 00:00 until 2026-06-01 00:00");
+    assert.match(await page.textContent("#as-of-hint"), /2026-03-01 00:00/);
+    await shot("as-of");
+    // Cleared: the current entries again.
+    await page.click("#as-of-clear");
+    await page.locator("table.memories[data-as-of=''][data-count='6']").waitFor();
+    assert.equal(await page.inputValue("#as-of"), "");
+    await porto.waitFor();
+    assert.equal(await rowOf(page, "Works from the Lisbon office").count(), 0);
+    // The versions: each one's validity.
+    await porto.locator("button.show-history").click();
+    const officeVersions = page.locator("li.version", { hasText: "office" });
+    await page.locator("li.version", { hasText: "Works from the Lisbon office" }).waitFor();
+    const validities = new Map();
+    for (const version of await officeVersions.all()) {
+      validities.set(await version.getAttribute("data-text"), await version.locator(".validity").textContent());
+    }
+    assert.deepEqual(
+      validities,
+      new Map([
+        ["Works from the Lisbon office", "valid from 2026-01-01 00:00 until 2026-06-01 00:00"],
+        ["Works from the Porto office", "valid from 2026-06-01 00:00 until now"],
+      ]),
+    );
+    await assertFitsPhone();
     await shot("memories");
 
     // Search: the recall's results with their scores.
@@ -295,7 +352,16 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     assert.equal(download.suggestedFilename(), `mnemo-export-${ALICE}.jsonl`);
     const lines = (await readFile(await download.path(), "utf8")).trimEnd().split("\n").map((line) => JSON.parse(line));
     const texts = lines.flatMap((record) => (record.memory ? [record.memory.text] : []));
-    assert.deepEqual(texts.sort(), ["Allergic to peanuts", "Drinks tea without sugar, never coffee", "Lives in Lisbon", "Prefers oolong tea", "Takes the train to work", "Wants a window seat"]);
+    assert.deepEqual(texts.sort(), [
+      "Allergic to peanuts",
+      "Drinks tea without sugar, never coffee",
+      "Lives in Lisbon",
+      "Prefers oolong tea",
+      "Takes the train to work",
+      "Wants a window seat",
+      "Works from the Lisbon office",
+      "Works from the Porto office",
+    ]);
     assert.ok(lines.some((record) => record.conversation?.name === TRIP));
     assert.ok(lines.some((record) => record.memoryVersion?.text === "Prefers green tea"));
 
@@ -337,7 +403,7 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     await page.click("#delete-button");
     await page.click("#delete-confirm");
     await page.locator("#receipt").waitFor();
-    assert.equal(await page.locator("#receipt tr[data-table=memories]").getAttribute("data-count"), "6");
+    assert.equal(await page.locator("#receipt tr[data-table=memories]").getAttribute("data-count"), "8");
     assert.ok(Number(await page.locator("#receipt").getAttribute("data-total")) > 5);
     await shot("privacy");
     const left = await alice.memories.listMemories({ parent: `users/${ALICE}` });

@@ -65,6 +65,8 @@ function SignIn({ onSession }: { onSession: (session: Session) => void }): preac
 
 function Console({ session, onSignOut }: { session: Session; onSignOut: () => void }): preact.JSX.Element {
   const [tab, setTab] = useState<Tab>("memories");
+  // The memory list's "as of" field, kept while another tab is open.
+  const [asOf, setAsOf] = useState("");
   const live = useLive(session);
   return (
     <>
@@ -100,7 +102,9 @@ function Console({ session, onSignOut }: { session: Session; onSignOut: () => vo
         ))}
       </nav>
       <main id={`view-${tab}`}>
-        {tab === "memories" && <MemoriesView session={session} revision={live.revisions.memories} />}
+        {tab === "memories" && (
+          <MemoriesView session={session} revision={live.revisions.memories} asOf={asOf} onAsOf={setAsOf} />
+        )}
         {tab === "search" && <SearchView session={session} />}
         {tab === "candidates" && <CandidatesView session={session} revision={live.revisions.candidates} />}
         {tab === "conversations" && (

@@ -1,6 +1,10 @@
-/** The user's memory entries: scope, key, pin, text; create, edit, pin, delete and history. */
+/**
+ * The user's memory entries: scope, key, pin, text, when each was stated and
+ * stored; create, edit, pin, delete and history; the list as of a past time.
+ */
 import { useState } from "preact/hooks";
-import { MemoryScope, MemorySource, type Memory } from "../../src/web.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { MemoryScope, MemorySource, timestampDate, timestampFromDate, type Memory } from "../../src/web.js";
 import { userParent, type Session } from "./session.js";
 import { Card, ErrorLine, formatTime, useAction, useLoad } from "./ui.js";
 
@@ -20,7 +24,30 @@ export function scopeText(memory: Memory): string {
     : "identity";
 }
 
-async function allMemories(session: Session): Promise<Memory[]> {
+/**
+ * The instant a datetime-local value ("2026-03-01T00:00", no zone) names, read
+ * as UTC like every time the console shows; undefined when empty or invalid.
+ */
+export function asOfTimestamp(value: string): Timestamp | undefined {
+  if (value === "") return undefined;
+  const date = new Date(`${value.length === 16 ? `${value}:00` : value}Z`);
+  return Number.isNaN(date.getTime()) ? undefined : timestampFromDate(date);
+}
+
+/** "from <event time> until <valid until | now>", a keyed entry's validity. */
+export function validityText(memory: Memory): string {
+  const until = memory.validUntil === undefined ? "now" : formatTime(memory.validUntil);
+  return `valid from ${formatTime(memory.eventTime ?? memory.createTime)} until ${until}`;
+}
+
+/** A loaded list and the as-of time (ISO, "" for now) it was loaded for. */
+interface MemoryList {
+  asOf: string;
+  memories: Memory[];
+}
+
+/** Every entry (the current one of each key), or what was true at `asOf`. */
+async function allMemories(session: Session, asOf: Timestamp | undefined): Promise<MemoryList> {
   const found: Memory[] = [];
   let pageToken = "";
   do {
@@ -28,11 +55,12 @@ async function allMemories(session: Session): Promise<Memory[]> {
       parent: userParent(session),
       pageSize: 500,
       pageToken,
+      ...(asOf === undefined ? {} : { asOf }),
     });
     found.push(...page.memories);
     pageToken = page.nextPageToken;
   } while (pageToken !== "" && found.length < 5000);
-  return found;
+  return { asOf: asOf === undefined ? "" : timestampDate(asOf).toISOString(), memories: found };
 }
 
 function NewMemory({ session, onSaved }: { session: Session; onSaved: () => void }): preact.JSX.Element {
@@ -79,9 +107,15 @@ function History({ session, memory }: { session: Session; memory: Memory }): pre
       <ErrorLine error={versions.error} />
       <ol class="versions">
         {(versions.value ?? []).map((version) => (
-          <li class="version" data-text={version.text}>
+          <li
+            class="version"
+            data-text={version.text}
+            data-event-time={version.eventTime ? timestampDate(version.eventTime).toISOString() : ""}
+            data-valid-until={version.validUntil ? timestampDate(version.validUntil).toISOString() : ""}
+          >
             <span class="time">{formatTime(version.updateTime ?? version.createTime)}</span>{" "}
-            <span class="text">{version.text}</span>
+            <span class="text">{version.text}</span>{" "}
+            <span class="validity">{validityText(version)}</span>
             {version.archiveTime ? <span class="tag">replaced {formatTime(version.archiveTime)}</span> : <span class="tag current">current</span>}
             {version.pinned ? <span class="tag">pinned</span> : null}
           </li>
@@ -148,6 +182,10 @@ function MemoryRow({ session, memory, onChanged }: { session: Session; memory: M
         <td class="scope">{scopeText(memory)}</td>
         <td class="key">{memory.key ? <code>{memory.key}</code> : <span class="hint">–</span>}</td>
         <td class="source">{SOURCES[memory.source] ?? ""}</td>
+        <td class="event-time" title="when the fact was stated">
+          {formatTime(memory.eventTime ?? memory.createTime)}
+          {memory.validUntil ? <span class="until"> until {formatTime(memory.validUntil)}</span> : null}
+        </td>
         <td class="time">{formatTime(memory.updateTime ?? memory.createTime)}</td>
         <td class="actions">
           {mode === "confirm-delete" ? (
@@ -181,7 +219,7 @@ function MemoryRow({ session, memory, onChanged }: { session: Session; memory: M
       {action.error !== undefined || showHistory ? (
         <tr class="detail">
           <td />
-          <td colSpan={6}>
+          <td colSpan={7}>
             <ErrorLine error={action.error} />
             {showHistory ? <History session={session} memory={memory} /> : null}
           </td>
@@ -191,20 +229,61 @@ function MemoryRow({ session, memory, onChanged }: { session: Session; memory: M
   );
 }
 
-export function MemoriesView({ session, revision }: { session: Session; revision: number }): preact.JSX.Element {
-  const memories = useLoad(() => allMemories(session), [session, revision]);
-  const list = memories.value ?? [];
+/** The "as of" field: a datetime-local (UTC) and its clear button. */
+function AsOfField({ value, onChange }: { value: string; onChange: (value: string) => void }): preact.JSX.Element {
+  return (
+    <div class="row-form as-of">
+      <label for="as-of">
+        As of <span class="hint">(UTC; empty: now)</span>
+      </label>
+      <input id="as-of" type="datetime-local" value={value} onChange={(e) => onChange(e.currentTarget.value)} />
+      <button id="as-of-clear" type="button" title="Show what is true now" disabled={value === ""} onClick={() => onChange("")}>
+        Clear
+      </button>
+    </div>
+  );
+}
+
+export function MemoriesView({
+  session,
+  revision,
+  asOf,
+  onAsOf,
+}: {
+  session: Session;
+  revision: number;
+  /** The "as of" field's value ("" for now); kept by the console across tabs. */
+  asOf: string;
+  onAsOf: (value: string) => void;
+}): preact.JSX.Element {
+  const asOfTime = asOfTimestamp(asOf);
+  const asOfKey = asOfTime === undefined ? "" : timestampDate(asOfTime).toISOString();
+  const memories = useLoad(() => allMemories(session, asOfTime), [session, revision, asOfKey]);
+  const list = memories.value?.memories ?? [];
   return (
     <Card title="Your memories" id="memories">
-      <p class="hint">
-        What is remembered about you, newest first (the current entry of each key). A pinned entry
-        wins ties and is given to the model first. Deleting an entry removes its text and every
-        earlier version.
-      </p>
+      {asOfTime === undefined ? (
+        <p class="hint">
+          What is remembered about you, newest first (the current entry of each key). A pinned
+          entry wins ties and is given to the model first. Deleting an entry removes its text and
+          every earlier version.
+        </p>
+      ) : (
+        <p class="hint" id="as-of-hint">
+          What was true at <strong>{formatTime(asOfTime)}</strong> (UTC): the entries stated by then
+          and not yet superseded, including those replaced since. Deleted entries are in no view.
+        </p>
+      )}
       <NewMemory session={session} onSaved={memories.reload} />
+      <AsOfField value={asOf} onChange={onAsOf} />
       <ErrorLine error={memories.error} />
       <div class="table-scroll">
-      <table class="memories" data-count={list.length} data-loaded={String(memories.value !== undefined)}>
+      <table
+        class="memories"
+        data-count={list.length}
+        data-loaded={String(memories.value !== undefined)}
+        data-as-of={memories.value?.asOf ?? ""}
+      >
         <thead>
           <tr>
             <th title="pinned" />
@@ -212,7 +291,8 @@ export function MemoriesView({ session, revision }: { session: Session; revision
             <th>Scope</th>
             <th>Key</th>
             <th>Source</th>
-            <th>Updated (UTC)</th>
+            <th title="when the fact was stated (its event time)">Stated (UTC)</th>
+            <th title="when this text was stored">Stored (UTC)</th>
             <th />
           </tr>
         </thead>
@@ -223,7 +303,9 @@ export function MemoriesView({ session, revision }: { session: Session; revision
         </tbody>
       </table>
       </div>
-      {memories.value !== undefined && list.length === 0 ? <p class="empty">Nothing is remembered.</p> : null}
+      {memories.value !== undefined && list.length === 0 ? (
+        <p class="empty">{asOfTime === undefined ? "Nothing is remembered." : "Nothing was true then."}</p>
+      ) : null}
     </Card>
   );
 }
