@@ -76,6 +76,15 @@ def test_a_keyed_chain_saved_out_of_order_keeps_the_newest_fact_current(memories
     assert as_of(JUN + timedelta(days=1)) == ["Lives in Paris"]
 
 
+def test_a_late_save_sent_twice_is_stored_once(memories: Stub) -> None:
+    _save(memories, "Lives in Paris", at=JUN, key="home")
+    first = _save(memories, "Lives in Berlin", at=JAN, key="home")
+    again = _save(memories, "Lives in Berlin", at=JAN + timedelta(hours=1), key="home")
+    assert again.outcome == pb.SAVE_OUTCOME_DUPLICATE
+    assert again.memory.name == first.memory.name
+    assert len(versions(memories, first.memory.name)) == 2
+
+
 def test_an_in_order_save_supersedes_and_sets_the_validity(memories: Stub) -> None:
     first = _save(memories, "Works at Acme", at=JAN, key="job")
     second = _save(memories, "Works at Initech", at=MAR, key="job")

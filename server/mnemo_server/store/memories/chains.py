@@ -54,6 +54,7 @@ class Link:
     live: bool
     pk: int | None = None
     memory_id: str = ""
+    fingerprint: str = ""
     draft: int | None = None
     archived_at: int | None = None
     touched: bool = False
@@ -102,6 +103,7 @@ def stored_links(conn: Connection, user_id: str, chain: Chain, since: int) -> li
             memories.c.event_at,
             memories.c.valid_until,
             memories.c.archived_at,
+            memories.c.fingerprint,
         )
         .where(
             memories.c.user_id == user_id,
@@ -117,15 +119,20 @@ def stored_links(conn: Connection, user_id: str, chain: Chain, since: int) -> li
         .order_by(memories.c.event_at, memories.c.id)
     ).all()
     return [
-        Link(row.event_at, row.valid_until, row.archived_at is None, row.id, row.memory_id)
+        Link(
+            row.event_at,
+            row.valid_until,
+            row.archived_at is None,
+            row.id,
+            row.memory_id,
+            row.fingerprint,
+        )
         for row in found
     ]
 
 
-def place(links: list[Link], draft: int, event: int, now: int) -> Placement:
-    """Add draft ``draft`` (event time ``event``, saved at ``now``) to a
-    chain's ``links`` (see the module doc); what happened to it and which
-    live links it archived."""
+def _neighbours(links: Sequence[Link], event: int) -> tuple[Link | None, Link | None]:
+    """The predecessor and the successor of event time ``event`` in a chain."""
     successor: Link | None = None
     predecessor: Link | None = None
     for link in links:  # in save order: the later of equals wins
@@ -135,7 +142,21 @@ def place(links: list[Link], draft: int, event: int, now: int) -> Placement:
         elif link.valid_until is None or link.valid_until > event:
             if predecessor is None or link.event >= predecessor.event:
                 predecessor = link
-    link = Link(event, None, successor is None, draft=draft)
+    return predecessor, successor
+
+
+def valid_at(links: Sequence[Link], event: int) -> Link | None:
+    """The link whose fact was true at ``event`` (its predecessor), if any:
+    a keyed save identical to it repeats it (``SaveOutcome.DUPLICATE``)."""
+    return _neighbours(links, event)[0]
+
+
+def place(links: list[Link], draft: int, event: int, now: int, fingerprint: str = "") -> Placement:
+    """Add draft ``draft`` (event time ``event``, saved at ``now``) to a
+    chain's ``links`` (see the module doc); what happened to it and which
+    live links it archived."""
+    predecessor, successor = _neighbours(links, event)
+    link = Link(event, None, successor is None, draft=draft, fingerprint=fingerprint)
     if successor is not None:
         link.valid_until, link.archived_at, link.historical = successor.event, now, True
     placed = Placement(link)

@@ -343,7 +343,12 @@ def insert_entries(
         if draft.key and not archived_rows[i]:
             if chain not in loaded:
                 loaded[chain] = chains.stored_links(conn, user_id, chain, since[chain])
-            placed = chains.place(loaded[chain], i, event[i], now + i)
+            then = chains.valid_at(loaded[chain], event[i])
+            if then is not None and then.fingerprint == prints[i]:
+                # The fact already stated for that time (a late save sent twice).
+                same_as[i] = then.memory_id if then.draft is None else ids[then.draft]
+                continue
+            placed = chains.place(loaded[chain], i, event[i], now + i, prints[i])
             links[i] = placed.link
             for link in placed.archived:
                 archived[i].append(ids[link.draft] if link.draft is not None else link.memory_id)
