@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from mnemo.adapters.gecx import (
     AsyncServerMemoryAdapter,
     ServerMemoryAdapter,
     create_server_memory_adapter,
+    new_memory_id,
 )
 from mnemo.adapters.gecx_hybrid import create_hybrid_memory_adapter
 from mnemo.client import (
@@ -22,6 +24,9 @@ from mnemo.client import (
 )
 
 pytestmark = pytest.mark.timeout(60)
+
+JAN = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
+JUN = datetime(2026, 6, 1, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -78,6 +83,27 @@ def test_a_keyed_save_archives_the_previous_entry(adapter: ServerMemoryAdapter) 
     assert [e.id for e in adapter.list(key="home_city")] == [second.id]
     archived = adapter.get(first.id)
     assert archived is not None and archived.archived_at is not None
+
+
+def test_a_save_carries_the_turns_time_and_the_same_fact_is_stored_once(
+    adapter: ServerMemoryAdapter, mnemo: MnemoClient, user: str
+) -> None:
+    aisle = adapter.save("Prefers aisle seats.", event_time=JAN)
+    assert aisle.event_time == JAN
+    assert mnemo.get_memory(user, aisle.id).event_time.ToDatetime(UTC) == JAN
+
+    chosen = new_memory_id()
+    again = adapter.save_result("prefers AISLE seats", memory_id=chosen, event_time=JUN)
+    assert (again.outcome, again.entry.id) == ("duplicate", aisle.id)  # not the chosen id
+    assert adapter.get(chosen) is None
+    assert [e.id for e in adapter.list(include_archived=True)] == [aisle.id]
+    assert adapter.save("Prefers aisle seats.") == adapter.get(aisle.id)
+
+    porto = adapter.save("Lives in Porto.", key="home", event_time=JUN)
+    lyon = adapter.save_result("Lives in Lyon.", key="home", event_time=JAN)
+    assert lyon.outcome == "historical"  # said before Porto: an earlier version of the key
+    assert lyon.entry.archived and lyon.entry.valid_until == JUN
+    assert [e.id for e in adapter.list(key="home")] == [porto.id]
 
 
 def test_recall_ranks_the_conversation_above_identity(adapter: ServerMemoryAdapter) -> None:
@@ -147,9 +173,13 @@ async def test_the_asyncio_adapter_does_the_same(mnemo_target: str, user: str) -
         adapter = create_server_memory_adapter(mnemo, user=user)
         assert isinstance(adapter, AsyncServerMemoryAdapter)
 
-        first = await adapter.save("Lives in Lyon.", key="city")
+        first = await adapter.save("Lives in Lyon.", key="city", event_time=JAN)
         second = await adapter.save("Lives in Porto.", key="city", pinned=True)
         assert [e.id for e in await adapter.list()] == [second.id]
+        assert len(await adapter.list(include_archived=True)) == 2
+        assert (await mnemo.get_memory(user, first.id)).event_time.ToDatetime(UTC) == JAN
+        again = await adapter.save_result("Lives in Porto", key="city", memory_id="m-again")
+        assert (again.outcome, again.entry.id) == ("duplicate", second.id)
         assert len(await adapter.list(include_archived=True)) == 2
         assert (await adapter.update(second.id, text="Lives in Porto, Portugal.")).pinned
         hits = await adapter.recall("porto")

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -197,6 +199,87 @@ def test_a_queued_write_loses_to_a_newer_change_on_the_server(
         assert here.pending() == []
         assert _texts(elsewhere.list()) == ["Has a cat.", "Lives in Porto."]
         assert _texts(here.cached()) == ["Has a cat.", "Lives in Porto."]
+
+
+JAN = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
+JUN = datetime(2026, 6, 1, tzinfo=UTC)
+
+
+def test_a_duplicate_save_leaves_the_servers_entry_alone_in_the_cache(
+    mnemo_target: str, user: str, tmp_path: Path
+) -> None:
+    with MnemoClient(mnemo_target) as phone:
+        adapter = create_hybrid_memory_adapter(
+            remote=_remote(phone, user), cache=tmp_path / "cache.db"
+        )
+        cat = adapter.save("Has a cat.", event_time=JAN)
+        assert phone.get_memory(user, cat.id).event_time.ToDatetime(UTC) == JAN
+        again = adapter.save("has a CAT")
+        assert again.id == cat.id  # the server's entry, not the optimistic one
+        assert [(e.id, e.text) for e in adapter.cached()] == [(cat.id, "Has a cat.")]
+        assert [e.id for e in _remote(phone, user).list(include_archived=True)] == [cat.id]
+
+        now = datetime.now(UTC)
+        dog = adapter.save("Has a dog.")  # no time given: the device's clock at the save
+        assert dog.event_time is not None and abs(dog.event_time - now) < timedelta(seconds=5)
+
+        porto = adapter.save("Lives in Porto.", key="home", event_time=JUN)
+        lyon = adapter.save("Lives in Lyon.", key="home", event_time=JAN)
+        assert lyon.archived and lyon.valid_until == JUN  # historical: Porto stays current
+        live = [e.id for e in adapter.cached() if e.key == "home" and not e.archived]
+        assert live == [porto.id]
+
+
+def test_a_queued_save_keeps_its_time_and_a_queued_duplicate_becomes_the_servers_entry(
+    mnemo_target: str, user: str, tmp_path: Path
+) -> None:
+    cache = SqliteMemoryCache(tmp_path / "cache.db")
+    with (
+        MnemoClient(mnemo_target) as online,
+        MnemoClient("127.0.0.1:1", timeout=2, max_attempts=1) as offline,
+    ):
+        here = create_hybrid_memory_adapter(remote=_remote(online, user), cache=cache)
+        away = create_hybrid_memory_adapter(
+            remote=_remote(offline, user), cache=cache, on_remote_failure="keep"
+        )
+        cat = here.save("Has a cat.")
+        porto = here.save("Lives in Porto.", key="home", event_time=JUN)
+        oslo = away.save("Flies to Oslo.")  # said now, sent below
+        copy = away.save("has a cat")
+        away.update(copy.id, pinned=True)
+        lyon = away.save("Lives in Lyon.", key="home", event_time=JAN)
+        assert lyon.archived  # a later fact of the key is cached: stored as an earlier version
+        assert sorted(e.text for e in here.cached() if not e.archived) == [
+            "Flies to Oslo.",
+            "Has a cat.",
+            "Lives in Porto.",
+            "has a cat",
+        ]
+
+        here.sync()
+
+        assert here.pending() == []
+        stored = online.get_memory(user, oslo.id)
+        assert stored.event_time.ToDatetime(UTC) == oslo.event_time  # when said, not when sent
+        assert stored.create_time.ToDatetime(UTC) > stored.event_time.ToDatetime(UTC)
+        assert here.cache.get(user, copy.id) is None
+        kept = here.cache.get(user, cat.id)
+        assert kept is not None and kept.pinned  # the queued update followed to the server's entry
+        assert online.get_memory(user, cat.id).pinned
+        server_live = sorted(e.text for e in _remote(online, user).list())
+        cached_live = sorted(e.text for e in here.cached() if not e.archived)
+        assert server_live == cached_live == ["Flies to Oslo.", "Has a cat.", "Lives in Porto."]
+        history = here.cache.get(user, lyon.id)
+        assert history is not None and history.archived and history.valid_until == JUN
+        assert online.get_memory(user, porto.id).HasField("archive_time") is False
+
+        # A device whose clock ran more than a day ahead: the server's clock instead.
+        ahead = (datetime.now(UTC) + timedelta(days=3)).isoformat()
+        payload = {"text": "Saved on a fast clock.", "event_time": ahead, "device_time": True}
+        cache.add_pending(user, "m-fast-clock", "create", payload, str(uuid.uuid4()))
+        here.sync()
+        fast = online.get_memory(user, "m-fast-clock")
+        assert fast.event_time.ToDatetime(UTC) < datetime.now(UTC) + timedelta(minutes=1)
 
 
 def test_switched_off_memory_reads_as_nothing_not_as_the_cache(

@@ -92,8 +92,9 @@ def test_a_parent_is_one_user_or_one_tenant() -> None:
 def _saves_until_seen(client: MnemoClient, user: str, seen: threading.Event) -> str:
     """Save probes until the watch has seen one; the last probe's name."""
     name = ""
-    for _ in range(int(WAIT_S / 0.05)):
-        name = client.create_memory(user, "probe").memory.name
+    for n in range(int(WAIT_S / 0.05)):
+        # Sameness (issue 26): a repeated "probe" stores nothing and emits no event, so vary it.
+        name = client.create_memory(user, f"probe {n}").memory.name
         if seen.wait(0.05):
             return name
     raise AssertionError("the watch never saw a save")
@@ -126,8 +127,9 @@ async def test_watch_events_with_the_asyncio_client(mnemo_target: str, user: str
     async with AsyncMnemoClient(mnemo_target) as mnemo:
         stream = cast(AsyncGenerator[gv.Event, None], mnemo.watch_events(user, timeout=3 * WAIT_S))
         first = asyncio.ensure_future(anext(stream))
-        for _ in range(int(WAIT_S / 0.05)):
-            saved = (await mnemo.create_memory(user, "probe")).memory
+        for n in range(int(WAIT_S / 0.05)):
+            # Sameness (issue 26): a repeated "probe" stores nothing and emits no event, so vary it.
+            saved = (await mnemo.create_memory(user, f"probe {n}")).memory
             done, _ = await asyncio.wait([first], timeout=0.05)
             if done:
                 break

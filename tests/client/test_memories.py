@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from mnemo.client import (
@@ -154,7 +156,9 @@ def test_batch_create_saves_all_or_nothing_and_retries_once(client: MnemoClient,
     entries = [{"text": "Has a dog"}, {"text": "Has a cat", "key": "pet"}]
     first = client.batch_create_memories(user, entries)  # a fresh request id, sent once
     second = client.batch_create_memories(user, entries, request_id="bulk-2")
-    assert second.memories[0].name != first.memories[0].name
+    # Sameness (issue 26): the same facts again store nothing and name the live entries.
+    assert [m.name for m in second.memories] == [m.name for m in first.memories]
+    assert list(second.outcomes) == [mm.SAVE_OUTCOME_DUPLICATE] * 2
     assert client.batch_create_memories(user, entries, request_id="bulk-2") == second
     with pytest.raises(RequestIdReusedError):
         client.batch_create_memories(user, entries[:1], request_id="bulk-2")
@@ -163,7 +167,52 @@ def test_batch_create_saves_all_or_nothing_and_retries_once(client: MnemoClient,
     assert [v.field for v in refused.value.field_violations] == ["requests[1].memory.text"]
     with pytest.raises(AlreadyExistsError):
         client.batch_create_memories(user, [{"text": "again", "memory_id": "phone-1"}])
-    assert len(list(client.list_memories(user, include_archived=True))) == 9
+    assert len(list(client.list_memories(user, include_archived=True))) == 7
+
+
+def test_event_time_is_sent_by_create_and_batch_and_same_facts_are_stored_once(
+    client: MnemoClient, user: str
+) -> None:
+    january, march = datetime(2026, 1, 5, 9, 30, tzinfo=UTC), datetime(2026, 3, 1, tzinfo=UTC)
+    berlin = client.create_memory(user, "Lives in Berlin", key="home", event_time=march)
+    assert berlin.outcome == mm.SAVE_OUTCOME_CREATED
+    stored = client.get_memory(user, berlin.memory.name)
+    assert stored.event_time.ToDatetime(UTC) == march
+    older = client.create_memory(user, "Lives in Lyon", key="home", event_time=january)
+    assert older.outcome == mm.SAVE_OUTCOME_HISTORICAL  # a later fact of the key stays current
+    assert older.memory.valid_until.ToDatetime(UTC) == march
+    naive = client.create_memory(user, "Has a cat", event_time=datetime(2026, 1, 5, 9, 30))
+    assert naive.memory.event_time.ToDatetime(UTC) == january  # a naive datetime is UTC
+
+    again = client.create_memory(user, "has a CAT.", memory_id="phone-cat")
+    assert again.outcome == mm.SAVE_OUTCOME_DUPLICATE
+    assert again.memory.name == naive.memory.name  # the live entry, not phone-cat
+    with pytest.raises(NotFoundError):
+        client.get_memory(user, "phone-cat")
+
+    batch = client.batch_create_memories(
+        user,
+        [
+            {"text": "Plays chess", "event_time": january},
+            {"text": "Plays go", "event_time": march},
+            {"text": "plays chess"},
+        ],
+    )
+    assert [m.event_time.ToDatetime(UTC) for m in batch.memories[:2]] == [january, march]
+    assert list(batch.outcomes) == [
+        mm.SAVE_OUTCOME_CREATED,
+        mm.SAVE_OUTCOME_CREATED,
+        mm.SAVE_OUTCOME_DUPLICATE,
+    ]
+    assert batch.memories[2].name == batch.memories[0].name
+    texts = sorted(m.text for m in client.list_memories(user))
+    assert texts == ["Has a cat", "Lives in Berlin", "Plays chess", "Plays go"]
+
+    with pytest.raises(InvalidArgumentError) as refused:
+        client.create_memory(
+            user, "From the future", event_time=datetime.now(UTC) + timedelta(days=3)
+        )
+    assert [v.field for v in refused.value.field_violations] == ["memory.event_time"]
 
 
 def test_extraction_candidates_and_approval(client: MnemoClient, user: str) -> None:

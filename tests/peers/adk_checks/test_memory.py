@@ -4,6 +4,7 @@ where their documented behaviour is the same; and ``mnemo://`` in ADK's service 
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -16,14 +17,19 @@ from google.genai import types
 
 from mnemo.integrations.adk import MnemoMemoryService, MnemoSessionService, register, target_of
 
+JAN = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
 
-def said(author: str, text: str) -> Event:
+
+def said(author: str, text: str, at: datetime | None = None) -> Event:
     role = "user" if author == "user" else "model"
-    return Event(
+    event = Event(
         invocation_id="inv",
         author=author,
         content=types.Content(role=role, parts=[types.Part(text=text)]),
     )
+    if at is not None:
+        event.timestamp = at.timestamp()
+    return event
 
 
 def session_of(user_id: str, *events: Event) -> Session:
@@ -48,7 +54,7 @@ async def test_session_events_are_searchable(server: Any, kind: str) -> None:
         user_id, said("user", "My cat is called Whiskers"), said("agent", "Lovely name")
     )
     await memory.add_session_to_memory(session)
-    await memory.add_session_to_memory(session)  # again: replaced, not duplicated
+    await memory.add_session_to_memory(session)  # again: nothing stored, not duplicated
     hits = await memory.search_memory(app_name="mem-app", user_id=user_id, query="Whiskers")
     assert found_texts(hits) == ["My cat is called Whiskers"]
     assert hits.memories[0].author == "user"
@@ -56,6 +62,24 @@ async def test_session_events_are_searchable(server: Any, kind: str) -> None:
     assert other.memories == []
     if kind != "in_memory":
         await memory.close()
+
+
+async def test_events_keep_their_time_and_are_stored_once(server: Any) -> None:
+    user_id = f"mem-{uuid.uuid4().hex[:10]}"
+    memory = MnemoMemoryService(server.target, mode="events")
+    event = said("user", "My dog is called Rex", at=JAN)
+    session = session_of(user_id, event)
+    await memory.add_session_to_memory(session)
+    await memory.add_events_to_memory(app_name="mem-app", user_id=user_id, events=[event])
+    stored = [m async for m in memory.client.list_memories(user_id, include_archived=True)]
+    assert [m.text for m in stored] == ["My dog is called Rex"]  # one entry, no second version
+    assert stored[0].event_time.ToDatetime(UTC) == JAN
+    assert (await memory.client.get_memory(user_id, stored[0].name)).event_time == stored[
+        0
+    ].event_time
+    hits = await memory.search_memory(app_name="mem-app", user_id=user_id, query="Rex")
+    assert hits.memories[0].timestamp == JAN.isoformat()  # when it was said, as ADK's own gives
+    await memory.close()
 
 
 async def test_extractor_mode_keeps_what_the_user_said(server: Any) -> None:
@@ -82,11 +106,17 @@ async def test_add_and_delete_memory(server: Any) -> None:
         content=types.Content(role="user", parts=[types.Part(text="Prefers window seats")]),
         author="user",
         custom_metadata={"source": "profile"},
+        timestamp=JAN.isoformat(),
     )
     await memory.add_memory(app_name="mem-app", user_id=user_id, memories=[entry])
+    await memory.add_memory(app_name="mem-app", user_id=user_id, memories=[entry])  # once
     hits = await memory.search_memory(app_name="mem-app", user_id=user_id, query="window seats")
     assert found_texts(hits) == ["Prefers window seats"]
     assert hits.memories[0].custom_metadata["source"] == "profile"
+    stored = await memory.client.get_memory(user_id, hits.memories[0].id)
+    assert (
+        stored.event_time.ToDatetime(UTC) == JAN and hits.memories[0].timestamp == JAN.isoformat()
+    )
     await memory.delete_memory(app_name="mem-app", user_id=user_id, memory_id=hits.memories[0].id)
     await memory.delete_memory(app_name="mem-app", user_id=user_id, memory_id=hits.memories[0].id)
     gone = await memory.search_memory(app_name="mem-app", user_id=user_id, query="window seats")

@@ -10,6 +10,12 @@ Methods mirror gecx-chat's adapter: ``save``, ``update``, ``delete``,
 ``list``, ``recall`` (plus ``get``). Entries are ``MemoryEntry`` values:
 append-only, a keyed ``save`` archives the previous live entry of the same
 (scope, key) (``archived_at``), ``list`` hides archived entries unless asked.
+``save(..., event_time=)`` says when the fact was stated (the turn's time):
+a keyed save of an older fact than the live one is stored as an earlier
+version (outcome ``"historical"``), and a save of a fact already live (same
+normalised text, scope, conversation and key) stores nothing and returns the
+existing entry, under its own id (outcome ``"duplicate"``); ``save_result``
+returns the entry with the outcome.
 
 Errors: every method raises ``mnemo.client.MnemoError`` subclasses, as gecx's
 error codes: ``FailedPreconditionError`` with reason
@@ -49,6 +55,8 @@ __all__ = [
     "AsyncServerMemoryAdapter",
     "MemoryEntry",
     "RecallHit",
+    "SaveOutcome",
+    "SaveResult",
     "Scope",
     "ServerMemoryAdapter",
     "Source",
@@ -60,6 +68,10 @@ __all__ = [
 Scope = Literal["identity", "conversation"]
 #: Who wrote an entry.
 Source = Literal["tool_call", "extractor", "user", "import"]
+#: What a save did: stored as the current entry (of its key), stored as an
+#: earlier version of its key (a later fact of the key is current), or
+#: nothing stored (the same fact is already live: the entry is that one).
+SaveOutcome = Literal["created", "historical", "duplicate"]
 
 _SCOPES: dict[int, Scope] = {
     mm.MEMORY_SCOPE_IDENTITY: "identity",
@@ -70,6 +82,11 @@ _SOURCES: dict[int, Source] = {
     mm.MEMORY_SOURCE_EXTRACTOR: "extractor",
     mm.MEMORY_SOURCE_USER: "user",
     mm.MEMORY_SOURCE_IMPORT: "import",
+}
+_OUTCOMES: dict[int, SaveOutcome] = {
+    mm.SAVE_OUTCOME_CREATED: "created",
+    mm.SAVE_OUTCOME_HISTORICAL: "historical",
+    mm.SAVE_OUTCOME_DUPLICATE: "duplicate",
 }
 
 
@@ -91,6 +108,11 @@ class MemoryEntry:
     archived_at: datetime.datetime | None = None
     #: Mnemo's etag; ``""`` for an entry the server has not confirmed yet.
     etag: str = ""
+    #: When the fact was stated or observed (the save's time unless given).
+    event_time: datetime.datetime | None = None
+    #: For a superseded keyed entry: the event time of the entry that
+    #: superseded it (the fact held from ``event_time`` until then).
+    valid_until: datetime.datetime | None = None
 
     @property
     def archived(self) -> bool:
@@ -103,6 +125,18 @@ class RecallHit:
 
     entry: MemoryEntry
     score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SaveResult:
+    """What ``save_result`` returns: the entry and what the save did with it.
+
+    With ``"duplicate"``, ``entry`` is the live entry that already states the
+    fact (its own id, not the ``memory_id`` asked for).
+    """
+
+    entry: MemoryEntry
+    outcome: SaveOutcome
 
 
 #: Entries, as ``list`` returns them (an alias: the adapters' ``list`` method shadows the type).
@@ -136,6 +170,8 @@ def entry_from_proto(memory: mm.Memory) -> MemoryEntry:
         updated_at=_time(memory.update_time, memory.HasField("update_time")),
         archived_at=_time(memory.archive_time, memory.HasField("archive_time")),
         etag=memory.etag,
+        event_time=_time(memory.event_time, memory.HasField("event_time")),
+        valid_until=_time(memory.valid_until, memory.HasField("valid_until")),
     )
 
 
@@ -156,6 +192,7 @@ class ServerSteps:
         source: Source = "tool_call",
         metadata: Mapping[str, str] | None = None,
         pinned: bool = False,
+        event_time: datetime.datetime | None = None,
         memory_id: str = "",
         request_id: str = "",
         origin_conversation_id: str = "",
@@ -163,13 +200,51 @@ class ServerSteps:
         """Save a new entry; a ``key`` archives the live entry of the same (scope, key).
 
         ``scope`` defaults to ``"conversation"`` with a ``conversation_id``,
-        else ``"identity"``. ``memory_id`` names the entry (``new_memory_id()``;
+        else ``"identity"``. ``event_time``: when the fact was stated (the
+        turn's time; the server's clock when ``None``, a naive datetime is
+        UTC); a keyed save older than the live entry of its key is stored as
+        an earlier version. ``memory_id`` names the entry (``new_memory_id()``;
         the server picks one when empty); ``request_id`` (a fresh one when
         empty) makes sending it again harmless. ``origin_conversation_id``:
         the conversation (session) the save is made in, ``conversation_id``
         by default; the server refuses a save from a temporary conversation
-        (``TEMPORARY_CONVERSATION``) whatever its scope.
+        (``TEMPORARY_CONVERSATION``) whatever its scope. A fact already live
+        is not saved again: the existing entry is returned (its own id, not
+        ``memory_id``); ``save_result`` tells which happened.
         """
+        result = yield from self.save_result(
+            text,
+            key=key,
+            scope=scope,
+            conversation_id=conversation_id,
+            source=source,
+            metadata=metadata,
+            pinned=pinned,
+            event_time=event_time,
+            memory_id=memory_id,
+            request_id=request_id,
+            origin_conversation_id=origin_conversation_id,
+        )
+        return result.entry
+
+    def save_result(
+        self,
+        text: str,
+        *,
+        key: str = "",
+        scope: Scope | None = None,
+        conversation_id: str = "",
+        source: Source = "tool_call",
+        metadata: Mapping[str, str] | None = None,
+        pinned: bool = False,
+        event_time: datetime.datetime | None = None,
+        memory_id: str = "",
+        request_id: str = "",
+        origin_conversation_id: str = "",
+    ) -> Steps[SaveResult]:
+        """``save``, returning the entry and the outcome: ``"created"``,
+        ``"historical"`` (stored as an earlier version of its key) or
+        ``"duplicate"`` (nothing stored; the entry is the live one)."""
         rid = request_id or str(uuid.uuid4())
         response = yield from retrying(
             lambda c: c.create_memory(
@@ -181,13 +256,16 @@ class ServerSteps:
                 source=source,
                 metadata=metadata,
                 pinned=pinned,
+                event_time=event_time,
                 memory_id=memory_id,
                 origin_conversation=origin_conversation_id or conversation_id or None,
                 request_id=rid,
             ),
             self.retry,
         )
-        return entry_from_proto(response.memory)
+        return SaveResult(
+            entry_from_proto(response.memory), _OUTCOMES.get(response.outcome, "created")
+        )
 
     def get(self, memory_id: str) -> Steps[MemoryEntry | None]:
         """One entry, archived or not; ``None`` if there is none."""
@@ -291,6 +369,7 @@ class ServerMemoryAdapter(_Adapter[MnemoClient]):
     """gecx-chat's server memory adapter, blocking. See the module for errors."""
 
     save = blocking(ServerSteps.save)
+    save_result = blocking(ServerSteps.save_result)
     get = blocking(ServerSteps.get)
     update = blocking(ServerSteps.update)
     delete = blocking(ServerSteps.delete)
@@ -302,6 +381,7 @@ class AsyncServerMemoryAdapter(_Adapter[AsyncMnemoClient]):
     """gecx-chat's server memory adapter, asyncio: ``ServerMemoryAdapter``'s methods, awaited."""
 
     save = awaitable(ServerSteps.save)
+    save_result = awaitable(ServerSteps.save_result)
     get = awaitable(ServerSteps.get)
     update = awaitable(ServerSteps.update)
     delete = awaitable(ServerSteps.delete)

@@ -11,7 +11,13 @@ gecx-chat's ``createHybridMemoryAdapter({ remote, cache })`` becomes::
 
 Writes are optimistic: the cache changes first, then the server is called
 (with a client-chosen entry id and a request id, so sending it again later
-never saves twice). When the server call fails:
+never saves twice). A save carries its event time (``event_time``, else the
+device's clock when it was made), so a save sent late keeps the time it was
+said. When the server answers that the fact is already a live entry
+(``"duplicate"``), the optimistic entry leaves the cache for the server's
+(another id); a keyed save the server stored as an earlier version
+(``"historical"``: a later fact of the key is current) puts back the entry
+the cache had archived for it. When the server call fails:
 
 - ``on_remote_failure="rollback"`` (gecx-chat's default): the cache is put
   back as it was and the error is raised;
@@ -58,6 +64,7 @@ from mnemo.adapters.gecx import (
     Hits,
     MemoryEntry,
     RecallHit,
+    SaveResult,
     Scope,
     ServerMemoryAdapter,
     ServerSteps,
@@ -70,6 +77,7 @@ from mnemo.client import AsyncChangeFollower, ChangeFollower
 from mnemo.client.errors import (
     DeadlineExceededError,
     FailedPreconditionError,
+    InvalidArgumentError,
     MnemoError,
     OutOfRangeError,
     ResourceExhaustedError,
@@ -95,6 +103,15 @@ _WORD = re.compile(r"\w+")
 
 def _now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
+
+
+def _aware(value: datetime.datetime) -> datetime.datetime:
+    """``value`` with a time zone (a naive datetime is UTC, as the client reads it)."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=datetime.UTC)
+
+
+def _refuses_event_time(error: InvalidArgumentError) -> bool:
+    return any(v.field.endswith("event_time") for v in error.field_violations)
 
 
 def _words(text: str) -> set[str]:
@@ -161,12 +178,17 @@ class HybridSteps:
         source: Source = "tool_call",
         metadata: Mapping[str, str] | None = None,
         pinned: bool = False,
+        event_time: datetime.datetime | None = None,
         origin_conversation_id: str = "",
     ) -> Steps[MemoryEntry]:
         """Save a new entry, optimistically (see the module for a failing
-        server). ``origin_conversation_id``: the conversation the save is made
-        in (``conversation_id`` by default): a save from a temporary one is
-        refused by the server and rolled back here."""
+        server). ``event_time``: when the fact was stated (the turn's time),
+        else the device's clock now; sent with the save, queued or not.
+        ``origin_conversation_id``: the conversation the save is made in
+        (``conversation_id`` by default): a save from a temporary one is
+        refused by the server and rolled back here. Returns the server's
+        entry: for a fact already live, that entry (another id than the
+        optimistic one, which leaves the cache)."""
         chosen: Scope = scope or ("conversation" if conversation_id else "identity")
         entry: dict[str, Any] = {
             "text": text,
@@ -177,17 +199,24 @@ class HybridSteps:
             "metadata": dict(metadata or {}),
             "pinned": pinned,
         }
-        payload = {**entry, "origin_conversation_id": origin_conversation_id or conversation_id}
         memory_id, request_id, now = new_memory_id(), str(uuid.uuid4()), _now()
-        optimistic = MemoryEntry(id=memory_id, created_at=now, updated_at=now, **entry)
+        said = now if event_time is None else _aware(event_time)
+        payload = {
+            **entry,
+            "origin_conversation_id": origin_conversation_id or conversation_id,
+            # The same request now and queued: a late send keeps when it was said.
+            "event_time": said.isoformat(),
+            "device_time": event_time is None,
+        }
+        optimistic = MemoryEntry(
+            id=memory_id, created_at=now, updated_at=now, event_time=said, **entry
+        )
         with self.cache.transaction():
-            superseded = self._archive_locally(optimistic, now)
+            optimistic, superseded = self._supersede_locally(optimistic, now)
             self.cache.put(self.user, optimistic)
         try:
             yield from self.push_pending()
-            saved = yield from self.remote.save(
-                **payload, memory_id=memory_id, request_id=request_id
-            )
+            result = yield from self._create(payload, memory_id, request_id)
         except MnemoError as error:
             if self._keeps(error):
                 self.cache.add_pending(self.user, memory_id, "create", payload, request_id)
@@ -197,23 +226,61 @@ class HybridSteps:
                 for earlier in superseded:
                     self.cache.put(self.user, earlier)
             raise
-        self.cache.put(self.user, saved)
-        return saved
+        with self.cache.transaction():
+            if result.outcome != "created":  # the server archived nothing
+                for earlier in superseded:
+                    self.cache.put(self.user, earlier)
+            if result.entry.id != memory_id:  # the fact was already live: that entry, not ours
+                self.cache.remove(self.user, memory_id)
+            self.cache.put(self.user, result.entry)
+        return result.entry
 
-    def _archive_locally(self, saved: MemoryEntry, now: datetime.datetime) -> Entries:
-        """Archive the cached live entries ``saved`` supersedes; returns them as they were."""
+    def _create(
+        self, payload: Mapping[str, Any], memory_id: str, request_id: str
+    ) -> Steps[SaveResult]:
+        """Send a save (``payload`` as ``save`` queues it). An event time the
+        server refuses that was only the device's clock (more than a day
+        ahead of the server's) is left to the server's clock instead."""
+        fields = dict(payload)
+        device_time = bool(fields.pop("device_time", False))
+        said = fields.pop("event_time", None)
+        when = datetime.datetime.fromisoformat(said) if said else None
+        try:
+            result: SaveResult = yield from self.remote.save_result(
+                **fields, event_time=when, memory_id=memory_id, request_id=request_id
+            )
+        except InvalidArgumentError as error:
+            if not (device_time and when is not None and _refuses_event_time(error)):
+                raise
+            # Refused, so nothing was stored under the request id: a new one.
+            result = yield from self.remote.save_result(
+                **fields, memory_id=memory_id, request_id=str(uuid.uuid4())
+            )
+        return result
+
+    def _supersede_locally(
+        self, saved: MemoryEntry, now: datetime.datetime
+    ) -> tuple[MemoryEntry, Entries]:
+        """What the server will do with a keyed save, in the cache: archive the
+        cached live entries of its key (returned as they were), or, when one
+        of its key states a later fact, keep ``saved`` as an earlier version
+        (returned archived, nothing superseded)."""
         if not saved.key:
-            return []
-        superseded = [
+            return saved, []
+        same_key = [
             entry
             for entry in self.cache.entries(self.user)
-            if not entry.archived
-            and (entry.scope, entry.key, entry.conversation_id)
+            if (entry.scope, entry.key, entry.conversation_id)
             == (saved.scope, saved.key, saved.conversation_id)
         ]
+        said = saved.event_time
+        later = [e.event_time for e in same_key if e.event_time and said and e.event_time > said]
+        if later:
+            return dataclasses.replace(saved, archived_at=now, valid_until=min(later)), []
+        superseded = [entry for entry in same_key if not entry.archived]
         for entry in superseded:
-            self.cache.put(self.user, dataclasses.replace(entry, archived_at=now))
-        return superseded
+            self.cache.put(self.user, dataclasses.replace(entry, archived_at=now, valid_until=said))
+        return saved, superseded
 
     def update(
         self,
@@ -436,9 +503,11 @@ class HybridSteps:
         """Send the queued writes in order; raises the failure when the server
         cannot be reached (the rest stays queued)."""
         new_etags: dict[str, tuple[str, str]] = {}
-        for write in self.cache.pending(self.user):
+        renamed: dict[str, str] = {}
+        for queued in self.cache.pending(self.user):
+            write = dataclasses.replace(queued, id=renamed.get(queued.id, queued.id))
             try:
-                yield from self._push(write, new_etags)
+                yield from self._push(write, new_etags, renamed)
             except OFFLINE:
                 raise
             except MnemoError:  # refused: the server's version wins
@@ -451,16 +520,35 @@ class HybridSteps:
                 continue
             self.cache.drop_pending(self.user, seq=write.seq)
 
-    def _push(self, write: PendingWrite, new_etags: dict[str, tuple[str, str]]) -> Steps[None]:
+    def _push(
+        self,
+        write: PendingWrite,
+        new_etags: dict[str, tuple[str, str]],
+        renamed: dict[str, str],
+    ) -> Steps[None]:
         payload = dict(write.payload)
         etag = payload.pop("etag", "")
         base, new = new_etags.get(write.id, ("", ""))
         if etag and etag == base:  # our own earlier queued update changed it
             etag = new
         if write.operation == "create":
-            saved = yield from self.remote.save(
-                **payload, memory_id=write.id, request_id=write.request_id
-            )
+            result = yield from self._create(payload, write.id, write.request_id)
+            saved = result.entry
+            if saved.id != write.id:  # the fact was already live: that entry replaces ours
+                with self.cache.transaction():
+                    self.cache.remove(self.user, write.id)
+                    self.cache.rename_pending(self.user, write.id, saved.id)
+                renamed[write.id] = saved.id
+            if result.outcome != "created" and saved.key:
+                # The cache archived the key's live entry when the save was
+                # made; the server did not: its view of the key replaces ours.
+                chain = yield from self.remote.list(
+                    scope=saved.scope,
+                    conversation_id=saved.conversation_id,
+                    key=saved.key,
+                    include_archived=True,
+                )
+                self._refresh(chain)
             self.cache.put(self.user, saved)
         elif write.operation == "update":
             updated = yield from self.remote.update(write.id, etag=etag, **payload)

@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS pending (
 );
 CREATE TABLE IF NOT EXISTS cursors (user TEXT PRIMARY KEY, cursor INTEGER NOT NULL);
 """
-_TIMES = ("created_at", "updated_at", "archived_at")
+_TIMES = ("created_at", "updated_at", "archived_at", "event_time", "valid_until")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +64,7 @@ def _dump(entry: MemoryEntry) -> str:
 def _load(text: str) -> MemoryEntry:
     values = json.loads(text)
     for name in _TIMES:
-        value = values[name]
+        value = values.get(name)  # a row cached before the field existed has none
         values[name] = datetime.datetime.fromisoformat(value) if value is not None else None
     return MemoryEntry(**values)
 
@@ -171,6 +171,14 @@ class SqliteMemoryCache:
                 (user,),
             ).fetchall()
         return [PendingWrite(s, i, o, json.loads(p), r) for s, i, o, p, r in rows]
+
+    def rename_pending(self, user: str, old_id: str, new_id: str) -> None:
+        """Point the pending writes of entry ``old_id`` at ``new_id`` (the server
+        answered a queued save with another entry that already held the fact)."""
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE pending SET id = ? WHERE user = ? AND id = ?", (new_id, user, old_id)
+            )
 
     def pending_ids(self, user: str) -> set[str]:
         with self.transaction() as db:

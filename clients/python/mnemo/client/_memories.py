@@ -6,6 +6,7 @@ Each function builds one call; its docstring is the client method's docstring.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
@@ -80,9 +81,11 @@ def memory_message(
     metadata: Mapping[str, str] | None = None,
     pinned: bool = False,
     embedding: EmbeddingLike | None = None,
+    event_time: datetime.datetime | None = None,
 ) -> mm.Memory:
     """An entry to save or propose; ``scope`` ``None`` is ``"conversation"``
-    with a ``conversation``, else ``"identity"``."""
+    with a ``conversation``, else ``"identity"``; ``event_time`` ``None``
+    stays unset (a naive datetime is read as UTC)."""
     chosen = scope or ("conversation" if conversation else "identity")
     return mm.Memory(
         text=text,
@@ -93,6 +96,7 @@ def memory_message(
         metadata=metadata,
         pinned=pinned,
         embedding=embedding_message(embedding),
+        event_time=event_time,
     )
 
 
@@ -124,17 +128,26 @@ def create_memory(
     metadata: Mapping[str, str] | None = None,
     pinned: bool = False,
     embedding: EmbeddingLike | None = None,
+    event_time: datetime.datetime | None = None,
     memory_id: str = "",
     origin_conversation: str | None = None,
     request_id: str | None = None,
     timeout: float | None = None,
 ) -> UnaryCall[mm.CreateMemoryRequest, mm.CreateMemoryResponse]:
-    """Save a long-term memory entry; returns the response: ``memory`` and the
-    names of the entries it ``archived``.
+    """Save a long-term memory entry; returns the response: ``memory``, the
+    names of the entries it ``archived`` and the ``outcome``
+    (``SAVE_OUTCOME_CREATED``, ``_HISTORICAL`` or ``_DUPLICATE``).
 
-    With a ``key``, the entry supersedes (archives) the live entry of the same
-    scope and key. ``scope`` defaults to ``"conversation"`` when a
-    ``conversation`` is given, else ``"identity"``. ``embedding`` is a vector
+    ``event_time`` is when the fact was stated or observed (a naive datetime
+    is read as UTC); the server's clock when ``None``. It must lie between
+    1970 and 24 hours ahead of the server's clock. With a ``key``, the entry
+    supersedes (archives) the live entry of the same scope and key, unless
+    that entry's event time is later: then it is stored as an earlier version
+    (``SAVE_OUTCOME_HISTORICAL``). A save of the same fact (normalised text,
+    same scope, conversation and key) as a live entry stores nothing and
+    returns that entry, under its own name, not ``memory_id``
+    (``SAVE_OUTCOME_DUPLICATE``). ``scope`` defaults to ``"conversation"``
+    when a ``conversation`` is given, else ``"identity"``. ``embedding`` is a vector
     of ``text`` (an ``Embedding`` or ``(model, values)``); without one a
     server with an embedder computes it. ``memory_id`` names the entry (for an
     offline device); the server picks one when empty. ``origin_conversation``
@@ -147,7 +160,8 @@ def create_memory(
     Raises:
         InvalidArgumentError: a malformed id or an entry over its limits
             (``INVALID_NAME``, ``INVALID_FIELD``, ``FIELD_TOO_LARGE``,
-            ``EMBEDDING_DIMENSION_MISMATCH``).
+            ``EMBEDDING_DIMENSION_MISMATCH``), an ``event_time`` out of range
+            (``INVALID_FIELD`` on ``memory.event_time``).
         AlreadyExistsError: ``memory_id`` is taken (also by a deleted entry).
         RequestIdReusedError: ``request_id`` was used for a different request.
     """
@@ -163,6 +177,7 @@ def create_memory(
             metadata=metadata,
             pinned=pinned,
             embedding=embedding,
+            event_time=event_time,
         ),
         memory_id=memory_id,
         request_id=request_id_or_new(request_id),

@@ -21,7 +21,7 @@ MAX_BATCH_ENTRIES = 1000
 #: a ``Memory`` message as is, or a mapping with ``text`` and optionally
 #: ``memory_id``, ``origin_conversation`` and ``create_memory``'s ``key``,
 #: ``scope``, ``conversation``, ``source``, ``metadata``, ``pinned``,
-#: ``embedding``.
+#: ``embedding``, ``event_time`` (a datetime).
 MemoryLike = mm.CreateMemoryRequest | mm.Memory | Mapping[str, Any]
 
 
@@ -50,9 +50,12 @@ def batch_create_memories(
 ) -> UnaryCall[mm.BatchCreateMemoriesRequest, mm.BatchCreateMemoriesResponse]:
     """Save 1 to 1,000 entries at once, all or nothing, as one
     ``create_memory`` per entry in order would (a keyed entry supersedes the
-    live entry of its key, an earlier entry of the batch included). Returns the
-    response: the saved ``memories`` in order and the names of the entries it
-    ``archived``. The request must also fit the server's request size limit
+    live entry of its key, an earlier entry of the batch included, or is stored
+    as an earlier version when the live one's ``event_time`` is later; a
+    repeat of a live entry, or of an earlier entry of the batch, stores
+    nothing). Returns the response: the saved ``memories`` in order (for a
+    duplicate, the entry it repeats), the ``outcomes`` in order, and the names
+    of the entries it ``archived``. The request must also fit the server's request size limit
     (4 MiB by default). A fresh ``request_id`` is generated unless given, so
     a retried call saves once; pass ``""`` to send none.
 

@@ -8,10 +8,15 @@ memories in one of two ways, chosen at construction:
   preferences, "remember that ..."), keyed, so adding a session again
   supersedes rather than duplicates;
 - ``"events"``: every event with text becomes one memory, keyed by the
-  event id (adding it again replaces it), with ``adk_app``, ``adk_session``
-  and ``adk_author`` metadata.
+  event id (adding it again stores nothing: the same fact is live), with
+  ``adk_app``, ``adk_session`` and ``adk_author`` metadata and the event's
+  ``timestamp`` as its event time.
 
-``search_memory`` is Mnemo recall (RecallMemories) over the user's memories.
+``add_memory`` saves each ``MemoryEntry`` with its ``timestamp`` (ISO 8601)
+as the event time; the same text twice is one memory (the server keeps one
+live entry per fact). ``search_memory`` is Mnemo recall (RecallMemories) over
+the user's memories; a hit's ``timestamp`` is its event time, when the fact
+was said, as ADK's ``InMemoryMemoryService`` gives the event's time.
 Mnemo's memory belongs to the user, not to an app: a search sees what any of
 the user's apps saved (docs/integrations/adk.md, intended differences).
 """
@@ -47,6 +52,24 @@ def _iso(timestamp: Any) -> str | None:
     if not timestamp.seconds and not timestamp.nanos:
         return None
     return datetime.fromtimestamp(timestamp.ToMicroseconds() / 1_000_000, UTC).isoformat()
+
+
+def event_time_of(event: Event) -> datetime | None:
+    """When the event happened (``Event.timestamp``, epoch seconds); ``None`` if unset."""
+    return datetime.fromtimestamp(event.timestamp, UTC) if event.timestamp > 0 else None
+
+
+def entry_time_of(entry: MemoryEntry) -> datetime | None:
+    """A ``MemoryEntry.timestamp`` (ISO 8601; naive is local time, as ADK's
+    own ``format_timestamp`` writes it) as a datetime; ``None`` if it is
+    missing or not ISO 8601."""
+    if not entry.timestamp:
+        return None
+    try:
+        parsed = datetime.fromisoformat(entry.timestamp)
+    except ValueError:
+        return None
+    return parsed.astimezone(UTC)
 
 
 def _content_text(content: types.Content | None) -> str:
@@ -109,7 +132,11 @@ class MnemoMemoryService(BaseMemoryService):  # type: ignore[misc]  # (Any where
             if session_id:
                 metadata[SESSION_KEY] = session_id
             await self.client.create_memory(
-                user_id, text, key=f"adk:{app_name}:{event.id}", metadata=metadata
+                user_id,
+                text,
+                key=f"adk:{app_name}:{event.id}",
+                metadata=metadata,
+                event_time=event_time_of(event),
             )
 
     @override
@@ -141,7 +168,8 @@ class MnemoMemoryService(BaseMemoryService):  # type: ignore[misc]  # (Any where
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
         """Save each entry's text as a memory (its ``custom_metadata`` and
-        ``custom_metadata`` here as string metadata, with ``adk_app``)."""
+        ``custom_metadata`` here as string metadata, with ``adk_app``; its
+        ``timestamp`` as the event time). A text already saved is not saved again."""
         for entry in memories:
             text = _content_text(entry.content)
             if not text:
@@ -153,7 +181,9 @@ class MnemoMemoryService(BaseMemoryService):  # type: ignore[misc]  # (Any where
             metadata[APP_KEY] = app_name
             if entry.author:
                 metadata[AUTHOR_KEY] = entry.author
-            await self.client.create_memory(user_id, text, metadata=metadata)
+            await self.client.create_memory(
+                user_id, text, metadata=metadata, event_time=entry_time_of(entry)
+            )
 
     @override
     async def search_memory(
@@ -167,7 +197,11 @@ class MnemoMemoryService(BaseMemoryService):  # type: ignore[misc]  # (Any where
                 id=hit.memory.name,
                 content=types.Content(role="user", parts=[types.Part(text=hit.memory.text)]),
                 author=hit.memory.metadata.get(AUTHOR_KEY) or None,
-                timestamp=_iso(hit.memory.create_time),
+                timestamp=_iso(
+                    hit.memory.event_time
+                    if hit.memory.HasField("event_time")
+                    else hit.memory.create_time
+                ),
                 custom_metadata=dict(hit.memory.metadata),
             )
             async for hit in self.client.recall_memories(user_id, query, max_results=MAX_RESULTS)
