@@ -54,6 +54,7 @@ from mnemo_server.auth.jwt import JwtKeyFiles, JwtPolicy, TokenVerifier, load_ve
 from mnemo_server.auth.ratelimit import RateLimiter
 from mnemo_server.config import Settings, is_loopback, listen_host
 from mnemo_server.domain.app_state import AppStates
+from mnemo_server.domain.bounded import wait_task
 from mnemo_server.domain.change_watch import ChangeFeed, ChangeWatchSettings, Wakeups
 from mnemo_server.domain.embedding import Embedder
 from mnemo_server.domain.event_watch import WatchSettings
@@ -505,7 +506,7 @@ class MnemoServer:
     async def _end_background_tasks(self, *tasks: asyncio.Task[None]) -> None:
         self._stopping.set()
         for task in tasks:
-            await task
+            await wait_task(task, f"the background task {task.get_name()}")
 
     async def _start_notifier(self, opened: contextlib.AsyncExitStack, store: SqlStore) -> None:
         """Wake this process's change watches on commits (of any process)."""

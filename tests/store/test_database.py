@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Connection, event, exc, insert, select
 
+from mnemo_server.domain.bounded import ShutdownHang
 from mnemo_server.domain.errors import Aborted, NotFound, Unavailable
 from mnemo_server.store.engine import engines
 from mnemo_server.store.schema import users
@@ -313,6 +314,21 @@ async def test_closing_runs_the_deferred_writes(database_url: str) -> None:
             await db.write(add_user("after-close"))
     finally:
         await reopened.close()
+
+
+async def test_a_lane_that_does_not_stop_is_an_error_with_its_stack(database_url: str) -> None:
+    db = open_database(database_url)
+    gate = Gate()
+    held = asyncio.ensure_future(db.write(gate.work))
+    await gate.wait_entered()
+    try:
+        with pytest.raises(ShutdownHang) as hang:
+            await db.close(bound_s=0.2)
+        assert "a database lane" in str(hang.value)
+        assert "in work" in str(hang.value)  # Gate.work, where the lane is held
+    finally:
+        gate.open()
+        await held
 
 
 async def test_a_failing_deferred_write_is_only_logged(

@@ -187,6 +187,10 @@ class OpQueue:
                         if self._ops:  # more for another lane, if one is idle
                             self._changed.notify()
                         return batch
+                    if not self._ops and self._closed:
+                        # Only abandoned operations were left: nothing will
+                        # wake this lane again (the close already did).
+                        return None
                     wait = self._due_in(now, limits)
                 self._changed.wait(None if wait == float("inf") else max(wait, 0.0005))
 

@@ -49,6 +49,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from sqlalchemy.engine import URL, make_url
 
+from mnemo_server.domain.bounded import wait_task
 from mnemo_server.domain.change_watch import Wakeups
 from mnemo_server.store.transactions.tx import Tx
 
@@ -195,7 +196,7 @@ class PgChangeNotifier:
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+                await wait_task(self._task, "the change notifier")
 
     async def _listen_forever(self) -> None:
         delay = _RECONNECT_MIN_S
@@ -248,7 +249,7 @@ class SqliteChangeNotifier:
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+                await wait_task(self._task, "the change notifier")
 
     async def _poll_forever(self) -> None:
         probe = _DataVersion(self._key)

@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import URL
 
+from mnemo_server.domain.bounded import SHUTDOWN_BOUND_S, join_thread
 from mnemo_server.domain.errors import MnemoError
 from mnemo_server.domain.observe import NO_OBSERVER, Observer, Transaction
 from mnemo_server.store.engine.engines import create_sync_engine, normalize_url
@@ -247,16 +248,17 @@ class Database:
         self._waking.discard(queue)
         queue.wake()
 
-    async def close(self) -> None:
+    async def close(self, bound_s: float = SHUTDOWN_BOUND_S) -> None:
         """Run what is queued, then close every connection; the database
-        cannot be used afterwards."""
+        cannot be used afterwards. Raises ``ShutdownHang`` (with the lane's
+        stack) when a lane does not stop within ``bound_s`` seconds."""
         if self._closed:
             return
         self._closed = True
         self._writes.close()
         self._reads.close()
         for lane in self._lanes:
-            await asyncio.to_thread(lane.join)
+            await join_thread(lane, "a database lane", bound_s)
         if self._inline is not None:
             self._inline.close()
         await asyncio.to_thread(self._engine.dispose)
