@@ -181,3 +181,24 @@ def test_messages_appended_after_the_fact_keep_their_time(
 
 def chat_json(*texts: str) -> list[str]:
     return [json.dumps({"role": "user", "content": text}) for text in texts]
+
+
+def test_extraction_dates_what_it_finds_by_the_message(memories: Stub) -> None:
+    said = cv.HistoryMessage(
+        message_json=chat_json("My name is Ada.")[0], event_time=_stamp(LAST_YEAR)
+    )
+    found = memories.ExtractMemories(
+        pb.ExtractMemoriesRequest(parent=USER, messages=[said], require_approval=True)
+    ).candidates
+    assert [c.memory.event_time.ToDatetime(UTC) for c in found] == [LAST_YEAR]
+    approved = memories.ApproveMemoryCandidate(
+        pb.ApproveMemoryCandidateRequest(name=found[0].name)
+    ).memory
+    assert approved.event_time.ToDatetime(UTC) == LAST_YEAR
+    saved = memories.ExtractMemories(
+        pb.ExtractMemoriesRequest(
+            parent="users/other",
+            messages=[said],
+        )
+    ).memories
+    assert [m.event_time.ToDatetime(UTC) for m in saved] == [LAST_YEAR]

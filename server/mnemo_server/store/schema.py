@@ -407,6 +407,9 @@ memory_candidates = Table(
     Column("pinned", Boolean, nullable=False),
     Column("embedding_model", MEMORY_KEY, nullable=True),
     Column("embedding", LargeBinary, nullable=True),
+    # The entry's event time when its proposer knew it (the message it was
+    # found in); NULL: the approval's time.
+    Column("event_at", MICROS, nullable=True),
     # Where it stands and where it came from.
     Column("state", SHORT_ENUM, nullable=False),
     Column("conversation_id", ID, nullable=False),

@@ -70,8 +70,9 @@ def _conversation(user_id: str, conversation_id: str) -> str:
 
 
 def draft_to_proto(user_id: str, draft: MemoryDraft) -> pb.Memory:
-    """The proposed entry of a candidate (no name, times or etag yet)."""
-    return pb.Memory(
+    """The proposed entry of a candidate (no name, stored times or etag yet;
+    its event time when the proposer knew it)."""
+    made = pb.Memory(
         text=draft.text,
         key=draft.key,
         scope=SCOPES[draft.scope],
@@ -80,6 +81,9 @@ def draft_to_proto(user_id: str, draft: MemoryDraft) -> pb.Memory:
         metadata=draft.metadata,
         pinned=draft.pinned,
     )
+    if draft.event_time is not None:
+        set_timestamp(made.event_time, draft.event_time)
+    return made
 
 
 def fill_memory(target: pb.Memory, value: Memory) -> None:

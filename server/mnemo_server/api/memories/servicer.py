@@ -21,7 +21,12 @@ from mnemo_server.api.idempotency import idempotency_of
 from mnemo_server.api.memories import convert
 from mnemo_server.api.memories import requests as parse
 from mnemo_server.api.memories.rules import RULES
-from mnemo_server.api.validation import Validator, check_fields, messages_of
+from mnemo_server.api.validation import (
+    Validator,
+    check_fields,
+    message_event_times,
+    messages_of,
+)
 from mnemo_server.auth.caller import caller_of, current_scope
 from mnemo_server.config import Settings
 from mnemo_server.domain.commands.memories import (
@@ -291,6 +296,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             v, request.conversation, "conversation", user_id, scope
         )
         messages = messages_of(v, request.messages, "messages", self._settings, min_count=1)
+        messages = message_event_times(v, request.messages, "messages", messages)
         check_fields(v, request, RULES)
         v.raise_if_invalid()
         with parse.EXTRACT_FIELDS.naming():

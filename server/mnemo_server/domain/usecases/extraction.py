@@ -11,7 +11,7 @@ like any save: in the background (``usecases.embedding_worker``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mnemo_server.domain import extraction as heuristics
 from mnemo_server.domain.commands import Written
@@ -53,7 +53,16 @@ def found_proposals(
     left out (every shipped pattern is identity-wide).
     """
     return [
-        Proposal(found.draft(conversation_id), conversation_id, run_id, turn, found.label)
+        Proposal(
+            replace(
+                found.draft(conversation_id),
+                event_time=messages[found.message_index].event_time,
+            ),
+            conversation_id,
+            run_id,
+            turn,
+            found.label,
+        )
         for found in heuristics.extract(messages)
         if found.scope is not MemoryScope.CONVERSATION or conversation_id
     ]

@@ -35,7 +35,7 @@ from mnemo_server.store.governance.consent import (
 )
 from mnemo_server.store.memories import reads, rows, writes
 from mnemo_server.store.memories import text_index as fts
-from mnemo_server.store.rows import now_micros
+from mnemo_server.store.rows import now_micros, to_micros
 from mnemo_server.store.schema import memory_candidates
 from mnemo_server.store.transactions.tx import Tx
 from mnemo_server.store.transactions.units import unit
@@ -59,6 +59,7 @@ def candidate_values(user_id: str, candidate: CandidateDraft, now: int) -> dict[
         "pinned": draft.pinned,
         "embedding_model": None if embedding is None else embedding.model,
         "embedding": None if embedding is None else encode_vector(embedding.values),
+        "event_at": None if draft.event_time is None else to_micros(draft.event_time),
         "state": CandidateState.PENDING.value,
         "conversation_id": candidate.conversation_id,
         "run_id": candidate.run_id,

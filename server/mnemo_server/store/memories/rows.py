@@ -162,6 +162,7 @@ def candidate(row: Any) -> MemoryCandidate:
             metadata=json.loads(row.metadata_json),
             pinned=bool(row.pinned),
             embedding=_embedding(row.embedding_model, row.embedding),
+            event_time=None if row.event_at is None else to_datetime(row.event_at),
         ),
         state=CandidateState(row.state),
         create_time=to_datetime(row.created_at),

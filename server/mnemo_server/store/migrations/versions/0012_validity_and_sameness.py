@@ -1,5 +1,6 @@
 """Validity and sameness: ``messages.event_at`` (when a message was said,
-when its client dated it), ``memories.valid_until`` (the event time of the
+when its client dated it) and ``memory_candidates.event_at`` (the event time
+of the entry it proposes), ``memories.valid_until`` (the event time of the
 entry that superseded a keyed entry: it was true from its own event time
 until then) and ``memories.fingerprint`` (``domain.sameness.fingerprint`` of
 its text), with the two indexes that serve them: a keyed chain by event time
@@ -34,6 +35,8 @@ _BATCH = 1_000
 def upgrade() -> None:
     # Messages dated by their client (NULL: the create time).
     op.add_column("messages", sa.Column("event_at", sa.BigInteger(), nullable=True))
+    # A candidate's event time (the message it was found in), kept until approval.
+    op.add_column("memory_candidates", sa.Column("event_at", sa.BigInteger(), nullable=True))
     op.add_column("memories", sa.Column("valid_until", sa.BigInteger(), nullable=True))
     op.add_column(
         "memories",
@@ -91,4 +94,5 @@ def downgrade() -> None:
     op.drop_index("ix_memories_key_event", table_name="memories")
     op.drop_column("memories", "fingerprint")
     op.drop_column("memories", "valid_until")
+    op.drop_column("memory_candidates", "event_at")
     op.drop_column("messages", "event_at")
