@@ -37,9 +37,14 @@ _PG_RETRYABLE = {"40001", "40P01", "23503"}
 # connection exceptions, insufficient resources, operator intervention
 # (among them admin_shutdown, a terminated backend, and idle_session_timeout).
 _PG_UNAVAILABLE_CLASSES = ("08", "53", "57")
-# idle_in_transaction_session_timeout: the server ended the session (a class
-# of its own, 25, "invalid transaction state", is otherwise a bug).
-_PG_UNAVAILABLE = {"25P03"}
+# idle_in_transaction_session_timeout: the server ended the session;
+# read_only_sql_transaction: a standby (or a primary demoted after a
+# failover, or a database set read-only) refuses writes until a primary
+# serves again. Class 25, "invalid transaction state", is otherwise a bug.
+_PG_UNAVAILABLE = {"25P03", "25006"}
+# disk_full: PostgreSQL could not extend a file (class 53, otherwise
+# "insufficient resources", which are unavailable).
+_PG_FULL = "53100"
 _SQLITE_BUSY = ("database is locked", "database table is locked", "database is busy")
 _SQLITE_UNAVAILABLE = ("unable to open database", "disk i/o error")
 _SQLITE_FULL = "database or disk is full"
@@ -61,8 +66,9 @@ class Failure:
     reason: str
     unavailable: bool
     error: BaseException
-    # No space left (SQLITE_FULL): the write cannot succeed until space is
-    # freed; the connection is given up like an unavailable one.
+    # No space left (SQLITE_FULL, PostgreSQL's disk_full): the write cannot
+    # succeed until space is freed; the connection is given up like an
+    # unavailable one.
     storage_full: bool = False
 
 
@@ -83,6 +89,8 @@ def classify(error: BaseException) -> Failure | None:
         sqlstate = str(driver.sqlstate or "")
         if sqlstate in _PG_RETRYABLE:
             return Failure(f"SQLSTATE {sqlstate}", False, error)
+        if sqlstate == _PG_FULL:
+            return Failure(f"PostgreSQL storage full: {driver}", True, error, storage_full=True)
         if (
             invalidated
             or sqlstate.startswith(_PG_UNAVAILABLE_CLASSES)
