@@ -45,6 +45,7 @@ function thisDevice(userId: string, onRemoteFailure?: RemoteFailurePolicy, stora
 }
 
 const unavailable = (e: unknown) => e instanceof MnemoError && e.code === Code.Unavailable;
+const DAY = 24 * 60 * 60 * 1000;
 
 describe("gecx-chat hybrid adapter", () => {
   test("writes land in the cache and on the server; the cache then holds the server's entry", async () => {
@@ -206,6 +207,131 @@ describe("gecx-chat hybrid adapter", () => {
     } finally {
       await adapter.stop();
     }
+  });
+});
+
+describe("gecx-chat hybrid adapter: sameness and event time", () => {
+  test("a save of a fact already live: the optimistic entry leaves the cache for the server's", async () => {
+    const { adapter, cache } = thisDevice("h-same");
+    const elsewhere = createMnemoServerMemoryAdapter(live.mnemo, { userId: "h-same" });
+    const theirs = await elsewhere.save({ text: "Is vegan." });
+    const city = await adapter.save({ text: "Lives in Oslo.", key: "city" });
+
+    const again = await adapter.save({ text: "is  VEGAN!", id: "mine-vegan" });
+    assert.equal(again.id, theirs.id);
+    assert.equal(await cache.get("mine-vegan"), undefined);
+    assert.deepEqual(await cache.get(theirs.id), again);
+    // The same fact of the same key keeps the live entry: its optimistic archive is undone.
+    const cityAgain = await adapter.save({ text: "Lives in Oslo.", key: "city" });
+    assert.equal(cityAgain.id, city.id);
+    assert.equal((await cache.get(city.id))?.archivedAt, undefined);
+    assert.deepEqual((await cache.list({ includeArchived: true })).map((e) => e.id).sort(), [theirs.id, city.id].sort());
+    assert.deepEqual((await elsewhere.list({ includeArchived: true })).map((e) => e.id).sort(), [theirs.id, city.id].sort());
+  });
+
+  test("a save carries its event time: a late keyed save of an older fact is an earlier version, in the cache too", async () => {
+    const { adapter, cache } = thisDevice("h-historical");
+    const elsewhere = createMnemoServerMemoryAdapter(live.mnemo, { userId: "h-historical" });
+    const before = Date.now();
+    const bergen = await adapter.save({ text: "Lives in Bergen.", key: "city" });
+    assert.ok(bergen.eventTime !== undefined && bergen.eventTime >= before && bergen.eventTime <= bergen.createdAt);
+    const lastYear = Date.now() - 365 * DAY;
+    const oslo = await adapter.save({ text: "Lives in Oslo.", key: "city", eventTime: lastYear });
+    assert.deepEqual([oslo.eventTime, oslo.validUntil], [lastYear, bergen.eventTime]);
+    assert.ok(oslo.archivedAt !== undefined);
+    assert.deepEqual(await cache.get(oslo.id), oslo);
+    assert.equal((await cache.get(bergen.id))?.archivedAt, undefined);
+    assert.deepEqual((await adapter.list({ key: "city" })).map((e) => e.id), [bergen.id]);
+    assert.deepEqual((await elsewhere.list({ key: "city" })).map((e) => e.id), [bergen.id]);
+  });
+
+  test("a late keyed save the server keeps as historical: the entries the cache archived take the server's state", async () => {
+    const { adapter, cache } = thisDevice("h-chain");
+    const elsewhere = createMnemoServerMemoryAdapter(live.mnemo, { userId: "h-chain" });
+    const now = Date.now();
+    const [t0, t1, t2] = [now - 3 * DAY, now - 2 * DAY, now - DAY];
+    const oslo = await adapter.save({ text: "Lives in Oslo.", key: "city", eventTime: t0 });
+    // Another device's newer fact, which this cache has not seen (no feed followed).
+    const bergen = await elsewhere.save({ text: "Lives in Bergen.", key: "city", eventTime: t2 });
+    const trondheim = await adapter.save({ text: "Lives in Trondheim.", key: "city", eventTime: t1 });
+    assert.ok(trondheim.archivedAt !== undefined);
+    assert.equal(trondheim.validUntil, t2);
+    // The cache archived Oslo for the save; the server had archived it for Bergen: it stays archived,
+    // valid until the late save's time, as the server has it.
+    const cachedOslo = await cache.get(oslo.id);
+    assert.ok(cachedOslo?.archivedAt !== undefined);
+    assert.equal(cachedOslo?.validUntil, t1);
+    assert.deepEqual(cachedOslo, (await elsewhere.list({ includeArchived: true })).find((e) => e.id === oslo.id));
+    assert.deepEqual(await cache.list({ key: "city" }), []);
+    assert.deepEqual((await adapter.list({ key: "city" })).map((e) => e.id), [bergen.id]);
+
+    // An entry cached without an event time (by an earlier version of the adapter) that the server
+    // keeps current: the cache archived it for an older save, and it is live again.
+    const home = await adapter.save({ text: "Works from home.", key: "office" });
+    await cache.transact((document) => {
+      for (const entry of document.entries) if (entry.id === home.id) delete entry.eventTime;
+    });
+    const older = await adapter.save({ text: "Works at the office.", key: "office", eventTime: t0 });
+    assert.ok(older.archivedAt !== undefined);
+    const cachedHome = await cache.get(home.id);
+    assert.equal(cachedHome?.archivedAt, undefined);
+    assert.equal(cachedHome?.eventTime, home.eventTime);
+  });
+
+  test("a device clock more than a day ahead gives way to the server's; a given event time that far ahead is refused", async () => {
+    const { adapter, cache } = thisDevice("h-clock");
+    const real = Date.now;
+    let saving: ReturnType<typeof adapter.save>;
+    Date.now = () => real() + 2 * DAY; // read by save before its first await only
+    try {
+      saving = adapter.save({ text: "Set my watch wrong." });
+    } finally {
+      Date.now = real;
+    }
+    const saved = await saving;
+    assert.ok(saved.eventTime !== undefined && Math.abs(saved.eventTime - Date.now()) < DAY);
+    assert.deepEqual(await cache.get(saved.id), saved);
+    await assert.rejects(
+      adapter.save({ text: "Said tomorrow.", eventTime: Date.now() + 2 * DAY }),
+      (e: unknown) => e instanceof MnemoError && e.code === Code.InvalidArgument,
+    );
+    assert.deepEqual((await cache.list({ includeArchived: true })).map((e) => e.id), [saved.id]);
+  });
+
+  test("keep: a kept save of a fact already live gives way to the server's entry when replayed, and later kept writes follow it", async () => {
+    const { adapter, cache, events } = thisDevice("h-kept-same", "keep");
+    const remote = createMnemoServerMemoryAdapter(live.mnemo, { userId: "h-kept-same" });
+    const dog = await adapter.save({ text: "Has a dog named Rex." });
+    const city = await adapter.save({ text: "Lives in Oslo.", key: "city" });
+    await live.server.stop();
+    let offlineDog, offlineCity, chess;
+    try {
+      // Offline, sameness is the server's to decide: each is cached (and queued) as a new entry.
+      offlineDog = await adapter.save({ text: "Has a dog named Rex." });
+      assert.notEqual(offlineDog.id, dog.id);
+      await adapter.update(offlineDog.id, { pinned: true });
+      offlineCity = await adapter.save({ text: "Lives in Oslo.", key: "city" });
+      assert.ok((await cache.get(city.id))?.archivedAt !== undefined);
+      chess = await adapter.save({ text: "Plays chess." });
+      assert.equal((await adapter.pendingWrites()).length, 4);
+    } finally {
+      await live.server.start();
+    }
+    await adapter.sync();
+    assert.deepEqual(await adapter.pendingWrites(), []);
+    assert.ok(!events.some((e) => e.type === "dropped"));
+    assert.equal(await cache.get(offlineDog.id), undefined);
+    assert.equal(await cache.get(offlineCity.id), undefined);
+    assert.equal((await cache.get(dog.id))?.pinned, true); // the kept update went to the server's entry
+    assert.equal((await cache.get(city.id))?.archivedAt, undefined); // the server archived nothing
+    const onServer = await remote.list({ includeArchived: true });
+    assert.deepEqual(onServer.map((e) => e.id).sort(), [dog.id, city.id, chess.id].sort());
+    assert.equal(onServer.find((e) => e.id === dog.id)?.pinned, true);
+    // A kept save sent late keeps the time it was said.
+    const sentLate = onServer.find((e) => e.id === chess.id);
+    assert.equal(sentLate?.eventTime, chess.eventTime);
+    assert.ok((sentLate?.createdAt ?? 0) > (chess.eventTime ?? Infinity));
+    assert.deepEqual((await cache.list({ includeArchived: true })).map((e) => e.id).sort(), onServer.map((e) => e.id).sort());
   });
 });
 

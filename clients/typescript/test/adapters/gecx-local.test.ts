@@ -48,6 +48,24 @@ for (const [kind, makeStorage] of storages) {
       assert.equal(all.find((e) => e.id === other.id)?.archivedAt, undefined);
     });
 
+    test("event times: a keyed save of an older fact is an earlier version; the newer supersedes until its time", async () => {
+      const adapter = createLocalMemoryAdapter({ storage: makeStorage() });
+      const day = 24 * 60 * 60 * 1000;
+      const now = Date.now();
+      const lyon = await adapter.save({ text: "Lives in Lyon.", key: "city", eventTime: now - day });
+      assert.equal(lyon.eventTime, now - day);
+      const paris = await adapter.save({ text: "Lives in Paris.", key: "city", eventTime: now - 3 * day });
+      assert.ok(paris.archivedAt !== undefined);
+      assert.equal(paris.validUntil, now - day);
+      assert.deepEqual((await adapter.list({ key: "city" })).map((e) => e.id), [lyon.id]);
+      const nice = await adapter.save({ text: "Lives in Nice.", key: "city" });
+      assert.ok(nice.eventTime !== undefined && nice.eventTime >= now);
+      const all = await adapter.list({ key: "city", includeArchived: true });
+      assert.equal(all.find((e) => e.id === lyon.id)?.validUntil, nice.eventTime);
+      assert.equal(all.find((e) => e.id === paris.id)?.validUntil, now - day); // already archived: unchanged
+      assert.deepEqual((await adapter.list({ key: "city" })).map((e) => e.id), [nice.id]);
+    });
+
     test("recall matches words; conversation entries rank first; archived ones never come back", async () => {
       const adapter = createLocalMemoryAdapter({ storage: makeStorage() });
       await adapter.save({ text: "Favourite tea is green tea.", key: "tea" });

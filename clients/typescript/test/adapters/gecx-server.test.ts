@@ -2,11 +2,12 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { withSharedServer } from "../support/live.js";
-import { ConsentState, createMnemoClient, memoryName, MnemoError } from "../../src/index.js";
+import { Code, ConsentState, createMnemoClient, memoryName, MnemoError } from "../../src/index.js";
 import { createMnemoServerMemoryAdapter } from "../../src/adapters/index.js";
 import { FAIL_FAST } from "./support.js";
 
 const live = withSharedServer();
+const DAY = 24 * 60 * 60 * 1000;
 
 describe("gecx-chat server memory adapter", () => {
   test("save stores an identity-wide entry by default, or one scoped to a conversation", async () => {
@@ -40,6 +41,39 @@ describe("gecx-chat server memory adapter", () => {
     assert.deepEqual(all.map((e) => e.id).sort(), [paris.id, lyon.id].sort());
     assert.ok((all.find((e) => e.id === paris.id)?.archivedAt ?? 0) > 0);
     assert.deepEqual((await remote.list({ key: "city" })).map((e) => e.text), ["Lives in Lyon."]);
+  });
+
+  test("saveResult tells what a save did (created, historical, duplicate); entries carry their event time", async () => {
+    const remote = createMnemoServerMemoryAdapter(live.mnemo, { userId: "x-outcome" });
+    const lastWeek = Date.now() - 7 * DAY;
+    const lastYear = Date.now() - 365 * DAY;
+    const lyon = await remote.saveResult({ text: "Lives in Lyon.", key: "city", eventTime: lastWeek });
+    assert.equal(lyon.outcome, "created");
+    assert.equal(lyon.entry.eventTime, lastWeek);
+    assert.equal(lyon.entry.validUntil, undefined);
+    assert.ok(lyon.entry.createdAt > lastWeek);
+    // A late save of an older fact of the key: an earlier version, valid until the current one.
+    const paris = await remote.saveResult({ text: "Lives in Paris.", key: "city", eventTime: lastYear });
+    assert.equal(paris.outcome, "historical");
+    assert.ok(paris.entry.archivedAt !== undefined);
+    assert.deepEqual([paris.entry.eventTime, paris.entry.validUntil], [lastYear, lastWeek]);
+    assert.deepEqual((await remote.list({ key: "city" })).map((e) => e.id), [lyon.entry.id]);
+    // The same fact again (normalised): nothing stored, the live entry under its own id.
+    const again = await remote.saveResult({ text: "lives in  LYON", key: "city", id: "x-chosen" });
+    assert.equal(again.outcome, "duplicate");
+    assert.deepEqual([again.entry.id, again.entry.text], [lyon.entry.id, "Lives in Lyon."]);
+    await assert.rejects(
+      live.mnemo.memories.getMemory({ name: memoryName("x-outcome", "x-chosen") }),
+      (e: unknown) => e instanceof MnemoError && e.code === Code.NotFound,
+    );
+    const vegan = await remote.save({ text: "Is vegan." });
+    assert.equal((await remote.save({ text: "is VEGAN!" })).id, vegan.id);
+    assert.equal((await remote.list({ includeArchived: true })).length, 3);
+    await assert.rejects(
+      remote.save({ text: "Said tomorrow.", eventTime: Date.now() + 2 * DAY }),
+      (e: unknown) =>
+        e instanceof MnemoError && e.code === Code.InvalidArgument && e.fieldViolations.some((v) => v.field === "memory.event_time"),
+    );
   });
 
   test("update changes text and pinned; delete removes (twice is fine)", async () => {

@@ -6,9 +6,22 @@
 
 import type { DeleteMemoryOptions, MemoryEntry, SaveMemoryInput, UpdateMemoryInput } from "./types.js";
 
-/** A write kept while the server was unreachable (`onRemoteFailure: 'keep'`), replayed in order. */
+/**
+ * A write kept while the server was unreachable (`onRemoteFailure: 'keep'`), replayed in order.
+ * A save also keeps whether its event time is only the device's clock (`deviceTime`: sent
+ * without one if the server refuses it) and which cached entries it archived, when
+ * (`archived`, `archivedAt`: put back if the server archives nothing).
+ */
 export type PendingWrite =
-  | { kind: "save"; id: string; input: SaveMemoryInput; requestId: string }
+  | {
+      kind: "save";
+      id: string;
+      input: SaveMemoryInput;
+      requestId: string;
+      deviceTime?: boolean;
+      archived?: string[];
+      archivedAt?: number;
+    }
   | { kind: "update"; id: string; patch: UpdateMemoryInput }
   | { kind: "delete"; id: string; options?: DeleteMemoryOptions };
 

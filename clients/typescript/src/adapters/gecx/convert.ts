@@ -5,11 +5,20 @@ import {
   MemorySource as SourceEnum,
   RecallScope,
   RecallSignal,
+  SaveOutcome as OutcomeEnum,
   type Memory,
 } from "../../gen/mnemo/v1/memories_pb.js";
 import { conversationName, fromMnemoId, lastSegment } from "../ids.js";
-import { toMs } from "../time.js";
-import type { MemoryEntry, MemoryScope, MemorySource, RecallMemoryQuery, RecalledMemory, SaveMemoryInput } from "./types.js";
+import { fromMs, toMs } from "../time.js";
+import type {
+  MemoryEntry,
+  MemoryScope,
+  MemorySource,
+  RecallMemoryQuery,
+  RecalledMemory,
+  SaveMemoryInput,
+  SaveOutcome,
+} from "./types.js";
 
 const SOURCES: Record<MemorySource, SourceEnum> = {
   tool: SourceEnum.TOOL_CALL,
@@ -40,7 +49,21 @@ export function toEntry(memory: Memory): MemoryEntry {
     createdAt: toMs(memory.createTime),
     updatedAt: toMs(memory.updateTime),
     archivedAt: memory.archiveTime === undefined ? undefined : toMs(memory.archiveTime),
+    eventTime: memory.eventTime === undefined ? undefined : toMs(memory.eventTime),
+    validUntil: memory.validUntil === undefined ? undefined : toMs(memory.validUntil),
   });
+}
+
+/** What a CreateMemory did, as gecx-chat's adapters say it ("created" for a server that does not say). */
+export function toOutcome(outcome: OutcomeEnum): SaveOutcome {
+  switch (outcome) {
+    case OutcomeEnum.HISTORICAL:
+      return "historical";
+    case OutcomeEnum.DUPLICATE:
+      return "duplicate";
+    default:
+      return "created";
+  }
 }
 
 /**
@@ -75,6 +98,7 @@ export function toMemoryInit(userId: string, input: SaveMemoryInput) {
     source: SOURCES[input.source ?? "tool"],
     metadata: { ...(input.metadata ?? {}) },
     pinned: input.pinned ?? false,
+    eventTime: input.eventTime === undefined ? undefined : fromMs(input.eventTime),
   };
 }
 

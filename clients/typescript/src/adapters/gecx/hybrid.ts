@@ -9,7 +9,15 @@
  *     adapter.start(); // follow the feed (other devices' changes arrive in the cache)
  *
  * Writes land in the cache first, then on the server; the server's answer
- * replaces the optimistic entry. When the server write fails:
+ * replaces the optimistic entry. A save carries its event time (`eventTime`,
+ * else the device's clock when `save` was called), so a save sent late keeps
+ * when it was said. When the server answers that the fact is already a live
+ * entry ("duplicate"), the optimistic entry leaves the cache for the server's
+ * (another id), also when a kept save is replayed (the kept writes queued
+ * after it for the optimistic id then go to the server's entry); when it
+ * stored nothing as current ("historical", "duplicate"), the entries the
+ * optimistic save archived take the server's state again. When the server
+ * write fails:
  * - `onRemoteFailure: 'rollback'` (the default): the cache is put back as it
  *   was and the write rejects with the MnemoError;
  * - `'keep'`: if the server could not be reached (UNAVAILABLE, a deadline),
@@ -27,12 +35,13 @@
 
 import { Code } from "@connectrpc/connect";
 import { sleep } from "../../interceptors.js";
+import { MnemoError } from "../../errors.js";
 import { hasCode, isTransient } from "../failures.js";
 import { randomId } from "../ids.js";
 import type { CacheDocument, PendingWrite } from "./cache-document.js";
 import { applyOwnWrite, ChangeFeed, isResumable, putEntry, removeEntry, type FeedEvent } from "./feed.js";
 import type { LocalMemoryAdapter } from "./local.js";
-import type { MnemoServerMemoryAdapter } from "./server.js";
+import type { MnemoServerMemoryAdapter, ServerSave } from "./server.js";
 import type {
   DeleteMemoryOptions,
   ListMemoryOptions,
@@ -92,30 +101,80 @@ export class MnemoHybridMemoryAdapter implements MemoryAdapter {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Saves optimistically (see the module). Resolves with the server's entry:
+   * for a fact already live, that entry (another id than the optimistic one,
+   * which leaves the cache); with `'keep'` and the server unreachable, the
+   * optimistic entry.
+   */
   async save(input: SaveMemoryInput): Promise<MemoryEntry> {
-    const withId = { ...input, id: input.id ?? randomId() };
+    // The same request now and when replayed: a late send keeps when it was said.
+    const deviceTime = input.eventTime === undefined;
+    const withId = { ...input, id: input.id ?? randomId(), eventTime: input.eventTime ?? Date.now() };
     const requestId = randomId();
     const { entry, archived } = await this.cache.saveLocally(withId);
     try {
-      const written = await this.remote.create(withId, requestId);
-      await this.cache.transact((document) => {
-        applyOwnWrite(document, entry.id, written.changeCursor, written.value);
-        const now = written.value.createdAt;
-        for (const id of written.archived ?? []) {
-          const other = document.entries.find((e) => e.id === id);
-          if (other !== undefined && other.archivedAt === undefined) other.archivedAt = now;
-        }
-      });
+      const written = await this.create(withId, requestId, deviceTime);
+      const chain = await this.chainOf(written, archived);
+      await this.cache.transact((document) => applySaved(document, entry.id, written, archived, entry.createdAt, chain));
       return written.value;
     } catch (error) {
-      const write: PendingWrite = { kind: "save", id: entry.id, input: withId, requestId };
+      const write: PendingWrite = {
+        kind: "save",
+        id: entry.id,
+        input: withId,
+        requestId,
+        ...(deviceTime ? { deviceTime } : {}),
+        ...(archived.length > 0 ? { archived, archivedAt: entry.createdAt } : {}),
+      };
       if (await this.kept(write, error)) return entry;
       return this.rolledBack(write, error, (document) => {
         removeEntry(document, entry.id);
         for (const other of document.entries) {
-          if (archived.includes(other.id)) delete other.archivedAt;
+          if (archived.includes(other.id)) {
+            delete other.archivedAt;
+            delete other.validUntil;
+          }
         }
       });
+    }
+  }
+
+  /**
+   * The server's entries of a keyed save's (scope, key), when it stored
+   * nothing as current ("historical", "duplicate") and the cache archived
+   * entries other than the one it answered: whether the server keeps each
+   * of them current is then its to say. [] when there is nothing to ask;
+   * undefined if the list fails (the save stands: the cache is put back as
+   * it was, and the feed or the next list brings the server's state).
+   */
+  private async chainOf(written: ServerSave, archived: readonly string[]): Promise<MemoryEntry[] | undefined> {
+    const saved = written.value;
+    if (written.outcome === "created" || !archived.some((id) => id !== saved.id)) return [];
+    try {
+      return await this.remote.fetchList({
+        scope: saved.scope,
+        conversationId: saved.conversationId,
+        key: saved.key,
+        includeArchived: true,
+      });
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * CreateMemory of a save. An event time the server refuses that was only
+   * the device's clock (more than a day ahead of the server's) gives way to
+   * the server's clock: sent again without it, under a new request id (a
+   * refused request stored nothing).
+   */
+  private async create(input: SaveMemoryInput, requestId: string, deviceTime: boolean): Promise<ServerSave> {
+    try {
+      return await this.remote.create(input, requestId);
+    } catch (error) {
+      if (!deviceTime || input.eventTime === undefined || !refusesEventTime(error)) throw error;
+      return this.remote.create({ ...input, eventTime: undefined }, randomId());
     }
   }
 
@@ -307,8 +366,18 @@ export class MnemoHybridMemoryAdapter implements MemoryAdapter {
   private async replay(write: PendingWrite): Promise<void> {
     switch (write.kind) {
       case "save": {
-        const written = await this.remote.create(write.input, write.requestId);
-        await this.cache.transact((d) => applyOwnWrite(d, write.id, written.changeCursor, written.value));
+        const written = await this.create(write.input, write.requestId, write.deviceTime === true);
+        const archived = write.archived ?? [];
+        const chain = await this.chainOf(written, archived);
+        await this.cache.transact((d) => {
+          applySaved(d, write.id, written, archived, write.archivedAt ?? 0, chain);
+          const saved = written.value.id;
+          if (saved === write.id) return;
+          // The fact was already live: the writes queued for the optimistic entry go to the server's.
+          for (const later of d.pending) {
+            if (later.id === write.id && !sameWrite(later, write)) later.id = saved;
+          }
+        });
         return;
       }
       case "update": {
@@ -359,4 +428,54 @@ export class MnemoHybridMemoryAdapter implements MemoryAdapter {
 
 function sameWrite(a: PendingWrite, b: PendingWrite): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Records the server's answer to a save whose optimistic entry is `optimisticId`:
+ * - "historical" or "duplicate": the server did not archive the entries the
+ *   optimistic save archived (`archivedLocally`, at `archivedAt`); each one
+ *   still as the save left it takes the server's state from `chain` (another
+ *   entry of the key may have superseded it), else is put back as it was;
+ * - an entry of another id (a duplicate): the optimistic entry leaves the cache;
+ * - then the server's entry, and the archive of the entries it says it archived.
+ */
+function applySaved(
+  document: CacheDocument,
+  optimisticId: string,
+  written: ServerSave,
+  archivedLocally: readonly string[],
+  archivedAt: number,
+  chain: readonly MemoryEntry[] | undefined,
+): void {
+  if (written.outcome !== "created") {
+    document.entries = document.entries.map((other) => {
+      if (!archivedLocally.includes(other.id) || other.archivedAt !== archivedAt) return other;
+      const listed = chain?.find((e) => e.id === other.id);
+      if (listed !== undefined) return listed;
+      const { archivedAt: _archivedAt, validUntil: _validUntil, ...putBack } = other;
+      return putBack;
+    });
+  }
+  const saved = written.value;
+  if (saved.id !== optimisticId) {
+    removeEntry(document, optimisticId);
+    delete document.serverCursors[optimisticId];
+  }
+  applyOwnWrite(document, saved.id, written.changeCursor, saved);
+  for (const id of written.archived) {
+    const other = document.entries.find((e) => e.id === id);
+    if (other !== undefined && other.archivedAt === undefined) {
+      other.archivedAt = saved.createdAt;
+      if (saved.eventTime !== undefined) other.validUntil = saved.eventTime;
+    }
+  }
+}
+
+/** Whether the server refused a save for its event time (INVALID_ARGUMENT on `memory.event_time`). */
+function refusesEventTime(error: unknown): boolean {
+  return (
+    error instanceof MnemoError &&
+    error.code === Code.InvalidArgument &&
+    error.fieldViolations.some((v) => v.field.endsWith("event_time"))
+  );
 }

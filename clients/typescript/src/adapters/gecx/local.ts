@@ -5,7 +5,8 @@
  *     const cache = createLocalMemoryAdapter({ storage: localStorage });
  *
  * Same rules as the server: append-only, a keyed save archives the unarchived
- * entries of the same (scope, key[, conversation]); lists show the newest
+ * entries of the same (scope, key[, conversation]) unless one of them states a
+ * later fact (event time: the save is then an earlier version); lists show the newest
  * unarchived entries first; recall is a plain word match (no embeddings on a
  * device), conversation entries and pinned ones ranking higher.
  */
@@ -75,17 +76,33 @@ export class LocalMemoryAdapter implements MemoryAdapter {
     return (await this.saveLocally(input)).entry;
   }
 
-  /** `save`, also telling which entries it archived (so the hybrid adapter can undo it). */
+  /**
+   * `save`, also telling which entries it archived (so the hybrid adapter can undo it). As the
+   * server does: the entry's event time is `input.eventTime`, else now; a keyed save archives the
+   * live entries of its (scope, key) (their `validUntil` is its event time), unless an entry of
+   * the key states a later fact: then the save is kept as an earlier version (archived, valid
+   * until the next later event time) and archives nothing.
+   */
   saveLocally(input: SaveMemoryInput): Promise<{ entry: MemoryEntry; archived: string[] }> {
     return this.transact((document) => {
       const now = Date.now();
-      const entry = newEntry(input, now);
+      let entry = newEntry(input, now);
       const archived: string[] = [];
       if (entry.key !== undefined) {
-        for (const other of document.entries) {
-          if (other.archivedAt === undefined && sameSlot(other, entry)) {
-            other.archivedAt = now;
-            archived.push(other.id);
+        const said = entry.eventTime ?? now;
+        const sameKey = document.entries.filter((other) => sameSlot(other, entry));
+        const later = sameKey.flatMap((other) =>
+          other.eventTime !== undefined && other.eventTime > said ? [other.eventTime] : [],
+        );
+        if (later.length > 0) {
+          entry = { ...entry, archivedAt: now, validUntil: Math.min(...later) };
+        } else {
+          for (const other of sameKey) {
+            if (other.archivedAt === undefined) {
+              other.archivedAt = now;
+              other.validUntil = said;
+              archived.push(other.id);
+            }
           }
         }
       }
@@ -188,6 +205,7 @@ function newEntry(input: SaveMemoryInput, now: number): MemoryEntry {
     pinned: input.pinned ?? false,
     createdAt: now,
     updatedAt: now,
+    eventTime: input.eventTime ?? now,
   });
 }
 

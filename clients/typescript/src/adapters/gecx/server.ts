@@ -8,6 +8,11 @@
  * TEMPORARY_CONVERSATION). Reads never reject: a memory failure must not block
  * a send, so `list` and `recall` degrade to nothing and report the error to
  * `onReadError`. `fetchList` and `fetchRecall` are the same reads that reject.
+ *
+ * A save stores a fact once: saving what is already a live entry (the same
+ * normalised text, scope, conversation and key) stores nothing and answers
+ * that entry, under its own id rather than the `id` asked for; `saveResult`
+ * also tells what the save did ("created", "historical", "duplicate").
  */
 
 import { Code } from "@connectrpc/connect";
@@ -15,7 +20,7 @@ import type { MnemoClient } from "../../client.js";
 import type { Memory } from "../../gen/mnemo/v1/memories_pb.js";
 import { hasCode } from "../failures.js";
 import { conversationName, userName } from "../ids.js";
-import { toEntry, toMemoryInit, toRecallInit, toScopeEnum, toSignals } from "./convert.js";
+import { toEntry, toMemoryInit, toOutcome, toRecallInit, toScopeEnum, toSignals } from "./convert.js";
 import type {
   ListMemoryOptions,
   MemoryAdapter,
@@ -24,6 +29,8 @@ import type {
   RecalledMemory,
   DeleteMemoryOptions,
   SaveMemoryInput,
+  SaveOutcome,
+  SaveResult,
   UpdateMemoryInput,
 } from "./types.js";
 
@@ -40,6 +47,13 @@ export interface ServerWrite<T> {
   changeCursor: bigint;
   /** Ids of the entries a keyed save archived. */
   archived?: string[];
+}
+
+/** A CreateMemory's result: a server write that also says what the save did. */
+export interface ServerSave extends ServerWrite<MemoryEntry> {
+  /** With "duplicate", `value` is the live entry that already states the fact (another id). */
+  outcome: SaveOutcome;
+  archived: string[];
 }
 
 /** gecx-chat's `createServerMemoryAdapter(...)`, backed by Mnemo. */
@@ -60,15 +74,22 @@ export class MnemoServerMemoryAdapter implements MemoryAdapter {
     this.userId = options.userId;
   }
 
+  /** A new entry; for a fact already live, that entry (see the module). */
   async save(input: SaveMemoryInput): Promise<MemoryEntry> {
     return (await this.create(input)).value;
+  }
+
+  /** `save`, with what it did: "created", "historical" (an earlier version of its key) or "duplicate". */
+  async saveResult(input: SaveMemoryInput): Promise<SaveResult> {
+    const written = await this.create(input);
+    return { entry: written.value, outcome: written.outcome };
   }
 
   /**
    * CreateMemory, with the client-chosen `input.id` when given and the request
    * id given (a replay of a kept write) or a fresh one.
    */
-  async create(input: SaveMemoryInput, requestId = ""): Promise<ServerWrite<MemoryEntry>> {
+  async create(input: SaveMemoryInput, requestId = ""): Promise<ServerSave> {
     const response = await this.client.memories.createMemory({
       parent: userName(this.userId),
       memory: toMemoryInit(this.userId, input),
@@ -80,6 +101,7 @@ export class MnemoServerMemoryAdapter implements MemoryAdapter {
       value: toEntry(required(response.memory)),
       changeCursor: response.changeCursor,
       archived: response.archived.map((name) => name.slice(name.lastIndexOf("/") + 1)),
+      outcome: toOutcome(response.outcome),
     };
   }
 

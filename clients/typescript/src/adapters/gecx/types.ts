@@ -26,6 +26,13 @@ export type MemoryEntry = {
   updatedAt: number;
   /** Set when a later save with the same (scope, key) superseded this entry. */
   archivedAt?: number | undefined;
+  /** When the fact was stated or observed (the save's time unless the save gave one). */
+  eventTime?: number | undefined;
+  /**
+   * For a superseded keyed entry: the event time of the entry that superseded it (the fact held
+   * from `eventTime` until then). Unset: still valid.
+   */
+  validUntil?: number | undefined;
 };
 
 /** `memory.save(...)`: a new entry; a `key` supersedes the older entries of the same (scope, key). */
@@ -38,13 +45,35 @@ export type SaveMemoryInput = {
   source?: MemorySource | undefined;
   metadata?: Record<string, string> | undefined;
   pinned?: boolean | undefined;
-  /** A client-chosen id (an offline device names the entry first); generated when absent. */
+  /**
+   * A client-chosen id (an offline device names the entry first); generated when absent. A save
+   * of a fact that is already a live entry stores nothing and answers that entry, under its own id.
+   */
   id?: string | undefined;
+  /**
+   * When the fact was stated (the turn's time), epoch ms: a keyed save of an older fact than the
+   * live entry of its key is stored as an earlier version. From 1970 to 24 hours ahead of the
+   * server's clock. Absent: the server's clock (the hybrid adapter: the device's, when `save` was called).
+   */
+  eventTime?: number | undefined;
   /**
    * The conversation (session) the save is made in; `conversationId` by default. The server
    * refuses a save from a temporary conversation (TEMPORARY_CONVERSATION) whatever its scope.
    */
   originConversationId?: string | undefined;
+};
+
+/**
+ * What a save did: stored as the current entry (of its key); stored as an earlier version of its
+ * key (an entry of the key with a later event time is current); or nothing stored (the same fact
+ * is already a live entry of the same scope, conversation and key: the entry is that one).
+ */
+export type SaveOutcome = "created" | "historical" | "duplicate";
+
+/** A save's entry and what the save did with it (with "duplicate", the live entry, its own id). */
+export type SaveResult = {
+  entry: MemoryEntry;
+  outcome: SaveOutcome;
 };
 
 /** `memory.update(id, patch)`: the fields to change. */
