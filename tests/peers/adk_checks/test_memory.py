@@ -18,6 +18,7 @@ from google.genai import types
 from mnemo.integrations.adk import MnemoMemoryService, MnemoSessionService, register, target_of
 
 JAN = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
+FEB = datetime(2026, 2, 9, 18, 15, 30, 250000, tzinfo=UTC)
 
 
 def said(author: str, text: str, at: datetime | None = None) -> Event:
@@ -96,6 +97,40 @@ async def test_extractor_mode_keeps_what_the_user_said(server: Any) -> None:
     assert (
         await memory.search_memory(app_name="mem-app", user_id=user_id, query=" ") == type(hits)()
     )
+    await memory.close()
+
+
+async def test_extractor_mode_dates_what_it_finds_by_the_message(server: Any) -> None:
+    """Each user message goes to ExtractMemories with its event's timestamp, so a
+    fact gets the time it was said, not the time the session was added."""
+    user_id = f"mem-{uuid.uuid4().hex[:10]}"
+    memory = MnemoMemoryService(server.target)
+    await memory.add_session_to_memory(
+        session_of(
+            user_id,
+            said("user", "My name is Ada.", at=JAN),
+            said("agent", "Hello Ada, I will remember that.", at=JAN),
+            said("user", "I am allergic to peanuts.", at=FEB),
+        )
+    )
+    stored = [m async for m in memory.client.list_memories(user_id)]
+    when = {m.key: m.event_time.ToDatetime(UTC) for m in stored}
+    assert when.pop("profile.name") == JAN
+    assert list(when.values()) == [FEB] and next(iter(when)).startswith("health.allergy.")
+    hits = await memory.search_memory(app_name="mem-app", user_id=user_id, query="peanuts")
+    assert [m.timestamp for m in hits.memories] == [FEB.isoformat()]
+    # add_events_to_memory too; the same facts again are stored once, with their first time.
+    later = datetime(2026, 3, 1, tzinfo=UTC)
+    await memory.add_events_to_memory(
+        app_name="mem-app",
+        user_id=user_id,
+        events=[said("user", "I moved to Lisbon.", at=later), said("user", "My name is Ada.")],
+    )
+    again = {
+        m.key: m.event_time.ToDatetime(UTC) async for m in memory.client.list_memories(user_id)
+    }
+    assert again.pop("profile.location") == later
+    assert again == {"profile.name": JAN, **when}
     await memory.close()
 
 

@@ -6,7 +6,9 @@ memories in one of two ways, chosen at construction:
 - ``"extract"`` (default): the server's heuristic extractor
   (ExtractMemories) reads the user's messages and saves what it finds (names,
   preferences, "remember that ..."), keyed, so adding a session again
-  supersedes rather than duplicates;
+  supersedes rather than duplicates; each message carries its event's
+  ``timestamp`` (``HistoryMessage.event_time``), so what is found in it gets
+  the time it was said as its event time;
 - ``"events"``: every event with text becomes one memory, keyed by the
   event id (adding it again stores nothing: the same fact is live), with
   ``adk_app``, ``adk_session`` and ``adk_author`` metadata and the event's
@@ -33,6 +35,7 @@ from google.genai import types
 from typing_extensions import override
 
 import mnemo.client as mc
+from mnemo.client import _candidates as candidates
 from mnemo.integrations.adk._client import ClientHolder
 from mnemo.integrations.adk._events import conversation_id, event_text
 
@@ -121,11 +124,9 @@ class MnemoMemoryService(BaseMemoryService):  # type: ignore[misc]  # (Any where
         if not with_text:
             return
         if self.mode == "extract":
-            said = [
-                {"role": "user", "content": text} for e, text in with_text if e.author == "user"
-            ]
+            said = [(e, text) for e, text in with_text if e.author == "user"]
             if said:
-                await self.client.extract_memories(user_id, said)
+                await self._extract(user_id, said)
             return
         for event, text in with_text:
             metadata = {APP_KEY: app_name, AUTHOR_KEY: event.author}
@@ -138,6 +139,20 @@ class MnemoMemoryService(BaseMemoryService):  # type: ignore[misc]  # (Any where
                 metadata=metadata,
                 event_time=event_time_of(event),
             )
+
+    async def _extract(self, user_id: str, said: Sequence[tuple[Event, str]]) -> None:
+        """ExtractMemories over the user's messages, each with its event's time
+        (``HistoryMessage.event_time``; unset for an event without a timestamp)."""
+        call = candidates.extract_memories(
+            user_id, [{"role": "user", "content": text} for _, text in said]
+        )
+        # (The client's extract_memories takes no message times: the request
+        # it builds gets them here, then runs as the client runs any call.)
+        for message, (event, _) in zip(call.request.messages, said, strict=True):
+            when = event_time_of(event)
+            if when is not None:
+                message.event_time.FromDatetime(when)
+        await self.client._call(call)
 
     @override
     async def add_session_to_memory(self, session: Session) -> None:
