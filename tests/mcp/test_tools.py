@@ -44,6 +44,10 @@ async def test_the_tools_are_listed_with_schemas(mnemo_target: str, user: str) -
     assert schemas["memory_recall"]["properties"]["limit"]["maximum"] == 100
     assert schemas["memory_update"]["required"] == ["memory_id", "text"]
     assert schemas["working_memory_get"].get("properties", {}) == {}
+    saved = next(tool.output_schema for tool in listed if tool.name == "memory_save")
+    assert saved is not None
+    assert saved["properties"]["outcome"]["enum"] == ["created", "historical", "duplicate"]
+    assert "outcome" in saved["required"]
     read_only = {
         tool.name for tool in listed if tool.annotations and tool.annotations.read_only_hint
     }
@@ -72,6 +76,19 @@ async def test_long_term_memory_tools(mnemo_target: str, mnemo: MnemoClient, use
         stored = {m.name.rpartition("/")[2]: m for m in mnemo.list_memories(user)}
         assert set(stored) == {moved["memory"]["id"], entry["id"]}
         assert stored[entry["id"]].source == mm.MEMORY_SOURCE_TOOL_CALL
+        assert [first["outcome"], moved["outcome"], tea["outcome"]] == ["created"] * 3
+        # A fact already remembered: nothing saved, the existing entry, and the agent is told.
+        same = succeeded(await client.call_tool("memory_save", {"text": "drinks green  TEA!"}))
+        assert (same["outcome"], same["memory"], same["replaced"]) == ("duplicate", entry, [])
+        again = succeeded(
+            await client.call_tool("memory_save", {"text": "Lives in Bergen", "key": "home"})
+        )
+        assert (again["outcome"], again["memory"], again["replaced"]) == (
+            "duplicate",
+            moved["memory"],
+            [],
+        )
+        assert {m.name.rpartition("/")[2] for m in mnemo.list_memories(user)} == set(stored)
 
         recalled = succeeded(await client.call_tool("memory_recall", {"query": "Bergen"}))
         assert [(h["rank"], h["memory"]["text"]) for h in recalled["hits"]] == [

@@ -21,6 +21,12 @@ _SCOPES: dict[int, Literal["identity", "conversation"]] = {
     mm.MEMORY_SCOPE_IDENTITY: "identity",
     mm.MEMORY_SCOPE_CONVERSATION: "conversation",
 }
+SaveOutcome = Literal["created", "historical", "duplicate"]
+_OUTCOMES: dict[int, SaveOutcome] = {
+    mm.SAVE_OUTCOME_CREATED: "created",
+    mm.SAVE_OUTCOME_HISTORICAL: "historical",
+    mm.SAVE_OUTCOME_DUPLICATE: "duplicate",
+}
 _SOURCES: dict[int, str] = {
     mm.MEMORY_SOURCE_TOOL_CALL: "tool_call",
     mm.MEMORY_SOURCE_EXTRACTOR: "extractor",
@@ -74,6 +80,19 @@ class SavedMemory(BaseModel):
     replaced: list[str] = Field(
         description="Ids of the entries with the same key that this save archived."
     )
+    outcome: SaveOutcome = Field(
+        description="created: saved as a new entry; duplicate: nothing saved, the user's "
+        "memory already holds this fact (memory is that entry, with its own id); "
+        "historical: saved as an earlier version of its key (a later fact of the key is current)."
+    )
+
+    @classmethod
+    def of(cls, response: mm.CreateMemoryResponse) -> SavedMemory:
+        return cls(
+            memory=MemoryEntry.of(response.memory),
+            replaced=[last_segment(name) for name in response.archived],
+            outcome=_OUTCOMES.get(response.outcome, "created"),
+        )
 
 
 class RecallHit(BaseModel):

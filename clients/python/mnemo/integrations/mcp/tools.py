@@ -127,10 +127,7 @@ class MnemoTools:
                 origin_conversation=conversation,
             ),
         )
-        return SavedMemory(
-            memory=MemoryEntry.of(response.memory),
-            replaced=[last_segment(name) for name in response.archived],
-        )
+        return SavedMemory.of(response)
 
     async def memory_recall(
         self,
@@ -343,7 +340,8 @@ class MnemoTools:
                 "Save a memory",
                 "Remember a fact about the user across conversations (long-term memory). Use it "
                 "when the user states a lasting preference, fact or plan. Returns the saved "
-                "entry; with a key, the entries it replaced.",
+                "entry; with a key, the entries it replaced; and the outcome: 'duplicate' when "
+                "the fact was already remembered (nothing new is saved).",
                 {"read_only_hint": False, "destructive_hint": False, "idempotent_hint": False},
             ),
             (
