@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 
 import grpc
@@ -167,3 +168,20 @@ def test_errors_surface_from_iterators(client: MnemoClient, user: str) -> None:
         list(client.list_messages(user, "missing"))
     with pytest.raises(NotFoundError):
         list(client.stream_messages(user, "missing"))
+
+
+def test_messages_appended_after_the_fact_keep_when_they_were_said(
+    client: MnemoClient, user: str
+) -> None:
+    then = datetime.datetime(2025, 5, 1, 12, 0, tzinfo=datetime.UTC)
+    appended = client.append_messages(
+        user, "imported", [_said(0), _said(1)], said_at=[then, None]
+    ).messages
+    assert appended[0].event_time.ToDatetime(datetime.UTC) == then
+    assert appended[1].event_time == appended[1].create_time
+    found = client.extract_memories(
+        user, [{"role": "user", "content": "My name is Ada."}], said_at=[then]
+    ).memories
+    assert [m.event_time.ToDatetime(datetime.UTC) for m in found] == [then]
+    with pytest.raises(ValueError):
+        client.append_messages(user, "imported", [_said(2)], said_at=[])

@@ -6,15 +6,15 @@ Each function builds one call; its docstring is the client method's docstring.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import datetime
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from mnemo.client._calls import Page, PagedCall, UnaryCall
-from mnemo.client._history import MessageLike, message_json
+from mnemo.client._history import MessageLike, history_messages
 from mnemo.client._memories import memory_message, optional_conversation, rpc
 from mnemo.client._names import memory_candidate_name, user_name
 from mnemo.client._request_ids import request_id_or_new
-from mnemo.v1 import conversations_pb2 as cv
 from mnemo.v1 import memories_pb2 as mm
 
 #: A proposed fact: a ``MemoryCandidate`` message, or a mapping with ``text``
@@ -74,6 +74,7 @@ def extract_memories(
     require_approval: bool = False,
     request_id: str | None = None,
     timeout: float | None = None,
+    said_at: Sequence[datetime.datetime | None] | None = None,
 ) -> UnaryCall[mm.ExtractMemoriesRequest, mm.ExtractMemoriesResponse]:
     """Run the server's heuristic extractor (no LLM) over SDK-shaped messages.
 
@@ -83,6 +84,8 @@ def extract_memories(
     with this ``conversation``, ``run_id`` and ``turn``); without, it is saved
     at once and returned as ``memories`` (source extractor). A fresh
     ``request_id`` is generated unless given; pass ``""`` to send none.
+    ``said_at``: when each message was said; what is found in a message is
+    dated by it (``Memory.event_time``).
 
     Raises:
         InvalidArgumentError: a malformed id or message (``INVALID_NAME``,
@@ -92,7 +95,7 @@ def extract_memories(
     request = mm.ExtractMemoriesRequest(
         parent=user_name(user),
         conversation=optional_conversation(user, conversation),
-        messages=[cv.HistoryMessage(message_json=message_json(m)) for m in messages],
+        messages=history_messages(messages, said_at),
         run_id=run_id,
         turn=turn,
         require_approval=require_approval,

@@ -5,8 +5,9 @@ Each function builds one call; its docstring is the client method's docstring.
 
 from __future__ import annotations
 
+import datetime
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from mnemo.client._calls import Page, PagedCall, StreamCall, UnaryCall
@@ -38,8 +39,22 @@ def message_json(message: MessageLike) -> str:
     return message if isinstance(message, str) else compact_json(message)
 
 
-def _history_messages(messages: Iterable[MessageLike]) -> list[cv.HistoryMessage]:
-    return [cv.HistoryMessage(message_json=message_json(m)) for m in messages]
+def history_messages(
+    messages: Iterable[MessageLike], said_at: Sequence[datetime.datetime | None] | None = None
+) -> list[cv.HistoryMessage]:
+    """``messages`` as ``HistoryMessage``s, each dated by the same position of
+    ``said_at`` when given (when it was said; ``None``: unset, the server's
+    time; a naive datetime is read as UTC). Raises ``ValueError`` when
+    ``said_at`` has another length."""
+    made = [cv.HistoryMessage(message_json=message_json(m)) for m in messages]
+    if said_at is None:
+        return made
+    if len(said_at) != len(made):
+        raise ValueError(f"said_at has {len(said_at)} times for {len(made)} messages")
+    for message, when in zip(made, said_at, strict=True):
+        if when is not None:
+            message.event_time.FromDatetime(when)
+    return made
 
 
 def _messages_page(response: cv.ListMessagesResponse) -> Page[cv.HistoryMessage]:
@@ -81,6 +96,7 @@ def append_messages(
     metadata: Mapping[str, Any] | None = None,
     request_id: str | None = None,
     timeout: float | None = None,
+    said_at: Sequence[datetime.datetime | None] | None = None,
 ) -> UnaryCall[cv.AppendMessagesRequest, cv.AppendMessagesResponse]:
     """Append messages, in order, at the end of the history (creating the conversation).
 
@@ -91,7 +107,9 @@ def append_messages(
     happens only if the first message gets that position. ``metadata`` is used
     only if this call creates the conversation. A fresh ``request_id`` is
     generated unless given, so a retried call writes nothing twice; pass ``""``
-    to send none.
+    to send none. ``said_at``: when each message was said, for history
+    appended after the fact (``HistoryMessage.event_time``; 1970 to 24 hours
+    ahead of the server's clock).
 
     Raises:
         InvalidArgumentError: a malformed id, message or metadata
@@ -103,7 +121,7 @@ def append_messages(
     """
     request = cv.AppendMessagesRequest(
         conversation=conversation_name(user, conversation),
-        messages=_history_messages(messages),
+        messages=history_messages(messages, said_at),
         run_id=run_id,
         turn=turn,
         request_id=request_id_or_new(request_id),
@@ -293,7 +311,7 @@ def record_failed_run(
         conversation=conversation_name(user, conversation),
         run_id=run_id,
         error=cv.RunError(message=error, code=error_code, details_json=details),
-        messages=_history_messages(messages),
+        messages=history_messages(messages),
         request_id=request_id_or_new(request_id),
     )
     return UnaryCall(rpc("RecordFailedRun"), request, _failed_run, timeout)
@@ -383,7 +401,7 @@ def replace_history_prefix(
         conversation=conversation_name(user, conversation),
         revision=revision,
         message_count=message_count,
-        replacement=_history_messages(replacement),
+        replacement=history_messages(replacement),
         run_id=run_id,
         request_id=request_id_or_new(request_id),
     )

@@ -35,7 +35,6 @@ from google.genai import types
 from typing_extensions import override
 
 import mnemo.client as mc
-from mnemo.client import _candidates as candidates
 from mnemo.integrations.adk._client import ClientHolder
 from mnemo.integrations.adk._events import conversation_id, event_text
 
@@ -143,16 +142,11 @@ class MnemoMemoryService(BaseMemoryService):  # type: ignore[misc]  # (Any where
     async def _extract(self, user_id: str, said: Sequence[tuple[Event, str]]) -> None:
         """ExtractMemories over the user's messages, each with its event's time
         (``HistoryMessage.event_time``; unset for an event without a timestamp)."""
-        call = candidates.extract_memories(
-            user_id, [{"role": "user", "content": text} for _, text in said]
+        await self.client.extract_memories(
+            user_id,
+            [{"role": "user", "content": text} for _, text in said],
+            said_at=[event_time_of(event) for event, _ in said],
         )
-        # (The client's extract_memories takes no message times: the request
-        # it builds gets them here, then runs as the client runs any call.)
-        for message, (event, _) in zip(call.request.messages, said, strict=True):
-            when = event_time_of(event)
-            if when is not None:
-                message.event_time.FromDatetime(when)
-        await self.client._call(call)
 
     @override
     async def add_session_to_memory(self, session: Session) -> None:
