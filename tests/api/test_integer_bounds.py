@@ -153,6 +153,7 @@ BASES: dict[str, Base] = {
     "ListMemoryCandidates": _one(mm.ListMemoryCandidatesRequest(parent=U1)),
     "ImportUserData": _import,
     "ListEvents": _one(gv.ListEventsRequest(parent=U1)),
+    "ListUserErasures": _one(gv.ListUserErasuresRequest(parent="tenants/-")),
     "ListChanges": _one(sy.ListChangesRequest(parent=U1)),
     "WatchChanges": _one(sy.WatchChangesRequest(parent=U1)),
     "PutDocument": _one(

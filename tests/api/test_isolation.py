@@ -78,10 +78,15 @@ PAYLOAD_STRINGS = {
     "run_id": "attack-run",
 }
 PAYLOAD_INTS = {"message_count": 1}
-TENANT_LEVEL = {"AgentStateService.GetAppState", "AgentStateService.UpdateAppState"}
-"""RPCs that name no user (``apps/{app}/state`` is the caller's tenant's): a
-user's name is INVALID_NAME there, never NOT_FOUND; their tenant isolation
-and admin-only writes are tests/api/test_app_state.py's."""
+TENANT_LEVEL = {
+    "AgentStateService.GetAppState",
+    "AgentStateService.UpdateAppState",
+    "GovernanceService.ListUserErasures",
+}
+"""RPCs that name no user (``apps/{app}/state`` is the caller's tenant's;
+``tenants/{tenant}`` a tenant's erasure records): a user's name is
+INVALID_NAME there, never NOT_FOUND; their tenant isolation and admin-only
+access are tests/api/test_app_state.py's and tests/api/test_erasure_audit.py's."""
 ANSWERED_ANYWAY = {
     grpc.StatusCode.NOT_FOUND,
     grpc.StatusCode.INVALID_ARGUMENT,

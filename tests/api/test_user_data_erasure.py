@@ -42,6 +42,8 @@ NO_USER_ID = {
     "embedding_models": "the server's embedding models (backfill position, lease): no user's data",
     "memories_fts": "SQLite full text (contentless): erased with the user's live entries",
     "sqlite_sequence": "SQLite's AUTOINCREMENT counters",
+    "user_erasures": "the tenant's audit record of an erasure by someone else "
+    "(ListUserErasures): it names the erased user on purpose and outlives the user",
 }
 """Tables of the live database without a ``user_id`` column, and why that is
 fine. Any other such table fails the test: it could hold a user's data that

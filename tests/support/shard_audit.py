@@ -53,10 +53,12 @@ __all__ = [
 PER_USER_TABLES = frozenset(t.name for t in metadata.tables.values() if "user_id" in t.c)
 """Every table with a ``user_id`` column (``store.schema``): all but the reference tables."""
 
-REFERENCE_TABLES = frozenset({"app_states", "embedding_models"})
+REFERENCE_TABLES = frozenset({"app_states", "embedding_models", "user_erasures"})
 """Tables of no user (a reference table under Citus, ``docs/operations.md``):
 ``app_states`` is a tenant's state per app (AgentStateService),
-``embedding_models`` the server's embedding models (backfill and lease).
+``embedding_models`` the server's embedding models (backfill and lease),
+``user_erasures`` the tenants' audit records of erasures (they outlive the
+user they name, so they carry no ``user_id``).
 Not audited: no statement on them needs a user to be routed."""
 
 

@@ -1441,6 +1441,211 @@ func (x *DeleteUserDataResponse) GetChangeCursor() int64 {
 	return 0
 }
 
+// The audit record of an erasure of a user by someone else (DeleteUserData
+// by an admin of the user's tenant, or under `--auth none`). It keeps the
+// erased user's id on purpose: it is the tenant's record of whom it erased.
+type UserErasure struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The erased user, `users/{user}`.
+	User string `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	// The user id (the token's subject) of the caller who erased; empty under
+	// `--auth none`.
+	ErasedBy string `protobuf:"bytes,2,opt,name=erased_by,json=erasedBy,proto3" json:"erased_by,omitempty"`
+	// Whether the caller's token carried the tenant's admin role.
+	ByAdmin bool `protobuf:"varint,3,opt,name=by_admin,json=byAdmin,proto3" json:"by_admin,omitempty"`
+	// When the erasure's transaction ran (at or just before the receipt's
+	// `delete_time`).
+	EraseTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=erase_time,json=eraseTime,proto3" json:"erase_time,omitempty"`
+	// The receipt's `deleted_rows`: rows erased per table.
+	DeletedRows   map[string]int64 `protobuf:"bytes,5,rep,name=deleted_rows,json=deletedRows,proto3" json:"deleted_rows,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserErasure) Reset() {
+	*x = UserErasure{}
+	mi := &file_mnemo_v1_governance_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserErasure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserErasure) ProtoMessage() {}
+
+func (x *UserErasure) ProtoReflect() protoreflect.Message {
+	mi := &file_mnemo_v1_governance_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserErasure.ProtoReflect.Descriptor instead.
+func (*UserErasure) Descriptor() ([]byte, []int) {
+	return file_mnemo_v1_governance_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *UserErasure) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *UserErasure) GetErasedBy() string {
+	if x != nil {
+		return x.ErasedBy
+	}
+	return ""
+}
+
+func (x *UserErasure) GetByAdmin() bool {
+	if x != nil {
+		return x.ByAdmin
+	}
+	return false
+}
+
+func (x *UserErasure) GetEraseTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EraseTime
+	}
+	return nil
+}
+
+func (x *UserErasure) GetDeletedRows() map[string]int64 {
+	if x != nil {
+		return x.DeletedRows
+	}
+	return nil
+}
+
+// Request for ListUserErasures.
+type ListUserErasuresRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// `tenants/{tenant}`; `tenants/-` for users without a tenant.
+	Parent string `protobuf:"bytes,1,opt,name=parent,proto3" json:"parent,omitempty"`
+	// At most this many (default 50, larger values are coerced to 500).
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// From a previous response; bound to `parent`.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUserErasuresRequest) Reset() {
+	*x = ListUserErasuresRequest{}
+	mi := &file_mnemo_v1_governance_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUserErasuresRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUserErasuresRequest) ProtoMessage() {}
+
+func (x *ListUserErasuresRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mnemo_v1_governance_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUserErasuresRequest.ProtoReflect.Descriptor instead.
+func (*ListUserErasuresRequest) Descriptor() ([]byte, []int) {
+	return file_mnemo_v1_governance_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ListUserErasuresRequest) GetParent() string {
+	if x != nil {
+		return x.Parent
+	}
+	return ""
+}
+
+func (x *ListUserErasuresRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListUserErasuresRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// Response of ListUserErasures.
+type ListUserErasuresResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Newest first.
+	Erasures []*UserErasure `protobuf:"bytes,1,rep,name=erasures,proto3" json:"erasures,omitempty"`
+	// Empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUserErasuresResponse) Reset() {
+	*x = ListUserErasuresResponse{}
+	mi := &file_mnemo_v1_governance_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUserErasuresResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUserErasuresResponse) ProtoMessage() {}
+
+func (x *ListUserErasuresResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mnemo_v1_governance_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUserErasuresResponse.ProtoReflect.Descriptor instead.
+func (*ListUserErasuresResponse) Descriptor() ([]byte, []int) {
+	return file_mnemo_v1_governance_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListUserErasuresResponse) GetErasures() []*UserErasure {
+	if x != nil {
+		return x.Erasures
+	}
+	return nil
+}
+
+func (x *ListUserErasuresResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 // An analytics event.
 type Event struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1462,7 +1667,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_mnemo_v1_governance_proto_msgTypes[18]
+	mi := &file_mnemo_v1_governance_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1474,7 +1679,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_mnemo_v1_governance_proto_msgTypes[18]
+	mi := &file_mnemo_v1_governance_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1487,7 +1692,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_mnemo_v1_governance_proto_rawDescGZIP(), []int{18}
+	return file_mnemo_v1_governance_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Event) GetName() string {
@@ -1542,7 +1747,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_mnemo_v1_governance_proto_msgTypes[19]
+	mi := &file_mnemo_v1_governance_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1554,7 +1759,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mnemo_v1_governance_proto_msgTypes[19]
+	mi := &file_mnemo_v1_governance_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1567,7 +1772,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mnemo_v1_governance_proto_rawDescGZIP(), []int{19}
+	return file_mnemo_v1_governance_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListEventsRequest) GetParent() string {
@@ -1611,7 +1816,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_mnemo_v1_governance_proto_msgTypes[20]
+	mi := &file_mnemo_v1_governance_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1623,7 +1828,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mnemo_v1_governance_proto_msgTypes[20]
+	mi := &file_mnemo_v1_governance_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1636,7 +1841,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mnemo_v1_governance_proto_rawDescGZIP(), []int{20}
+	return file_mnemo_v1_governance_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -1666,7 +1871,7 @@ type WatchEventsRequest struct {
 
 func (x *WatchEventsRequest) Reset() {
 	*x = WatchEventsRequest{}
-	mi := &file_mnemo_v1_governance_proto_msgTypes[21]
+	mi := &file_mnemo_v1_governance_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1678,7 +1883,7 @@ func (x *WatchEventsRequest) String() string {
 func (*WatchEventsRequest) ProtoMessage() {}
 
 func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mnemo_v1_governance_proto_msgTypes[21]
+	mi := &file_mnemo_v1_governance_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1691,7 +1896,7 @@ func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsRequest.ProtoReflect.Descriptor instead.
 func (*WatchEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mnemo_v1_governance_proto_rawDescGZIP(), []int{21}
+	return file_mnemo_v1_governance_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WatchEventsRequest) GetParent() string {
@@ -1719,7 +1924,7 @@ type WatchEventsResponse struct {
 
 func (x *WatchEventsResponse) Reset() {
 	*x = WatchEventsResponse{}
-	mi := &file_mnemo_v1_governance_proto_msgTypes[22]
+	mi := &file_mnemo_v1_governance_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1731,7 +1936,7 @@ func (x *WatchEventsResponse) String() string {
 func (*WatchEventsResponse) ProtoMessage() {}
 
 func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mnemo_v1_governance_proto_msgTypes[22]
+	mi := &file_mnemo_v1_governance_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1744,7 +1949,7 @@ func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsResponse.ProtoReflect.Descriptor instead.
 func (*WatchEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mnemo_v1_governance_proto_rawDescGZIP(), []int{22}
+	return file_mnemo_v1_governance_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WatchEventsResponse) GetEvent() *Event {
@@ -1846,7 +2051,25 @@ const file_mnemo_v1_governance_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a?\n" +
 	"\x11RetainedRowsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x99\x02\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x9f\x02\n" +
+	"\vUserErasure\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12\x1b\n" +
+	"\terased_by\x18\x02 \x01(\tR\berasedBy\x12\x19\n" +
+	"\bby_admin\x18\x03 \x01(\bR\abyAdmin\x129\n" +
+	"\n" +
+	"erase_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\teraseTime\x12I\n" +
+	"\fdeleted_rows\x18\x05 \x03(\v2&.mnemo.v1.UserErasure.DeletedRowsEntryR\vdeletedRows\x1a>\n" +
+	"\x10DeletedRowsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"m\n" +
+	"\x17ListUserErasuresRequest\x12\x16\n" +
+	"\x06parent\x18\x01 \x01(\tR\x06parent\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"u\n" +
+	"\x18ListUserErasuresResponse\x121\n" +
+	"\berasures\x18\x01 \x03(\v2\x15.mnemo.v1.UserErasureR\berasures\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x99\x02\n" +
 	"\x05Event\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x13.mnemo.v1.EventTypeR\x04type\x12?\n" +
@@ -1885,7 +2108,7 @@ const file_mnemo_v1_governance_proto_rawDesc = "" +
 	"\x1aEVENT_TYPE_MEMORY_RECALLED\x10\x04\x12)\n" +
 	"%EVENT_TYPE_MEMORY_EXTRACTION_PROPOSED\x10\x05\x12)\n" +
 	"%EVENT_TYPE_MEMORY_EXTRACTION_RESOLVED\x10\x06\x12%\n" +
-	"!EVENT_TYPE_MEMORY_CONSENT_CHANGED\x10\a2\x84\x06\n" +
+	"!EVENT_TYPE_MEMORY_CONSENT_CHANGED\x10\a2\xdf\x06\n" +
 	"\x11GovernanceService\x12G\n" +
 	"\n" +
 	"GetConsent\x12\x1b.mnemo.v1.GetConsentRequest\x1a\x1c.mnemo.v1.GetConsentResponse\x12G\n" +
@@ -1895,7 +2118,8 @@ const file_mnemo_v1_governance_proto_rawDesc = "" +
 	"\x14UpdateMemorySettings\x12%.mnemo.v1.UpdateMemorySettingsRequest\x1a&.mnemo.v1.UpdateMemorySettingsResponse\x12U\n" +
 	"\x0eExportUserData\x12\x1f.mnemo.v1.ExportUserDataRequest\x1a .mnemo.v1.ExportUserDataResponse0\x01\x12U\n" +
 	"\x0eImportUserData\x12\x1f.mnemo.v1.ImportUserDataRequest\x1a .mnemo.v1.ImportUserDataResponse(\x01\x12S\n" +
-	"\x0eDeleteUserData\x12\x1f.mnemo.v1.DeleteUserDataRequest\x1a .mnemo.v1.DeleteUserDataResponse\x12G\n" +
+	"\x0eDeleteUserData\x12\x1f.mnemo.v1.DeleteUserDataRequest\x1a .mnemo.v1.DeleteUserDataResponse\x12Y\n" +
+	"\x10ListUserErasures\x12!.mnemo.v1.ListUserErasuresRequest\x1a\".mnemo.v1.ListUserErasuresResponse\x12G\n" +
 	"\n" +
 	"ListEvents\x12\x1b.mnemo.v1.ListEventsRequest\x1a\x1c.mnemo.v1.ListEventsResponse\x12L\n" +
 	"\vWatchEvents\x12\x1c.mnemo.v1.WatchEventsRequest\x1a\x1d.mnemo.v1.WatchEventsResponse0\x01b\x06proto3"
@@ -1913,7 +2137,7 @@ func file_mnemo_v1_governance_proto_rawDescGZIP() []byte {
 }
 
 var file_mnemo_v1_governance_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_mnemo_v1_governance_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_mnemo_v1_governance_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_mnemo_v1_governance_proto_goTypes = []any{
 	(ConsentState)(0),                    // 0: mnemo.v1.ConsentState
 	(EventType)(0),                       // 1: mnemo.v1.EventType
@@ -1935,90 +2159,99 @@ var file_mnemo_v1_governance_proto_goTypes = []any{
 	(*ImportUserDataResponse)(nil),       // 17: mnemo.v1.ImportUserDataResponse
 	(*DeleteUserDataRequest)(nil),        // 18: mnemo.v1.DeleteUserDataRequest
 	(*DeleteUserDataResponse)(nil),       // 19: mnemo.v1.DeleteUserDataResponse
-	(*Event)(nil),                        // 20: mnemo.v1.Event
-	(*ListEventsRequest)(nil),            // 21: mnemo.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),           // 22: mnemo.v1.ListEventsResponse
-	(*WatchEventsRequest)(nil),           // 23: mnemo.v1.WatchEventsRequest
-	(*WatchEventsResponse)(nil),          // 24: mnemo.v1.WatchEventsResponse
-	nil,                                  // 25: mnemo.v1.ImportUserDataResponse.LoadedEntry
-	nil,                                  // 26: mnemo.v1.DeleteUserDataResponse.DeletedRowsEntry
-	nil,                                  // 27: mnemo.v1.DeleteUserDataResponse.RetainedRowsEntry
-	nil,                                  // 28: mnemo.v1.Event.AttributesEntry
-	(*timestamppb.Timestamp)(nil),        // 29: google.protobuf.Timestamp
-	(*Conversation)(nil),                 // 30: mnemo.v1.Conversation
-	(*HistoryMessage)(nil),               // 31: mnemo.v1.HistoryMessage
-	(*FailedRun)(nil),                    // 32: mnemo.v1.FailedRun
-	(*MemoryState)(nil),                  // 33: mnemo.v1.MemoryState
-	(*Memory)(nil),                       // 34: mnemo.v1.Memory
-	(*MemoryTombstone)(nil),              // 35: mnemo.v1.MemoryTombstone
-	(*MemoryCandidate)(nil),              // 36: mnemo.v1.MemoryCandidate
-	(*Document)(nil),                     // 37: mnemo.v1.Document
-	(*Checkpoint)(nil),                   // 38: mnemo.v1.Checkpoint
+	(*UserErasure)(nil),                  // 20: mnemo.v1.UserErasure
+	(*ListUserErasuresRequest)(nil),      // 21: mnemo.v1.ListUserErasuresRequest
+	(*ListUserErasuresResponse)(nil),     // 22: mnemo.v1.ListUserErasuresResponse
+	(*Event)(nil),                        // 23: mnemo.v1.Event
+	(*ListEventsRequest)(nil),            // 24: mnemo.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),           // 25: mnemo.v1.ListEventsResponse
+	(*WatchEventsRequest)(nil),           // 26: mnemo.v1.WatchEventsRequest
+	(*WatchEventsResponse)(nil),          // 27: mnemo.v1.WatchEventsResponse
+	nil,                                  // 28: mnemo.v1.ImportUserDataResponse.LoadedEntry
+	nil,                                  // 29: mnemo.v1.DeleteUserDataResponse.DeletedRowsEntry
+	nil,                                  // 30: mnemo.v1.DeleteUserDataResponse.RetainedRowsEntry
+	nil,                                  // 31: mnemo.v1.UserErasure.DeletedRowsEntry
+	nil,                                  // 32: mnemo.v1.Event.AttributesEntry
+	(*timestamppb.Timestamp)(nil),        // 33: google.protobuf.Timestamp
+	(*Conversation)(nil),                 // 34: mnemo.v1.Conversation
+	(*HistoryMessage)(nil),               // 35: mnemo.v1.HistoryMessage
+	(*FailedRun)(nil),                    // 36: mnemo.v1.FailedRun
+	(*MemoryState)(nil),                  // 37: mnemo.v1.MemoryState
+	(*Memory)(nil),                       // 38: mnemo.v1.Memory
+	(*MemoryTombstone)(nil),              // 39: mnemo.v1.MemoryTombstone
+	(*MemoryCandidate)(nil),              // 40: mnemo.v1.MemoryCandidate
+	(*Document)(nil),                     // 41: mnemo.v1.Document
+	(*Checkpoint)(nil),                   // 42: mnemo.v1.Checkpoint
 }
 var file_mnemo_v1_governance_proto_depIdxs = []int32{
 	0,  // 0: mnemo.v1.Consent.state:type_name -> mnemo.v1.ConsentState
-	29, // 1: mnemo.v1.Consent.update_time:type_name -> google.protobuf.Timestamp
-	29, // 2: mnemo.v1.MemorySettings.update_time:type_name -> google.protobuf.Timestamp
+	33, // 1: mnemo.v1.Consent.update_time:type_name -> google.protobuf.Timestamp
+	33, // 2: mnemo.v1.MemorySettings.update_time:type_name -> google.protobuf.Timestamp
 	2,  // 3: mnemo.v1.GetConsentResponse.consent:type_name -> mnemo.v1.Consent
 	2,  // 4: mnemo.v1.SetConsentRequest.consent:type_name -> mnemo.v1.Consent
 	2,  // 5: mnemo.v1.SetConsentResponse.consent:type_name -> mnemo.v1.Consent
 	3,  // 6: mnemo.v1.GetMemorySettingsResponse.memory_settings:type_name -> mnemo.v1.MemorySettings
 	3,  // 7: mnemo.v1.UpdateMemorySettingsRequest.memory_settings:type_name -> mnemo.v1.MemorySettings
 	3,  // 8: mnemo.v1.UpdateMemorySettingsResponse.memory_settings:type_name -> mnemo.v1.MemorySettings
-	30, // 9: mnemo.v1.ExportRecord.conversation:type_name -> mnemo.v1.Conversation
-	31, // 10: mnemo.v1.ExportRecord.message:type_name -> mnemo.v1.HistoryMessage
-	32, // 11: mnemo.v1.ExportRecord.failed_run:type_name -> mnemo.v1.FailedRun
-	33, // 12: mnemo.v1.ExportRecord.memory_state:type_name -> mnemo.v1.MemoryState
-	34, // 13: mnemo.v1.ExportRecord.memory:type_name -> mnemo.v1.Memory
-	35, // 14: mnemo.v1.ExportRecord.tombstone:type_name -> mnemo.v1.MemoryTombstone
-	36, // 15: mnemo.v1.ExportRecord.candidate:type_name -> mnemo.v1.MemoryCandidate
+	34, // 9: mnemo.v1.ExportRecord.conversation:type_name -> mnemo.v1.Conversation
+	35, // 10: mnemo.v1.ExportRecord.message:type_name -> mnemo.v1.HistoryMessage
+	36, // 11: mnemo.v1.ExportRecord.failed_run:type_name -> mnemo.v1.FailedRun
+	37, // 12: mnemo.v1.ExportRecord.memory_state:type_name -> mnemo.v1.MemoryState
+	38, // 13: mnemo.v1.ExportRecord.memory:type_name -> mnemo.v1.Memory
+	39, // 14: mnemo.v1.ExportRecord.tombstone:type_name -> mnemo.v1.MemoryTombstone
+	40, // 15: mnemo.v1.ExportRecord.candidate:type_name -> mnemo.v1.MemoryCandidate
 	2,  // 16: mnemo.v1.ExportRecord.consent:type_name -> mnemo.v1.Consent
 	3,  // 17: mnemo.v1.ExportRecord.memory_settings:type_name -> mnemo.v1.MemorySettings
-	20, // 18: mnemo.v1.ExportRecord.event:type_name -> mnemo.v1.Event
-	34, // 19: mnemo.v1.ExportRecord.memory_version:type_name -> mnemo.v1.Memory
+	23, // 18: mnemo.v1.ExportRecord.event:type_name -> mnemo.v1.Event
+	38, // 19: mnemo.v1.ExportRecord.memory_version:type_name -> mnemo.v1.Memory
 	13, // 20: mnemo.v1.ExportRecord.compaction_checkpoint:type_name -> mnemo.v1.CompactionCheckpoint
-	37, // 21: mnemo.v1.ExportRecord.document:type_name -> mnemo.v1.Document
-	38, // 22: mnemo.v1.ExportRecord.checkpoint:type_name -> mnemo.v1.Checkpoint
-	31, // 23: mnemo.v1.CompactionCheckpoint.replacement:type_name -> mnemo.v1.HistoryMessage
-	29, // 24: mnemo.v1.CompactionCheckpoint.create_time:type_name -> google.protobuf.Timestamp
+	41, // 21: mnemo.v1.ExportRecord.document:type_name -> mnemo.v1.Document
+	42, // 22: mnemo.v1.ExportRecord.checkpoint:type_name -> mnemo.v1.Checkpoint
+	35, // 23: mnemo.v1.CompactionCheckpoint.replacement:type_name -> mnemo.v1.HistoryMessage
+	33, // 24: mnemo.v1.CompactionCheckpoint.create_time:type_name -> google.protobuf.Timestamp
 	12, // 25: mnemo.v1.ExportUserDataResponse.record:type_name -> mnemo.v1.ExportRecord
 	12, // 26: mnemo.v1.ImportUserDataRequest.record:type_name -> mnemo.v1.ExportRecord
-	25, // 27: mnemo.v1.ImportUserDataResponse.loaded:type_name -> mnemo.v1.ImportUserDataResponse.LoadedEntry
-	26, // 28: mnemo.v1.DeleteUserDataResponse.deleted_rows:type_name -> mnemo.v1.DeleteUserDataResponse.DeletedRowsEntry
-	29, // 29: mnemo.v1.DeleteUserDataResponse.delete_time:type_name -> google.protobuf.Timestamp
-	27, // 30: mnemo.v1.DeleteUserDataResponse.retained_rows:type_name -> mnemo.v1.DeleteUserDataResponse.RetainedRowsEntry
+	28, // 27: mnemo.v1.ImportUserDataResponse.loaded:type_name -> mnemo.v1.ImportUserDataResponse.LoadedEntry
+	29, // 28: mnemo.v1.DeleteUserDataResponse.deleted_rows:type_name -> mnemo.v1.DeleteUserDataResponse.DeletedRowsEntry
+	33, // 29: mnemo.v1.DeleteUserDataResponse.delete_time:type_name -> google.protobuf.Timestamp
+	30, // 30: mnemo.v1.DeleteUserDataResponse.retained_rows:type_name -> mnemo.v1.DeleteUserDataResponse.RetainedRowsEntry
 	2,  // 31: mnemo.v1.DeleteUserDataResponse.consent:type_name -> mnemo.v1.Consent
 	3,  // 32: mnemo.v1.DeleteUserDataResponse.memory_settings:type_name -> mnemo.v1.MemorySettings
-	1,  // 33: mnemo.v1.Event.type:type_name -> mnemo.v1.EventType
-	28, // 34: mnemo.v1.Event.attributes:type_name -> mnemo.v1.Event.AttributesEntry
-	29, // 35: mnemo.v1.Event.create_time:type_name -> google.protobuf.Timestamp
-	1,  // 36: mnemo.v1.ListEventsRequest.types:type_name -> mnemo.v1.EventType
-	20, // 37: mnemo.v1.ListEventsResponse.events:type_name -> mnemo.v1.Event
-	1,  // 38: mnemo.v1.WatchEventsRequest.types:type_name -> mnemo.v1.EventType
-	20, // 39: mnemo.v1.WatchEventsResponse.event:type_name -> mnemo.v1.Event
-	4,  // 40: mnemo.v1.GovernanceService.GetConsent:input_type -> mnemo.v1.GetConsentRequest
-	6,  // 41: mnemo.v1.GovernanceService.SetConsent:input_type -> mnemo.v1.SetConsentRequest
-	8,  // 42: mnemo.v1.GovernanceService.GetMemorySettings:input_type -> mnemo.v1.GetMemorySettingsRequest
-	10, // 43: mnemo.v1.GovernanceService.UpdateMemorySettings:input_type -> mnemo.v1.UpdateMemorySettingsRequest
-	14, // 44: mnemo.v1.GovernanceService.ExportUserData:input_type -> mnemo.v1.ExportUserDataRequest
-	16, // 45: mnemo.v1.GovernanceService.ImportUserData:input_type -> mnemo.v1.ImportUserDataRequest
-	18, // 46: mnemo.v1.GovernanceService.DeleteUserData:input_type -> mnemo.v1.DeleteUserDataRequest
-	21, // 47: mnemo.v1.GovernanceService.ListEvents:input_type -> mnemo.v1.ListEventsRequest
-	23, // 48: mnemo.v1.GovernanceService.WatchEvents:input_type -> mnemo.v1.WatchEventsRequest
-	5,  // 49: mnemo.v1.GovernanceService.GetConsent:output_type -> mnemo.v1.GetConsentResponse
-	7,  // 50: mnemo.v1.GovernanceService.SetConsent:output_type -> mnemo.v1.SetConsentResponse
-	9,  // 51: mnemo.v1.GovernanceService.GetMemorySettings:output_type -> mnemo.v1.GetMemorySettingsResponse
-	11, // 52: mnemo.v1.GovernanceService.UpdateMemorySettings:output_type -> mnemo.v1.UpdateMemorySettingsResponse
-	15, // 53: mnemo.v1.GovernanceService.ExportUserData:output_type -> mnemo.v1.ExportUserDataResponse
-	17, // 54: mnemo.v1.GovernanceService.ImportUserData:output_type -> mnemo.v1.ImportUserDataResponse
-	19, // 55: mnemo.v1.GovernanceService.DeleteUserData:output_type -> mnemo.v1.DeleteUserDataResponse
-	22, // 56: mnemo.v1.GovernanceService.ListEvents:output_type -> mnemo.v1.ListEventsResponse
-	24, // 57: mnemo.v1.GovernanceService.WatchEvents:output_type -> mnemo.v1.WatchEventsResponse
-	49, // [49:58] is the sub-list for method output_type
-	40, // [40:49] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	33, // 33: mnemo.v1.UserErasure.erase_time:type_name -> google.protobuf.Timestamp
+	31, // 34: mnemo.v1.UserErasure.deleted_rows:type_name -> mnemo.v1.UserErasure.DeletedRowsEntry
+	20, // 35: mnemo.v1.ListUserErasuresResponse.erasures:type_name -> mnemo.v1.UserErasure
+	1,  // 36: mnemo.v1.Event.type:type_name -> mnemo.v1.EventType
+	32, // 37: mnemo.v1.Event.attributes:type_name -> mnemo.v1.Event.AttributesEntry
+	33, // 38: mnemo.v1.Event.create_time:type_name -> google.protobuf.Timestamp
+	1,  // 39: mnemo.v1.ListEventsRequest.types:type_name -> mnemo.v1.EventType
+	23, // 40: mnemo.v1.ListEventsResponse.events:type_name -> mnemo.v1.Event
+	1,  // 41: mnemo.v1.WatchEventsRequest.types:type_name -> mnemo.v1.EventType
+	23, // 42: mnemo.v1.WatchEventsResponse.event:type_name -> mnemo.v1.Event
+	4,  // 43: mnemo.v1.GovernanceService.GetConsent:input_type -> mnemo.v1.GetConsentRequest
+	6,  // 44: mnemo.v1.GovernanceService.SetConsent:input_type -> mnemo.v1.SetConsentRequest
+	8,  // 45: mnemo.v1.GovernanceService.GetMemorySettings:input_type -> mnemo.v1.GetMemorySettingsRequest
+	10, // 46: mnemo.v1.GovernanceService.UpdateMemorySettings:input_type -> mnemo.v1.UpdateMemorySettingsRequest
+	14, // 47: mnemo.v1.GovernanceService.ExportUserData:input_type -> mnemo.v1.ExportUserDataRequest
+	16, // 48: mnemo.v1.GovernanceService.ImportUserData:input_type -> mnemo.v1.ImportUserDataRequest
+	18, // 49: mnemo.v1.GovernanceService.DeleteUserData:input_type -> mnemo.v1.DeleteUserDataRequest
+	21, // 50: mnemo.v1.GovernanceService.ListUserErasures:input_type -> mnemo.v1.ListUserErasuresRequest
+	24, // 51: mnemo.v1.GovernanceService.ListEvents:input_type -> mnemo.v1.ListEventsRequest
+	26, // 52: mnemo.v1.GovernanceService.WatchEvents:input_type -> mnemo.v1.WatchEventsRequest
+	5,  // 53: mnemo.v1.GovernanceService.GetConsent:output_type -> mnemo.v1.GetConsentResponse
+	7,  // 54: mnemo.v1.GovernanceService.SetConsent:output_type -> mnemo.v1.SetConsentResponse
+	9,  // 55: mnemo.v1.GovernanceService.GetMemorySettings:output_type -> mnemo.v1.GetMemorySettingsResponse
+	11, // 56: mnemo.v1.GovernanceService.UpdateMemorySettings:output_type -> mnemo.v1.UpdateMemorySettingsResponse
+	15, // 57: mnemo.v1.GovernanceService.ExportUserData:output_type -> mnemo.v1.ExportUserDataResponse
+	17, // 58: mnemo.v1.GovernanceService.ImportUserData:output_type -> mnemo.v1.ImportUserDataResponse
+	19, // 59: mnemo.v1.GovernanceService.DeleteUserData:output_type -> mnemo.v1.DeleteUserDataResponse
+	22, // 60: mnemo.v1.GovernanceService.ListUserErasures:output_type -> mnemo.v1.ListUserErasuresResponse
+	25, // 61: mnemo.v1.GovernanceService.ListEvents:output_type -> mnemo.v1.ListEventsResponse
+	27, // 62: mnemo.v1.GovernanceService.WatchEvents:output_type -> mnemo.v1.WatchEventsResponse
+	53, // [53:63] is the sub-list for method output_type
+	43, // [43:53] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_mnemo_v1_governance_proto_init() }
@@ -2053,7 +2286,7 @@ func file_mnemo_v1_governance_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mnemo_v1_governance_proto_rawDesc), len(file_mnemo_v1_governance_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   27,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

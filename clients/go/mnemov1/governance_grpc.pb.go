@@ -26,6 +26,7 @@ const (
 	GovernanceService_ExportUserData_FullMethodName       = "/mnemo.v1.GovernanceService/ExportUserData"
 	GovernanceService_ImportUserData_FullMethodName       = "/mnemo.v1.GovernanceService/ImportUserData"
 	GovernanceService_DeleteUserData_FullMethodName       = "/mnemo.v1.GovernanceService/DeleteUserData"
+	GovernanceService_ListUserErasures_FullMethodName     = "/mnemo.v1.GovernanceService/ListUserErasures"
 	GovernanceService_ListEvents_FullMethodName           = "/mnemo.v1.GovernanceService/ListEvents"
 	GovernanceService_WatchEvents_FullMethodName          = "/mnemo.v1.GovernanceService/WatchEvents"
 )
@@ -70,10 +71,23 @@ type GovernanceServiceClient interface {
 	// receipt with counts per table. The consent decision and the memory
 	// switch survive (`retained_rows`): an erasure never turns collection back
 	// on. An erasure that finds nothing to delete changes nothing (no change
-	// appended, `change_cursor` 0).
+	// appended, `change_cursor` 0). One made by someone other than the user
+	// leaves the tenant an audit record (ListUserErasures).
 	//
 	// Errors: INVALID_ARGUMENT (INVALID_NAME). Idempotent.
 	DeleteUserData(ctx context.Context, in *DeleteUserDataRequest, opts ...grpc.CallOption) (*DeleteUserDataResponse, error)
+	// Lists the audit records of a tenant's erasures (`tenants/{tenant}`,
+	// `tenants/-` for users without a tenant), newest first: one per
+	// DeleteUserData that deleted anything and was made by someone other than
+	// the erased user (an admin of the tenant, or an operator under
+	// `--auth none`). A user erasing their own data leaves no record. The
+	// records live outside every user's data: erasing the user again does not
+	// remove them. Only an admin of that very tenant may list them (under
+	// `--auth none`: on a loopback address only, as ListEvents).
+	//
+	// Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD,
+	// INVALID_PAGE_TOKEN), PERMISSION_DENIED (PERMISSION_DENIED). Read-only.
+	ListUserErasures(ctx context.Context, in *ListUserErasuresRequest, opts ...grpc.CallOption) (*ListUserErasuresResponse, error)
 	// Lists analytics events of a user (`users/{user}`) or a tenant
 	// (`tenants/{tenant}`, admin only), newest first.
 	//
@@ -175,6 +189,16 @@ func (c *governanceServiceClient) DeleteUserData(ctx context.Context, in *Delete
 	return out, nil
 }
 
+func (c *governanceServiceClient) ListUserErasures(ctx context.Context, in *ListUserErasuresRequest, opts ...grpc.CallOption) (*ListUserErasuresResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListUserErasuresResponse)
+	err := c.cc.Invoke(ctx, GovernanceService_ListUserErasures_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *governanceServiceClient) ListEvents(ctx context.Context, in *ListEventsRequest, opts ...grpc.CallOption) (*ListEventsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListEventsResponse)
@@ -244,10 +268,23 @@ type GovernanceServiceServer interface {
 	// receipt with counts per table. The consent decision and the memory
 	// switch survive (`retained_rows`): an erasure never turns collection back
 	// on. An erasure that finds nothing to delete changes nothing (no change
-	// appended, `change_cursor` 0).
+	// appended, `change_cursor` 0). One made by someone other than the user
+	// leaves the tenant an audit record (ListUserErasures).
 	//
 	// Errors: INVALID_ARGUMENT (INVALID_NAME). Idempotent.
 	DeleteUserData(context.Context, *DeleteUserDataRequest) (*DeleteUserDataResponse, error)
+	// Lists the audit records of a tenant's erasures (`tenants/{tenant}`,
+	// `tenants/-` for users without a tenant), newest first: one per
+	// DeleteUserData that deleted anything and was made by someone other than
+	// the erased user (an admin of the tenant, or an operator under
+	// `--auth none`). A user erasing their own data leaves no record. The
+	// records live outside every user's data: erasing the user again does not
+	// remove them. Only an admin of that very tenant may list them (under
+	// `--auth none`: on a loopback address only, as ListEvents).
+	//
+	// Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD,
+	// INVALID_PAGE_TOKEN), PERMISSION_DENIED (PERMISSION_DENIED). Read-only.
+	ListUserErasures(context.Context, *ListUserErasuresRequest) (*ListUserErasuresResponse, error)
 	// Lists analytics events of a user (`users/{user}`) or a tenant
 	// (`tenants/{tenant}`, admin only), newest first.
 	//
@@ -287,6 +324,9 @@ func (UnimplementedGovernanceServiceServer) ImportUserData(grpc.ClientStreamingS
 }
 func (UnimplementedGovernanceServiceServer) DeleteUserData(context.Context, *DeleteUserDataRequest) (*DeleteUserDataResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteUserData not implemented")
+}
+func (UnimplementedGovernanceServiceServer) ListUserErasures(context.Context, *ListUserErasuresRequest) (*ListUserErasuresResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListUserErasures not implemented")
 }
 func (UnimplementedGovernanceServiceServer) ListEvents(context.Context, *ListEventsRequest) (*ListEventsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListEvents not implemented")
@@ -423,6 +463,24 @@ func _GovernanceService_DeleteUserData_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GovernanceService_ListUserErasures_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListUserErasuresRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GovernanceServiceServer).ListUserErasures(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GovernanceService_ListUserErasures_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GovernanceServiceServer).ListUserErasures(ctx, req.(*ListUserErasuresRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _GovernanceService_ListEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListEventsRequest)
 	if err := dec(in); err != nil {
@@ -478,6 +536,10 @@ var GovernanceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteUserData",
 			Handler:    _GovernanceService_DeleteUserData_Handler,
+		},
+		{
+			MethodName: "ListUserErasures",
+			Handler:    _GovernanceService_ListUserErasures_Handler,
 		},
 		{
 			MethodName: "ListEvents",

@@ -67,7 +67,12 @@ from mnemo_server.domain.models import (
     StoredMessage,
 )
 from mnemo_server.domain.ranking import RecallResult
-from mnemo_server.domain.user_data import ErasureReceipt, ExportItem, ExportSection
+from mnemo_server.domain.user_data import (
+    ErasureReceipt,
+    ExportItem,
+    ExportSection,
+    UserErasure,
+)
 
 R = TypeVar("R")
 
@@ -256,7 +261,8 @@ class UserDataStore(Protocol):
 
 class GovernanceStore(Protocol):
     """Consent, the memory switch, the memory gate for reads, analytics
-    events, and the purge of expired temporary conversations."""
+    events, the audit records of erasures, and the purge of expired
+    temporary conversations."""
 
     async def get_consent(self, user_id: str) -> Consent:
         """Granted (without an update time) for a user who never set it."""
@@ -301,6 +307,14 @@ class GovernanceStore(Protocol):
         self, scope: EventScope, types: Collection[EventType], after: Keyset, *, limit: int
     ) -> list[Event]:
         """Up to ``limit`` events after keyset ``after``, oldest first."""
+        ...
+
+    async def list_user_erasures(
+        self, tenant_id: str, *, limit: int, after: Keyset | None
+    ) -> Page[UserErasure]:
+        """The audit records of erasures of users of ``tenant_id`` (``""``:
+        users without a tenant), newest first (keyset: erase time micros,
+        sequence desc), in one read transaction. Raises nothing of its own."""
         ...
 
 

@@ -1,5 +1,6 @@
 """A user's data as a whole: the records of an export (and of an import),
-and the receipt of an erasure.
+the receipt of an erasure, and the tenant's audit record of an erasure made
+by someone other than the user (``UserErasure``, ``audits_erasure``).
 
 An export is a sequence of ``ExportItem``s in a deterministic order: the
 sections of ``EXPORT_SECTIONS``, in that order, each in its own order (see
@@ -19,6 +20,7 @@ from enum import StrEnum
 from mnemo_server.domain.checkpoints import StoredCheckpoint
 from mnemo_server.domain.documents import Document
 from mnemo_server.domain.governance import Consent, Event, MemorySettings
+from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTombstone
 from mnemo_server.domain.models import (
     Conversation,
@@ -51,6 +53,33 @@ class ErasureReceipt:
 
     erased: Erased
     delete_time: datetime
+
+
+def audits_erasure(caller: Caller | None, user_id: str) -> bool:
+    """Whether an erasure of ``user_id`` by ``caller`` that deleted anything
+    leaves its tenant an audit record (``UserErasure``): when someone other
+    than the user erased (an admin of the user's tenant, or an operator under
+    ``--auth none``, ``caller`` ``None``). A user erasing their own data
+    leaves none: no trace of the user remains but the change feed's ERASE
+    change and the decision an erasure keeps."""
+    return caller is None or caller.user_id != user_id
+
+
+@dataclass(frozen=True, kw_only=True)
+class UserErasure:
+    """The audit record of an erasure of ``erased_user_id`` (of tenant
+    ``tenant_id``, ``""`` none) by ``erased_by`` (the caller's user id, ``""``
+    under ``--auth none``; ``by_admin`` its admin role) at ``erase_time``:
+    the receipt's ``deleted_rows``. It names the erased user on purpose and
+    outlives every erasure of that user. ``sequence``: the store's order (keysets)."""
+
+    tenant_id: str
+    erased_user_id: str
+    erased_by: str
+    by_admin: bool
+    erase_time: datetime
+    deleted_rows: Mapping[str, int]
+    sequence: int = 0
 
 
 @dataclass(frozen=True)

@@ -467,6 +467,30 @@ events = Table(
     Index(None, "tenant_id", "created_at", "id"),
 )
 
+# The tenant's audit record of an erasure of a user by someone else
+# (``DeleteUserData`` by an admin of the user's tenant, or under ``--auth
+# none``; ``store.governance.erasures``, ``ListUserErasures``). No
+# ``user_id`` column on purpose: an erasure deletes the user's rows of every
+# table that has one, and this record must outlive the user it names
+# (``erased_user_id``), whoever erases that user again.
+user_erasures = Table(
+    "user_erasures",
+    metadata,
+    # The order of recording (keysets break ties of erased_at with it).
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    # The erased user's tenant ("" without one).
+    Column("tenant_id", ID, nullable=False),
+    Column("erased_user_id", ID, nullable=False),
+    # The caller's user id ("" under --auth none) and whether it was an admin.
+    Column("erased_by", ID, nullable=False),
+    Column("by_admin", Boolean, nullable=False),
+    Column("erased_at", MICROS, nullable=False),
+    # The receipt's rows deleted per table: a JSON object of integers.
+    Column("deleted_json", Text, nullable=False),
+    # ListUserErasures of a tenant: newest first.
+    Index(None, "tenant_id", "erased_at", "id"),
+)
+
 # --- the change feed (SyncService) -----------------------------------------
 #
 # ``changes``: one row per change of a user, in cursor order (``domain.changes``;
@@ -639,6 +663,7 @@ __all__ = [
     "memory_versions",
     "messages",
     "metadata",
+    "user_erasures",
     "user_settings",
     "users",
     "working_memory",

@@ -240,6 +240,45 @@ class DeleteUserDataResponse(_message.Message):
     change_cursor: int
     def __init__(self, deleted_rows: _Optional[_Mapping[str, int]] = ..., delete_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retained_rows: _Optional[_Mapping[str, int]] = ..., consent: _Optional[_Union[Consent, _Mapping]] = ..., memory_settings: _Optional[_Union[MemorySettings, _Mapping]] = ..., change_cursor: _Optional[int] = ...) -> None: ...
 
+class UserErasure(_message.Message):
+    __slots__ = ("user", "erased_by", "by_admin", "erase_time", "deleted_rows")
+    class DeletedRowsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    USER_FIELD_NUMBER: _ClassVar[int]
+    ERASED_BY_FIELD_NUMBER: _ClassVar[int]
+    BY_ADMIN_FIELD_NUMBER: _ClassVar[int]
+    ERASE_TIME_FIELD_NUMBER: _ClassVar[int]
+    DELETED_ROWS_FIELD_NUMBER: _ClassVar[int]
+    user: str
+    erased_by: str
+    by_admin: bool
+    erase_time: _timestamp_pb2.Timestamp
+    deleted_rows: _containers.ScalarMap[str, int]
+    def __init__(self, user: _Optional[str] = ..., erased_by: _Optional[str] = ..., by_admin: _Optional[bool] = ..., erase_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_rows: _Optional[_Mapping[str, int]] = ...) -> None: ...
+
+class ListUserErasuresRequest(_message.Message):
+    __slots__ = ("parent", "page_size", "page_token")
+    PARENT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    parent: str
+    page_size: int
+    page_token: str
+    def __init__(self, parent: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListUserErasuresResponse(_message.Message):
+    __slots__ = ("erasures", "next_page_token")
+    ERASURES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    erasures: _containers.RepeatedCompositeFieldContainer[UserErasure]
+    next_page_token: str
+    def __init__(self, erasures: _Optional[_Iterable[_Union[UserErasure, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
 class Event(_message.Message):
     __slots__ = ("name", "type", "attributes", "create_time", "tenant")
     class AttributesEntry(_message.Message):

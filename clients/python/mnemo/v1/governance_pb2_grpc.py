@@ -73,6 +73,11 @@ class GovernanceServiceStub:
                 request_serializer=mnemo_dot_v1_dot_governance__pb2.DeleteUserDataRequest.SerializeToString,
                 response_deserializer=mnemo_dot_v1_dot_governance__pb2.DeleteUserDataResponse.FromString,
                 _registered_method=True)
+        self.ListUserErasures = channel.unary_unary(
+                '/mnemo.v1.GovernanceService/ListUserErasures',
+                request_serializer=mnemo_dot_v1_dot_governance__pb2.ListUserErasuresRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_governance__pb2.ListUserErasuresResponse.FromString,
+                _registered_method=True)
         self.ListEvents = channel.unary_unary(
                 '/mnemo.v1.GovernanceService/ListEvents',
                 request_serializer=mnemo_dot_v1_dot_governance__pb2.ListEventsRequest.SerializeToString,
@@ -154,9 +159,27 @@ class GovernanceServiceServicer:
         receipt with counts per table. The consent decision and the memory
         switch survive (`retained_rows`): an erasure never turns collection back
         on. An erasure that finds nothing to delete changes nothing (no change
-        appended, `change_cursor` 0).
+        appended, `change_cursor` 0). One made by someone other than the user
+        leaves the tenant an audit record (ListUserErasures).
 
         Errors: INVALID_ARGUMENT (INVALID_NAME). Idempotent.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListUserErasures(self, request, context):
+        """Lists the audit records of a tenant's erasures (`tenants/{tenant}`,
+        `tenants/-` for users without a tenant), newest first: one per
+        DeleteUserData that deleted anything and was made by someone other than
+        the erased user (an admin of the tenant, or an operator under
+        `--auth none`). A user erasing their own data leaves no record. The
+        records live outside every user's data: erasing the user again does not
+        remove them. Only an admin of that very tenant may list them (under
+        `--auth none`: on a loopback address only, as ListEvents).
+
+        Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD,
+        INVALID_PAGE_TOKEN), PERMISSION_DENIED (PERMISSION_DENIED). Read-only.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -218,6 +241,11 @@ def add_GovernanceServiceServicer_to_server(servicer, server):
                     servicer.DeleteUserData,
                     request_deserializer=mnemo_dot_v1_dot_governance__pb2.DeleteUserDataRequest.FromString,
                     response_serializer=mnemo_dot_v1_dot_governance__pb2.DeleteUserDataResponse.SerializeToString,
+            ),
+            'ListUserErasures': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListUserErasures,
+                    request_deserializer=mnemo_dot_v1_dot_governance__pb2.ListUserErasuresRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_governance__pb2.ListUserErasuresResponse.SerializeToString,
             ),
             'ListEvents': grpc.unary_unary_rpc_method_handler(
                     servicer.ListEvents,
@@ -423,6 +451,33 @@ class GovernanceService:
             '/mnemo.v1.GovernanceService/DeleteUserData',
             mnemo_dot_v1_dot_governance__pb2.DeleteUserDataRequest.SerializeToString,
             mnemo_dot_v1_dot_governance__pb2.DeleteUserDataResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListUserErasures(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.GovernanceService/ListUserErasures',
+            mnemo_dot_v1_dot_governance__pb2.ListUserErasuresRequest.SerializeToString,
+            mnemo_dot_v1_dot_governance__pb2.ListUserErasuresResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -75,9 +75,23 @@ class GovernanceServiceStub:
     receipt with counts per table. The consent decision and the memory
     switch survive (`retained_rows`): an erasure never turns collection back
     on. An erasure that finds nothing to delete changes nothing (no change
-    appended, `change_cursor` 0).
+    appended, `change_cursor` 0). One made by someone other than the user
+    leaves the tenant an audit record (ListUserErasures).
 
     Errors: INVALID_ARGUMENT (INVALID_NAME). Idempotent.
+    """
+    ListUserErasures: _grpc.UnaryUnaryMultiCallable[_governance_pb2.ListUserErasuresRequest, _governance_pb2.ListUserErasuresResponse]
+    """Lists the audit records of a tenant's erasures (`tenants/{tenant}`,
+    `tenants/-` for users without a tenant), newest first: one per
+    DeleteUserData that deleted anything and was made by someone other than
+    the erased user (an admin of the tenant, or an operator under
+    `--auth none`). A user erasing their own data leaves no record. The
+    records live outside every user's data: erasing the user again does not
+    remove them. Only an admin of that very tenant may list them (under
+    `--auth none`: on a loopback address only, as ListEvents).
+
+    Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD,
+    INVALID_PAGE_TOKEN), PERMISSION_DENIED (PERMISSION_DENIED). Read-only.
     """
     ListEvents: _grpc.UnaryUnaryMultiCallable[_governance_pb2.ListEventsRequest, _governance_pb2.ListEventsResponse]
     """Lists analytics events of a user (`users/{user}`) or a tenant
@@ -138,9 +152,23 @@ class GovernanceServiceAsyncStub(GovernanceServiceStub):
     receipt with counts per table. The consent decision and the memory
     switch survive (`retained_rows`): an erasure never turns collection back
     on. An erasure that finds nothing to delete changes nothing (no change
-    appended, `change_cursor` 0).
+    appended, `change_cursor` 0). One made by someone other than the user
+    leaves the tenant an audit record (ListUserErasures).
 
     Errors: INVALID_ARGUMENT (INVALID_NAME). Idempotent.
+    """
+    ListUserErasures: _aio.UnaryUnaryMultiCallable[_governance_pb2.ListUserErasuresRequest, _governance_pb2.ListUserErasuresResponse]  # type: ignore[assignment]
+    """Lists the audit records of a tenant's erasures (`tenants/{tenant}`,
+    `tenants/-` for users without a tenant), newest first: one per
+    DeleteUserData that deleted anything and was made by someone other than
+    the erased user (an admin of the tenant, or an operator under
+    `--auth none`). A user erasing their own data leaves no record. The
+    records live outside every user's data: erasing the user again does not
+    remove them. Only an admin of that very tenant may list them (under
+    `--auth none`: on a loopback address only, as ListEvents).
+
+    Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD,
+    INVALID_PAGE_TOKEN), PERMISSION_DENIED (PERMISSION_DENIED). Read-only.
     """
     ListEvents: _aio.UnaryUnaryMultiCallable[_governance_pb2.ListEventsRequest, _governance_pb2.ListEventsResponse]  # type: ignore[assignment]
     """Lists analytics events of a user (`users/{user}`) or a tenant
@@ -240,9 +268,29 @@ class GovernanceServiceServicer(metaclass=_abc_1.ABCMeta):
         receipt with counts per table. The consent decision and the memory
         switch survive (`retained_rows`): an erasure never turns collection back
         on. An erasure that finds nothing to delete changes nothing (no change
-        appended, `change_cursor` 0).
+        appended, `change_cursor` 0). One made by someone other than the user
+        leaves the tenant an audit record (ListUserErasures).
 
         Errors: INVALID_ARGUMENT (INVALID_NAME). Idempotent.
+        """
+
+    @_abc_1.abstractmethod
+    def ListUserErasures(
+        self,
+        request: _governance_pb2.ListUserErasuresRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_governance_pb2.ListUserErasuresResponse, _abc.Awaitable[_governance_pb2.ListUserErasuresResponse]]:
+        """Lists the audit records of a tenant's erasures (`tenants/{tenant}`,
+        `tenants/-` for users without a tenant), newest first: one per
+        DeleteUserData that deleted anything and was made by someone other than
+        the erased user (an admin of the tenant, or an operator under
+        `--auth none`). A user erasing their own data leaves no record. The
+        records live outside every user's data: erasing the user again does not
+        remove them. Only an admin of that very tenant may list them (under
+        `--auth none`: on a loopback address only, as ListEvents).
+
+        Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD,
+        INVALID_PAGE_TOKEN), PERMISSION_DENIED (PERMISSION_DENIED). Read-only.
         """
 
     @_abc_1.abstractmethod

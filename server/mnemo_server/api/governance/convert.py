@@ -1,5 +1,6 @@
 """Governance domain objects <-> mnemo.v1 protos (consent, memory settings,
-events) and the enum mappings both ways. Pure functions."""
+events, audit records of erasures) and the enum mappings both ways. Pure
+functions."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from mnemo_server.domain.governance import (
     event_name,
     memory_settings_name,
 )
+from mnemo_server.domain.names import user_name
+from mnemo_server.domain.user_data import UserErasure
 
 CONSENT_STATES: dict[ConsentState, pb.ConsentState] = {
     ConsentState.GRANTED: pb.CONSENT_STATE_GRANTED,
@@ -57,4 +60,14 @@ def event_to_proto(event: Event) -> pb.Event:
         attributes=event.attributes,
         create_time=timestamp(event.create_time),
         tenant=event.tenant_id,
+    )
+
+
+def erasure_to_proto(erasure: UserErasure) -> pb.UserErasure:
+    return pb.UserErasure(
+        user=user_name(erasure.erased_user_id),
+        erased_by=erasure.erased_by,
+        by_admin=erasure.by_admin,
+        erase_time=timestamp(erasure.erase_time),
+        deleted_rows=dict(erasure.deleted_rows),
     )

@@ -4,8 +4,10 @@ Names: ``users/{user}/consent``, ``users/{user}/memorySettings``; the
 parent of events is ``users/{user}`` or ``tenants/{tenant}``, where the
 tenant is a tenant id or ``-`` for users without a tenant.
 
-A tenant's events need a caller with the admin role of that very tenant
-(``--auth jwt``); anything else is ``PERMISSION_DENIED``. Under ``--auth
+A tenant's events, and its audit records of erasures (``ListUserErasures``,
+whose parent is ``tenants/{tenant}`` alone), need a caller with the admin
+role of that very tenant (``--auth jwt``); anything else is
+``PERMISSION_DENIED``. Under ``--auth
 none`` there is no identity: tenant listings are allowed only when the
 server listens on loopback (where every user's data is open to the caller
 anyway), and refused behind a non-loopback address, where an authenticating
@@ -27,6 +29,7 @@ from mnemo_server.domain.governance import ConsentState, EventScope, EventType
 CONSENT_PATTERN = "users/{user}/consent"
 SETTINGS_PATTERN = "users/{user}/memorySettings"
 EVENTS_PARENT_PATTERN = "users/{user} or tenants/{tenant}"
+TENANT_PATTERN = "tenants/{tenant}"
 NO_TENANT = "-"
 """The tenant segment naming users without a tenant."""
 
@@ -74,19 +77,21 @@ def types_binding(types: frozenset[EventType]) -> str:
     return ",".join(sorted(t.value for t in types))
 
 
-def _check_tenant_access(tenant_id: str, scope: CallScope | None, *, loopback: bool) -> None:
+def _check_tenant_access(
+    tenant_id: str, scope: CallScope | None, *, loopback: bool, what: str = "events"
+) -> None:
     caller = caller_of(scope)
     if caller is None:
         if not loopback:
             raise PermissionDenied(
-                "tenant events need an authenticated admin (--auth jwt); without "
+                f"tenant {what} need an authenticated admin (--auth jwt); without "
                 "authentication they are served on a loopback address only",
                 reason="PERMISSION_DENIED",
             )
         return
     if not caller.admin or caller.tenant_id != tenant_id:
         raise PermissionDenied(
-            "only an admin of the tenant may read its events",
+            f"only an admin of the tenant may read its {what}",
             metadata={"role": "admin"},
             reason="PERMISSION_DENIED",
         )
@@ -104,3 +109,15 @@ def event_scope(value: str, field: str, scope: CallScope | None, *, loopback: bo
     tenant_id = "" if match.group(1) == NO_TENANT else match.group(1)
     _check_tenant_access(tenant_id, scope, loopback=loopback)
     return EventScope(tenant_id=tenant_id)
+
+
+def erasures_tenant(value: str, field: str, scope: CallScope | None, *, loopback: bool) -> str:
+    """The tenant id ``tenants/{tenant}`` names (``""`` for ``tenants/-``),
+    once the caller may read its audit records of erasures. Raises
+    ``INVALID_NAME`` or ``PermissionDenied`` (see the module doc)."""
+    match = _TENANT.fullmatch(value)
+    if match is None:
+        raise names.invalid_name(value, field, TENANT_PATTERN)
+    tenant_id = "" if match.group(1) == NO_TENANT else match.group(1)
+    _check_tenant_access(tenant_id, scope, loopback=loopback, what="erasure records")
+    return tenant_id

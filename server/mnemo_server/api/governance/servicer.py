@@ -3,7 +3,8 @@
 The error contracts are those of ``protos/mnemo/v1/governance.proto`` and
 ``docs/api/governance.md``. Export, import and erasure of a user's data
 (``ExportUserData``, ``ImportUserData``, ``DeleteUserData``) are the user-data
-part of the service.
+part of the service; the tenant's audit records of erasures
+(``ListUserErasures``) are read here.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ from mnemo_server.rpc.peers import client_peer
 Context = grpc.aio.ServicerContext[Any, Any]
 
 EVENTS = pagination.PageSizes(default=50, maximum=500)
+ERASURES = pagination.PageSizes(default=50, maximum=500)
 _LIST_EVENTS = "ListEvents"
+_LIST_ERASURES = "ListUserErasures"
 
 
 class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
@@ -149,6 +152,29 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
         peer = client_peer(context) if call_scope is None else None
         async for event in self._governance.watch(scope, types, peer):
             yield pb.WatchEventsResponse(event=convert.event_to_proto(event))
+
+    # ---------------------------------------------------- erasure audit records
+
+    async def ListUserErasures(
+        self, request: pb.ListUserErasuresRequest, context: Context
+    ) -> pb.ListUserErasuresResponse:
+        tenant_id = parse.erasures_tenant(
+            request.parent, "parent", current_scope(), loopback=self._loopback
+        )
+        v = Validator()
+        binding = (request.parent,)
+        limit = v.attempt(lambda: pagination.page_size(request.page_size, ERASURES), 0)
+        after = v.attempt(
+            lambda: pagination.decode_page_token(request.page_token, _LIST_ERASURES, binding),
+            None,
+        )
+        keyset_of(v, after, (int, int))
+        v.raise_if_invalid()
+        page = await self._governance.list_user_erasures(tenant_id, limit=limit, after=after)
+        return pb.ListUserErasuresResponse(
+            erasures=[convert.erasure_to_proto(e) for e in page.items],
+            next_page_token=pagination.encode_page_token(_LIST_ERASURES, binding, page.next_after),
+        )
 
     # -------------------------------------------------------------- user data
 

@@ -1,5 +1,6 @@
-"""Governance use cases: consent, the memory switch and the analytics events
-(listing and live watching), on top of ``GovernanceStore``.
+"""Governance use cases: consent, the memory switch, the analytics events
+(listing and live watching) and the tenant's audit records of erasures, on
+top of ``GovernanceStore``.
 
 Consent and the switch only change what the gates decide
 (``domain.governance``); the gates themselves are checked by the store inside
@@ -22,6 +23,7 @@ from mnemo_server.domain.governance import (
 )
 from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.domain.ports import GovernanceStore
+from mnemo_server.domain.user_data import UserErasure
 from mnemo_server.domain.watch_slots import SlotLimits, WatchSlots
 
 
@@ -70,6 +72,14 @@ class Governance:
         this process's reads before the call are included."""
         await self._store.flush_events()
         return await self._store.list_events(scope, types, limit=limit, after=after)
+
+    async def list_user_erasures(
+        self, tenant_id: str, *, limit: int, after: Keyset | None
+    ) -> Page[UserErasure]:
+        """The audit records of the erasures of ``tenant_id``'s users by
+        someone other than the user, newest first (who may read them is the
+        edge's check)."""
+        return await self._store.list_user_erasures(tenant_id, limit=limit, after=after)
 
     async def watch(
         self, scope: EventScope, types: Collection[EventType], peer: str | None

@@ -1,11 +1,12 @@
 """``SqlGovernanceStore``: the reads of consent, the memory switch, the
-memory gate and the analytics events (``GovernanceStore``), the governance
-part of ``SqlStore``.
+memory gate, the analytics events and the audit records of erasures
+(``GovernanceStore``), the governance part of ``SqlStore``.
 
 Each method is one transaction of ``Database`` running a function of
-``consent`` or ``events`` (``store.governance``) (consent and the memory
-switch are written by commands: ``SqlStore.execute``; events are recorded
-by the next write batch: ``record_events_later``); the error contracts are
+``consent``, ``events`` or ``erasures`` (``store.governance``) (consent and
+the memory switch are written by commands: ``SqlStore.execute``; events are
+recorded by the next write batch: ``record_events_later``; an erasure's
+record by the erasure: ``store.user_data.erase``); the error contracts are
 those of ``domain.ports.GovernanceStore``.
 """
 
@@ -26,7 +27,8 @@ from mnemo_server.domain.governance import (
 )
 from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.models import Keyset, Page
-from mnemo_server.store.governance import consent
+from mnemo_server.domain.user_data import UserErasure
+from mnemo_server.store.governance import consent, erasures
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.transactions.database import Database
 
@@ -79,3 +81,8 @@ class SqlGovernanceStore:
         return await self._db.read(
             lambda conn: event_log.oldest_first(conn, scope, types, after, limit)
         )
+
+    async def list_user_erasures(
+        self, tenant_id: str, *, limit: int, after: Keyset | None
+    ) -> Page[UserErasure]:
+        return await self._db.read(lambda conn: erasures.list_page(conn, tenant_id, limit, after))

@@ -12,6 +12,14 @@ cursors keep growing and a device learns of the erasure. An erasure that
 finds nothing to delete changes nothing: no change, cursor 0, the earlier
 ERASE change left in place (a user erased again and again keeps one).
 
+An erasure that deleted anything, made by someone other than the user (an
+admin of the user's tenant, or an operator under ``--auth none``:
+``domain.user_data.audits_erasure``), writes its tenant's audit record in
+the same transaction (``store.governance.erasures``: who, whom, when, the
+receipt's counts, with the tenant read before the ``users`` row goes); the
+record's table has no ``user_id`` column, so it outlives every later erasure
+of that user. A user erasing their own data leaves no record.
+
 The consent decision and the memory switch survive (``RETAINED_TABLES``):
 a user who ever set either keeps the ``user_settings`` row and the
 ``users`` row it belongs to, so a withdrawn consent or a switch turned off
@@ -51,10 +59,10 @@ from sqlalchemy import Connection, Table, delete, select
 
 from mnemo_server.domain.commands.governance import DeleteUserData
 from mnemo_server.domain.governance import Consent, MemorySettings
-from mnemo_server.domain.user_data import Erased
+from mnemo_server.domain.user_data import Erased, audits_erasure
 from mnemo_server.store.engine.dialect import insert_ignoring_conflicts
 from mnemo_server.store.feed import changes as change_log
-from mnemo_server.store.governance import consent
+from mnemo_server.store.governance import consent, erasures
 from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.schema import (
     change_cursors,
@@ -95,9 +103,13 @@ def user_tables() -> list[Table]:
 
 @unit(DeleteUserData)
 def erase_user(tx: Tx, command: DeleteUserData) -> Erased:
-    """Delete the user's rows but the retained ones (see the module doc)."""
+    """Delete the user's rows but the retained ones, and record the erasure
+    for the tenant when someone else erased (see the module doc)."""
     user_id, conn = command.user_id, tx.conn
     created = _lock_user_row(conn, user_id)
+    tenant_id = conn.execute(
+        select(users.c.tenant_id).where(users.c.user_id == user_id)
+    ).scalar_one_or_none()
     decision = consent.get_decision(conn, user_id)
     kept = () if decision is None else RETAINED_TABLES
     deleted: dict[str, int] = {}
@@ -119,6 +131,8 @@ def erase_user(tx: Tx, command: DeleteUserData) -> Erased:
         deleted[users.name] -= 1
     fts.forget_deleted(conn)
     deleted[changes.name] = change_log.erase(tx, user_id, erased_rows=any(deleted.values()))
+    if any(deleted.values()) and audits_erasure(command.caller, user_id):
+        erasures.record(conn, command.caller, user_id, tenant_id or "", deleted)
     decided, settings = decision or (Consent(user_id), MemorySettings(user_id))
     return Erased(deleted, {table.name: 1 for table in kept}, decided, settings)
 

@@ -22,7 +22,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file mnemo/v1/governance.proto.
  */
 export const file_mnemo_v1_governance: GenFile = /*@__PURE__*/
-  fileDesc("ChltbmVtby92MS9nb3Zlcm5hbmNlLnByb3RvEghtbmVtby52MSKHAQoHQ29uc2VudBIMCgRuYW1lGAEgASgJEiUKBXN0YXRlGAIgASgOMhYubW5lbW8udjEuQ29uc2VudFN0YXRlEhYKDnBvbGljeV92ZXJzaW9uGAMgASgJEi8KC3VwZGF0ZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJuCg5NZW1vcnlTZXR0aW5ncxIMCgRuYW1lGAEgASgJEg8KB2VuYWJsZWQYAiABKAgSDAoEZXRhZxgDIAEoCRIvCgt1cGRhdGVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiIQoRR2V0Q29uc2VudFJlcXVlc3QSDAoEbmFtZRgBIAEoCSI4ChJHZXRDb25zZW50UmVzcG9uc2USIgoHY29uc2VudBgBIAEoCzIRLm1uZW1vLnYxLkNvbnNlbnQiNwoRU2V0Q29uc2VudFJlcXVlc3QSIgoHY29uc2VudBgBIAEoCzIRLm1uZW1vLnYxLkNvbnNlbnQibQoSU2V0Q29uc2VudFJlc3BvbnNlEiIKB2NvbnNlbnQYASABKAsyES5tbmVtby52MS5Db25zZW50EhwKFGNhbmNlbGxlZF9jYW5kaWRhdGVzGAIgASgFEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiKAoYR2V0TWVtb3J5U2V0dGluZ3NSZXF1ZXN0EgwKBG5hbWUYASABKAkiTgoZR2V0TWVtb3J5U2V0dGluZ3NSZXNwb25zZRIxCg9tZW1vcnlfc2V0dGluZ3MYASABKAsyGC5tbmVtby52MS5NZW1vcnlTZXR0aW5ncyJQChtVcGRhdGVNZW1vcnlTZXR0aW5nc1JlcXVlc3QSMQoPbWVtb3J5X3NldHRpbmdzGAEgASgLMhgubW5lbW8udjEuTWVtb3J5U2V0dGluZ3MiaAocVXBkYXRlTWVtb3J5U2V0dGluZ3NSZXNwb25zZRIxCg9tZW1vcnlfc2V0dGluZ3MYASABKAsyGC5tbmVtby52MS5NZW1vcnlTZXR0aW5ncxIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDIpEFCgxFeHBvcnRSZWNvcmQSLgoMY29udmVyc2F0aW9uGAEgASgLMhYubW5lbW8udjEuQ29udmVyc2F0aW9uSAASKwoHbWVzc2FnZRgCIAEoCzIYLm1uZW1vLnYxLkhpc3RvcnlNZXNzYWdlSAASKQoKZmFpbGVkX3J1bhgDIAEoCzITLm1uZW1vLnYxLkZhaWxlZFJ1bkgAEi0KDG1lbW9yeV9zdGF0ZRgEIAEoCzIVLm1uZW1vLnYxLk1lbW9yeVN0YXRlSAASIgoGbWVtb3J5GAUgASgLMhAubW5lbW8udjEuTWVtb3J5SAASLgoJdG9tYnN0b25lGAYgASgLMhkubW5lbW8udjEuTWVtb3J5VG9tYnN0b25lSAASLgoJY2FuZGlkYXRlGAcgASgLMhkubW5lbW8udjEuTWVtb3J5Q2FuZGlkYXRlSAASJAoHY29uc2VudBgIIAEoCzIRLm1uZW1vLnYxLkNvbnNlbnRIABIzCg9tZW1vcnlfc2V0dGluZ3MYCSABKAsyGC5tbmVtby52MS5NZW1vcnlTZXR0aW5nc0gAEiAKBWV2ZW50GAogASgLMg8ubW5lbW8udjEuRXZlbnRIABIqCg5tZW1vcnlfdmVyc2lvbhgLIAEoCzIQLm1uZW1vLnYxLk1lbW9yeUgAEj8KFWNvbXBhY3Rpb25fY2hlY2twb2ludBgMIAEoCzIeLm1uZW1vLnYxLkNvbXBhY3Rpb25DaGVja3BvaW50SAASJgoIZG9jdW1lbnQYFCABKAsyEi5tbmVtby52MS5Eb2N1bWVudEgAEioKCmNoZWNrcG9pbnQYGSABKAsyFC5tbmVtby52MS5DaGVja3BvaW50SABCCAoGcmVjb3JkIr8BChRDb21wYWN0aW9uQ2hlY2twb2ludBIUCgxjb252ZXJzYXRpb24YASABKAkSEAoIcmV2aXNpb24YAiABKAkSDwoHY292ZXJlZBgDIAEoAxItCgtyZXBsYWNlbWVudBgEIAMoCzIYLm1uZW1vLnYxLkhpc3RvcnlNZXNzYWdlEg4KBnJ1bl9pZBgFIAEoCRIvCgtjcmVhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiJwoVRXhwb3J0VXNlckRhdGFSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCSJAChZFeHBvcnRVc2VyRGF0YVJlc3BvbnNlEiYKBnJlY29yZBgBIAEoCzIWLm1uZW1vLnYxLkV4cG9ydFJlY29yZCJPChVJbXBvcnRVc2VyRGF0YVJlcXVlc3QSDgoGcGFyZW50GAEgASgJEiYKBnJlY29yZBgCIAEoCzIWLm1uZW1vLnYxLkV4cG9ydFJlY29yZCKcAQoWSW1wb3J0VXNlckRhdGFSZXNwb25zZRI8CgZsb2FkZWQYASADKAsyLC5tbmVtby52MS5JbXBvcnRVc2VyRGF0YVJlc3BvbnNlLkxvYWRlZEVudHJ5EhUKDWNoYW5nZV9jdXJzb3IYDyABKAMaLQoLTG9hZGVkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASInChVEZWxldGVVc2VyRGF0YVJlcXVlc3QSDgoGcGFyZW50GAEgASgJIrQDChZEZWxldGVVc2VyRGF0YVJlc3BvbnNlEkcKDGRlbGV0ZWRfcm93cxgBIAMoCzIxLm1uZW1vLnYxLkRlbGV0ZVVzZXJEYXRhUmVzcG9uc2UuRGVsZXRlZFJvd3NFbnRyeRIvCgtkZWxldGVfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASSQoNcmV0YWluZWRfcm93cxgDIAMoCzIyLm1uZW1vLnYxLkRlbGV0ZVVzZXJEYXRhUmVzcG9uc2UuUmV0YWluZWRSb3dzRW50cnkSIgoHY29uc2VudBgEIAEoCzIRLm1uZW1vLnYxLkNvbnNlbnQSMQoPbWVtb3J5X3NldHRpbmdzGAUgASgLMhgubW5lbW8udjEuTWVtb3J5U2V0dGluZ3MSFQoNY2hhbmdlX2N1cnNvchgPIAEoAxoyChBEZWxldGVkUm93c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEaMwoRUmV0YWluZWRSb3dzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASLhAQoFRXZlbnQSDAoEbmFtZRgBIAEoCRIhCgR0eXBlGAIgASgOMhMubW5lbW8udjEuRXZlbnRUeXBlEjMKCmF0dHJpYnV0ZXMYAyADKAsyHy5tbmVtby52MS5FdmVudC5BdHRyaWJ1dGVzRW50cnkSLwoLY3JlYXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnRlbmFudBgFIAEoCRoxCg9BdHRyaWJ1dGVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJuChFMaXN0RXZlbnRzUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSIgoFdHlwZXMYBCADKA4yEy5tbmVtby52MS5FdmVudFR5cGUiTgoSTGlzdEV2ZW50c1Jlc3BvbnNlEh8KBmV2ZW50cxgBIAMoCzIPLm1uZW1vLnYxLkV2ZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJIChJXYXRjaEV2ZW50c1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEiIKBXR5cGVzGAIgAygOMhMubW5lbW8udjEuRXZlbnRUeXBlIjUKE1dhdGNoRXZlbnRzUmVzcG9uc2USHgoFZXZlbnQYASABKAsyDy5tbmVtby52MS5FdmVudCplCgxDb25zZW50U3RhdGUSHQoZQ09OU0VOVF9TVEFURV9VTlNQRUNJRklFRBAAEhkKFUNPTlNFTlRfU1RBVEVfR1JBTlRFRBABEhsKF0NPTlNFTlRfU1RBVEVfV0lUSERSQVdOEAIqnwIKCUV2ZW50VHlwZRIaChZFVkVOVF9UWVBFX1VOU1BFQ0lGSUVEEAASGwoXRVZFTlRfVFlQRV9NRU1PUllfU0FWRUQQARIdChlFVkVOVF9UWVBFX01FTU9SWV9ERUxFVEVEEAISHQoZRVZFTlRfVFlQRV9NRU1PUllfQ0xFQVJFRBADEh4KGkVWRU5UX1RZUEVfTUVNT1JZX1JFQ0FMTEVEEAQSKQolRVZFTlRfVFlQRV9NRU1PUllfRVhUUkFDVElPTl9QUk9QT1NFRBAFEikKJUVWRU5UX1RZUEVfTUVNT1JZX0VYVFJBQ1RJT05fUkVTT0xWRUQQBhIlCiFFVkVOVF9UWVBFX01FTU9SWV9DT05TRU5UX0NIQU5HRUQQBzKEBgoRR292ZXJuYW5jZVNlcnZpY2USRwoKR2V0Q29uc2VudBIbLm1uZW1vLnYxLkdldENvbnNlbnRSZXF1ZXN0GhwubW5lbW8udjEuR2V0Q29uc2VudFJlc3BvbnNlEkcKClNldENvbnNlbnQSGy5tbmVtby52MS5TZXRDb25zZW50UmVxdWVzdBocLm1uZW1vLnYxLlNldENvbnNlbnRSZXNwb25zZRJcChFHZXRNZW1vcnlTZXR0aW5ncxIiLm1uZW1vLnYxLkdldE1lbW9yeVNldHRpbmdzUmVxdWVzdBojLm1uZW1vLnYxLkdldE1lbW9yeVNldHRpbmdzUmVzcG9uc2USZQoUVXBkYXRlTWVtb3J5U2V0dGluZ3MSJS5tbmVtby52MS5VcGRhdGVNZW1vcnlTZXR0aW5nc1JlcXVlc3QaJi5tbmVtby52MS5VcGRhdGVNZW1vcnlTZXR0aW5nc1Jlc3BvbnNlElUKDkV4cG9ydFVzZXJEYXRhEh8ubW5lbW8udjEuRXhwb3J0VXNlckRhdGFSZXF1ZXN0GiAubW5lbW8udjEuRXhwb3J0VXNlckRhdGFSZXNwb25zZTABElUKDkltcG9ydFVzZXJEYXRhEh8ubW5lbW8udjEuSW1wb3J0VXNlckRhdGFSZXF1ZXN0GiAubW5lbW8udjEuSW1wb3J0VXNlckRhdGFSZXNwb25zZSgBElMKDkRlbGV0ZVVzZXJEYXRhEh8ubW5lbW8udjEuRGVsZXRlVXNlckRhdGFSZXF1ZXN0GiAubW5lbW8udjEuRGVsZXRlVXNlckRhdGFSZXNwb25zZRJHCgpMaXN0RXZlbnRzEhsubW5lbW8udjEuTGlzdEV2ZW50c1JlcXVlc3QaHC5tbmVtby52MS5MaXN0RXZlbnRzUmVzcG9uc2USTAoLV2F0Y2hFdmVudHMSHC5tbmVtby52MS5XYXRjaEV2ZW50c1JlcXVlc3QaHS5tbmVtby52MS5XYXRjaEV2ZW50c1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp, file_mnemo_v1_checkpoints, file_mnemo_v1_conversations, file_mnemo_v1_documents, file_mnemo_v1_memories, file_mnemo_v1_working_memory]);
+  fileDesc("ChltbmVtby92MS9nb3Zlcm5hbmNlLnByb3RvEghtbmVtby52MSKHAQoHQ29uc2VudBIMCgRuYW1lGAEgASgJEiUKBXN0YXRlGAIgASgOMhYubW5lbW8udjEuQ29uc2VudFN0YXRlEhYKDnBvbGljeV92ZXJzaW9uGAMgASgJEi8KC3VwZGF0ZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJuCg5NZW1vcnlTZXR0aW5ncxIMCgRuYW1lGAEgASgJEg8KB2VuYWJsZWQYAiABKAgSDAoEZXRhZxgDIAEoCRIvCgt1cGRhdGVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiIQoRR2V0Q29uc2VudFJlcXVlc3QSDAoEbmFtZRgBIAEoCSI4ChJHZXRDb25zZW50UmVzcG9uc2USIgoHY29uc2VudBgBIAEoCzIRLm1uZW1vLnYxLkNvbnNlbnQiNwoRU2V0Q29uc2VudFJlcXVlc3QSIgoHY29uc2VudBgBIAEoCzIRLm1uZW1vLnYxLkNvbnNlbnQibQoSU2V0Q29uc2VudFJlc3BvbnNlEiIKB2NvbnNlbnQYASABKAsyES5tbmVtby52MS5Db25zZW50EhwKFGNhbmNlbGxlZF9jYW5kaWRhdGVzGAIgASgFEhUKDWNoYW5nZV9jdXJzb3IYDyABKAMiKAoYR2V0TWVtb3J5U2V0dGluZ3NSZXF1ZXN0EgwKBG5hbWUYASABKAkiTgoZR2V0TWVtb3J5U2V0dGluZ3NSZXNwb25zZRIxCg9tZW1vcnlfc2V0dGluZ3MYASABKAsyGC5tbmVtby52MS5NZW1vcnlTZXR0aW5ncyJQChtVcGRhdGVNZW1vcnlTZXR0aW5nc1JlcXVlc3QSMQoPbWVtb3J5X3NldHRpbmdzGAEgASgLMhgubW5lbW8udjEuTWVtb3J5U2V0dGluZ3MiaAocVXBkYXRlTWVtb3J5U2V0dGluZ3NSZXNwb25zZRIxCg9tZW1vcnlfc2V0dGluZ3MYASABKAsyGC5tbmVtby52MS5NZW1vcnlTZXR0aW5ncxIVCg1jaGFuZ2VfY3Vyc29yGA8gASgDIpEFCgxFeHBvcnRSZWNvcmQSLgoMY29udmVyc2F0aW9uGAEgASgLMhYubW5lbW8udjEuQ29udmVyc2F0aW9uSAASKwoHbWVzc2FnZRgCIAEoCzIYLm1uZW1vLnYxLkhpc3RvcnlNZXNzYWdlSAASKQoKZmFpbGVkX3J1bhgDIAEoCzITLm1uZW1vLnYxLkZhaWxlZFJ1bkgAEi0KDG1lbW9yeV9zdGF0ZRgEIAEoCzIVLm1uZW1vLnYxLk1lbW9yeVN0YXRlSAASIgoGbWVtb3J5GAUgASgLMhAubW5lbW8udjEuTWVtb3J5SAASLgoJdG9tYnN0b25lGAYgASgLMhkubW5lbW8udjEuTWVtb3J5VG9tYnN0b25lSAASLgoJY2FuZGlkYXRlGAcgASgLMhkubW5lbW8udjEuTWVtb3J5Q2FuZGlkYXRlSAASJAoHY29uc2VudBgIIAEoCzIRLm1uZW1vLnYxLkNvbnNlbnRIABIzCg9tZW1vcnlfc2V0dGluZ3MYCSABKAsyGC5tbmVtby52MS5NZW1vcnlTZXR0aW5nc0gAEiAKBWV2ZW50GAogASgLMg8ubW5lbW8udjEuRXZlbnRIABIqCg5tZW1vcnlfdmVyc2lvbhgLIAEoCzIQLm1uZW1vLnYxLk1lbW9yeUgAEj8KFWNvbXBhY3Rpb25fY2hlY2twb2ludBgMIAEoCzIeLm1uZW1vLnYxLkNvbXBhY3Rpb25DaGVja3BvaW50SAASJgoIZG9jdW1lbnQYFCABKAsyEi5tbmVtby52MS5Eb2N1bWVudEgAEioKCmNoZWNrcG9pbnQYGSABKAsyFC5tbmVtby52MS5DaGVja3BvaW50SABCCAoGcmVjb3JkIr8BChRDb21wYWN0aW9uQ2hlY2twb2ludBIUCgxjb252ZXJzYXRpb24YASABKAkSEAoIcmV2aXNpb24YAiABKAkSDwoHY292ZXJlZBgDIAEoAxItCgtyZXBsYWNlbWVudBgEIAMoCzIYLm1uZW1vLnYxLkhpc3RvcnlNZXNzYWdlEg4KBnJ1bl9pZBgFIAEoCRIvCgtjcmVhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiJwoVRXhwb3J0VXNlckRhdGFSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCSJAChZFeHBvcnRVc2VyRGF0YVJlc3BvbnNlEiYKBnJlY29yZBgBIAEoCzIWLm1uZW1vLnYxLkV4cG9ydFJlY29yZCJPChVJbXBvcnRVc2VyRGF0YVJlcXVlc3QSDgoGcGFyZW50GAEgASgJEiYKBnJlY29yZBgCIAEoCzIWLm1uZW1vLnYxLkV4cG9ydFJlY29yZCKcAQoWSW1wb3J0VXNlckRhdGFSZXNwb25zZRI8CgZsb2FkZWQYASADKAsyLC5tbmVtby52MS5JbXBvcnRVc2VyRGF0YVJlc3BvbnNlLkxvYWRlZEVudHJ5EhUKDWNoYW5nZV9jdXJzb3IYDyABKAMaLQoLTG9hZGVkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASInChVEZWxldGVVc2VyRGF0YVJlcXVlc3QSDgoGcGFyZW50GAEgASgJIrQDChZEZWxldGVVc2VyRGF0YVJlc3BvbnNlEkcKDGRlbGV0ZWRfcm93cxgBIAMoCzIxLm1uZW1vLnYxLkRlbGV0ZVVzZXJEYXRhUmVzcG9uc2UuRGVsZXRlZFJvd3NFbnRyeRIvCgtkZWxldGVfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASSQoNcmV0YWluZWRfcm93cxgDIAMoCzIyLm1uZW1vLnYxLkRlbGV0ZVVzZXJEYXRhUmVzcG9uc2UuUmV0YWluZWRSb3dzRW50cnkSIgoHY29uc2VudBgEIAEoCzIRLm1uZW1vLnYxLkNvbnNlbnQSMQoPbWVtb3J5X3NldHRpbmdzGAUgASgLMhgubW5lbW8udjEuTWVtb3J5U2V0dGluZ3MSFQoNY2hhbmdlX2N1cnNvchgPIAEoAxoyChBEZWxldGVkUm93c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEaMwoRUmV0YWluZWRSb3dzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASLiAQoLVXNlckVyYXN1cmUSDAoEdXNlchgBIAEoCRIRCgllcmFzZWRfYnkYAiABKAkSEAoIYnlfYWRtaW4YAyABKAgSLgoKZXJhc2VfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPAoMZGVsZXRlZF9yb3dzGAUgAygLMiYubW5lbW8udjEuVXNlckVyYXN1cmUuRGVsZXRlZFJvd3NFbnRyeRoyChBEZWxldGVkUm93c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEiUAoXTGlzdFVzZXJFcmFzdXJlc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlwKGExpc3RVc2VyRXJhc3VyZXNSZXNwb25zZRInCghlcmFzdXJlcxgBIAMoCzIVLm1uZW1vLnYxLlVzZXJFcmFzdXJlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLhAQoFRXZlbnQSDAoEbmFtZRgBIAEoCRIhCgR0eXBlGAIgASgOMhMubW5lbW8udjEuRXZlbnRUeXBlEjMKCmF0dHJpYnV0ZXMYAyADKAsyHy5tbmVtby52MS5FdmVudC5BdHRyaWJ1dGVzRW50cnkSLwoLY3JlYXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnRlbmFudBgFIAEoCRoxCg9BdHRyaWJ1dGVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJuChFMaXN0RXZlbnRzUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSIgoFdHlwZXMYBCADKA4yEy5tbmVtby52MS5FdmVudFR5cGUiTgoSTGlzdEV2ZW50c1Jlc3BvbnNlEh8KBmV2ZW50cxgBIAMoCzIPLm1uZW1vLnYxLkV2ZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJIChJXYXRjaEV2ZW50c1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEiIKBXR5cGVzGAIgAygOMhMubW5lbW8udjEuRXZlbnRUeXBlIjUKE1dhdGNoRXZlbnRzUmVzcG9uc2USHgoFZXZlbnQYASABKAsyDy5tbmVtby52MS5FdmVudCplCgxDb25zZW50U3RhdGUSHQoZQ09OU0VOVF9TVEFURV9VTlNQRUNJRklFRBAAEhkKFUNPTlNFTlRfU1RBVEVfR1JBTlRFRBABEhsKF0NPTlNFTlRfU1RBVEVfV0lUSERSQVdOEAIqnwIKCUV2ZW50VHlwZRIaChZFVkVOVF9UWVBFX1VOU1BFQ0lGSUVEEAASGwoXRVZFTlRfVFlQRV9NRU1PUllfU0FWRUQQARIdChlFVkVOVF9UWVBFX01FTU9SWV9ERUxFVEVEEAISHQoZRVZFTlRfVFlQRV9NRU1PUllfQ0xFQVJFRBADEh4KGkVWRU5UX1RZUEVfTUVNT1JZX1JFQ0FMTEVEEAQSKQolRVZFTlRfVFlQRV9NRU1PUllfRVhUUkFDVElPTl9QUk9QT1NFRBAFEikKJUVWRU5UX1RZUEVfTUVNT1JZX0VYVFJBQ1RJT05fUkVTT0xWRUQQBhIlCiFFVkVOVF9UWVBFX01FTU9SWV9DT05TRU5UX0NIQU5HRUQQBzLfBgoRR292ZXJuYW5jZVNlcnZpY2USRwoKR2V0Q29uc2VudBIbLm1uZW1vLnYxLkdldENvbnNlbnRSZXF1ZXN0GhwubW5lbW8udjEuR2V0Q29uc2VudFJlc3BvbnNlEkcKClNldENvbnNlbnQSGy5tbmVtby52MS5TZXRDb25zZW50UmVxdWVzdBocLm1uZW1vLnYxLlNldENvbnNlbnRSZXNwb25zZRJcChFHZXRNZW1vcnlTZXR0aW5ncxIiLm1uZW1vLnYxLkdldE1lbW9yeVNldHRpbmdzUmVxdWVzdBojLm1uZW1vLnYxLkdldE1lbW9yeVNldHRpbmdzUmVzcG9uc2USZQoUVXBkYXRlTWVtb3J5U2V0dGluZ3MSJS5tbmVtby52MS5VcGRhdGVNZW1vcnlTZXR0aW5nc1JlcXVlc3QaJi5tbmVtby52MS5VcGRhdGVNZW1vcnlTZXR0aW5nc1Jlc3BvbnNlElUKDkV4cG9ydFVzZXJEYXRhEh8ubW5lbW8udjEuRXhwb3J0VXNlckRhdGFSZXF1ZXN0GiAubW5lbW8udjEuRXhwb3J0VXNlckRhdGFSZXNwb25zZTABElUKDkltcG9ydFVzZXJEYXRhEh8ubW5lbW8udjEuSW1wb3J0VXNlckRhdGFSZXF1ZXN0GiAubW5lbW8udjEuSW1wb3J0VXNlckRhdGFSZXNwb25zZSgBElMKDkRlbGV0ZVVzZXJEYXRhEh8ubW5lbW8udjEuRGVsZXRlVXNlckRhdGFSZXF1ZXN0GiAubW5lbW8udjEuRGVsZXRlVXNlckRhdGFSZXNwb25zZRJZChBMaXN0VXNlckVyYXN1cmVzEiEubW5lbW8udjEuTGlzdFVzZXJFcmFzdXJlc1JlcXVlc3QaIi5tbmVtby52MS5MaXN0VXNlckVyYXN1cmVzUmVzcG9uc2USRwoKTGlzdEV2ZW50cxIbLm1uZW1vLnYxLkxpc3RFdmVudHNSZXF1ZXN0GhwubW5lbW8udjEuTGlzdEV2ZW50c1Jlc3BvbnNlEkwKC1dhdGNoRXZlbnRzEhwubW5lbW8udjEuV2F0Y2hFdmVudHNSZXF1ZXN0Gh0ubW5lbW8udjEuV2F0Y2hFdmVudHNSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_timestamp, file_mnemo_v1_checkpoints, file_mnemo_v1_conversations, file_mnemo_v1_documents, file_mnemo_v1_memories, file_mnemo_v1_working_memory]);
 
 /**
  * The user's consent to memory.
@@ -688,6 +688,122 @@ export const DeleteUserDataResponseSchema: GenMessage<DeleteUserDataResponse> = 
   messageDesc(file_mnemo_v1_governance, 17);
 
 /**
+ * The audit record of an erasure of a user by someone else (DeleteUserData
+ * by an admin of the user's tenant, or under `--auth none`). It keeps the
+ * erased user's id on purpose: it is the tenant's record of whom it erased.
+ *
+ * @generated from message mnemo.v1.UserErasure
+ */
+export type UserErasure = Message<"mnemo.v1.UserErasure"> & {
+  /**
+   * The erased user, `users/{user}`.
+   *
+   * @generated from field: string user = 1;
+   */
+  user: string;
+
+  /**
+   * The user id (the token's subject) of the caller who erased; empty under
+   * `--auth none`.
+   *
+   * @generated from field: string erased_by = 2;
+   */
+  erasedBy: string;
+
+  /**
+   * Whether the caller's token carried the tenant's admin role.
+   *
+   * @generated from field: bool by_admin = 3;
+   */
+  byAdmin: boolean;
+
+  /**
+   * When the erasure's transaction ran (at or just before the receipt's
+   * `delete_time`).
+   *
+   * @generated from field: google.protobuf.Timestamp erase_time = 4;
+   */
+  eraseTime?: Timestamp | undefined;
+
+  /**
+   * The receipt's `deleted_rows`: rows erased per table.
+   *
+   * @generated from field: map<string, int64> deleted_rows = 5;
+   */
+  deletedRows: { [key: string]: bigint };
+};
+
+/**
+ * Describes the message mnemo.v1.UserErasure.
+ * Use `create(UserErasureSchema)` to create a new message.
+ */
+export const UserErasureSchema: GenMessage<UserErasure> = /*@__PURE__*/
+  messageDesc(file_mnemo_v1_governance, 18);
+
+/**
+ * Request for ListUserErasures.
+ *
+ * @generated from message mnemo.v1.ListUserErasuresRequest
+ */
+export type ListUserErasuresRequest = Message<"mnemo.v1.ListUserErasuresRequest"> & {
+  /**
+   * `tenants/{tenant}`; `tenants/-` for users without a tenant.
+   *
+   * @generated from field: string parent = 1;
+   */
+  parent: string;
+
+  /**
+   * At most this many (default 50, larger values are coerced to 500).
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * From a previous response; bound to `parent`.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message mnemo.v1.ListUserErasuresRequest.
+ * Use `create(ListUserErasuresRequestSchema)` to create a new message.
+ */
+export const ListUserErasuresRequestSchema: GenMessage<ListUserErasuresRequest> = /*@__PURE__*/
+  messageDesc(file_mnemo_v1_governance, 19);
+
+/**
+ * Response of ListUserErasures.
+ *
+ * @generated from message mnemo.v1.ListUserErasuresResponse
+ */
+export type ListUserErasuresResponse = Message<"mnemo.v1.ListUserErasuresResponse"> & {
+  /**
+   * Newest first.
+   *
+   * @generated from field: repeated mnemo.v1.UserErasure erasures = 1;
+   */
+  erasures: UserErasure[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message mnemo.v1.ListUserErasuresResponse.
+ * Use `create(ListUserErasuresResponseSchema)` to create a new message.
+ */
+export const ListUserErasuresResponseSchema: GenMessage<ListUserErasuresResponse> = /*@__PURE__*/
+  messageDesc(file_mnemo_v1_governance, 20);
+
+/**
  * An analytics event.
  *
  * @generated from message mnemo.v1.Event
@@ -736,7 +852,7 @@ export type Event = Message<"mnemo.v1.Event"> & {
  * Use `create(EventSchema)` to create a new message.
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_governance, 18);
+  messageDesc(file_mnemo_v1_governance, 21);
 
 /**
  * Request for ListEvents.
@@ -778,7 +894,7 @@ export type ListEventsRequest = Message<"mnemo.v1.ListEventsRequest"> & {
  * Use `create(ListEventsRequestSchema)` to create a new message.
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_governance, 19);
+  messageDesc(file_mnemo_v1_governance, 22);
 
 /**
  * Response of ListEvents.
@@ -806,7 +922,7 @@ export type ListEventsResponse = Message<"mnemo.v1.ListEventsResponse"> & {
  * Use `create(ListEventsResponseSchema)` to create a new message.
  */
 export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_governance, 20);
+  messageDesc(file_mnemo_v1_governance, 23);
 
 /**
  * Request for WatchEvents.
@@ -834,7 +950,7 @@ export type WatchEventsRequest = Message<"mnemo.v1.WatchEventsRequest"> & {
  * Use `create(WatchEventsRequestSchema)` to create a new message.
  */
 export const WatchEventsRequestSchema: GenMessage<WatchEventsRequest> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_governance, 21);
+  messageDesc(file_mnemo_v1_governance, 24);
 
 /**
  * One streamed event of WatchEvents.
@@ -855,7 +971,7 @@ export type WatchEventsResponse = Message<"mnemo.v1.WatchEventsResponse"> & {
  * Use `create(WatchEventsResponseSchema)` to create a new message.
  */
 export const WatchEventsResponseSchema: GenMessage<WatchEventsResponse> = /*@__PURE__*/
-  messageDesc(file_mnemo_v1_governance, 22);
+  messageDesc(file_mnemo_v1_governance, 25);
 
 /**
  * Whether the user consents to memory.
@@ -1054,7 +1170,8 @@ export const GovernanceService: GenService<{
    * receipt with counts per table. The consent decision and the memory
    * switch survive (`retained_rows`): an erasure never turns collection back
    * on. An erasure that finds nothing to delete changes nothing (no change
-   * appended, `change_cursor` 0).
+   * appended, `change_cursor` 0). One made by someone other than the user
+   * leaves the tenant an audit record (ListUserErasures).
    *
    * Errors: INVALID_ARGUMENT (INVALID_NAME). Idempotent.
    *
@@ -1064,6 +1181,26 @@ export const GovernanceService: GenService<{
     methodKind: "unary";
     input: typeof DeleteUserDataRequestSchema;
     output: typeof DeleteUserDataResponseSchema;
+  },
+  /**
+   * Lists the audit records of a tenant's erasures (`tenants/{tenant}`,
+   * `tenants/-` for users without a tenant), newest first: one per
+   * DeleteUserData that deleted anything and was made by someone other than
+   * the erased user (an admin of the tenant, or an operator under
+   * `--auth none`). A user erasing their own data leaves no record. The
+   * records live outside every user's data: erasing the user again does not
+   * remove them. Only an admin of that very tenant may list them (under
+   * `--auth none`: on a loopback address only, as ListEvents).
+   *
+   * Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD,
+   * INVALID_PAGE_TOKEN), PERMISSION_DENIED (PERMISSION_DENIED). Read-only.
+   *
+   * @generated from rpc mnemo.v1.GovernanceService.ListUserErasures
+   */
+  listUserErasures: {
+    methodKind: "unary";
+    input: typeof ListUserErasuresRequestSchema;
+    output: typeof ListUserErasuresResponseSchema;
   },
   /**
    * Lists analytics events of a user (`users/{user}`) or a tenant

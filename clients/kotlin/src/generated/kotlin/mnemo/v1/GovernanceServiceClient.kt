@@ -129,7 +129,8 @@ public class GovernanceServiceClient(
    *  receipt with counts per table. The consent decision and the memory
    *  switch survive (`retained_rows`): an erasure never turns collection back
    *  on. An erasure that finds nothing to delete changes nothing (no change
-   *  appended, `change_cursor` 0).
+   *  appended, `change_cursor` 0). One made by someone other than the user
+   *  leaves the tenant an audit record (ListUserErasures).
    *
    *  Errors: INVALID_ARGUMENT (INVALID_NAME). Idempotent.
    */
@@ -140,6 +141,31 @@ public class GovernanceServiceClient(
     "mnemo.v1.GovernanceService/DeleteUserData",
       mnemo.v1.DeleteUserDataRequest::class,
       mnemo.v1.DeleteUserDataResponse::class,
+      StreamType.UNARY,
+    ),
+  )
+
+
+  /**
+   *  Lists the audit records of a tenant's erasures (`tenants/{tenant}`,
+   *  `tenants/-` for users without a tenant), newest first: one per
+   *  DeleteUserData that deleted anything and was made by someone other than
+   *  the erased user (an admin of the tenant, or an operator under
+   *  `--auth none`). A user erasing their own data leaves no record. The
+   *  records live outside every user's data: erasing the user again does not
+   *  remove them. Only an admin of that very tenant may list them (under
+   *  `--auth none`: on a loopback address only, as ListEvents).
+   *
+   *  Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD,
+   *  INVALID_PAGE_TOKEN), PERMISSION_DENIED (PERMISSION_DENIED). Read-only.
+   */
+  override suspend fun listUserErasures(request: ListUserErasuresRequest, headers: Headers): ResponseMessage<ListUserErasuresResponse> = client.unary(
+    request,
+    headers,
+    MethodSpec(
+    "mnemo.v1.GovernanceService/ListUserErasures",
+      mnemo.v1.ListUserErasuresRequest::class,
+      mnemo.v1.ListUserErasuresResponse::class,
       StreamType.UNARY,
     ),
   )
