@@ -37,11 +37,13 @@ _PG_RETRYABLE = {"40001", "40P01", "23503"}
 # connection exceptions, insufficient resources, operator intervention
 # (among them admin_shutdown, a terminated backend, and idle_session_timeout).
 _PG_UNAVAILABLE_CLASSES = ("08", "53", "57")
-# idle_in_transaction_session_timeout: the server ended the session;
-# read_only_sql_transaction: a standby (or a primary demoted after a
-# failover, or a database set read-only) refuses writes until a primary
-# serves again. Class 25, "invalid transaction state", is otherwise a bug.
-_PG_UNAVAILABLE = {"25P03", "25006"}
+# idle_in_transaction_session_timeout: the server ended the session. Class
+# 25, "invalid transaction state", is otherwise a bug.
+_PG_UNAVAILABLE = {"25P03"}
+# read_only_sql_transaction in a write: a standby (or a primary demoted
+# after a failover, or a database set read-only) refuses writes until a
+# primary serves again. In a read (read-only by design) it is a bug.
+_PG_READ_ONLY = "25006"
 # disk_full: PostgreSQL could not extend a file (class 53, otherwise
 # "insufficient resources", which are unavailable).
 _PG_FULL = "53100"
@@ -72,9 +74,11 @@ class Failure:
     storage_full: bool = False
 
 
-def classify(error: BaseException) -> Failure | None:
+def classify(error: BaseException, *, in_read: bool = False) -> Failure | None:
     """``error`` as a ``Failure``, or ``None`` if it is none of those (a bug,
-    or a constraint the work should have prevented: let it surface)."""
+    or a constraint the work should have prevented: let it surface).
+    ``in_read``: it happened in a read-only transaction (where a refused
+    write is a bug, not a read-only server)."""
     if isinstance(error, RetryTransaction):
         return Failure("retry requested", False, error)
     if isinstance(error, exc.TimeoutError):
@@ -95,6 +99,7 @@ def classify(error: BaseException) -> Failure | None:
             invalidated
             or sqlstate.startswith(_PG_UNAVAILABLE_CLASSES)
             or sqlstate in _PG_UNAVAILABLE
+            or (sqlstate == _PG_READ_ONLY and not in_read)
             or (isinstance(driver, psycopg.OperationalError) and not sqlstate)
         ):
             return Failure(f"PostgreSQL unavailable: {driver}", True, error)

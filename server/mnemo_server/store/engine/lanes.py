@@ -517,7 +517,7 @@ class ReadLane(_Lane):
                     except MnemoError as error:
                         outcome = error
                     except Exception as error:
-                        found = classify(error)
+                        found = classify(error, in_read=True)
                         if found is not None:  # the transaction may be unusable: end it
                             raise _BatchFailed(found) from error
                         outcome = error
@@ -529,7 +529,7 @@ class ReadLane(_Lane):
         except _BatchFailed as failed:
             failure = failed.failure
         except Exception as error:
-            failure = classify(error)
+            failure = classify(error, in_read=True)
             if failure is None:
                 raise
         if failure is None:

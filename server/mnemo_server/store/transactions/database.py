@@ -294,7 +294,7 @@ class _InlineReads:
             self._observed(started)
             raise
         except Exception as error:
-            failure = classify(error)
+            failure = classify(error, in_read=True)
             if failure is None:
                 raise
             self.close()  # a fresh connection next time
