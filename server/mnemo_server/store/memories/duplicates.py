@@ -38,6 +38,16 @@ class LiveEntry:
     key: str
 
 
+LIVE_COLUMNS = (
+    memories.c.memory_id,
+    memories.c.fingerprint,
+    memories.c.scope,
+    memories.c.conversation_id,
+    memories.c.key,
+)
+"""The columns of a ``LiveEntry``, in its order."""
+
+
 def same_place(entry: LiveEntry, draft: MemoryDraft) -> bool:
     """``entry`` is where ``draft`` would be a duplicate: its scope and
     conversation, and its key for a keyed draft."""
@@ -66,13 +76,7 @@ def live_entries(conn: Connection | Tx, user_id: str, prints: Sequence[str]) -> 
             LiveEntry(*row)
             for row in conn.execute(
                 memories.select()
-                .with_only_columns(
-                    memories.c.memory_id,
-                    memories.c.fingerprint,
-                    memories.c.scope,
-                    memories.c.conversation_id,
-                    memories.c.key,
-                )
+                .with_only_columns(*LIVE_COLUMNS)
                 .where(
                     memories.c.user_id == user_id,
                     memories.c.archived_at.is_(None),
@@ -99,14 +103,7 @@ def live_vectors(conn: Connection, user_id: str, model: str) -> list[tuple[LiveE
     unit vector (the near-duplicate check reads them all: it is off unless
     asked for)."""
     found = conn.execute(
-        select(
-            memories.c.memory_id,
-            memories.c.fingerprint,
-            memories.c.scope,
-            memories.c.conversation_id,
-            memories.c.key,
-            memory_embeddings.c.vector,
-        )
+        select(*LIVE_COLUMNS, memory_embeddings.c.vector)
         .select_from(
             memory_embeddings.join(memories, memories.c.id == memory_embeddings.c.memory_pk)
         )

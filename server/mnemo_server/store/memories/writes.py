@@ -216,14 +216,7 @@ _ONE_TAKEN_OR_SAME = Statement(
             )
             for table in (memories, memory_tombstones)
         ),
-        select(
-            memories.c.memory_id,
-            memories.c.fingerprint,
-            memories.c.scope,
-            memories.c.conversation_id,
-            memories.c.key,
-            literal_column("0").label("taken"),
-        ).where(
+        select(*duplicates.LIVE_COLUMNS, literal_column("0").label("taken")).where(
             memories.c.user_id == bindparam("user_id"),
             memories.c.fingerprint == bindparam("fingerprint"),
             memories.c.archived_at.is_(None),
