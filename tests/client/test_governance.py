@@ -80,6 +80,16 @@ def test_events_are_listed_newest_first_and_filtered(client: MnemoClient, user: 
         client.list_events_page(user, types=["memory_forgotten"])  # type: ignore[list-item]
 
 
+def test_an_operators_erasure_leaves_an_audit_record(client: MnemoClient, user: str) -> None:
+    client.create_memory(user, "Lives in Oslo")
+    receipt = client.delete_user_data(user)
+    records = [r for r in client.list_user_erasures("") if r.user == f"users/{user}"]
+    assert len(records) == 1  # under --auth none: by an operator, not the user
+    assert dict(records[0].deleted_rows) == dict(receipt.deleted_rows)
+    page = client.list_user_erasures_page("", page_size=1)
+    assert len(page.items) == 1
+
+
 def test_a_parent_is_one_user_or_one_tenant() -> None:
     assert governance.events_parent("u1", None) == "users/u1"
     assert governance.events_parent(None, "t1") == "tenants/t1"

@@ -164,6 +164,8 @@ class AsyncMnemoClient(ClientBase[grpc.aio.Channel]):
     update_memory_settings = client_method(governance.update_memory_settings, _call)
     list_events = client_method(governance.list_events, _pages)
     list_events_page = client_method(governance.list_events_page, _call)
+    list_user_erasures = client_method(governance.list_user_erasures, _pages)
+    list_user_erasures_page = client_method(governance.list_user_erasures_page, _call)
     watch_events = client_method(governance.watch_events, _stream)
 
     put_document = client_method(documents.put_document, _call)

@@ -219,6 +219,49 @@ def list_events(
     )
 
 
+def _erasures_page(response: gv.ListUserErasuresResponse) -> Page[gv.UserErasure]:
+    return Page(list(response.erasures), response.next_page_token)
+
+
+def list_user_erasures_page(
+    tenant: str,
+    *,
+    page_size: int = 0,
+    page_token: str = "",
+    timeout: float | None = None,
+) -> UnaryCall[gv.ListUserErasuresRequest, Page[gv.UserErasure]]:
+    """One page of the audit records of the erasures of a ``tenant``'s users
+    (``""``: the users without a tenant) made by an admin or an operator,
+    newest first: ``(items, next_page_token)``. Needs an admin of that tenant.
+
+    Raises:
+        InvalidArgumentError: a malformed tenant id, a negative size, a page
+            token of another listing (``INVALID_NAME``, ``INVALID_FIELD``,
+            ``INVALID_PAGE_TOKEN``).
+        PermissionDeniedError: a tenant the caller may not read.
+    """
+    request = gv.ListUserErasuresRequest(
+        parent=events_parent(None, tenant), page_size=page_size, page_token=page_token
+    )
+    return UnaryCall(rpc("ListUserErasures"), request, _erasures_page, timeout)
+
+
+def list_user_erasures(
+    tenant: str, *, page_size: int = 0, timeout: float | None = None
+) -> PagedCall[gv.UserErasure]:
+    """Iterate over ``list_user_erasures_page``'s records, page by page.
+
+    Raises:
+        InvalidArgumentError: a malformed tenant id or a negative size.
+        PermissionDeniedError: a tenant the caller may not read.
+    """
+    return PagedCall(
+        lambda token: list_user_erasures_page(
+            tenant, page_size=page_size, page_token=token, timeout=timeout
+        )
+    )
+
+
 def watch_events(
     user: str | None = None,
     *,
