@@ -125,7 +125,7 @@ def test_its_own_full_disk_refuses_writes_keeps_reads_and_recovers(
         with psycopg.connect(libpq_url(fresh_url), autocommit=True) as conn:
             conn.execute(f"ALTER TABLE messages SET TABLESPACE {space}")
         with (
-            subprocess_server(fresh_url, log_dir=tmp_path / "logs") as server,
+            subprocess_server(fresh_url, "--embedder", "none", log_dir=tmp_path / "logs") as server,
             grpc.insecure_channel(server.target) as channel,
         ):
             history = conversations_pb2_grpc.ConversationServiceStub(channel)
@@ -178,7 +178,7 @@ def test_a_read_only_database_is_unavailable_and_writes_resume_when_it_is_not(
 ) -> None:
     name = _database_name(fresh_url)
     with (
-        subprocess_server(fresh_url, log_dir=tmp_path / "logs") as server,
+        subprocess_server(fresh_url, "--embedder", "none", log_dir=tmp_path / "logs") as server,
         grpc.insecure_channel(server.target) as channel,
     ):
         history = conversations_pb2_grpc.ConversationServiceStub(channel)

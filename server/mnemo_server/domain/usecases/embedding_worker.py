@@ -47,6 +47,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from mnemo_server.domain.embedding import Embedder
 from mnemo_server.domain.embedding_backlog import ComputedVector, PendingText
+from mnemo_server.domain.errors import MnemoError
 from mnemo_server.domain.memory_models import Embedding
 from mnemo_server.domain.observe import NO_OBSERVER, Observer
 from mnemo_server.domain.ports import EmbeddingStore
@@ -171,7 +172,10 @@ class EmbeddingWorker:
             while not stopping.is_set():
                 try:
                     worked = await self._round()
-                except Exception:  # the database may be away: try again later
+                except MnemoError as error:  # the database is away or full: try again later
+                    log.warning("background embedding round failed: %s", error.message)
+                    worked = False
+                except Exception:
                     log.warning("background embedding round failed", exc_info=True)
                     worked = False
                 if not worked:
