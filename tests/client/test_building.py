@@ -162,8 +162,8 @@ def test_both_clients_have_the_same_methods_and_signatures() -> None:
     sync_methods = _public_methods(MnemoClient)
     assert _public_methods(AsyncMnemoClient) == sync_methods
     assert (
-        len(sync_methods) == 67
-    )  # 50 + pop/get message, 5 document, 8 checkpoint, 2 app-state calls
+        len(sync_methods) == 69
+    )  # 50 + pop/get message, 5 document, 8 checkpoint, 2 app-state, 2 erasure-audit calls
     assert inspect.iscoroutinefunction(AsyncMnemoClient.close)
 
 
