@@ -259,3 +259,12 @@ def test_the_near_duplicate_check_without_an_embedder_is_refused(database_url: s
             assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
         else:
             raise AssertionError("the check ran without an embedder")
+
+
+def test_an_updated_text_is_what_sameness_compares(memories: Stub) -> None:
+    saved = _save(memories, "Likes green tea").memory
+    memories.UpdateMemory(
+        pb.UpdateMemoryRequest(memory=pb.Memory(name=saved.name, text="Likes black coffee"))
+    )
+    assert _save(memories, "likes black coffee.").outcome == pb.SAVE_OUTCOME_DUPLICATE
+    assert _save(memories, "Likes green tea").outcome == pb.SAVE_OUTCOME_CREATED

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, update
 
-from mnemo_server.domain import events
+from mnemo_server.domain import events, sameness
 from mnemo_server.domain.commands.memories import UpdateMemory
 from mnemo_server.domain.errors import Entry, Part
 from mnemo_server.domain.memory_models import Embedding, Memory
@@ -65,7 +65,11 @@ def update_entry(tx: Tx, command: UpdateMemory) -> Memory:
         values["version"] = row.version + 1
     if change.text is not None:
         document = fts.search_document(user_id, row.conversation_id, change.text)
-        values |= {"text": change.text, "search_document": document}
+        values |= {
+            "text": change.text,
+            "search_document": document,
+            "fingerprint": sameness.fingerprint(change.text),
+        }
         if row.archived_at is None and document != row.search_document:
             fts.unindex(tx, user_id, [(row.id, row.search_document)])
             fts.index(tx, user_id, [(row.id, document)])
