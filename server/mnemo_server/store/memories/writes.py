@@ -3,11 +3,14 @@ shares: the vectors version, rows by id, the vectors' dimension check (every
 memory write first takes the user's lock and passes the memory gate:
 ``consent.open_memory_write``).
 
-Keyed supersede: a save with a key archives (stamps ``archived_at`` and a new
-etag on) the live entry of the same (user, scope, conversation, key) before
-inserting, in the same transaction and under the user's lock, so concurrent
-keyed saves leave one live entry and none fails; the partial unique index
-``uq_memories_live_key`` guarantees it in the database too.
+Keyed supersede: a save with a key takes its place in the chain of its
+(user, scope, conversation, key) by event time (``chains``): it archives
+(stamps ``archived_at``, ``valid_until`` and a new etag on) the live entry
+when its fact is not older, else it is stored historical; in the same
+transaction and under the user's lock, so concurrent keyed saves leave one
+live entry and none fails; the partial unique index ``uq_memories_live_key``
+guarantees it in the database too. A save of a fact a live entry already
+states stores nothing (``duplicates``).
 """
 
 from __future__ import annotations
