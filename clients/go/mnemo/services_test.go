@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"sync"
 	"testing"
 
@@ -174,5 +175,48 @@ func TestMemoriesAndRecallStream(t *testing.T) {
 	}
 	if merr := mnemoError(t, err); merr.Code != codes.InvalidArgument || !merr.Violates("max_results") {
 		t.Fatalf("max_results -1: %#v", merr)
+	}
+}
+
+func TestErasureLeavesTheTenantAnAuditRecord(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	client := newClient(t, shared(t))
+	parent := "users/" + userID(t)
+	if _, err := client.Memories.CreateMemory(ctx, &mnemov1.CreateMemoryRequest{Parent: parent,
+		Memory: &mnemov1.Memory{Text: "The user's umbrella is blue"}}); err != nil {
+		t.Fatal(err)
+	}
+	receipt, err := client.Governance.DeleteUserData(ctx, &mnemov1.DeleteUserDataRequest{Parent: parent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if receipt.GetDeletedRows()["memories"] != 1 {
+		t.Fatalf("receipt: %v", receipt)
+	}
+
+	// Users without a tenant: "tenants/-"; every page, newest first.
+	var found []*mnemov1.UserErasure
+	for token := ""; ; {
+		page, err := client.Governance.ListUserErasures(ctx, &mnemov1.ListUserErasuresRequest{Parent: "tenants/-", PageToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, erasure := range page.GetErasures() {
+			if erasure.GetUser() == parent {
+				found = append(found, erasure)
+			}
+		}
+		if token = page.GetNextPageToken(); token == "" {
+			break
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("records of %s: %v", parent, found)
+	}
+	record := found[0]
+	if !maps.Equal(record.GetDeletedRows(), receipt.GetDeletedRows()) || record.GetErasedBy() != "" || record.GetByAdmin() ||
+		record.GetEraseTime() == nil {
+		t.Fatalf("record %v, receipt %v", record, receipt)
 	}
 }

@@ -4,12 +4,12 @@
  * The services' behaviour call by call is the conformance suite
  * (tests/conformance/scenarios, run in every language by
  * `make test-conformance`), which took over the tests of this file that
- * repeated it.
+ * repeated it. Also the audit record of an erasure (ListUserErasures).
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { withSharedServer, collect } from "./support/live.js";
-import { memoryStateName, userName } from "../src/index.js";
+import { memoryStateName, userName, type UserErasure } from "../src/index.js";
 
 const live = withSharedServer();
 
@@ -40,5 +40,27 @@ describe("GovernanceService", () => {
       restored.memoryState?.recent.map((e) => e.ask),
       ["hi"],
     );
+  });
+
+  test("an erasure leaves the tenant an audit record with the receipt's counts", async () => {
+    const parent = userName("svc-gov-erasure");
+    await live.mnemo.memories.createMemory({ parent, memory: { text: "The user's umbrella is blue" } });
+    const receipt = await live.mnemo.governance.deleteUserData({ parent });
+    assert.equal(receipt.deletedRows["memories"], 1n);
+
+    // Users without a tenant: "tenants/-"; every page, newest first.
+    const found: UserErasure[] = [];
+    let pageToken = "";
+    do {
+      const page = await live.mnemo.governance.listUserErasures({ parent: "tenants/-", pageToken });
+      found.push(...page.erasures.filter((e) => e.user === parent));
+      pageToken = page.nextPageToken;
+    } while (pageToken !== "");
+    assert.equal(found.length, 1, `records of ${parent}: ${found.length}`);
+    const record = found[0]!;
+    assert.deepEqual(record.deletedRows, receipt.deletedRows);
+    assert.equal(record.erasedBy, "");
+    assert.equal(record.byAdmin, false);
+    assert.ok(record.eraseTime !== undefined);
   });
 });

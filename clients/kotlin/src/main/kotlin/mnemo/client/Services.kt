@@ -163,6 +163,9 @@ public class Governance internal constructor(private val mnemo: MnemoClient) {
     public suspend fun deleteUserData(request: DeleteUserDataRequest, timeout: Duration? = mnemo.timeout): DeleteUserDataResponse =
         mnemo.unary(request, timeout) { r, h -> raw.deleteUserData(r, h) }
 
+    public suspend fun listUserErasures(request: ListUserErasuresRequest, timeout: Duration? = mnemo.timeout): ListUserErasuresResponse =
+        mnemo.unary(request, timeout) { r, h -> raw.listUserErasures(r, h) }
+
     public suspend fun listEvents(request: ListEventsRequest, timeout: Duration? = mnemo.timeout): ListEventsResponse =
         mnemo.unary(request, timeout) { r, h -> raw.listEvents(r, h) }
 

@@ -14,11 +14,13 @@ import mnemo.v1.ConsentState
 import mnemo.v1.Consent
 import mnemo.v1.CreateConversationRequest
 import mnemo.v1.CreateMemoryRequest
+import mnemo.v1.DeleteUserDataRequest
 import mnemo.v1.GetConsentRequest
 import mnemo.v1.GetMemorySettingsRequest
 import mnemo.v1.GetMemoryStateRequest
 import mnemo.v1.HistoryMessage
 import mnemo.v1.ListChangesRequest
+import mnemo.v1.ListUserErasuresRequest
 import mnemo.v1.ListMessagesRequest
 import mnemo.v1.Memory
 import mnemo.v1.MemorySettings
@@ -27,6 +29,7 @@ import mnemo.v1.RecallMemoriesRequest
 import mnemo.v1.SaveMemoryStateRequest
 import mnemo.v1.SetConsentRequest
 import mnemo.v1.UpdateMemorySettingsRequest
+import mnemo.v1.UserErasure
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assumptions.assumeTrue
 import org.junit.jupiter.api.Test
@@ -135,6 +138,34 @@ class RoundTripTest {
             ).build(),
         ).memorySettings
         assertEquals(false, off.enabled)
+    }
+
+    @Test
+    fun erasureLeavesTheTenantAnAuditRecord() = live {
+        val user = newUser("erasure")
+        mnemo.memories.createMemory(
+            CreateMemoryRequest.newBuilder().setParent(Names.user(user))
+                .setMemory(Memory.newBuilder().setText("The user's umbrella is blue")).build(),
+        )
+        val receipt = mnemo.governance.deleteUserData(DeleteUserDataRequest.newBuilder().setParent(Names.user(user)).build())
+        assertEquals(1L, receipt.deletedRowsMap["memories"])
+
+        // Users without a tenant: `tenants/-`; every page, newest first.
+        val found = mutableListOf<UserErasure>()
+        var token = ""
+        do {
+            val page = mnemo.governance.listUserErasures(
+                ListUserErasuresRequest.newBuilder().setParent("tenants/-").setPageToken(token).build(),
+            )
+            found += page.erasuresList.filter { it.user == Names.user(user) }
+            token = page.nextPageToken
+        } while (token.isNotEmpty())
+        assertEquals(1, found.size, "records of ${Names.user(user)}")
+        val record = found.single()
+        assertEquals(receipt.deletedRowsMap, record.deletedRowsMap)
+        assertEquals("", record.erasedBy)
+        assertEquals(false, record.byAdmin)
+        assertTrue(record.hasEraseTime())
     }
 
     @Test
