@@ -18,7 +18,7 @@ import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from mnemo.v1 import memories_pb2 as pb
-from tests.api.memories import C1, USER, Stub, listed, recall, texts, versions
+from tests.api.memories import C1, USER, Stub, listed, recall, texts, vector, versions
 from tests.support.server import running_server
 
 JAN = datetime(2026, 1, 1, tzinfo=UTC)
@@ -268,3 +268,16 @@ def test_an_updated_text_is_what_sameness_compares(memories: Stub) -> None:
     )
     assert _save(memories, "likes black coffee.").outcome == pb.SAVE_OUTCOME_DUPLICATE
     assert _save(memories, "Likes green tea").outcome == pb.SAVE_OUTCOME_CREATED
+
+
+def test_semantic_recall_as_of_a_time_ranks_the_views_vectors(memories: Stub) -> None:
+    for text, at, values in (
+        ("Drives a red bike", JAN, (1.0, 0.0, 0.0, 0.0)),
+        ("Drives a blue car", JUN, (0.0, 1.0, 0.0, 0.0)),
+    ):
+        _save(memories, text, at=at, key="vehicle", embedding=vector(*values))
+    query = vector(0.9, 0.1, 0.0, 0.0)
+    then = recall(memories, "", query_embedding=query, semantic=True, as_of=_stamp(MAR))
+    assert texts(then) == ["Drives a red bike"]
+    now = recall(memories, "", query_embedding=query, semantic=True)
+    assert texts(now) == ["Drives a blue car"]  # the only live entry

@@ -22,7 +22,6 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from sqlalchemy import ColumnElement, Connection, and_, or_, select
 
 from mnemo_server.domain.embedding import dimension_mismatch
@@ -36,8 +35,8 @@ from mnemo_server.domain.ranking import (
     visible_conversations,
 )
 from mnemo_server.domain.text_search import query_terms
-from mnemo_server.domain.vectors import decode_vector
 from mnemo_server.store.memories import text_index as fts
+from mnemo_server.store.memories.vector_cache import UserVectors
 from mnemo_server.store.rows import to_micros
 from mnemo_server.store.schema import memories, memory_embeddings
 
@@ -94,7 +93,7 @@ def recall_in_time(
     chosen = {c.memory_id: c for c in every if c.matched}
     if embedding is not None:
         by_id = {c.memory_id: c for c in every}
-        for memory_id, similarity in _nearest(conn, conditions, embedding):
+        for memory_id, similarity in _nearest(conn, conditions, conversations, embedding):
             candidate = by_id[memory_id]
             candidate.similarity = similarity
             chosen[memory_id] = candidate
@@ -102,12 +101,22 @@ def recall_in_time(
 
 
 def _nearest(
-    conn: Connection, conditions: Sequence[Any], embedding: Embedding
+    conn: Connection,
+    conditions: Sequence[Any],
+    conversations: Sequence[str],
+    embedding: Embedding,
 ) -> list[tuple[str, float]]:
-    """The ``CANDIDATE_LIMIT`` entries of the view nearest to ``embedding``
-    (cosine), among those with a vector of its model."""
+    """The ``CANDIDATE_LIMIT`` entries of the view nearest to ``embedding``,
+    among those with a vector of its model: the exact search live recall
+    runs over its cached matrix (``vector_cache.UserVectors.nearest``), here
+    over the view's vectors."""
     found = conn.execute(
-        select(memories.c.memory_id, memory_embeddings.c.dimensions, memory_embeddings.c.vector)
+        select(
+            memories.c.memory_id,
+            memories.c.conversation_id,
+            memory_embeddings.c.vector,
+            memory_embeddings.c.dimensions,
+        )
         .select_from(
             memory_embeddings.join(memories, memories.c.id == memory_embeddings.c.memory_pk)
         )
@@ -120,13 +129,7 @@ def _nearest(
         raise dimension_mismatch(
             Entry(Part.QUERY_EMBEDDING), expected=dimensions, got=embedding.dimensions
         )
-    query = np.asarray(embedding.values, dtype=np.float64)
-    length = float(np.linalg.norm(query))
-    if length == 0.0:
+    if not any(embedding.values):
         return []
-    matrix = np.asarray([decode_vector(row.vector) for row in found], dtype=np.float64)
-    lengths = np.linalg.norm(matrix, axis=1)
-    lengths[lengths == 0.0] = 1.0
-    cosines = np.clip(matrix @ (query / length) / lengths, -1.0, 1.0)
-    order = sorted(range(len(found)), key=lambda i: (-cosines[i], found[i].memory_id))
-    return [(found[i].memory_id, float(cosines[i])) for i in order[:CANDIDATE_LIMIT]]
+    vectors = UserVectors.build(0, dimensions, (tuple(row[:3]) for row in found))
+    return vectors.nearest(embedding.values, CANDIDATE_LIMIT, conversations)
