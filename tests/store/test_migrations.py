@@ -19,7 +19,7 @@ from mnemo_server.domain.models import ConversationKey
 from mnemo_server.store import migrate
 from mnemo_server.store.composed import SqlStore
 from mnemo_server.store.engine.engines import migration_engine
-from mnemo_server.store.schema import include_name, metadata
+from mnemo_server.store.schema import include_name, include_object_on, metadata
 from mnemo_server.store.transactions.database import open_database
 from tests.store.samples import exchange, messages
 from tests.store.writes import append_messages, save_state
@@ -52,11 +52,56 @@ def test_the_migrated_schema_matches_the_metadata(database_url: str) -> None:
     try:
         with engine.connect() as conn:
             context = MigrationContext.configure(
-                conn, opts={"compare_type": True, "include_name": include_name}
+                conn,
+                opts={
+                    "compare_type": True,
+                    "include_name": include_name,
+                    "include_object": include_object_on(conn.dialect.name),
+                },
             )
             assert compare_metadata(context, metadata) == []
     finally:
         engine.dispose()
+
+
+# SQLite's surrogate ids are its rowids, keyed alone (migration 0014).
+_SQLITE_ROWID_TABLES = frozenset(
+    {"conversations", "memories", "events", "failed_runs", "documents"}
+)
+
+
+def test_every_per_user_key_names_the_user(backend: str, database_url: str) -> None:
+    """What a store sharded by user requires (Citus): every primary key,
+    unique constraint and foreign key of a table with ``user_id`` includes it,
+    on both sides of a foreign key (read from the database's catalog)."""
+    engine = migration_engine(database_url)
+    lacking: list[str] = []
+    try:
+        with engine.connect() as conn:
+            catalog = inspect(conn)
+            for table in catalog.get_table_names():
+                if "user_id" not in {c["name"] for c in catalog.get_columns(table)}:
+                    continue
+                key = catalog.get_pk_constraint(table)["constrained_columns"]
+                if "user_id" not in key and not (
+                    backend == "sqlite" and table in _SQLITE_ROWID_TABLES and key == ["id"]
+                ):
+                    lacking.append(f"{table} primary key {key}")
+                for unique in catalog.get_unique_constraints(table):
+                    if "user_id" not in unique["column_names"]:
+                        lacking.append(f"{table} unique {unique['column_names']}")
+                for fk in catalog.get_foreign_keys(table):
+                    if (
+                        "user_id" not in fk["constrained_columns"]
+                        or "user_id" not in (fk["referred_columns"])
+                    ):
+                        lacking.append(
+                            f"{table} foreign key {fk['constrained_columns']} -> "
+                            f"{fk['referred_table']}{fk['referred_columns']}"
+                        )
+    finally:
+        engine.dispose()
+    assert lacking == []
 
 
 def test_an_unmigrated_database_is_refused_with_the_command_that_fixes_it(

@@ -17,12 +17,15 @@ Conventions:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
     CheckConstraint,
     Column,
     ForeignKey,
+    ForeignKeyConstraint,
     Index,
     Integer,
     LargeBinary,
@@ -36,6 +39,7 @@ from sqlalchemy import (
     table,
     text,
 )
+from sqlalchemy.sql.ddl import DDLIf
 from sqlalchemy.sql.expression import TableClause
 
 from mnemo_server.domain.text_search import MAX_TOKEN_CHARS
@@ -62,14 +66,34 @@ def _user_id() -> Column[str]:
     return Column("user_id", ID, ForeignKey("users.user_id"), nullable=False)
 
 
-def _conversation_ref(*, primary_key: bool = False) -> Column[int]:
-    return Column(
-        "conversation_pk",
-        Integer,
-        ForeignKey("conversations.id", ondelete="CASCADE"),
-        nullable=False,
-        primary_key=primary_key,
+# A surrogate id: BIGINT on PostgreSQL (ids never run out across every user of
+# a sharded store); on SQLite the rowid (``INTEGER PRIMARY KEY``), which
+# allocates the ids and keys the full-text table, so its key stays ``id``
+# alone there (migration 0014) while PostgreSQL's is ``(user_id, id)``.
+SURROGATE_ID = BigInteger().with_variant(Integer(), "sqlite")
+
+
+def _surrogate_id() -> Column[int]:
+    return Column("id", SURROGATE_ID, nullable=False, autoincrement=True)
+
+
+def _parent_ref(column: str) -> Column[int]:
+    """A reference to a user's conversation or entry (see ``_parent_fk``)."""
+    return Column(column, SURROGATE_ID, nullable=False)
+
+
+def _parent_fk(column: str, parent: str) -> ForeignKeyConstraint:
+    """The foreign key of a ``_parent_ref``: it names the user too, as a table
+    sharded by user requires."""
+    return ForeignKeyConstraint(
+        ["user_id", column], [f"{parent}.user_id", f"{parent}.id"], ondelete="CASCADE"
     )
+
+
+def _parent_key(table: str) -> Index:
+    """SQLite only: the unique ``(user_id, id)`` that composite foreign keys
+    reference (PostgreSQL's primary key is that)."""
+    return Index(f"uq_{table}_user_id_id", "user_id", "id", unique=True).ddl_if(dialect="sqlite")
 
 
 users = Table(
@@ -83,7 +107,7 @@ users = Table(
 conversations = Table(
     "conversations",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    _surrogate_id(),
     _user_id(),
     Column("conversation_id", ID, nullable=False),
     Column("metadata_json", Text, nullable=False),
@@ -97,6 +121,8 @@ conversations = Table(
     # Sequence of the latest compaction checkpoint of this generation (0: none).
     Column("checkpoint_seq", Integer, nullable=False),
     Column("etag", ETAG, nullable=False),
+    PrimaryKeyConstraint("user_id", "id"),
+    _parent_key("conversations"),
     UniqueConstraint("user_id", "conversation_id"),
     # ListConversations: most recently updated first.
     Index(None, "user_id", "updated_at", "conversation_id"),
@@ -107,7 +133,7 @@ conversations = Table(
 messages = Table(
     "messages",
     metadata,
-    _conversation_ref(),
+    _parent_ref("conversation_pk"),
     Column("position", Integer, nullable=False),
     _user_id(),
     Column("run_id", Text, nullable=False),
@@ -119,14 +145,15 @@ messages = Table(
     # When it was said, when the client dated it (history appended after the
     # fact); NULL: its create time.
     Column("event_at", MICROS, nullable=True),
-    PrimaryKeyConstraint("conversation_pk", "position"),
+    PrimaryKeyConstraint("user_id", "conversation_pk", "position"),
+    _parent_fk("conversation_pk", "conversations"),
 )
 
 failed_runs = Table(
     "failed_runs",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    _conversation_ref(),
+    _surrogate_id(),
+    _parent_ref("conversation_pk"),
     _user_id(),
     Column("failed_run_id", ID, nullable=False),
     Column("run_id", Text, nullable=False),
@@ -136,13 +163,15 @@ failed_runs = Table(
     # The partial messages: a JSON array of NewMessage (``domain.codec``).
     Column("messages_json", Text, nullable=False),
     Column("created_at", MICROS, nullable=False),
-    UniqueConstraint("conversation_pk", "failed_run_id"),
+    PrimaryKeyConstraint("user_id", "id"),
+    _parent_fk("conversation_pk", "conversations"),
+    UniqueConstraint("user_id", "conversation_pk", "failed_run_id"),
 )
 
 compaction_checkpoints = Table(
     "compaction_checkpoints",
     metadata,
-    _conversation_ref(),
+    _parent_ref("conversation_pk"),
     Column("generation", Integer, nullable=False),
     Column("seq", Integer, nullable=False),
     _user_id(),
@@ -152,14 +181,17 @@ compaction_checkpoints = Table(
     Column("replacement_json", Text, nullable=False),
     Column("run_id", Text, nullable=False),
     Column("created_at", MICROS, nullable=False),
-    PrimaryKeyConstraint("conversation_pk", "generation", "seq"),
+    PrimaryKeyConstraint("user_id", "conversation_pk", "generation", "seq"),
+    _parent_fk("conversation_pk", "conversations"),
 )
 
 working_memory = Table(
     "working_memory",
     metadata,
-    _conversation_ref(primary_key=True),
+    _parent_ref("conversation_pk"),
     _user_id(),
+    PrimaryKeyConstraint("user_id", "conversation_pk"),
+    _parent_fk("conversation_pk", "conversations"),
     Column("summary", Text, nullable=False),
     # A JSON array of Exchange (``domain.codec``), oldest first.
     Column("recent_json", Text, nullable=False),
@@ -219,7 +251,7 @@ memory_user_state = Table(
 memories = Table(
     "memories",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    _surrogate_id(),
     _user_id(),
     Column("memory_id", ID, nullable=False),
     Column("key", MEMORY_KEY, nullable=False),
@@ -247,6 +279,8 @@ memories = Table(
     Column("version", Integer, nullable=False),
     # ``domain.text_search.search_document(text)``: what the full-text index indexes.
     Column("search_document", Text, nullable=False),
+    PrimaryKeyConstraint("user_id", "id"),
+    _parent_key("memories"),
     UniqueConstraint("user_id", "memory_id"),
     CheckConstraint(
         "(scope = 'identity' AND conversation_id = '') "
@@ -255,8 +289,9 @@ memories = Table(
     ),
     # ListMemories: newest first.
     Index(None, "user_id", "created_at", "memory_id"),
-    # Recall (PostgreSQL): a user's newest entries containing a common term.
-    Index(None, "user_id", "id"),
+    # PostgreSQL: the embedder's backfill walks every user's entries by id
+    # (on SQLite the id is the rowid).
+    Index("ix_memories_id", "id").ddl_if(dialect="postgresql"),
     # At most one live entry per (user, scope, conversation, key).
     Index(
         "uq_memories_live_key",
@@ -305,12 +340,7 @@ memory_terms = Table(
 memory_versions = Table(
     "memory_versions",
     metadata,
-    Column(
-        "memory_pk",
-        Integer,
-        ForeignKey("memories.id", ondelete="CASCADE"),
-        nullable=False,
-    ),
+    _parent_ref("memory_pk"),
     Column("version", Integer, nullable=False),
     _user_id(),
     Column("text", Text, nullable=False),
@@ -320,19 +350,17 @@ memory_versions = Table(
     # When this version was written, and when an update replaced it.
     Column("updated_at", MICROS, nullable=False),
     Column("replaced_at", MICROS, nullable=False),
-    PrimaryKeyConstraint("memory_pk", "version"),
+    PrimaryKeyConstraint("user_id", "memory_pk", "version"),
+    _parent_fk("memory_pk", "memories"),
 )
 
 memory_embeddings = Table(
     "memory_embeddings",
     metadata,
-    Column(
-        "memory_pk",
-        Integer,
-        ForeignKey("memories.id", ondelete="CASCADE"),
-        primary_key=True,
-    ),
+    _parent_ref("memory_pk"),
     _user_id(),
+    PrimaryKeyConstraint("user_id", "memory_pk"),
+    _parent_fk("memory_pk", "memories"),
     Column("model", MEMORY_KEY, nullable=False),
     Column("dimensions", Integer, nullable=False),
     # float32 little-endian (``domain.vectors.encode_vector``).
@@ -351,15 +379,13 @@ memory_embeddings = Table(
 embedding_backlog = Table(
     "embedding_backlog",
     metadata,
-    Column(
-        "memory_pk",
-        Integer,
-        ForeignKey("memories.id", ondelete="CASCADE"),
-        primary_key=True,
-    ),
+    _parent_ref("memory_pk"),
     _user_id(),
     # A user's recall waits for that user's entries first.
-    Index(None, "user_id", "memory_pk"),
+    PrimaryKeyConstraint("user_id", "memory_pk"),
+    _parent_fk("memory_pk", "memories"),
+    # The embedder takes the oldest entries waiting, whoever they belong to.
+    Index(None, "memory_pk"),
 )
 
 # One row per model a server has embedded with (shared by every user): how
@@ -452,7 +478,7 @@ events = Table(
     "events",
     metadata,
     # The order of recording (keysets break ties of created_at with it).
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    _surrogate_id(),
     Column("user_id", ID, ForeignKey("users.user_id", ondelete="CASCADE"), nullable=False),
     # The user's tenant when the event was recorded ("" without one).
     Column("tenant_id", ID, nullable=False),
@@ -461,6 +487,7 @@ events = Table(
     # A JSON object of strings.
     Column("attributes_json", Text, nullable=False),
     Column("created_at", MICROS, nullable=False),
+    PrimaryKeyConstraint("user_id", "id"),
     UniqueConstraint("user_id", "event_id"),
     # ListEvents / WatchEvents of a user, and of a tenant: newest first.
     Index(None, "user_id", "created_at", "id"),
@@ -540,7 +567,7 @@ changes = Table(
 documents = Table(
     "documents",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    _surrogate_id(),
     _user_id(),
     Column("document_id", String(32), nullable=False),
     Column("namespace_path", Text, nullable=False),
@@ -555,6 +582,7 @@ documents = Table(
     Column("updated_at", MICROS, nullable=False),
     Column("ttl_micros", MICROS, nullable=True),
     Column("expire_at", MICROS, nullable=True),
+    PrimaryKeyConstraint("user_id", "id"),
     UniqueConstraint("user_id", "document_id"),
     # Search and namespace listing: a user's documents under a prefix.
     Index(None, "user_id", "namespace_path"),
@@ -628,6 +656,18 @@ describe: SQLite's FTS5 virtual table (and its shadow tables
 compare an index on an expression)."""
 
 
+def include_object_on(dialect: str) -> Callable[[object, str | None, str, bool, object], bool]:
+    """Alembic's ``include_object`` hook for a database of ``dialect``: leave
+    out of autogenerate comparisons what the metadata creates only on another
+    dialect (``ddl_if(dialect=...)``)."""
+
+    def include(obj: object, _name: str | None, _type: str, reflected: bool, _to: object) -> bool:
+        condition: DDLIf | None = getattr(obj, "_ddl_if", None)
+        return reflected or condition is None or condition.dialect in (None, dialect)
+
+    return include
+
+
 def include_name(name: str | None, type_: str, _parent_names: object) -> bool:
     """Alembic's ``include_name`` hook: leave ``UNMANAGED_NAMES`` out of
     autogenerate comparisons (the FTS5 tables cannot even be reflected)."""
@@ -653,6 +693,7 @@ __all__ = [
     "graph_checkpoints",
     "idempotency_records",
     "include_name",
+    "include_object_on",
     "memories",
     "memories_fts",
     "memory_candidates",

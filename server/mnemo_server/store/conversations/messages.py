@@ -151,7 +151,7 @@ _MESSAGES_OF_CONVERSATION = select(
     _m.message_json,
     _m.text,
     _m.event_at,
-).join(conversations, conversations.c.id == _m.conversation_pk)
+).join(conversations)  # on the foreign key: (user_id, conversation_pk)
 # A page of a conversation's messages, found by the conversation's key.
 _PAGE = Statement(
     _MESSAGES_OF_CONVERSATION.where(

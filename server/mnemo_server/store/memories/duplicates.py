@@ -104,9 +104,7 @@ def live_vectors(conn: Connection, user_id: str, model: str) -> list[tuple[LiveE
     asked for)."""
     found = conn.execute(
         select(*LIVE_COLUMNS, memory_embeddings.c.vector)
-        .select_from(
-            memory_embeddings.join(memories, memories.c.id == memory_embeddings.c.memory_pk)
-        )
+        .select_from(memory_embeddings.join(memories))
         .where(
             memory_embeddings.c.user_id == user_id,
             memory_embeddings.c.model == model,

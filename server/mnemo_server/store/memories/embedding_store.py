@@ -48,9 +48,7 @@ def _pending(conn: Connection, limit: int, user_id: str | None) -> list[PendingT
         select(
             embedding_backlog.c.memory_pk, memories.c.user_id, memories.c.version, memories.c.text
         )
-        .select_from(
-            embedding_backlog.join(memories, memories.c.id == embedding_backlog.c.memory_pk)
-        )
+        .select_from(embedding_backlog.join(memories))
         .order_by(embedding_backlog.c.memory_pk)
         .limit(limit)
     )
@@ -166,9 +164,7 @@ def _backfill(tx: Tx, model: str, scan: int) -> BackfillStep:
     upto = min(through + scan, last)
     found = conn.execute(
         select(memories.c.id, memories.c.user_id)
-        .select_from(
-            memories.outerjoin(memory_embeddings, memory_embeddings.c.memory_pk == memories.c.id)
-        )
+        .select_from(memories.outerjoin(memory_embeddings))
         .where(memories.c.id > through, memories.c.id <= upto, _missing_vector(model))
     ).all()
     queued = 0

@@ -106,7 +106,7 @@ _VECTORS_VERSION = Statement(
         memory_user_state.c.user_id == bindparam("user_id")
     )
 )
-_JOINED = memory_embeddings.join(memories, memories.c.id == memory_embeddings.c.memory_pk)
+_JOINED = memory_embeddings.join(memories)  # on the foreign key: (user_id, memory_pk)
 _LIVE_VECTORS = (
     memory_embeddings.c.user_id == bindparam("user_id"),
     memory_embeddings.c.model == bindparam("model"),

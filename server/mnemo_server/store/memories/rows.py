@@ -37,11 +37,7 @@ MEMORY_COLUMNS: tuple[ColumnElement[Any], ...] = (
 """What ``memory(row)`` reads: the entry and its vector, if any (select them
 ``FROM`` ``MEMORY_FROM``)."""
 
-MEMORY_FROM: FromClause = memories.outerjoin(
-    memory_embeddings,
-    (memory_embeddings.c.memory_pk == memories.c.id)
-    & (memory_embeddings.c.user_id == memories.c.user_id),
-)
+MEMORY_FROM: FromClause = memories.outerjoin(memory_embeddings)  # on (user_id, memory_pk)
 
 
 def memory_name(user_id: str, memory_id: str) -> str:

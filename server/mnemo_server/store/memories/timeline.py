@@ -117,9 +117,7 @@ def _nearest(
             memory_embeddings.c.vector,
             memory_embeddings.c.dimensions,
         )
-        .select_from(
-            memory_embeddings.join(memories, memories.c.id == memory_embeddings.c.memory_pk)
-        )
+        .select_from(memory_embeddings.join(memories))
         .where(*conditions, memory_embeddings.c.model == embedding.model)
     ).all()
     if not found:

@@ -62,7 +62,7 @@ def earlier_versions() -> Select[Any]:
         memory_versions.c.updated_at,
         memory_versions.c.replaced_at.label("archived_at"),
         memory_versions.c.version,
-    ).select_from(memory_versions.join(memories, memories.c.id == memory_versions.c.memory_pk))
+    ).select_from(memory_versions.join(memories))
 
 
 def list_versions(

@@ -11,7 +11,7 @@ from alembic import context
 from sqlalchemy import Connection
 
 from mnemo_server.store.engine.engines import migration_engine
-from mnemo_server.store.schema import include_name, metadata
+from mnemo_server.store.schema import include_name, include_object_on, metadata
 
 # Key of the PostgreSQL advisory lock held while migrating ("mnemo" in ASCII).
 _MIGRATION_LOCK = 0x6D6E656D6F
@@ -25,6 +25,7 @@ def _run(connection: Connection) -> None:
         compare_type=True,
         # Objects created by raw SQL (the full-text index) are not in the metadata.
         include_name=include_name,
+        include_object=include_object_on(connection.dialect.name),
     )
     with context.begin_transaction():
         if connection.dialect.name == "postgresql":

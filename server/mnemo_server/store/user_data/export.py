@@ -94,7 +94,7 @@ def _of_conversations(table: Any, user_id: str) -> Select[Any]:
     """``table`` (a child of ``conversations``) with its conversation's id as ``cid``."""
     return (
         select(table, conversations.c.conversation_id.label("cid"))
-        .select_from(table.join(conversations, conversations.c.id == table.c.conversation_pk))
+        .select_from(table.join(conversations))
         .where(table.c.user_id == user_id, conversations.c.user_id == user_id)
     )
 
