@@ -51,6 +51,14 @@ def build_parser() -> argparse.ArgumentParser:
         "holds another application's tables.",
     )
     add_arguments(migrate, only=("database_url", "data_dir"))
+    migrate.add_argument(
+        "--distribute",
+        action="store_true",
+        help="then shard the tables by user over Citus (PostgreSQL with the citus extension, "
+        "run on the coordinator): users and every per-user table distributed by user_id, "
+        "co-located; app_states, embedding_models, user_erasures reference tables. Does "
+        "nothing to tables already distributed; run it after every upgrade",
+    )
     commands.add_parser("version", help="print the version")
     embeddings.add_command(commands)
     health.add_command(commands)
@@ -83,7 +91,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         print(f"mnemo: {error}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "migrate":
-        return _migrate(settings)
+        return _migrate(settings, distribute=args.distribute)
     if args.command == embeddings.COMMAND:
         return embeddings.run(args, settings)
     from mnemo_server.lifecycle import run
@@ -91,23 +99,26 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     return run(settings)
 
 
-def _migrate(settings: Settings) -> int:
+def _migrate(settings: Settings, *, distribute: bool = False) -> int:
     from sqlalchemy.exc import SQLAlchemyError
 
     from mnemo_server.lifecycle import EXIT_FAILURE, database_problem
+    from mnemo_server.store import distribute as citus
     from mnemo_server.store import migrate
     from mnemo_server.store.engine.engines import describe_url
     from mnemo_server.store.engine.preflight import DatabaseUnusable
 
     url = settings.effective_database_url
     try:
+        if distribute:  # refused before anything changes
+            citus.check_distributable(url)
         # Explicit: a database holding another application's tables gets
         # Mnemo's beside them (``serve`` refuses such a database).
         found = migrate.prepare(url, upgrade_schema=True, adopt_foreign=True)
     except ValueError as error:
         print(f"mnemo: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except migrate.SchemaOutdated as error:
+    except (migrate.SchemaOutdated, citus.NotDistributable) as error:
         print(f"mnemo: {error.message}", file=sys.stderr)
         return EXIT_USAGE
     except DatabaseUnusable as error:
@@ -122,4 +133,31 @@ def _migrate(settings: Settings) -> int:
             f"{len(found.tables)} other tables"
         )
     print(f"mnemo: {describe_url(url)} is at revision {migrate.head_revision()}")
+    return _distribute(url) if distribute else 0
+
+
+def _distribute(url: str) -> int:
+    """``mnemo migrate --distribute``'s second step (``store.distribute``)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from mnemo_server.lifecycle import EXIT_FAILURE, database_problem
+    from mnemo_server.store import distribute as citus
+    from mnemo_server.store.engine.engines import describe_url
+
+    try:
+        done = citus.distribute(url)
+    except citus.NotDistributable as error:
+        print(f"mnemo: {error.message}", file=sys.stderr)
+        return EXIT_FAILURE
+    except SQLAlchemyError as error:
+        print(f"mnemo: {database_problem(url, error)}", file=sys.stderr)
+        return EXIT_FAILURE
+    if not done.changed:
+        print(f"mnemo: {describe_url(url)} is already distributed (Citus {done.citus_version})")
+        return 0
+    if done.reference:
+        print(f"mnemo: reference tables now: {', '.join(done.reference)}")
+    if done.distributed:
+        print(f"mnemo: distributed by user_id now: {', '.join(done.distributed)}")
+    print(f"mnemo: {describe_url(url)} is distributed (Citus {done.citus_version})")
     return 0

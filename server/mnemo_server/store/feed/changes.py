@@ -40,12 +40,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import weakref
 from collections.abc import Collection, Sequence
 from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    Engine,
     bindparam,
     case,
     delete,
@@ -90,7 +92,7 @@ from mnemo_server.domain.names import (
     user_name,
 )
 from mnemo_server.store.engine.statements import Statement, insert_per_dialect, insert_row
-from mnemo_server.store.feed.notify import notify_change
+from mnemo_server.store.feed.notify import CHANNEL, notify_change
 from mnemo_server.store.rows import now_micros, to_datetime
 from mnemo_server.store.schema import change_cursors, changes
 from mnemo_server.store.transactions.tx import Tx
@@ -259,7 +261,30 @@ def append(tx: Tx, user_id: str, new: Sequence[NewChange]) -> int:
         )
     tx.change_cursor = last
     notify_change(tx, user_id)  # watches hear of it at commit
+    if tx.dialect == "postgresql" and not _has_notify_trigger(tx):
+        # Sharded by Citus (``store.distribute``): the trigger is gone, the
+        # notice goes out on this session, the coordinator's.
+        tx.raw.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{user_id} {last}"))
     return last
+
+
+_NOTIFY_TRIGGER: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
+"""Per engine: whether ``change_cursors`` has its notice trigger (migration
+0005); ``mnemo migrate --distribute`` drops it. Looked up at the engine's
+first append: a server started before the database was distributed must be
+restarted."""
+
+
+def _has_notify_trigger(tx: Tx) -> bool:
+    engine = tx.conn.engine
+    found = _NOTIFY_TRIGGER.get(engine)
+    if found is None:
+        row = tx.raw.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'change_cursors_notify' "
+            "AND tgrelid = 'change_cursors'::regclass)"
+        ).fetchone()
+        found = _NOTIFY_TRIGGER[engine] = bool(row[0])
+    return found
 
 
 def upsert(resource_name: str, state: ChangeState) -> NewChange:
