@@ -68,6 +68,7 @@ def _header(results: dict[str, Any]) -> str:
     plan = results["plan"]
     packages = ", ".join(f"{k} {v}" for k, v in m["packages"].items())
     pg = results.get("postgres_version")
+    citus = results.get("citus_version")
     timings = ", ".join(f"{k} {v:.0f} s" for k, v in results.get("timings", {}).items())
     procs = plan["loadgen_processes"] or {}
     procs_text = (
@@ -90,7 +91,7 @@ Command:
 |---|---|
 | started | {results["started"]}, {results["wall_seconds"]:.0f} s of measuring (environment setup not included): {timings} |
 {_machine_rows(results, "shared and noisy")}
-| software | Python {m["python"]}, SQLite {m["sqlite"]}, {"PostgreSQL " + pg if pg else "no PostgreSQL"}; {packages}; commit {m["commit"]} |
+| software | Python {m["python"]}, SQLite {m["sqlite"]}, {"PostgreSQL " + pg if pg else "no PostgreSQL"}{"; Citus " + citus + " (a coordinator and two workers on this machine, 32 shards)" if citus else ""}; {packages}; commit {m["commit"]} |
 | stores | SQLite: a file, the server's defaults (WAL, `synchronous=FULL`); PostgreSQL: a throwaway cluster with `fsync=on`, `synchronous_commit=on`, `full_page_writes=on` |
 | windows | a warm-up of at least {plan["warmup"]:g} s, until every worker has completed a call; then at least {plan["seconds"]:g} s measured, until every worker has completed a call within it; {plan["repeat"]} windows per cell (median; spread = min–max); {plan["ops_per_baseline"]} operation windows after each empty-RPC window |
 | load generators | `bench/loadgen.py`, own processes, one `grpc.aio` channel, N closed-loop workers; {procs_text} |

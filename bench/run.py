@@ -167,6 +167,8 @@ def measure(p: plan.Plan, command: str) -> dict[str, Any]:
         databases = Databases(stack)
         if "postgres" in p.stores:
             results["postgres_version"] = databases.postgres.version
+        if "citus" in p.stores:
+            results["citus_version"] = databases.citus.citus_version
         mark = time.monotonic()
         for store in p.stores if p.store_ops else ():
             _say(f"{store}: store cells")

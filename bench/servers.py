@@ -4,6 +4,12 @@
   temporary directory; PostgreSQL databases in one throwaway cluster that is
   durable like production (``fsync``, ``synchronous_commit`` and
   ``full_page_writes`` on).
+- ``Databases`` also gives databases of a throwaway Citus cluster (a
+  coordinator and two workers, durable alike; store ``citus``): migrated and
+  distributed by ``mnemo migrate --distribute``, with Citus's default shard
+  count. Citus is not part of the repository: ``MNEMO_TEST_CITUS_BINDIR``
+  names a PostgreSQL ``bin`` directory with Citus installed
+  (``tests.support.citus``).
 - ``serve``: a ``mnemo serve`` process on a free 127.0.0.1 port, stopped with
   SIGTERM.
 - ``cpu_seconds`` / ``rss_bytes``: a process's CPU time (user + system, all
@@ -30,6 +36,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from tests.support.citus import CitusCluster
 from tests.support.pgcluster import ThrowawayPostgres, create_database, database_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -172,6 +179,7 @@ class Databases:
         self._stack = stack
         self.dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mnemo-bench-")))
         self._postgres: ThrowawayPostgres | None = None
+        self._citus: CitusCluster | None = None
         self._count = 0
 
     @property
@@ -180,6 +188,13 @@ class Databases:
         if self._postgres is None:
             self._postgres = self._stack.enter_context(ThrowawayPostgres(settings=DURABLE_POSTGRES))
         return self._postgres
+
+    @property
+    def citus(self) -> CitusCluster:
+        """The Citus cluster (a coordinator and two workers), started on first use."""
+        if self._citus is None:
+            self._citus = self._stack.enter_context(CitusCluster(settings=DURABLE_POSTGRES))
+        return self._citus
 
     def fresh_name(self, prefix: str = "bench") -> str:
         self._count += 1
@@ -193,10 +208,15 @@ class Databases:
         if backend == "postgres":
             create_database(self.postgres.url, name)
             return database_url(self.postgres.url, name)
+        if backend == "citus":
+            return self.citus.create_database(name)
         raise ValueError(f"unknown backend {backend!r}")
 
     def fresh(self, backend: str) -> str:
         """A new database migrated by ``mnemo migrate``: its SQLAlchemy URL."""
         url = self.raw(backend)
-        migrate(url)
+        if backend == "citus":  # Citus's default shard count, as an operator's
+            self.citus.migrate_and_distribute(url.rsplit("/", 1)[1], shard_count=32)
+        else:
+            migrate(url)
         return url
