@@ -32,11 +32,11 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from tests.support.citus import CitusCluster
 from tests.support.pgcluster import ThrowawayPostgres, create_database, database_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,7 +179,7 @@ class Databases:
         self._stack = stack
         self.dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mnemo-bench-")))
         self._postgres: ThrowawayPostgres | None = None
-        self._citus: CitusCluster | None = None
+        self._citus: Any = None  # a tests.support.citus.CitusCluster, once started
         self._count = 0
 
     @property
@@ -190,9 +190,12 @@ class Databases:
         return self._postgres
 
     @property
-    def citus(self) -> CitusCluster:
-        """The Citus cluster (a coordinator and two workers), started on first use."""
+    def citus(self) -> Any:
+        """The Citus cluster (a ``tests.support.citus.CitusCluster``: a
+        coordinator and two workers), started on first use."""
         if self._citus is None:
+            from tests.support.citus import CitusCluster  # only a Citus run needs it
+
             self._citus = self._stack.enter_context(CitusCluster(settings=DURABLE_POSTGRES))
         return self._citus
 
