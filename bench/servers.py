@@ -212,7 +212,8 @@ class Databases:
             create_database(self.postgres.url, name)
             return database_url(self.postgres.url, name)
         if backend == "citus":
-            return self.citus.create_database(name)
+            url: str = self.citus.create_database(name)
+            return url
         raise ValueError(f"unknown backend {backend!r}")
 
     def fresh(self, backend: str) -> str:
