@@ -42,7 +42,7 @@ MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
 	system-deps grpcurl test-unit test-store test-concurrency test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser test-conformance test-kotlin console bench bench-venv \
-	dist test-dist bench-report bench-validation bench-profile bench-recall bench-embedding bench-near-duplicates bench-bulk bench-watch bench-neighbour soak relevance constraints clean
+	dist test-dist test-citus bench-report bench-validation bench-profile bench-recall bench-embedding bench-near-duplicates bench-bulk bench-watch bench-neighbour soak relevance constraints clean
 
 help: ## Show this help
 	@echo "Usage: make TARGET [ARGS=...] [PYTEST_ARGS=...]"
@@ -294,6 +294,28 @@ test-concurrency: $(STAMP) ## pytest tests/concurrency (crashes, SIGTERM, races,
 
 test-api: $(STAMP) $(GRPCURL) ## pytest tests/api (gRPC API end to end)
 	MNEMO_GRPCURL="$(abspath $(GRPCURL))" $(PY) -m pytest tests/api $(PYTEST_ARGS)
+
+# Mnemo sharded by user on Citus (docs/operations.md, "Testing on Citus"). Citus
+# is not built here: MNEMO_TEST_CITUS_BINDIR names the bin directory of a
+# PostgreSQL with Citus installed. The PostgreSQL cases of tests/store and
+# tests/api, and tests/citus, run on a throwaway coordinator and two workers
+# (MNEMO_TEST_BACKENDS=citus, tests/conftest.py), then the Python conformance
+# scenarios on another such cluster (tests/conformance/run_citus.py). Run
+# explicitly, it fails when no Citus is given (the pytest run alone, without
+# it, skips the Citus cases saying so). Not part of `make test`.
+test-citus: $(STAMP) ## Storage + API suites (their PostgreSQL cases), tests/citus and the Python conformance scenarios on a throwaway Citus cluster; needs MNEMO_TEST_CITUS_BINDIR=<bin dir of a PostgreSQL with Citus>; not in make test
+	@if [ -z "$${MNEMO_TEST_CITUS_BINDIR:-}" ]; then \
+		echo "test-citus: no Citus installation given: set MNEMO_TEST_CITUS_BINDIR to the bin directory of a PostgreSQL with Citus installed, e.g." >&2; \
+		echo "  MNEMO_TEST_CITUS_BINDIR=/usr/lib/postgresql/15/bin make test-citus" >&2; \
+		echo "(Citus is not built by this repository; docs/operations.md, \"Testing on Citus\")" >&2; \
+		exit 2; \
+	fi
+	@# Both parts run, so one run reports every failure; it fails if either did.
+	@status=0; \
+	( set -x; MNEMO_TEST_BACKENDS=citus $(PY) -m pytest -m postgres tests/store tests/api tests/citus $(PYTEST_ARGS) ) || status=1; \
+	( set -x; timeout 900 $(PY) -m tests.conformance.run_citus ) || status=1; \
+	if [ $$status -ne 0 ]; then echo "test-citus: failed (above)" >&2; else echo "test-citus: passed"; fi; \
+	exit $$status
 
 # The OpenAI Agents SDK's own session tests against MnemoSession
 # (mnemo.integrations.openai_agents), and tests/peers: their own venv, pinned by
