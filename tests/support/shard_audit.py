@@ -121,12 +121,6 @@ GLOBAL_STATEMENTS: tuple[GlobalStatement, ...] = (
         r"^SELECT count\(\*\) AS count_1, count\(\*\) FILTER .* FROM memory_embeddings",
         "background embedding: the vectors of a model, for progress (mnemo embeddings)",
     ),
-    _global(
-        r"^WITH hits AS MATERIALIZED \(SELECT id FROM memories WHERE archived_at IS NULL ",
-        "recall's full-text read: the GIN match alone first (its tokens carry the "
-        "user's visibility key, so only the user's entries match), then the user's "
-        "rows; sharded, it runs on every shard (docs/operations.md)",
-    ),
 )
 """The documented exceptions (``docs/operations.md``, "Sharding by user")."""
 
