@@ -167,3 +167,28 @@ def test_a_third_worker_takes_shards_and_the_data_stays() -> None:
             for user in USERS:
                 create(memories, f"{user} likes coffee too", parent=user)
             assert all(len(listed(memories, user)) == 2 for user in USERS)
+
+
+def test_rows_written_before_distributing_move_into_the_shards(empty_url: str) -> None:
+    assert run_mnemo("migrate", "--database-url", empty_url).returncode == 0
+    with running_server(empty_url) as target, grpc.insecure_channel(target) as channel:
+        memories = memories_pb2_grpc.MemoryServiceStub(channel)
+        for user in USERS:
+            create(memories, f"{user} likes tea", parent=user)
+        before = {user: [m.text for m in listed(memories, user)] for user in USERS}
+
+    done = run_mnemo(
+        "migrate",
+        "--distribute",
+        "--database-url",
+        empty_url,
+        env={"PGOPTIONS": f"-c citus.shard_count={SHARD_COUNT}"},
+    )
+
+    assert done.returncode == 0, done.stderr
+    _assert_placed_as_planned(empty_url)
+    # The coordinator's own copies are gone: only the shards hold the rows.
+    assert _query(empty_url, "SELECT pg_relation_size('memories')") == [(0,)]
+    with running_server(empty_url) as target, grpc.insecure_channel(target) as channel:
+        memories = memories_pb2_grpc.MemoryServiceStub(channel)
+        assert {user: [m.text for m in listed(memories, user)] for user in USERS} == before

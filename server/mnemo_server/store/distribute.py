@@ -17,7 +17,10 @@ in this order (docs/operations.md, "Sharding by user (Citus)"):
   first);
 - ``alembic_version`` stays a local table of the coordinator.
 
-A table already in ``citus_tables`` as wanted is left alone, so a second run
+Rows written before are moved into the shards (Citus copies them), and the
+coordinator's local copies emptied once every table is distributed.
+
+A table already in ``pg_dist_partition`` as wanted is left alone, so a second run
 does nothing and a run that stopped half way (one transaction per table)
 continues where it stopped; run it after every upgrade, since a table a new
 migration adds starts local. A table distributed any other way, or one that
@@ -195,7 +198,8 @@ def _distribute(conn: Connection, url: str, version: str, shard_count: int | Non
     reference: list[str] = []
     distributed: list[str] = []
     unchanged: list[str] = []
-    for name in _order(tables, _foreign_keys(conn)):
+    order = _order(tables, _foreign_keys(conn))
+    for name in order:
         conn.commit()
         wanted = "reference" if name in REFERENCE_TABLES else "distributed"
         if tables[name].citus_type == wanted:
@@ -207,12 +211,12 @@ def _distribute(conn: Connection, url: str, version: str, shard_count: int | Non
         except DBAPIError as error:
             raise _refused(name, error) from error
         (reference if wanted == "reference" else distributed).append(name)
+    _drop_local_copies(conn, order)
     return Distributed(tuple(reference), tuple(distributed), tuple(unchanged), version)
 
 
 def _make(conn: Connection, name: str, shard_count: int | None) -> None:
     """Distribute ``name`` (or make it a reference table), in the caller's transaction."""
-    has_rows = conn.exec_driver_sql(f'SELECT EXISTS (SELECT 1 FROM "{name}")').scalar_one()
     if name in REFERENCE_TABLES:
         conn.execute(text("SELECT create_reference_table(:t)"), {"t": name})
     elif name == ANCHOR_TABLE:
@@ -230,10 +234,27 @@ def _make(conn: Connection, name: str, shard_count: int | None) -> None:
             text("SELECT create_distributed_table(:t, :c, colocate_with => :anchor)"),
             {"t": name, "c": DISTRIBUTION_COLUMN, "anchor": ANCHOR_TABLE},
         )
-    if has_rows:
-        # Citus copied the rows into the shards and kept the originals,
-        # hidden, in the coordinator's table.
-        conn.execute(text("SELECT truncate_local_data_after_distributing_table(:t)"), {"t": name})
+
+
+def _drop_local_copies(conn: Connection, order: Sequence[str]) -> None:
+    """Citus copies a table's rows into its shards and keeps the originals,
+    hidden, in the coordinator's table: empty those, once every table is
+    distributed (a table's local rows cannot go while a local table still
+    references it), children first. Also those a stopped run left."""
+    for name in reversed(order):
+        conn.commit()
+        with conn.begin():
+            size = conn.execute(
+                text("SELECT pg_relation_size(CAST(:t AS regclass))"), {"t": name}
+            ).scalar_one()
+            if size:
+                try:
+                    conn.execute(
+                        text("SELECT truncate_local_data_after_distributing_table(:t)"),
+                        {"t": name},
+                    )
+                except DBAPIError as error:
+                    raise _refused(name, error) from error
 
 
 def _refused(table: str, error: DBAPIError) -> NotDistributable:
