@@ -81,8 +81,11 @@ def put_document(tx: Tx, command: PutDocument) -> Document:
     if found is None:
         tx.conn.execute(insert(documents).values(values))
     else:
+        # Its key is not rewritten: a sharded store refuses a statement that
+        # sets the distribution column (``user_id``), even to its own value.
+        changed = {k: v for k, v in values.items() if k not in ("user_id", "document_id")}
         tx.conn.execute(
-            update(documents).where(_d.user_id == user_id, _d.id == found.id).values(values)
+            update(documents).where(_d.user_id == user_id, _d.id == found.id).values(changed)
         )
     change_log.append(tx, user_id, [change_log.upsert(name, rows.slim(after))])
     return after
