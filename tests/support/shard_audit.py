@@ -86,16 +86,17 @@ GLOBAL_STATEMENTS: tuple[GlobalStatement, ...] = (
     _global(
         r"^SELECT .* FROM conversations WHERE conversations\.expire_at <=",
         "maintenance: the purge finds expired temporary conversations of every user "
-        "(store.conversations.temporary; a fan-out, one batch per pass)",
+        "(store.conversations.temporary; then locks and deletes them one user at a time)",
     ),
     _global(
-        r"^DELETE FROM changes WHERE .* changes\.created_at < ",
-        "maintenance: the change feed's retention prune, every user's old changes "
-        "(store.feed.changes)",
+        r"^SELECT changes\.user_id, changes\.cursor FROM changes WHERE changes\.created_at < ",
+        "maintenance: the change feed's retention prune finds every user's old changes "
+        "(store.feed.changes; then deletes them one user at a time)",
     ),
     _global(
-        r"^DELETE FROM idempotency_records WHERE .* idempotency_records\.created_at < ",
-        "maintenance: the idempotency window's prune, every user's old records (store.idempotency)",
+        r"^SELECT .* FROM idempotency_records WHERE idempotency_records\.created_at < ",
+        "maintenance: the idempotency window's prune finds every user's old records "
+        "(store.idempotency; then deletes them one user at a time)",
     ),
     _global(
         r"^SELECT embedding_backlog\.memory_pk, .* FROM embedding_backlog JOIN memories .* ORDER BY",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from sqlalchemy import ColumnElement, Connection, bindparam, delete, or_, select
 
+from mnemo_server.store.engine.fan_out import per_user
 from mnemo_server.store.engine.statements import Statement
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.memories import text_index as fts
@@ -77,12 +78,24 @@ def drop_expired(tx: Tx, user_id: str, conversation_id: str, now: int) -> None:
 
 def purge_expired(tx: Tx, now: int, limit: int) -> int:
     """Delete up to ``limit`` conversations expired at ``now`` (oldest expiry
-    first); returns how many."""
+    first), locked one user's at a time (``engine.fan_out``); returns how many."""
     found = tx.conn.execute(
-        select(conversations.c.id, conversations.c.user_id, conversations.c.conversation_id)
+        select(conversations.c.user_id, conversations.c.id)
         .where(conversations.c.expire_at <= now)
         .order_by(conversations.c.expire_at, conversations.c.id)
         .limit(limit)
-        .with_for_update(skip_locked=True)
     ).all()
-    return _delete(tx, [(r.id, r.user_id, r.conversation_id) for r in found])
+    locked: list[tuple[int, str, str]] = []
+    for user_id, ids in per_user((r.user_id, r.id) for r in found).items():
+        rows = tx.conn.execute(
+            select(conversations.c.id, conversations.c.user_id, conversations.c.conversation_id)
+            .where(
+                conversations.c.user_id == user_id,
+                conversations.c.id.in_(ids),
+                conversations.c.expire_at <= now,
+            )
+            .order_by(conversations.c.id)
+            .with_for_update(skip_locked=True)
+        ).all()
+        locked += [(r.id, r.user_id, r.conversation_id) for r in rows]
+    return _delete(tx, locked)

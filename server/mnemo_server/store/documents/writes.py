@@ -20,6 +20,7 @@ from mnemo_server.domain.commands.documents import DeleteDocument, PutDocument, 
 from mnemo_server.domain.documents import Document, Namespace, document_id
 from mnemo_server.domain.errors import etag_mismatch
 from mnemo_server.store.documents import rows
+from mnemo_server.store.engine.fan_out import per_user
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance.consent import open_memory_write
 from mnemo_server.store.rows import new_etag, now_micros, to_datetime
@@ -148,16 +149,14 @@ def refresh_documents(tx: Tx, command: RefreshDocuments) -> int:
 
 def purge_expired(tx: Tx, now: int, limit: int) -> int:
     """Delete up to ``limit`` documents expired at ``now`` (oldest expiry
-    first), one user's at a time; how many."""
+    first), one user's at a time (``engine.fan_out``); how many."""
     found = tx.conn.execute(
         select(_d.user_id, _d.id)
         .where(_d.expire_at <= now)
         .order_by(_d.expire_at, _d.id)
         .limit(limit)
     ).all()
-    users = sorted({r.user_id for r in found})
-    for user_id in users:
-        ids = sorted(r.id for r in found if r.user_id == user_id)
+    for user_id, ids in per_user((r.user_id, r.id) for r in found).items():
         locked = tx.conn.execute(
             select(_d.id, *rows.COLUMNS)
             .where(_d.user_id == user_id, _d.id.in_(ids), _d.expire_at <= now)

@@ -53,7 +53,6 @@ from sqlalchemy import (
     delete,
     or_,
     select,
-    tuple_,
 )
 from sqlalchemy import update as sql_update
 
@@ -91,6 +90,7 @@ from mnemo_server.domain.names import (
     message_name,
     user_name,
 )
+from mnemo_server.store.engine.fan_out import per_user
 from mnemo_server.store.engine.statements import Statement, insert_per_dialect, insert_row
 from mnemo_server.store.feed.notify import CHANNEL, notify_change
 from mnemo_server.store.rows import now_micros, to_datetime
@@ -466,13 +466,17 @@ def prune(conn: Connection, older_than_micros: int, limit: int) -> int:
     oldest first; how many. The counters stay (see the module doc)."""
     # Within a user, cursor order breaks ties of time: a batch boundary never
     # leaves a hole. No SKIP LOCKED: skipping a row would.
-    oldest = (
+    # One user's at a time (``engine.fan_out``).
+    oldest = conn.execute(
         select(changes.c.user_id, changes.c.cursor)
         .where(changes.c.created_at < older_than_micros)
         .order_by(changes.c.created_at, changes.c.user_id, changes.c.cursor)
         .limit(limit)
-    )
-    result = conn.execute(
-        delete(changes).where(tuple_(changes.c.user_id, changes.c.cursor).in_(oldest))
-    )
-    return int(result.rowcount)
+    ).all()
+    pruned = 0
+    for user_id, cursors in per_user((r.user_id, r.cursor) for r in oldest).items():
+        result = conn.execute(
+            delete(changes).where(changes.c.user_id == user_id, changes.c.cursor.in_(cursors))
+        )
+        pruned += int(result.rowcount)
+    return pruned

@@ -25,12 +25,13 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, bindparam, delete, select, tuple_
+from sqlalchemy import Connection, bindparam, delete, select
 
 from mnemo_server.domain import codec
 from mnemo_server.domain.commands import Idempotent, result_type
 from mnemo_server.domain.errors import MnemoError, request_id_reused
 from mnemo_server.domain.models import Idempotency
+from mnemo_server.store.engine.fan_out import per_user
 from mnemo_server.store.engine.statements import Statement, insert_per_dialect
 from mnemo_server.store.rows import now_micros
 from mnemo_server.store.schema import idempotency_records
@@ -131,16 +132,28 @@ def _replay_if_recorded(
 
 def prune_records(conn: Connection, older_than_micros: int, limit: int) -> int:
     """Delete up to ``limit`` records made before ``older_than_micros``
-    (oldest first); how many."""
-    oldest = (
+    (oldest first), one user's at a time (``engine.fan_out``); how many."""
+    oldest = conn.execute(
         select(_records.user_id, _records.request_id)
         .where(_records.created_at < older_than_micros)
         .order_by(_records.created_at)
         .limit(limit)
-    )
-    if conn.dialect.name == "postgresql":
-        oldest = oldest.with_for_update(skip_locked=True)
-    result = conn.execute(
-        delete(idempotency_records).where(tuple_(_records.user_id, _records.request_id).in_(oldest))
-    )
-    return int(result.rowcount)
+    ).all()
+    pruned = 0
+    for user_id, request_ids in per_user((r.user_id, r.request_id) for r in oldest).items():
+        unlocked = (
+            select(_records.request_id)
+            .where(
+                _records.user_id == user_id,
+                _records.request_id.in_(request_ids),
+                _records.created_at < older_than_micros,
+            )
+            .with_for_update(skip_locked=True)
+        )
+        result = conn.execute(
+            delete(idempotency_records).where(
+                _records.user_id == user_id, _records.request_id.in_(unlocked)
+            )
+        )
+        pruned += int(result.rowcount)
+    return pruned
