@@ -250,6 +250,7 @@ def main() -> None:
         _say(f"wrote {args.adapters_markdown} and {args.adapters_json}")
         if p.workloads == ("adapters",):
             return
+    results["raw_figures"] = args.json.name
     args.json.write_text(json.dumps(results, indent=1) + "\n")
     args.markdown.write_text(report.render(results))
     _say(f"wrote {args.markdown} and {args.json} ({results['wall_seconds']:.0f} s)")
