@@ -302,7 +302,8 @@ test-api: $(STAMP) $(GRPCURL) ## pytest tests/api (gRPC API end to end)
 # (MNEMO_TEST_BACKENDS=citus, tests/conftest.py), then the Python conformance
 # scenarios on another such cluster (tests/conformance/run_citus.py). Run
 # explicitly, it fails when no Citus is given (the pytest run alone, without
-# it, skips the Citus cases saying so). Not part of `make test`.
+# it, skips the Citus cases saying so). Each statement crosses two servers there,
+# so a test gets 300 s instead of 120. Not part of `make test`.
 test-citus: $(STAMP) ## Storage + API suites (their PostgreSQL cases), tests/citus and the Python conformance scenarios on a throwaway Citus cluster; needs MNEMO_TEST_CITUS_BINDIR=<bin dir of a PostgreSQL with Citus>; not in make test
 	@if [ -z "$${MNEMO_TEST_CITUS_BINDIR:-}" ]; then \
 		echo "test-citus: no Citus installation given: set MNEMO_TEST_CITUS_BINDIR to the bin directory of a PostgreSQL with Citus installed, e.g." >&2; \
@@ -312,7 +313,7 @@ test-citus: $(STAMP) ## Storage + API suites (their PostgreSQL cases), tests/cit
 	fi
 	@# Both parts run, so one run reports every failure; it fails if either did.
 	@status=0; \
-	( set -x; MNEMO_TEST_BACKENDS=citus $(PY) -m pytest -m postgres tests/store tests/api tests/citus $(PYTEST_ARGS) ) || status=1; \
+	( set -x; MNEMO_TEST_BACKENDS=citus $(PY) -m pytest -m postgres --timeout 300 tests/store tests/api tests/citus $(PYTEST_ARGS) ) || status=1; \
 	( set -x; timeout 900 $(PY) -m tests.conformance.run_citus ) || status=1; \
 	if [ $$status -ne 0 ]; then echo "test-citus: failed (above)" >&2; else echo "test-citus: passed"; fi; \
 	exit $$status
