@@ -1,7 +1,7 @@
 """A throwaway Citus cluster for the test suite: a coordinator and workers on 127.0.0.1.
 
 Citus is not part of this repository: ``MNEMO_TEST_CITUS_BINDIR`` names the
-``bin`` directory of a PostgreSQL into which Citus is installed (``citus.so``
+``bin`` directory of a PostgreSQL into which Citus is installed (the library citus.so
 in its ``pg_config --pkglibdir``), e.g. ``/usr/lib/postgresql/15/bin``.
 Without it, ``find_citus_bindir`` raises ``CitusUnavailable`` saying so::
 
@@ -288,7 +288,7 @@ class CitusCluster:
 
     def migrate_and_distribute(self, name: str, *, shard_count: int = SHARD_COUNT) -> str:
         """``mnemo migrate --distribute`` on database ``name``, in a
-        subprocess as an operator runs it (``citus.shard_count`` through
+        subprocess as an operator runs it (the setting citus.shard_count through
         ``PGOPTIONS``); returns its output. Raises ``RuntimeError`` if it failed."""
         done = run_mnemo(
             "migrate",
