@@ -21,6 +21,7 @@ from mnemo_server.domain.memory_models import (
     RecallQuery,
 )
 from mnemo_server.store.composed import SqlStore
+from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.schema import metadata
 from mnemo_server.store.transactions.database import Database
 from tests.store import reads
@@ -180,3 +181,23 @@ async def test_delete_checks_the_etag_and_existence(store: SqlStore) -> None:
         await delete_memory(store, "alice", "never")
     with pytest.raises(NotFound):
         await delete_memory(store, "bob", "m1")
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+async def test_deletes_between_writes_never_let_the_index_outgrow_what_fts5_reads(
+    store: SqlStore, database: Database
+) -> None:
+    # Each FTS5 ``optimize`` after new writes adds a level to the index;
+    # unchecked, a file of many deletes reached some 2,000 levels, where FTS5
+    # can no longer read its index ("database disk image is malformed").
+    rounds = 3 * fts.MAX_INDEX_LEVELS
+    for n in range(rounds):
+        for part in range(3):
+            await save(store, f"k{n}-{part}", draft(f"kept note {n} part {part} about tea"))
+        await save(store, f"d{n}", draft(f"passing note {n} about tea"))
+        await delete_memory(store, "alice", f"d{n}")
+    levels = await database.read(fts.index_levels)
+    assert 0 < levels <= fts.MAX_INDEX_LEVELS
+    found = await reads.recalled_ids(store, "alice", RecallQuery(text="tea"), limit=100)
+    assert len(found) == 100 and all(memory_id.startswith("k") for memory_id in found)
+    assert await reads.recalled_ids(store, "alice", RecallQuery(text="passing"), limit=10) == []

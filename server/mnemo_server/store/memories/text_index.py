@@ -32,7 +32,11 @@ document remains; with ``PRAGMA secure_delete=ON`` (``store.engine.engines``) th
 freed pages are zeroed. It rewrites the whole index: its cost grows with the
 total size of the index (every user of the file), which is why only deletes
 pay it (measured on this 2-core machine: about 15 ms for a file of 10,000
-entries, 120 ms for 100,000). On PostgreSQL, deleted tuples (in the table
+entries, 120 ms for 100,000). Each ``optimize`` after new writes also adds a
+level to the index, which FTS5 cannot read past about 2,000 levels; so past
+``MAX_INDEX_LEVELS`` the index is rebuilt from the live entries (``delete-all``,
+then every live document again), once in some 60 or more erasures.
+On PostgreSQL, deleted tuples (in the table
 and the GIN index) are unreachable at once and their space is reclaimed by
 (auto)vacuum.
 
@@ -105,6 +109,21 @@ _UNINDEX = Statement(
     )
 )
 _OPTIMIZE = text("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+# FTS5's structure record (rowid 10 of its data table): a 4-byte cookie, then
+# the number of levels of the index as a varint.
+_STRUCTURE = text("SELECT block FROM memories_fts_data WHERE id = 10")
+_DELETE_ALL = text("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
+_REINDEX_LIVE = text(
+    "INSERT INTO memories_fts(rowid, search_document) "
+    "SELECT id, search_document FROM memories WHERE archived_at IS NULL"
+)
+MAX_INDEX_LEVELS = 64
+"""Levels of the FTS5 index past which ``forget_deleted`` rebuilds it. Each
+``optimize`` that follows new writes puts the merged segment one level
+higher (SQLite 3.40 here), and past about 2,000 levels FTS5 can no longer
+read its structure: every search and write of the file then fails
+("database disk image is malformed"). A soak of two hours reached that after
+some 1,000 erasures."""
 
 # Counts as [[term, delta], ...] (SQLite: JSON; PostgreSQL: two arrays).
 _ADD_TERMS = {
@@ -190,9 +209,27 @@ def drop_documents(conn: Connection | Tx, documents: Sequence[tuple[int, str]]) 
 
 def forget_deleted(conn: Connection) -> None:
     """Remove every trace of unindexed documents from the index (see the
-    module doc for the cost)."""
+    module doc for the cost); rebuild it from the live entries when its
+    levels pass ``MAX_INDEX_LEVELS``."""
     if dialect_of(conn) == "sqlite":
         conn.execute(_OPTIMIZE)
+        if index_levels(conn) > MAX_INDEX_LEVELS:
+            conn.execute(_DELETE_ALL)
+            conn.execute(_REINDEX_LIVE)
+            conn.execute(_OPTIMIZE)
+
+
+def index_levels(conn: Connection) -> int:
+    """SQLite: the number of levels of the FTS5 index (0 when it is empty)."""
+    block = conn.execute(_STRUCTURE).scalar()
+    if not block:
+        return 0
+    levels = 0
+    for byte in bytes(block)[4:13]:  # an SQLite varint: 7 bits a byte, high bit = more
+        levels = (levels << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            break
+    return levels
 
 
 # ------------------------------------------------------------------- reads
