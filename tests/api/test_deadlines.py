@@ -66,7 +66,7 @@ class Lock:
         return pids[0]
 
     def kill(self, pid: int) -> None:
-        self._observer.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        self._observer.execute("SELECT pg_terminate_backend(%s::integer)", (pid,))
 
     def release(self) -> None:
         self._conn.rollback()

@@ -201,8 +201,9 @@ def test_a_new_model_re_embeds_what_the_server_computed_and_keeps_client_vectors
         ]
     with connected(database_url) as conn:
         stored = conn.execute(
+            # Joined on the foreign key (user_id, memory_pk): a sharded store needs both.
             select(memories.c.text, memory_embeddings.c.model, memory_embeddings.c.computed).join(
-                memory_embeddings, memory_embeddings.c.memory_pk == memories.c.id
+                memory_embeddings
             )
         ).all()
     assert {text: model for text, model, _ in stored} == {

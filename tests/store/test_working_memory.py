@@ -173,7 +173,7 @@ async def test_a_second_client_reads_exactly_what_the_first_wrote(
 
 
 async def test_a_first_write_that_waited_for_another_first_write_keeps_it(
-    sql_store: SqlStore, database_url: str, backend: str
+    sql_store: SqlStore, database_url: str, backend: str, request: pytest.FixtureRequest
 ) -> None:
     """PostgreSQL: a first write of a conversation's state that waits for the
     conversation's lock while another first write commits its state row must
@@ -183,6 +183,7 @@ async def test_a_first_write_that_waited_for_another_first_write_keeps_it(
     await writes.create_conversation(sql_store, "alice", "c1")
     key = ConversationKey("alice", "c1")
     dsn = database_url.replace("postgresql+psycopg://", "postgresql://")
+    activity = "citus_stat_activity" if "citus" in request.node.name else "pg_stat_activity"
     with psycopg.connect(dsn) as other:
         pk = other.execute(
             "SELECT id FROM conversations WHERE user_id = 'alice' AND conversation_id = 'c1' "
@@ -199,7 +200,8 @@ async def test_a_first_write_that_waited_for_another_first_write_keeps_it(
             for _ in range(500):
                 await asyncio.sleep(0.01)
                 blocked = watcher.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    # On Citus the write waits on the worker holding the shard.
+                    f"SELECT count(*) FROM {activity} WHERE wait_event_type = 'Lock' "
                     "AND datname = current_database()"
                 ).fetchone()
                 if blocked and blocked[0]:

@@ -32,7 +32,7 @@ from typing import Any, Self
 import psycopg
 from sqlalchemy import Engine, event
 
-__all__ = ["StatementLog"]
+__all__ = ["StatementLog", "store_statements"]
 
 
 class StatementLog:
@@ -96,3 +96,12 @@ def _counting_cursor(seen: Any) -> type[psycopg.Cursor[Any]]:
             super().executemany(query, params_seq, **kwargs)
 
     return CountingCursor
+
+
+def store_statements(statements: list[str], *, citus: bool) -> list[str]:
+    """The statements of a call but Citus's change notice: on Citus the
+    change feed notifies watchers with a statement of its own
+    (``store.feed.changes``), at most one per call; elsewhere a trigger does."""
+    notices = [s for s in statements if s.startswith("SELECT pg_notify(")]
+    assert len(notices) <= (1 if citus else 0), "\n".join(statements)
+    return [s for s in statements if s not in notices]
