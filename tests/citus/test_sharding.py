@@ -7,6 +7,7 @@ readable and writable through the server."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -51,6 +52,17 @@ def empty_url(citus_databases: CitusDatabases) -> Iterator[str]:
         yield url
     finally:
         citus_databases.drop(url)
+
+
+def _distribute(url: str) -> subprocess.CompletedProcess[str]:
+    """``mnemo migrate --distribute`` as an operator runs it, with the tests' shard count."""
+    return run_mnemo(
+        "migrate",
+        "--distribute",
+        "--database-url",
+        url,
+        env={"PGOPTIONS": f"-c citus.shard_count={SHARD_COUNT}"},
+    )
 
 
 def _query(url: str, statement: str) -> list[tuple[Any, ...]]:
@@ -101,13 +113,7 @@ def test_a_second_run_changes_nothing(distributed_url: str) -> None:
 
 
 def test_migrate_distribute_shards_a_new_database(empty_url: str) -> None:
-    done = run_mnemo(
-        "migrate",
-        "--distribute",
-        "--database-url",
-        empty_url,
-        env={"PGOPTIONS": f"-c citus.shard_count={SHARD_COUNT}"},
-    )
+    done = _distribute(empty_url)
 
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -177,13 +183,7 @@ def test_rows_written_before_distributing_move_into_the_shards(empty_url: str) -
             create(memories, f"{user} likes tea", parent=user)
         before = {user: [m.text for m in listed(memories, user)] for user in USERS}
 
-    done = run_mnemo(
-        "migrate",
-        "--distribute",
-        "--database-url",
-        empty_url,
-        env={"PGOPTIONS": f"-c citus.shard_count={SHARD_COUNT}"},
-    )
+    done = _distribute(empty_url)
 
     assert done.returncode == 0, done.stderr
     _assert_placed_as_planned(empty_url)
