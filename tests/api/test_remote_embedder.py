@@ -194,7 +194,7 @@ def test_a_new_model_re_embeds_what_the_server_computed_and_keeps_client_vectors
         _server(database_url, endpoint, key_file) as target,  # type: ignore[attr-defined]
         grpc.insecure_channel(target) as channel,
     ):
-        wait_until_embedded(database_url)
+        wait_until_embedded(database_url, model="bge")
         stub = memories_pb2_grpc.MemoryServiceStub(channel)
         assert _recall(stub, "does she have a puppy?", semantic=True) == [
             "Adopted a golden retriever last spring"

@@ -38,12 +38,15 @@ def user_digest(
     """Per table (of ``tables`` only, if given): the number of the user's rows
     and a SHA-256 of their contents."""
     result: dict[str, tuple[int, str]] = {}
+    names = [t.name for t in user_tables() if tables is None or t.name in tables]
     with connected(database_url) as conn:
-        for table in user_tables():
-            if tables is not None and table.name not in tables:
-                continue
-            # In the columns the database has (one migrated to an earlier revision too).
-            table = Table(table.name, MetaData(), autoload_with=conn)
+        # In the columns the database has (one migrated to an earlier revision
+        # too), reflected in one pass: table by table, PostgreSQL's catalog
+        # reads made a digest take about half a second.
+        database = MetaData()
+        database.reflect(conn, only=names)
+        for name in names:
+            table = database.tables[name]
             rows = conn.execute(select(table).where(table.c.user_id == user_id)).all()
             lines = sorted(repr(tuple(row)) for row in rows)
             digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()
