@@ -678,14 +678,79 @@ them from git if the run was only for a look. `make bench-recall` (recall at 1k 
 memories) and `make bench-watch` (watch propagation alone, 200 writes) stay separate;
 `make bench-neighbour ARGS="--record"` measures the noisy neighbour alone (400 calls per phase
 instead of 200) and puts it into this page and the JSON. `make soak` (20 minutes) is recorded in
-[soak.md](soak.md)."""
+[soak.md](soak.md). The Citus cells need a Citus cluster (`--stores postgres,citus`, the command on
+[benchmarks-citus.md](benchmarks-citus.md)); that run writes its own page and JSON, summarised in
+"Citus beside PostgreSQL" above."""
 
 
-def render(results: dict[str, Any]) -> str:
+def _citus(citus: dict[str, Any] | None, page: str) -> str:
+    """The Citus cells (``--stores postgres,citus``, a run of their own: Citus
+    is the operator's installation, not this repository's) beside plain
+    PostgreSQL's of the same run, summarised from their own JSON."""
+    if citus is None or "citus" not in citus.get("stores", {}):
+        return ""
+    cells = {
+        store: {(c["op"], c["concurrency"]): c for c in citus["stores"][store].get("cells", [])}
+        for store in ("postgres", "citus")
+        if store in citus["stores"]
+    }
+    rows = []
+    for (op, level), cell in sorted(
+        cells.get("citus", {}).items(), key=lambda kv: (kv[0][1], kv[0][0])
+    ):
+        plain = cells.get("postgres", {}).get((op, level))
+        if op in ("empty", "empty-stream") or plain is None:
+            continue
+        rows.append(
+            [
+                op,
+                f"c{level}",
+                _n(plain["throughput"]),
+                _n(cell["throughput"]),
+                _f(cell["throughput"] / plain["throughput"] if plain["throughput"] else None),
+                _f(plain["throughput_ratio"]),
+                _f(cell["throughput_ratio"]),
+            ]
+        )
+    return (
+        "## Citus beside PostgreSQL\n\n"
+        f"From the run on [{page}]({page}) (`{citus.get('command', '')}`; Citus "
+        f"{citus.get('citus_version', '?')}, a coordinator and two workers on this machine, "
+        f"started {citus.get('started', '?')}): medians of that run's windows; "
+        "÷ empty is each store's own empty-RPC ratio, as above.\n\n"
+        + _table(
+            [
+                "operation",
+                "at",
+                "PostgreSQL calls/s",
+                "Citus calls/s",
+                "Citus ÷ PostgreSQL",
+                "PostgreSQL ÷ empty",
+                "Citus ÷ empty",
+            ],
+            rows,
+        )
+    )
+
+
+def citus_run(page: Path) -> dict[str, Any] | None:
+    """The Citus run's JSON beside ``page`` (``benchmarks-citus.json``), for
+    its summary there; ``None`` if there is none or ``page`` is that run's."""
+    source = page.with_name("benchmarks-citus.json")
+    if page.name == "benchmarks-citus.md" or not source.exists():
+        return None
+    loaded: dict[str, Any] = json.loads(source.read_text())
+    return loaded
+
+
+def render(results: dict[str, Any], citus: dict[str, Any] | None = None) -> str:
+    """This page from ``results``; with ``citus`` (the Citus run's JSON), its
+    summary too."""
     parts = [
         _header(results),
         _targets(results),
         _stores(results),
+        _citus(citus, "benchmarks-citus.md"),
         _scale(results),
         _rss(results),
         _watch(results),
@@ -702,7 +767,10 @@ def main(argv: list[str]) -> None:
     source = Path(argv[0]) if argv else Path("docs/benchmarks.json")
     target = Path(argv[1]) if len(argv) > 1 else source.with_suffix(".md")
     results = json.loads(source.read_text())
-    target.write_text(render_adapters(results) if "adapters" in source.name else render(results))
+    if "adapters" in source.name:
+        target.write_text(render_adapters(results))
+        return
+    target.write_text(render(results, citus_run(target)))
 
 
 if __name__ == "__main__":

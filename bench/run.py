@@ -252,7 +252,7 @@ def main() -> None:
             return
     results["raw_figures"] = args.json.name
     args.json.write_text(json.dumps(results, indent=1) + "\n")
-    args.markdown.write_text(report.render(results))
+    args.markdown.write_text(report.render(results, report.citus_run(args.markdown)))
     _say(f"wrote {args.markdown} and {args.json} ({results['wall_seconds']:.0f} s)")
 
 
