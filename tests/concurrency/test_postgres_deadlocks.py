@@ -56,6 +56,7 @@ class Deadlocker(threading.Thread):
         self.database_url, self.times = database_url, times
         self.locked, self.done = threading.Event(), threading.Event()
         self.forced = 0
+        self.error: BaseException | None = None  # what ended it early, for the failure message
 
     def run(self) -> None:
         engine = create_engine(self.database_url)
@@ -75,6 +76,9 @@ class Deadlocker(threading.Thread):
                     conn.execute(row)  # waits for the server's row lock: a deadlock
                     savepoint.rollback()  # gives the row back for the next attempt
                     self.forced += 1
+        except BaseException as error:
+            self.error = error
+            raise
         finally:
             self.locked.set()
             engine.dispose()
@@ -101,6 +105,7 @@ def _append_while_deadlocked(
         deadlocker.done.set()
     deadlocker.join(WAIT_S)
     assert not deadlocker.is_alive()
+    assert deadlocker.error is None, f"the deadlocking connection failed: {deadlocker.error!r}"
     return outcome, deadlocker.forced
 
 
