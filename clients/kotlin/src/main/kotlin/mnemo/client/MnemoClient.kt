@@ -104,6 +104,9 @@ public class MnemoClient(
             host = baseUrl,
             serializationStrategy = LiteSerialization,
             networkProtocol = transport.network,
+            // Connect-Kotlin's default gives every call, watches included, 10 s; deadlines are
+            // the facade's (`timeout`, per call), so Connect-Kotlin sets none of its own.
+            timeoutOracle = { null },
         ),
     )
 

@@ -3,6 +3,7 @@ package mnemo.client
 import com.connectrpc.Code
 import kotlinx.coroutines.async
 import kotlinx.coroutines.delay
+import kotlinx.coroutines.flow.filter
 import kotlinx.coroutines.flow.filterIsInstance
 import kotlinx.coroutines.flow.first
 import kotlinx.coroutines.flow.toList
@@ -30,6 +31,7 @@ import mnemo.v1.SaveMemoryStateRequest
 import mnemo.v1.SetConsentRequest
 import mnemo.v1.UpdateMemorySettingsRequest
 import mnemo.v1.UserErasure
+import mnemo.v1.WatchChangesRequest
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assumptions.assumeTrue
 import org.junit.jupiter.api.Test
@@ -189,6 +191,20 @@ class RoundTripTest {
         val page = mnemo.sync.listChanges(ListChangesRequest.newBuilder().setParent(Names.user(user)).build())
         assertEquals(listOf(Names.conversation(user, "c1")), page.changesList.map { it.resourceName })
         assertEquals(page.latestCursor, page.changesList.last().cursor)
+    }
+
+    @Test
+    fun aWatchWithoutADeadlineOutlivesConnectKotlinsDefaultTimeout() = live {
+        // Connect-Kotlin ends every call after 10 s unless told otherwise; a watch without a
+        // deadline must not end then (it did, DEADLINE_EXCEEDED, before the facade said so).
+        val user = newUser("quiet")
+        val watch = mnemo.sync.watchChanges(WatchChangesRequest.newBuilder().setParent(Names.user(user)).build())
+        val first = async { watch.filter { it.hasChange() }.first() }
+        delay(11.seconds)
+        mnemo.memories.createMemory(
+            CreateMemoryRequest.newBuilder().setParent(Names.user(user)).setMemoryId("m1").setMemory(Memory.newBuilder().setText("late")).build(),
+        )
+        assertEquals(Names.memory(user, "m1"), first.await().change.resourceName)
     }
 
     @Test

@@ -1,5 +1,9 @@
 package mnemo.conformance
 
+import com.connectrpc.MethodSpec
+import com.connectrpc.ServerOnlyStreamInterface
+import com.connectrpc.StreamType
+import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.channels.Channel
@@ -195,7 +199,11 @@ class ScenarioRun(private val target: String, private val descriptors: Descripto
                 if (name in streams) throw StepFailed("stream \"$name\" is already open")
                 if (!method.serverStreaming || method.clientStreaming) throw StepFailed("open needs a server-streaming method, not ${method.path}")
                 val client = client(step["client"] ?: "a")
-                val flow = client.serverStream<RawMessage, RawMessage>(method.path, requests(method, step)[0], Runner.OPEN_STREAM_TIMEOUT)
+                val spec = MethodSpec(method.path, RawMessage::class, RawMessage::class, StreamType.SERVER)
+                val sent = CompletableDeferred<Unit>()
+                val flow = client.serverStream(requests(method, step)[0], Runner.OPEN_STREAM_TIMEOUT) { headers ->
+                    SignalsSent(client.protocolClient.serverStream(headers, spec), sent)
+                }
                 val stream = OpenStream()
                 stream.job = launch {
                     try {
@@ -203,8 +211,14 @@ class ScenarioRun(private val target: String, private val descriptors: Descripto
                         stream.channel.send(OpenStream.End)
                     } catch (e: MnemoException) {
                         stream.channel.send(e)
+                    } finally {
+                        sent.complete(Unit)
                     }
                 }
+                // The next steps start once the request is sent, as in the other languages' runners
+                // (a launched coroutine would otherwise first run when this one next suspends: in
+                // the next step's call, and a watch could then miss what that step's write records).
+                sent.await()
                 streams[name] = stream
             }
             "receive" -> {
@@ -235,6 +249,18 @@ class ScenarioRun(private val target: String, private val descriptors: Descripto
     private fun save(step: Map<String, Any?>, got: Any?) {
         val saves = step["save"] as? Map<*, *> ?: return
         for ((name, path) in saves) variables[name.toString()] = lookup(got, path.toString())
+    }
+
+    /** [inner], completing [sent] once its request has been sent (or failed to be). */
+    private class SignalsSent<Req, Res>(
+        private val inner: ServerOnlyStreamInterface<Req, Res>,
+        private val sent: CompletableDeferred<Unit>,
+    ) : ServerOnlyStreamInterface<Req, Res> by inner {
+        override suspend fun sendAndClose(input: Req): Result<Unit> = try {
+            inner.sendAndClose(input)
+        } finally {
+            sent.complete(Unit)
+        }
     }
 
     private class OpenStream {
