@@ -215,9 +215,9 @@ class ScenarioRun(private val target: String, private val descriptors: Descripto
                         sent.complete(Unit)
                     }
                 }
-                // The next steps start once the request is sent, as in the other languages' runners
-                // (a launched coroutine would otherwise first run when this one next suspends: in
-                // the next step's call, and a watch could then miss what that step's write records).
+                // The next steps start once the request is sent (a launched coroutine would
+                // otherwise first run when this one next suspends: in the next step's call, and a
+                // watch could then miss what that step's write records).
                 sent.await()
                 streams[name] = stream
             }
