@@ -11,7 +11,10 @@ Which gates an operation passes through is its ``Access``: writes (save,
 update, delete, extraction, proposals, approval) pass all three; reads of
 entries and candidates only the switch; recall consent and the switch;
 inject (``BuildContext``) all three. A closed gate refuses a write or a read
-with ``FailedPrecondition``; recall and inject return nothing instead.
+with ``FailedPrecondition`` (``GateClosed``); recall and inject return nothing
+instead. A write repeated with the ``request_id`` of one that succeeded
+passes the gates again: while one is closed it is refused like any other
+write, not answered with the recorded result.
 Switching memory on never lifts a withdrawn consent: the gates are checked
 independently and consent comes first.
 """
@@ -107,11 +110,19 @@ def closed_gate(inputs: GateInputs, access: Access) -> Gate | None:
     return next((gate for gate in _APPLIES[access] if closed[gate]), None)
 
 
-def gate_error(gate: Gate, user_id: str, conversation_id: str = "") -> FailedPrecondition:
+@dataclass
+class GateClosed(FailedPrecondition):
+    """A closed gate's refusal (``gate_error``): a ``FailedPrecondition`` that
+    an idempotent replay never turns into the recorded result of the
+    request's first call (``store.transactions.idempotency``), so that the
+    gates apply to a replay as to any other write."""
+
+
+def gate_error(gate: Gate, user_id: str, conversation_id: str = "") -> GateClosed:
     """The ``FailedPrecondition`` a closed gate answers."""
     user = user_name(user_id)
     if gate is Gate.CONSENT_WITHDRAWN:
-        return FailedPrecondition(
+        return GateClosed(
             f"{user} has withdrawn consent to memory: nothing can be saved, changed "
             "or extracted until consent is granted again (GovernanceService.SetConsent)",
             reason=gate.value,
@@ -119,12 +130,12 @@ def gate_error(gate: Gate, user_id: str, conversation_id: str = "") -> FailedPre
         )
     if gate is Gate.TEMPORARY_CONVERSATION:
         name = conversation_name(ConversationKey(user_id, conversation_id))
-        return FailedPrecondition(
+        return GateClosed(
             f"{name} is a temporary conversation: nothing is remembered from it",
             reason=gate.value,
             metadata={"user": user, "conversation": name},
         )
-    return FailedPrecondition(
+    return GateClosed(
         f"{user} has switched memory off: turn it on with "
         "GovernanceService.UpdateMemorySettings to read or write memories",
         reason=gate.value,

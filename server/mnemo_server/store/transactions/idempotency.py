@@ -15,6 +15,11 @@ statement finds a live record (or the write raised a domain error, which a
 retry of a request that succeeded may well do, e.g. an etag that has moved
 on since), the record is read and either answers (the write rolls back:
 ``tx.Replay``) or, recorded for another request, ``REQUEST_ID_REUSED``.
+A closed governance gate (``domain.governance.GateClosed``) is the exception:
+the write's unit checks the gate first, and its refusal is the answer to a
+replay too, so that a withdrawn consent, a memory switch turned off or a
+temporary conversation refuses the repeated request as it refuses any other
+(the record stays and answers once the gate is open again).
 What is recorded is ``command.recorded(result)``: a command may leave out
 what no retry needs (``CreateMemories``: the vectors).
 """
@@ -30,6 +35,7 @@ from sqlalchemy import Connection, bindparam, delete, select
 from mnemo_server.domain import codec
 from mnemo_server.domain.commands import Idempotent, result_type
 from mnemo_server.domain.errors import MnemoError, request_id_reused
+from mnemo_server.domain.governance import GateClosed
 from mnemo_server.domain.models import Idempotency
 from mnemo_server.store.engine.fan_out import per_user
 from mnemo_server.store.engine.statements import Statement, insert_per_dialect
@@ -87,13 +93,16 @@ def idempotent(tx: Tx, command: C, work: Callable[[Tx, C], R], *, window_micros:
     ``command.idempotency``; a request recorded less than ``window_micros``
     ago is answered with its recorded result instead (raising ``Replay``:
     what this call wrote rolls back) or, with another scope or fingerprint,
-    raises ``FailedPrecondition(REQUEST_ID_REUSED)``."""
+    raises ``FailedPrecondition(REQUEST_ID_REUSED)``. A ``GateClosed``
+    raised by ``work`` is raised as it is, recorded request or not."""
     key = command.idempotency
     assert key is not None
     now = now_micros()
     expired_before = now - window_micros
     try:
         result = work(tx, command)
+    except GateClosed:
+        raise  # the gates apply to a replay too (module doc)
     except MnemoError:
         _replay_if_recorded(tx, command, key, expired_before)
         raise
