@@ -129,6 +129,8 @@ class Settings:
     web_allowed_hosts: tuple[str, ...] = ()
     # A web connection must send its request headers within this long.
     web_header_timeout_seconds: float = 10.0
+    # A web request's body must be complete within this long of its headers.
+    web_body_timeout_seconds: float = 30.0
     # Connections the web port holds at most; more are closed at once.
     web_max_connections: int = 1000
 
@@ -595,6 +597,14 @@ OPTIONS: tuple[Option, ...] = (
         _positive_float,
         "a web port connection that has not sent its request headers within this long is "
         "closed (default 10)",
+        "SECONDS",
+    ),
+    Option(
+        "web_body_timeout_seconds",
+        _positive_float,
+        "a web port connection whose request body is not complete within this long of its "
+        "headers is closed, with 408 if no response has started; one deadline for the whole "
+        "body, not per read (default 30)",
         "SECONDS",
     ),
     Option(

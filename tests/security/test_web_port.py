@@ -9,13 +9,19 @@ as an attacker would send them, against a live server under ``--auth none``.
   ``X-Frame-Options``).
 - A slow-header client is disconnected after ``--web-header-timeout-seconds``,
   and connections past ``--web-max-connections`` are closed at once.
+- A request whose body never comes (complete headers, a ``Content-Length``,
+  then silence) is answered 408 and closed after
+  ``--web-body-timeout-seconds``, so a handful of them cannot hold the port;
+  a watch, whose body is complete, outlives that timeout.
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import socket
+import struct
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -195,6 +201,121 @@ def test_connections_past_the_cap_are_closed(tmp_path: Any) -> None:
             time.sleep(0.1)
         else:
             pytest.fail("the port did not serve again after the held connections closed")
+
+
+def _stalled_request(port: int, sent: bytes = b"") -> bytes:
+    """Complete headers of a call announcing a 100-byte body, and ``sent`` of it."""
+    return (
+        f"POST {LIST} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    ).encode() + sent
+
+
+def _answer_then_close(sock: socket.socket) -> bytes:
+    """What the server sends before it closes the connection (within CLOSE_BOUND_S)."""
+    sock.settimeout(CLOSE_BOUND_S)
+    try:
+        return _read_all(sock)
+    except TimeoutError:
+        pytest.fail(f"the connection was still open after {CLOSE_BOUND_S} s")
+
+
+def test_a_request_whose_body_never_comes_is_closed(tmp_path: Any) -> None:
+    # The header timeout is far away: only the body timeout can close these.
+    with web_server(tmp_path, web_body_timeout_seconds=1.0, web_header_timeout_seconds=60.0) as web:
+        for sent in (b"", b'{"parent": "us'):  # no body at all; a part of it, then silence
+            with socket.create_connection(("127.0.0.1", web.port)) as sock:
+                sock.sendall(_stalled_request(web.port, sent))
+                answer = _answer_then_close(sock)
+            assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+            assert b"--web-body-timeout-seconds" in answer
+        # The port still serves.
+        assert web.call(LIST, {"parent": "users/erin"}).status == 200
+
+
+def test_stalled_bodies_do_not_lock_the_port(tmp_path: Any) -> None:
+    cap = 3
+    with web_server(
+        tmp_path,
+        web_max_connections=cap,
+        web_body_timeout_seconds=2.0,
+        web_header_timeout_seconds=60.0,
+    ) as web:
+        stalled = [socket.create_connection(("127.0.0.1", web.port)) for _ in range(cap)]
+        try:
+            for sock in stalled:
+                sock.sendall(_stalled_request(web.port))
+            # They fill the port: a new client is turned away for now...
+            extra = socket.create_connection(("127.0.0.1", web.port), timeout=CLOSE_BOUND_S)
+            with extra:
+                with contextlib.suppress(OSError):
+                    extra.sendall(b"GET /console/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                assert _read_all(extra) == b"", "the stalled connections should fill the port"
+            # ...but only until the body timeout closes them,
+            for sock in stalled:
+                assert _answer_then_close(sock).startswith(b"HTTP/1.1 408 ")
+        finally:
+            for sock in stalled:
+                sock.close()
+        # after which new clients are served.
+        for _ in range(int(CLOSE_BOUND_S / 0.1)):
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                if web.call(LIST, {"parent": "users/erin"}).status == 200:
+                    break
+            time.sleep(0.1)
+        else:
+            pytest.fail("stalled bodies locked new clients out past the body timeout")
+
+
+def test_a_watch_outlives_the_body_timeout(tmp_path: Any) -> None:
+    # Its request body is complete: the body timeout no longer runs while it streams.
+    with web_server(tmp_path, web_body_timeout_seconds=1.0) as web:
+        connection = web.server.connection()
+        try:
+            request = json.dumps({"parent": "users/erin"}).encode()
+            connection.request(
+                "POST",
+                "/mnemo.v1.SyncService/WatchChanges",
+                body=struct.pack(">BI", 0, len(request)) + request,
+                headers={"content-type": "application/connect+json"},
+            )
+            response = connection.getresponse()
+            assert response.status == 200
+            time.sleep(3.0)  # three body timeouts
+            saved = web.call(CREATE, {"parent": "users/erin", "memory": {"text": "still here"}})
+            assert saved.status == 200, saved.body
+            while True:  # heartbeats, then the change
+                flags, length = struct.unpack(">BI", response.read(5))
+                message = json.loads(response.read(length))
+                assert flags == 0, f"the watch ended: {message}"
+                if "change" in message:
+                    break
+            assert message["change"]["memory"]["text"] == "still here"
+        finally:
+            connection.close()
+
+
+def test_a_body_sent_after_an_early_answer_leaves_the_header_timeout_on(tmp_path: Any) -> None:
+    # An answer before the body is read (421 here), then the body, then the next
+    # request's headers a byte now and then: the header timeout still applies.
+    with web_server(tmp_path, web_header_timeout_seconds=1.0) as web:
+        with socket.create_connection(("127.0.0.1", web.port), timeout=CLOSE_BOUND_S) as sock:
+            sock.sendall(
+                b"POST " + LIST.encode() + b" HTTP/1.1\r\nHost: evil.example\r\n"
+                b"Content-Length: 4\r\n\r\n"
+            )
+            assert sock.recv(65536).startswith(b"HTTP/1.1 421 ")
+            sock.sendall(b"{}{}")
+            sock.sendall(b"POST " + LIST.encode() + b" HTTP/1.1\r\n")
+            for _ in range(int(CLOSE_BOUND_S / 0.5)):
+                try:
+                    sock.sendall(b"X-Slow: 1\r\n")
+                except OSError:
+                    break
+                if _closed_within(sock, 0.5):
+                    break
+            else:
+                pytest.fail("the slow-header connection was never closed")
 
 
 def _closed_within(sock: socket.socket, seconds: float) -> bool:

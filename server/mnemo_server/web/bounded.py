@@ -1,11 +1,23 @@
-"""uvicorn's HTTP/1.1 protocol with two bounds it lacks: a header-read
-timeout and a connection cap.
+"""uvicorn's HTTP/1.1 protocol with three bounds it lacks: a header-read
+timeout, a body-read timeout and a connection cap.
 
 - uvicorn keeps a connection that trickles header bytes open for ever (its
   keep-alive timer is cancelled by every byte received): a few hundred such
   clients hold the port. Here each request's headers must be complete within
   ``header_timeout`` seconds of the connection's start or of the previous
-  response's end, or the connection is closed.
+  response's end, or the connection is closed. That includes a connection
+  whose previous request was answered before its body was read (a 421, say):
+  once that body is in, the next request's headers are timed too.
+- Complete headers announcing a body that never comes hold a connection the
+  same way. Here a request's body must be complete within ``body_timeout``
+  seconds of the end of its headers: one deadline for the whole body, not an
+  idle-read timeout (a byte every few seconds would reset that for ever, as it
+  does uvicorn's keep-alive timer). Past it the client gets 408 if no
+  response has started, and the connection is closed. The timer runs only
+  while h11 still expects request body (``their_state`` ``SEND_BODY``): a
+  server stream (a watch) whose request is complete is never cut by it. The
+  web app reads a body as it arrives (``asgi.read_body``), so the time
+  counted is the client's, not the server's.
 - uvicorn's ``limit_concurrency`` answers 503 to requests past its limit but
   still accepts and holds their connections. Here a connection beyond
   ``max_connections`` is closed as soon as it is accepted.
@@ -14,19 +26,23 @@ timeout and a connection cap.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 
-def bounded_protocol(header_timeout: float, max_connections: int) -> type[H11Protocol]:
+def bounded_protocol(
+    header_timeout: float, body_timeout: float, max_connections: int
+) -> type[H11Protocol]:
     """The protocol class for ``uvicorn.Config(http=...)``."""
 
     class BoundedH11Protocol(H11Protocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._header_deadline: asyncio.TimerHandle | None = None
+            self._body_deadline: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -37,12 +53,20 @@ def bounded_protocol(header_timeout: float, max_connections: int) -> type[H11Pro
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._headers_arrived()
+            self._body_arrived()
             super().connection_lost(exc)
 
         def handle_events(self) -> None:
             super().handle_events()
-            if self.conn.their_state is not h11.IDLE:
+            state = self.conn.their_state
+            if state is not h11.IDLE:
                 self._headers_arrived()
+            elif self._header_deadline is None and not self.transport.is_closing():
+                self._await_headers()  # after a body read past an early response
+            if state is not h11.SEND_BODY:
+                self._body_arrived()
+            elif self._body_deadline is None:
+                self._body_deadline = self.loop.call_later(body_timeout, self._body_too_slow)
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -63,4 +87,38 @@ def bounded_protocol(header_timeout: float, max_connections: int) -> type[H11Pro
             if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
                 self.transport.close()
 
+        def _body_arrived(self) -> None:
+            if self._body_deadline is not None:
+                self._body_deadline.cancel()
+                self._body_deadline = None
+
+        def _body_too_slow(self) -> None:
+            self._body_deadline = None
+            if self.conn.their_state is not h11.SEND_BODY or self.transport.is_closing():
+                return
+            cycle = self.cycle
+            if cycle is not None and not cycle.response_started:
+                cycle.disconnected = True  # the application's own answer is dropped
+                cycle.message_event.set()  # and its read of the body ends
+                with contextlib.suppress(h11.LocalProtocolError):
+                    self.transport.write(_timed_out(self.conn, body_timeout))
+            self.transport.close()
+
     return BoundedH11Protocol
+
+
+def _timed_out(conn: h11.Connection, body_timeout: float) -> bytes:
+    """A whole 408 response that closes the connection."""
+    text = (
+        f"the request body was not complete within {body_timeout:g} s of its headers "
+        "(--web-body-timeout-seconds)\n"
+    ).encode()
+    headers = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(text)).encode()),
+        (b"connection", b"close"),
+    ]
+    response = h11.Response(status_code=408, headers=headers, reason=b"Request Timeout")
+    return b"".join(
+        conn.send(event) or b"" for event in (response, h11.Data(data=text), h11.EndOfMessage())
+    )

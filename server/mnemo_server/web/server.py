@@ -92,7 +92,9 @@ class WebPort:
             log_config=None,
             access_log=False,
             http=bounded_protocol(
-                settings.web_header_timeout_seconds, settings.web_max_connections
+                settings.web_header_timeout_seconds,
+                settings.web_body_timeout_seconds,
+                settings.web_max_connections,
             ),
             ws="none",
             server_header=False,
