@@ -17,8 +17,10 @@ and logs a warning (once per distinct content). Reads are small local file
 reads, done on the thread that verifies.
 
 Loading at start raises ``AuthConfigError`` (a ``ValueError``) for a key file
-that is missing, unreadable or unusable; the message never contains key
-material.
+that is missing, unreadable or unusable, and for an HS256 secret shorter than
+``MIN_SECRET_BYTES`` or that is a placeholder (``auth.placeholders``: the
+Kubernetes manifest's ``replace-with-...`` and the like); the message names the
+flag, says how to make a real key, and never contains key material.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from typing import Any, Protocol
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from jwt import PyJWK, PyJWTError
+
+from mnemo_server.auth.placeholders import is_placeholder
 
 MIN_SECRET_BYTES = 32
 """HS256 keys shorter than the hash (256 bits) are refused (RFC 7518 3.2)."""
@@ -73,18 +77,24 @@ class KeySource(Protocol):
         ...
 
 
-def _read(path: Path, what: str) -> bytes:
+def _read(path: Path, what: str, flag: str) -> bytes:
     try:
         return path.read_bytes()
     except OSError as error:
-        raise AuthConfigError(f"cannot read the {what} {path}: {error.strerror}") from None
+        raise AuthConfigError(
+            f"cannot read the {what} {path} ({flag}): {error.strerror}; "
+            f"give {flag} a file the server can read"
+        ) from None
 
 
-def _check_secret(secret: bytes, what: str) -> None:
+def _check_secret(secret: bytes, what: str, how: str) -> None:
+    """Refuse a placeholder (``auth.placeholders``) or a short secret; ``how``
+    says how to put a real one where ``what`` is."""
+    if is_placeholder(secret):
+        raise AuthConfigError(f"{what} is a placeholder, not a secret: {how}")
     if len(secret) < MIN_SECRET_BYTES:
         raise AuthConfigError(
-            f"{what} is {len(secret)} bytes; HS256 needs at least {MIN_SECRET_BYTES} "
-            "(for example: openssl rand -base64 48)"
+            f"{what} is {len(secret)} bytes; HS256 needs at least {MIN_SECRET_BYTES}: {how}"
         )
 
 
@@ -114,14 +124,19 @@ class SingleKey:
 def secret_file_key(path: Path) -> SingleKey:
     """The HS256 secret in ``path`` (surrounding whitespace, such as a final
     newline, is not part of it)."""
-    secret = _read(path, "JWT secret file").strip()
-    _check_secret(secret, f"the JWT secret in {path}")
+    flag = "--jwt-hs256-secret-file"
+    secret = _read(path, "JWT secret file", flag).strip()
+    how = (
+        f"put a random one there, as openssl rand -base64 48 > {path} does (a Kubernetes "
+        "Secret's jwt-secret, a compose or systemd secret file: see docs/deployment.md)"
+    )
+    _check_secret(secret, f"the JWT secret in {path} ({flag})", how)
     return SingleKey(VerifyingKey(secret, "HS256"))
 
 
 def public_key_file_key(path: Path) -> SingleKey:
     """The PEM public key in ``path`` and the algorithm it verifies."""
-    data = _read(path, "JWT public key file")
+    data = _read(path, "JWT public key file", "--jwt-public-key-file")
     try:
         key = load_pem_public_key(data)
     except ValueError:
@@ -147,7 +162,9 @@ def _jwk_key(jwk: Mapping[str, Any], what: str) -> VerifyingKey:
     except PyJWTError as error:  # PyJWK's own messages of these checks carry no key data
         raise AuthConfigError(f"{what} is not a usable {kty} key: {error}") from None
     if kty == "oct":
-        _check_secret(parsed.key, what)
+        _check_secret(
+            parsed.key, what, "give it a random k, as openssl rand 48 | basenc --base64url makes"
+        )
     else:
         _check_public_key(parsed.key, what)
     return VerifyingKey(parsed, algorithm)
@@ -203,7 +220,7 @@ class JwksFile:
         self._refresh = refresh_seconds
         self._recheck = min(recheck_seconds, refresh_seconds)
         self._clock = clock
-        data = _read(path, "JWKS file")
+        data = _read(path, "JWKS file", "--jwt-jwks-file")
         self._keys = parse_jwks(data, str(path))
         self._digest = self._refused = hashlib.sha256(data).digest()
         self._read_at = clock()

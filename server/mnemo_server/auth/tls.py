@@ -3,7 +3,8 @@
 With ``--tls-client-ca-file`` the server requires a client certificate signed
 by one of those CAs (mutual TLS); a client without one cannot complete the
 handshake. ``server_credentials`` raises ``TlsConfigError`` (a ``ValueError``)
-for a file that is missing or does not hold what it should.
+for a file that is missing, unreadable (a directory) or does not hold what it
+should; the message names the file and its flag.
 """
 
 from __future__ import annotations
@@ -19,29 +20,32 @@ class TlsConfigError(ValueError):
     """A TLS file is missing, unreadable or not the PEM it should be."""
 
 
-def _read(path: Path, what: str) -> bytes:
+def _read(path: Path, what: str, flag: str) -> bytes:
     try:
         return path.read_bytes()
     except OSError as error:
-        raise TlsConfigError(f"cannot read the {what} {path}: {error.strerror}") from None
+        raise TlsConfigError(
+            f"cannot read the {what} {path} ({flag}): {error.strerror}; "
+            f"give {flag} a file the server can read"
+        ) from None
 
 
-def _certificates(path: Path, what: str) -> bytes:
-    data = _read(path, what)
+def _certificates(path: Path, what: str, flag: str) -> bytes:
+    data = _read(path, what, flag)
     try:
         x509.load_pem_x509_certificates(data)
     except ValueError:
-        raise TlsConfigError(f"the {what} {path} holds no PEM certificate") from None
+        raise TlsConfigError(f"the {what} {path} ({flag}) holds no PEM certificate") from None
     return data
 
 
 def _private_key(path: Path) -> bytes:
-    data = _read(path, "TLS key file")
+    data = _read(path, "TLS key file", "--tls-key-file")
     try:
         load_pem_private_key(data, password=None)
     except (ValueError, TypeError):
         raise TlsConfigError(
-            f"the TLS key file {path} holds no unencrypted PEM private key"
+            f"the TLS key file {path} (--tls-key-file) holds no unencrypted PEM private key"
         ) from None
     return data
 
@@ -54,11 +58,11 @@ def server_credentials(
     Raises ``TlsConfigError``."""
     if cert_file is None or key_file is None:
         return None
-    chain = _certificates(cert_file, "TLS certificate file")
+    chain = _certificates(cert_file, "TLS certificate file", "--tls-cert-file")
     key = _private_key(key_file)
     client_ca = None
     if client_ca_file is not None:
-        client_ca = _certificates(client_ca_file, "TLS client CA file")
+        client_ca = _certificates(client_ca_file, "TLS client CA file", "--tls-client-ca-file")
     return grpc.ssl_server_credentials(
         [(key, chain)], root_certificates=client_ca, require_client_auth=client_ca is not None
     )

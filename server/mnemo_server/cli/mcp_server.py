@@ -15,8 +15,9 @@ HTTP at ``http://LISTEN/mcp``; loopback only unless
 ``--http-token-file`` (``mcp_token``), since whoever it serves acts as the
 user). One line on stderr says where it serves (over HTTP, with the header to
 send). Exit codes: 0 stopped (stdin closed, SIGINT or SIGTERM); 2 bad usage
-(no user, an unreadable token file, an HTTP token file others may read, a
-non-loopback address, the extra not installed) or an address that cannot be
+(no user, an unreadable token file, an HTTP token file others may read or
+that is not a regular file, a non-loopback address, the extra not installed:
+one line naming the flag and the fix) or an address that cannot be
 bound (taken: one line saying so and how to choose another, as ``serve``).
 """
 
@@ -174,7 +175,15 @@ def _token(
         try:
             current = path.read_text(encoding="utf-8").strip()
         except OSError as error:
-            raise UsageProblem(f"cannot read {path}: {error}") from None
+            raise UsageProblem(
+                f"cannot read --token-file {path}: {error.strerror}; name the file holding "
+                "the token"
+            ) from None
+        except UnicodeDecodeError:
+            raise UsageProblem(
+                f"--token-file {path} does not hold a token (not UTF-8 text): name the file "
+                "holding the token"
+            ) from None
         return file_reader(path), current
     token = args.token if args.token is not None else env.get(TOKEN_ENV)
     return token or None, token or None
