@@ -67,7 +67,7 @@ U = "users/alice"
 
 
 async def _all(store: SqlStore, user_id: str = ALICE, after: int = 0) -> list[Change]:
-    page = await store.feed.changes_after(user_id, after, limit=1000)
+    page = await store.feed.changes_after(user_id, after, limit=1000, caller=None)
     return list(page.changes)
 
 
@@ -258,7 +258,7 @@ async def test_cursors_are_dense_per_user_and_independent(sql_store: SqlStore) -
         BOB: 3,
         "nobody": 0,
     }
-    page = await sql_store.feed.changes_after(ALICE, 2, limit=2)
+    page = await sql_store.feed.changes_after(ALICE, 2, limit=2, caller=None)
     assert [c.cursor for c in page.changes] == [3, 4]
     assert (page.latest_cursor, page.oldest_cursor) == (6, 1)
     times = [c.change_time for c in await _all(sql_store)]
@@ -296,7 +296,7 @@ async def test_erasure_keeps_the_counter_and_leaves_only_its_change(
         (4, ChangeOperation.ERASE, U, None)
     ]
     # A cursor from before the erasure is not expired: it resumes at the erasure.
-    page = await sql_store.feed.changes_after(ALICE, 1, limit=10)
+    page = await sql_store.feed.changes_after(ALICE, 1, limit=10, caller=None)
     assert [c.cursor for c in page.changes] == [4]
     assert (page.latest_cursor, page.oldest_cursor) == (4, 4)
     # An erasure that finds nothing to delete appends nothing.
@@ -431,28 +431,31 @@ async def test_pruning_expires_older_cursors_and_keeps_the_counter(
     deleted = await sql_store.feed.prune_changes(older_than_micros=to_micros(cutoff), limit=1)
     deleted += await sql_store.feed.prune_changes(older_than_micros=to_micros(cutoff), limit=10)
     assert deleted == 2
-    page = await sql_store.feed.changes_after(ALICE, 0, limit=10)
+    page = await sql_store.feed.changes_after(ALICE, 0, limit=10, caller=None)
     assert [c.cursor for c in page.changes] == [3, 4]
     assert (page.latest_cursor, page.oldest_cursor) == (4, 3)
-    assert [c.cursor for c in (await sql_store.feed.changes_after(ALICE, 2, limit=10)).changes] == [
+    assert [
+        c.cursor
+        for c in (await sql_store.feed.changes_after(ALICE, 2, limit=10, caller=None)).changes
+    ] == [
         3,
         4,
     ]
     with pytest.raises(OutOfRange) as expired:
-        await sql_store.feed.changes_after(ALICE, 1, limit=10)
+        await sql_store.feed.changes_after(ALICE, 1, limit=10, caller=None)
     assert expired.value.reason == "CURSOR_EXPIRED"
     assert expired.value.metadata["oldest_cursor"] == "3"
-    assert (await sql_store.feed.changes_after(ALICE, 4, limit=10)).changes == ()
+    assert (await sql_store.feed.changes_after(ALICE, 4, limit=10, caller=None)).changes == ()
     with pytest.raises(OutOfRange) as ahead:  # not a cursor of this database
-        await sql_store.feed.changes_after(ALICE, 9, limit=10)
+        await sql_store.feed.changes_after(ALICE, 9, limit=10, caller=None)
     assert (ahead.value.reason, ahead.value.metadata["latest_cursor"]) == ("CURSOR_AHEAD", "4")
 
     # Everything pruned: the counter stays, the next change is 5.
     assert await sql_store.feed.prune_changes(older_than_micros=now_micros() + 1, limit=100) == 3
-    page = await sql_store.feed.changes_after(ALICE, 4, limit=10)
+    page = await sql_store.feed.changes_after(ALICE, 4, limit=10, caller=None)
     assert (page.changes, page.latest_cursor, page.oldest_cursor) == ((), 4, 5)
     with pytest.raises(OutOfRange):
-        await sql_store.feed.changes_after(ALICE, 3, limit=10)
+        await sql_store.feed.changes_after(ALICE, 3, limit=10, caller=None)
     await save_state(sql_store, DEFAULT, "later")
     assert [c.cursor for c in await _all(sql_store)] == [5]
     counters = await database.read(

@@ -14,7 +14,12 @@ woken reads again after ``heartbeat_seconds`` anyway (the slow safety
 re-read) and, finding nothing, yields a ``Heartbeat``. The first heartbeat is
 yielded as soon as the backlog is sent (the watch is live from then on).
 
-Watches of one user woken at the same cursor share one store read
+Every read is the caller's (``ChangeStore.changes_after(caller=...)``): a
+user's feed is its tenant's, so a watch of a tenant whose user was erased
+and whose id another tenant then took ends with ``CURSOR_AHEAD`` at its next
+read instead of receiving the new user's changes.
+
+Watches of one user and tenant woken at the same cursor share one store read
 (``ChangeFeed._read``): a hundred watches woken by one commit read the store
 once, not a hundred times (a noisy neighbour, ``make bench-neighbour``). A
 woken watch reuses a read (in flight or done) only if it started after the
@@ -43,6 +48,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from mnemo_server.domain.changes import Change, ChangePage
+from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.observe import NO_OBSERVER, Observer
 from mnemo_server.domain.ports import ChangeStore
 from mnemo_server.domain.watch_slots import SlotLimits, WatchSlots
@@ -70,6 +76,11 @@ class Heartbeat:
 
     cursor: int
     time: datetime
+
+
+_ReadKey = tuple[int, tuple[int, int], str | None]
+"""A woken read: its cursor, wake-up generation and reader's tenant (``None``:
+``--auth none``)."""
 
 
 class Wakeups:
@@ -165,8 +176,9 @@ class ChangeFeed:
                 per_peer=settings.max_watchers_per_peer,
             )
         )
-        # Per user: the last woken read, by cursor and wake-up generation (``_read``).
-        self._shared: dict[str, tuple[tuple[int, tuple[int, int]], asyncio.Future[ChangePage]]] = {}
+        # Per user: the last woken read, by cursor, wake-up generation and
+        # reader's tenant (``_read``).
+        self._shared: dict[str, tuple[_ReadKey, asyncio.Future[ChangePage]]] = {}
 
     @property
     def settings(self) -> ChangeWatchSettings:
@@ -177,17 +189,21 @@ class ChangeFeed:
         """The change watches running now."""
         return self._slots.count
 
-    async def list_changes(self, user_id: str, after_cursor: int, *, limit: int) -> ChangePage:
-        """Up to ``limit`` changes after ``after_cursor``; raises ``OutOfRange``
+    async def list_changes(
+        self, caller: Caller | None, user_id: str, after_cursor: int, *, limit: int
+    ) -> ChangePage:
+        """Up to ``limit`` changes after ``after_cursor``, as ``caller`` may
+        read them (``ChangeStore.changes_after``); raises ``OutOfRange``
         (``CURSOR_EXPIRED``) for a cursor older than the retained history and
         (``CURSOR_AHEAD``) for one beyond the user's latest cursor."""
-        return await self._store.changes_after(user_id, after_cursor, limit=limit)
+        return await self._store.changes_after(user_id, after_cursor, limit=limit, caller=caller)
 
     async def watch(
-        self, user_id: str, after_cursor: int, peer: str | None
+        self, caller: Caller | None, user_id: str, after_cursor: int, peer: str | None
     ) -> AsyncIterator[Change | Heartbeat]:
         """The changes after ``after_cursor``, then live ones, with heartbeats,
-        until the server shuts down (the iteration ends) or the caller stops.
+        until the server shuts down (the iteration ends) or the caller stops;
+        every read as ``caller`` may read the feed (module doc).
         ``peer``: the client connection when authentication is off, else ``None``.
 
         Raises ``ResourceExhausted`` (``RATE_LIMITED``) when ``max_watchers``
@@ -202,14 +218,14 @@ class ChangeFeed:
         with self._slots.taken(user_id, peer):
             try:
                 with self._wakeups.subscribe(user_id) as woken:
-                    async for item in self._follow(user_id, after_cursor, woken):
+                    async for item in self._follow(caller, user_id, after_cursor, woken):
                         yield item
             finally:
                 if self._slots.held_by(user_id) == 1:  # this watch was the user's last
                     self._shared.pop(user_id, None)
 
     async def _follow(
-        self, user_id: str, cursor: int, woken: asyncio.Event
+        self, caller: Caller | None, user_id: str, cursor: int, woken: asyncio.Event
     ) -> AsyncIterator[Change | Heartbeat]:
         settings = self._settings
         caught_up = False
@@ -218,7 +234,7 @@ class ChangeFeed:
             # Cleared before the read: a wake-up during the read is not lost.
             was_woken = woken.is_set() and caught_up
             woken.clear()
-            page = await self._read(user_id, cursor, was_woken)
+            page = await self._read(caller, user_id, cursor, was_woken)
             for change in page.changes:
                 if caught_up:
                     lag = (datetime.now(UTC) - change.change_time).total_seconds()
@@ -239,20 +255,25 @@ class ChangeFeed:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(woken.wait(), max(remaining, 0.0))
 
-    async def _read(self, user_id: str, cursor: int, woken: bool) -> ChangePage:
-        """``changes_after(user_id, cursor)``; for a ``woken`` watch, shared
-        with the other woken watches of the user at that cursor since the same
-        wake-up (see the module docstring). A shared read is shielded: a
-        watch that stops does not cancel it for the others."""
+    async def _read(
+        self, caller: Caller | None, user_id: str, cursor: int, woken: bool
+    ) -> ChangePage:
+        """``changes_after(user_id, cursor)`` as ``caller``; for a ``woken``
+        watch, shared with the other woken watches of the user at that cursor
+        since the same wake-up, of a caller of the same tenant (see the module
+        docstring). A shared read is shielded: a watch that stops does not
+        cancel it for the others."""
+        batch = self._settings.batch
         if not woken:
-            return await self._store.changes_after(user_id, cursor, limit=self._settings.batch)
-        key = (cursor, self._wakeups.generation(user_id))
+            return await self._store.changes_after(user_id, cursor, limit=batch, caller=caller)
+        tenant = None if caller is None else caller.tenant_id
+        key = (cursor, self._wakeups.generation(user_id), tenant)
         last = self._shared.get(user_id)
         if last is not None and last[0] == key:
             shared = last[1]
         else:
             shared = asyncio.ensure_future(
-                self._store.changes_after(user_id, cursor, limit=self._settings.batch)
+                self._store.changes_after(user_id, cursor, limit=batch, caller=caller)
             )
             shared.add_done_callback(_retrieve)
             self._shared[user_id] = (key, shared)

@@ -322,8 +322,14 @@ class ChangeStore(Protocol):
     """The per-user change feed (``domain.changes``). Every other store's
     writes append their changes in their own transactions."""
 
-    async def changes_after(self, user_id: str, after_cursor: int, *, limit: int) -> ChangePage:
-        """Up to ``limit`` changes with ``cursor > after_cursor``, oldest first.
+    async def changes_after(
+        self, user_id: str, after_cursor: int, *, limit: int, caller: Caller | None
+    ) -> ChangePage:
+        """Up to ``limit`` changes with ``cursor > after_cursor``, oldest first,
+        as ``caller`` (``None``: under ``--auth none``) may read them: the
+        feed of a user is its tenant's, and a caller of another tenant (the
+        new owner of an erased user's id, a watch of the old one) reads it as
+        the feed of a user without changes (``latest_cursor`` 0).
 
         Raises ``OutOfRange(reason="CURSOR_EXPIRED", metadata={"oldest_cursor": ...})``
         when ``0 < after_cursor < oldest_cursor - 1`` (changes after it were

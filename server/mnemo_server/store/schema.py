@@ -526,7 +526,11 @@ user_erasures = Table(
 # first (the row lock orders the user's changes: commit order is cursor
 # order), and neither an erasure nor the pruning of old changes deletes it, so
 # a user's cursors only grow. Neither references ``users``: the erasure
-# deletes the user but appends an ERASE change, and both outlive it.
+# deletes the user but appends an ERASE change, and both outlive it. The feed
+# is its user's tenant's: the ``users`` row says which while there is one;
+# ``erased_tenant_id`` (set by every erasure) says it while there is none, so
+# that another tenant's new user of the same id starts a feed of its own
+# (``store.feed.changes``).
 
 change_cursors = Table(
     "change_cursors",
@@ -535,6 +539,9 @@ change_cursors = Table(
     Column("last_cursor", BigInteger, nullable=False),
     # Never decreases: the ``created_at`` of the user's changes follow cursor order.
     Column("last_change_at", MICROS, nullable=False),
+    # The tenant of the user the last erasure erased ("" without one); NULL:
+    # never erased since migration 0015.
+    Column("erased_tenant_id", ID, nullable=True),
 )
 
 changes = Table(

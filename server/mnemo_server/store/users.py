@@ -9,6 +9,10 @@ write calls it, so two tenants' first writes for the same new user id, racing
 past the look-up ``auth.access`` made before the call, cannot both create
 data; a user's tenant never changes while the user exists, so other writes
 rely on that look-up.
+
+A user id may be taken again after ``DeleteUserData`` erased its user, by
+another tenant too: creating the user starts its change feed afresh unless
+the erased user was of the same tenant (``store.feed.changes``, "Whose feed").
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from mnemo_server.domain.errors import not_found
 from mnemo_server.domain.identity import Caller, tenant_of_new_users
 from mnemo_server.domain.names import user_name
 from mnemo_server.store.engine.statements import Statement, insert_per_dialect
+from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.schema import users
 from mnemo_server.store.transactions.database import Database
 from mnemo_server.store.transactions.tx import Tx
@@ -40,10 +45,13 @@ _TENANT = Statement(select(users.c.tenant_id).where(users.c.user_id == bindparam
 
 
 def ensure_user(tx: Tx, caller: Caller | None, user_id: str, now: int) -> None:
-    """Create the user if needed. Raises ``NotFound`` if it belongs to another
-    tenant than the authenticated ``caller``'s."""
+    """Create the user if needed (and, if created, its change feed afresh
+    when an erased user of another tenant left one: module doc). Raises
+    ``NotFound`` if it belongs to another tenant than the authenticated
+    ``caller``'s."""
     tenant_id = tenant_of_new_users(caller)
-    _CREATE[tx.dialect].execute(tx, user_id=user_id, tenant_id=tenant_id, now=now)
+    if _CREATE[tx.dialect].execute(tx, user_id=user_id, tenant_id=tenant_id, now=now):
+        change_log.start_for_new_user(tx, user_id, tenant_id)
     if caller is None:
         return
     check_tenant(caller, user_id, _TENANT.scalar(tx, user_id=user_id))

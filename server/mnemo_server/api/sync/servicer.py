@@ -31,7 +31,7 @@ from mnemo_server.api.names import parse_user
 from mnemo_server.api.sync import convert
 from mnemo_server.api.sync.rules import RULES
 from mnemo_server.api.validation import Validator, check_fields
-from mnemo_server.auth.caller import current_scope
+from mnemo_server.auth.caller import caller_of, current_scope
 from mnemo_server.domain.change_watch import ChangeFeed, Heartbeat
 from mnemo_server.domain.errors import Aborted
 from mnemo_server.rpc.peers import client_peer
@@ -66,13 +66,14 @@ class SyncServicer(pb_grpc.SyncServiceServicer):
     async def ListChanges(
         self, request: pb.ListChangesRequest, context: Context
     ) -> pb.ListChangesResponse:
-        user_id = parse_user(request.parent, "parent", current_scope())
+        scope = current_scope()
+        user_id = parse_user(request.parent, "parent", scope)
         v = Validator()
         check_fields(v, request, RULES)
         after = max(request.after_cursor, 0)
         limit = v.attempt(lambda: pagination.page_size(request.page_size, CHANGES), 0)
         v.raise_if_invalid()
-        page = await self._feed.list_changes(user_id, after, limit=limit)
+        page = await self._feed.list_changes(caller_of(scope), user_id, after, limit=limit)
         return pb.ListChangesResponse(
             changes=[convert.change_to_proto(change) for change in page.changes],
             next_cursor=page.changes[-1].cursor if page.changes else after,
@@ -96,7 +97,7 @@ class SyncServicer(pb_grpc.SyncServiceServicer):
         timeout = self._feed.settings.send_timeout_seconds
         # Without authentication the user names prove nothing: count by connection.
         peer = client_peer(context) if scope is None else None
-        async for item in self._feed.watch(user_id, sent, peer):
+        async for item in self._feed.watch(caller_of(scope), user_id, sent, peer):
             if isinstance(item, Heartbeat):
                 message = _heartbeat(item)
             else:

@@ -32,6 +32,23 @@ backup, a client pointed elsewhere) and is refused with
 would leave that client waiting for changes it never gets. ``after ==
 latest`` (caught up; 0 for a user without changes) is fine.
 
+Whose feed (``changes_after``, ``erase``, ``start_for_new_user``): a user's
+feed is its tenant's. While the user exists, its ``users`` row says which
+tenant; an erasure deletes that row (unless a consent decision keeps it) but
+leaves the ERASE change and the counter for the erased user's other devices,
+and records the erased user's tenant on the counter row
+(``erased_tenant_id``). A reader of another tenant (the verified caller's,
+``None`` under ``--auth none``: any) gets the feed of a user without
+changes: none, latest cursor 0, any other cursor ``CURSOR_AHEAD``; so does a
+reader of a feed whose owner is unknown (erased before migration 0015). When
+a user is created with the id again (``store.users.ensure_user``) by a
+tenant other than the erased user's, the old feed goes, counter and all: the
+new user's cursors start at 1 and it never sees the old ERASE change. The
+same tenant creating it again keeps the feed (a user id names one user of a
+tenant; its devices learn of the erasure, then follow the new writes), and a
+watch opened by the old tenant ends with ``CURSOR_AHEAD`` at its next read
+instead of receiving the new user's changes.
+
 The state is stored as ``domain.codec`` JSON with its type name; vectors are
 left out (no API message carries them, and they are large).
 """
@@ -73,6 +90,7 @@ from mnemo_server.domain.governance import (
     consent_name,
     memory_settings_name,
 )
+from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.memory_models import Memory, MemoryCandidate, MemoryTombstone
 from mnemo_server.domain.models import (
     Conversation,
@@ -94,7 +112,7 @@ from mnemo_server.store.engine.fan_out import per_user
 from mnemo_server.store.engine.statements import Statement, insert_per_dialect, insert_row
 from mnemo_server.store.feed.notify import CHANNEL, notify_change
 from mnemo_server.store.rows import now_micros, to_datetime
-from mnemo_server.store.schema import change_cursors, changes
+from mnemo_server.store.schema import change_cursors, changes, users
 from mnemo_server.store.transactions.tx import Tx
 
 __all__ = [
@@ -115,6 +133,7 @@ __all__ = [
     "message_appended",
     "prune",
     "settings_upserted",
+    "start_for_new_user",
     "strip_states",
     "upsert",
 ]
@@ -367,11 +386,12 @@ def strip_states(
     )
 
 
-def erase(tx: Tx, user_id: str, *, erased_rows: bool) -> int:
+def erase(tx: Tx, user_id: str, *, erased_rows: bool, tenant_id: str) -> int:
     """The change feed's part of an erasure: when the rest of it deleted
     anything (``erased_rows``) or the user has changes other than ERASE ones,
     delete every change of the user (an earlier ERASE change too: the new one
-    stands for it) and append one ERASE change; otherwise change nothing, so
+    stands for it), append one ERASE change and record ``tenant_id`` (the
+    erased user's) as the feed's (module doc); otherwise change nothing, so
     erasing again leaves the feed as it was. How many changes were deleted."""
     if not erased_rows:
         other = tx.conn.execute(
@@ -383,7 +403,30 @@ def erase(tx: Tx, user_id: str, *, erased_rows: bool) -> int:
             return 0
     count = int(tx.conn.execute(delete(changes).where(changes.c.user_id == user_id)).rowcount)
     append(tx, user_id, [NewChange(ChangeOperation.ERASE, user_name(user_id))])
+    tx.conn.execute(
+        sql_update(change_cursors)
+        .where(change_cursors.c.user_id == user_id)
+        .values(erased_tenant_id=tenant_id)
+    )
     return count
+
+
+def start_for_new_user(tx: Tx, user_id: str, tenant_id: str) -> None:
+    """The feed of a user just created in ``tenant_id``: what an erased user
+    of the same id left (its ERASE change, its counter) goes unless that user
+    was of the same tenant (module doc). One statement, two when something
+    goes; call it in the transaction that inserted the ``users`` row."""
+    gone = tx.conn.execute(
+        delete(change_cursors).where(
+            change_cursors.c.user_id == user_id,
+            or_(
+                change_cursors.c.erased_tenant_id.is_(None),
+                change_cursors.c.erased_tenant_id != tenant_id,
+            ),
+        )
+    ).rowcount
+    if gone:
+        tx.conn.execute(delete(changes).where(changes.c.user_id == user_id))
 
 
 def _state(state_type: str | None, state_json: str | None) -> ChangeState | None:
@@ -405,14 +448,31 @@ def _change(row: Any) -> Change:
     )
 
 
-def changes_after(conn: Connection, user_id: str, after_cursor: int, limit: int) -> ChangePage:
+def _readable(owner: str | None, caller: Caller | None) -> bool:
+    """Whether ``caller`` reads a feed of tenant ``owner`` (``None``: unknown)."""
+    return caller is None or (owner is not None and owner == caller.tenant_id)
+
+
+def changes_after(
+    conn: Connection, user_id: str, after_cursor: int, limit: int, caller: Caller | None
+) -> ChangePage:
     """``ChangeStore.changes_after`` (run it in one read transaction: the
     bounds and the page are of one snapshot). Raises
-    ``OutOfRange(CURSOR_EXPIRED)`` and ``OutOfRange(CURSOR_AHEAD)``."""
-    latest = conn.execute(
-        select(change_cursors.c.last_cursor).where(change_cursors.c.user_id == user_id)
-    ).scalar_one_or_none()
-    latest = 0 if latest is None else int(latest)
+    ``OutOfRange(CURSOR_EXPIRED)`` and ``OutOfRange(CURSOR_AHEAD)``. A feed
+    of another tenant than ``caller``'s reads as the feed of a user without
+    changes (module doc)."""
+    counter = conn.execute(
+        select(change_cursors.c.last_cursor, change_cursors.c.erased_tenant_id, users.c.tenant_id)
+        .select_from(change_cursors.outerjoin(users, users.c.user_id == change_cursors.c.user_id))
+        .where(change_cursors.c.user_id == user_id)
+    ).one_or_none()
+    latest = 0
+    if counter is not None:
+        owner = counter.erased_tenant_id if counter.tenant_id is None else counter.tenant_id
+        if not _readable(owner, caller):
+            counter = None
+        else:
+            latest = int(counter.last_cursor)
     if after_cursor > latest:
         raise OutOfRange(
             f"cursor {after_cursor} is beyond the latest change of {user_name(user_id)} "
@@ -421,6 +481,8 @@ def changes_after(conn: Connection, user_id: str, after_cursor: int, limit: int)
             reason="CURSOR_AHEAD",
             metadata={"latest_cursor": str(latest)},
         )
+    if counter is None:
+        return ChangePage((), 0, 1)
     oldest_row = conn.execute(
         select(changes.c.cursor, changes.c.operation)
         .where(changes.c.user_id == user_id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 from mnemo_server.domain.changes import ChangePage
+from mnemo_server.domain.identity import Caller
 from mnemo_server.store.feed import changes
 from mnemo_server.store.transactions.database import Database
 
@@ -18,9 +19,11 @@ class SqlChangeStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def changes_after(self, user_id: str, after_cursor: int, *, limit: int) -> ChangePage:
+    async def changes_after(
+        self, user_id: str, after_cursor: int, *, limit: int, caller: Caller | None
+    ) -> ChangePage:
         return await self._db.read(
-            lambda conn: changes.changes_after(conn, user_id, after_cursor, limit)
+            lambda conn: changes.changes_after(conn, user_id, after_cursor, limit, caller)
         )
 
     async def latest_cursors(self, user_ids: Collection[str]) -> Mapping[str, int]:

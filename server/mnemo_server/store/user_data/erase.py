@@ -8,7 +8,9 @@ change feed is the exception (``FEED_TABLES``): when the erasure deletes
 anything, the user's changes are deleted (an earlier ERASE change too) and
 one ERASE change is appended (``change_log.erase``; the receipt counts the
 changes deleted), and the user's cursor counter stays, so that the user's
-cursors keep growing and a device learns of the erasure. An erasure that
+cursors keep growing and a device learns of the erasure; the counter row
+records the erased user's tenant, whose feed it stays (a new user of the
+same id in another tenant starts its own: ``store.feed.changes``). An erasure that
 finds nothing to delete changes nothing: no change, cursor 0, the earlier
 ERASE change left in place (a user erased again and again keeps one).
 
@@ -130,7 +132,9 @@ def erase_user(tx: Tx, command: DeleteUserData) -> Erased:
     if created:
         deleted[users.name] -= 1
     fts.forget_deleted(conn)
-    deleted[changes.name] = change_log.erase(tx, user_id, erased_rows=any(deleted.values()))
+    deleted[changes.name] = change_log.erase(
+        tx, user_id, erased_rows=any(deleted.values()), tenant_id=tenant_id or ""
+    )
     if any(deleted.values()) and audits_erasure(command.caller, user_id):
         erasures.record(conn, command.caller, user_id, tenant_id or "", deleted)
     decided, settings = decision or (Consent(user_id), MemorySettings(user_id))
