@@ -56,13 +56,13 @@ from mnemo_server.config import Settings, is_loopback, listen_host
 from mnemo_server.domain.app_state import AppStates
 from mnemo_server.domain.bounded import wait_task
 from mnemo_server.domain.change_watch import ChangeFeed, ChangeWatchSettings, Wakeups
-from mnemo_server.domain.embedding import Embedder
 from mnemo_server.domain.event_watch import WatchSettings
 from mnemo_server.domain.observe import NO_OBSERVER, Observer
 from mnemo_server.domain.ports import UserStore
 from mnemo_server.domain.usecases.checkpoints import Checkpoints
 from mnemo_server.domain.usecases.conversations import Conversations
 from mnemo_server.domain.usecases.documents import Documents, purge_documents_until_stopped
+from mnemo_server.domain.usecases.embedder_calls import EmbedderCalls
 from mnemo_server.domain.usecases.embedding_worker import EmbeddingWorker
 from mnemo_server.domain.usecases.extraction import Extraction
 from mnemo_server.domain.usecases.governance import Governance
@@ -83,6 +83,7 @@ from mnemo_server.rpc.errors import ErrorMappingInterceptor
 from mnemo_server.store import migrate
 from mnemo_server.store.composed import SqlStore
 from mnemo_server.store.feed.notify import open_notifier
+from mnemo_server.store.memories.vector_cache import VectorCache
 from mnemo_server.store.transactions.database import BatchLimits, Database, open_database
 from mnemo_server.web.server import WebPort
 
@@ -304,6 +305,7 @@ class MnemoServer:
         database = self._open_database(opened, observer)
         store = SqlStore(
             database,
+            vector_cache=VectorCache(observer=observer),
             idempotency_window=timedelta(seconds=settings.idempotency_window_seconds),
             embed_later=embedder is not None,
         )
@@ -315,7 +317,11 @@ class MnemoServer:
             admission_of(settings, store.users, observer), observability.interceptors()
         )
         feed = ChangeFeed(store.feed, self._wakeups, watch_settings(settings), observer)
-        self._add_services(server, store, embedder, feed, worker)
+        calls = None
+        if embedder is not None:
+            calls = EmbedderCalls(embedder)
+            opened.callback(calls.close)
+        self._add_services(server, store, calls, feed, worker)
         if observability.metrics is not None:
             observability.metrics.pool(database.pool_usage)
             observability.metrics.watch(lambda: feed.watch_count)
@@ -404,11 +410,13 @@ class MnemoServer:
         self,
         server: grpc.aio.Server,
         store: SqlStore,
-        embedder: Embedder | None,
+        calls: EmbedderCalls | None,
         feed: ChangeFeed,
         worker: EmbeddingWorker | None,
     ) -> None:
-        """Every mnemo.v1 service over ``store``, health and reflection."""
+        """Every mnemo.v1 service over ``store``, health and reflection;
+        ``calls`` runs the server's embedder for the serving path (``None``:
+        it has none)."""
         settings = self.settings
         writes = Writes(store)
         working_memory_pb2_grpc.add_WorkingMemoryServiceServicer_to_server(
@@ -418,14 +426,15 @@ class MnemoServer:
             ConversationServicer(Conversations(store.conversations), writes, settings), server
         )
         settle = None if worker is None else worker.settled
-        recall = Recall(store.memories, QueryEmbedding(embedder), store.governance, settle)
+        recall = Recall(store.memories, QueryEmbedding(calls), store.governance, settle)
         memories_pb2_grpc.add_MemoryServiceServicer_to_server(
             MemoryServicer(
                 Memories(
                     store,
                     store.memories,
+                    store.governance,
                     NearDuplicates(
-                        embedder,
+                        calls,
                         settings.near_duplicates,
                         settings.near_duplicate_threshold,
                         settle,

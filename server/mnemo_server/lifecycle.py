@@ -22,7 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from mnemo_server import __version__
 from mnemo_server.app import MnemoServer
 from mnemo_server.config import Settings
-from mnemo_server.observability.logs import JsonFormatter
+from mnemo_server.observability.logs import JsonFormatter, RedactingFilter
 from mnemo_server.store.engine.engines import describe_url
 from mnemo_server.store.engine.preflight import DatabaseUnusable
 from mnemo_server.store.migrate import SchemaOutdated
@@ -38,15 +38,17 @@ _QUIET_LOGGERS = ("alembic", "sqlalchemy", "grpc")
 
 def configure_logging(level: str, log_format: str = "text") -> None:
     """One format for every logger on stderr (``text`` lines, or ``json``
-    objects: ``observability.logs``); libraries stay at WARNING and above."""
+    objects: ``observability.logs``), credentials redacted from every line
+    (``RedactingFilter``); libraries stay at WARNING and above."""
     logging.basicConfig(
         level=level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
         force=True,
     )
-    if log_format == "json":
-        for handler in logging.getLogger().handlers:
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())
+        if log_format == "json":
             handler.setFormatter(JsonFormatter())
     for name in _QUIET_LOGGERS:
         logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLevelName(level)))

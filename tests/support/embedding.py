@@ -1,7 +1,9 @@
 """Waiting for a server's background embedder (``embedding_worker``): saves
 return before their vectors exist, so a test that checks vectors or a
 semantic hit first waits until the backlog is empty and every model's
-backfill done, read from the database itself."""
+backfill done, read from the database itself. Entries the backlog holds
+because a memory gate of theirs is closed (``embedding_store.gates_open``)
+do not wait: they are embedded only once it opens."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import time
 
 from sqlalchemy import and_, func, or_, select
 
+from mnemo_server.store.memories.embedding_store import gates_open
 from mnemo_server.store.schema import (
     embedding_backlog,
     embedding_models,
@@ -38,7 +41,11 @@ def wait_until_embedded(
     vector = memory_embeddings.c
     while True:
         with connected(database_url) as conn:
-            waiting = conn.execute(select(func.count()).select_from(embedding_backlog)).scalar_one()
+            waiting = conn.execute(
+                select(func.count())
+                .select_from(embedding_backlog.join(memories))
+                .where(gates_open())
+            ).scalar_one()
             walking = conn.execute(
                 select(func.count())
                 .select_from(embedding_models)

@@ -21,6 +21,7 @@ from mnemo_server.domain.embedding import (
 )
 from mnemo_server.domain.errors import Entry, MnemoError, Part
 from mnemo_server.domain.memory_models import Embedding
+from mnemo_server.domain.usecases.embedder_calls import EmbedderCalls
 from mnemo_server.domain.usecases.memories import QUERY_CACHE_SIZE, QueryEmbedding
 from mnemo_server.embedders import load_embedder
 from tests.support.vectors import cosine, user_vectors
@@ -149,7 +150,7 @@ class CountingEmbedder:
 
 async def test_query_vectors_use_embed_queries_and_are_cached() -> None:
     embedder = CountingEmbedder()
-    embedding = QueryEmbedding(embedder)
+    embedding = QueryEmbedding(EmbedderCalls(embedder))
     first = await embedding.embed_query("where does she live?")
     assert first == Embedding("counting-2", (1.0, 20.0))  # embed_queries, not embed
     assert await embedding.embed_query("where does she live?") == first

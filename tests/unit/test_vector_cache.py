@@ -56,15 +56,35 @@ def test_opposite_tiny_and_huge_vectors_are_found() -> None:
     assert user_vectors([[1e-45, 0.0]]).nearest([3e38, 0.0], 1, ["c"]) == [("v000", 1.0)]
 
 
-def test_ties_resolve_by_id_and_all_zero_rows_score_zero() -> None:
-    index = user_vectors([[1.0, 0.0], [2.0, 0.0], [0.0, 0.0], [3.0, 0.0]])
+def test_ties_resolve_by_id() -> None:
+    index = user_vectors([[1.0, 0.0], [2.0, 0.0], [0.5, 0.5], [3.0, 0.0]])
     assert index.nearest([1.0, 0.0], 4, ["c"]) == [
         ("v000", 1.0),
         ("v001", 1.0),
         ("v003", 1.0),
-        ("v002", 0.0),
+        ("v002", pytest.approx(math.sqrt(0.5))),
     ]
     assert index.nearest([1.0, 0.0], 0, ["c"]) == []
+
+
+def test_rows_that_are_not_valid_vectors_are_skipped_and_named() -> None:
+    rows = [
+        ("ok", "c", encode_vector([1.0, 0.0])),
+        ("short", "c", encode_vector([1.0])),
+        ("zeros", "c", encode_vector([0.0, 0.0])),
+        ("nan", "c", encode_vector([math.nan, 1.0])),
+        ("infinite", "c", encode_vector([1e39, 1.0])),  # kept as float32: infinity
+        ("also-ok", "c", encode_vector([0.0, 2.0])),
+    ]
+    index = UserVectors.build(1, 2, rows)
+    assert index.memory_ids == ("ok", "also-ok")
+    assert sorted(index.skipped) == ["infinite", "nan", "short", "zeros"]
+    assert index.nearest([1.0, 1.0], 5, ["c"]) == [
+        ("also-ok", pytest.approx(math.sqrt(0.5))),
+        ("ok", pytest.approx(math.sqrt(0.5))),
+    ]
+    none_left = UserVectors.build(1, 2, rows[1:2])
+    assert none_left.memory_ids == () and none_left.nearest([1.0, 0.0], 1, ["c"]) == []
 
 
 def test_only_the_conversations_asked_for() -> None:
@@ -88,5 +108,3 @@ def test_errors() -> None:
         index.nearest([1.0, 0.0, 0.0], 1, ["c"])
     with pytest.raises(ValueError, match="zeros"):
         index.nearest([0.0, 0.0], 1, ["c"])
-    with pytest.raises(ValueError, match="float32"):
-        UserVectors.build(1, 2, [("a", "c", encode_vector([1.0]))])

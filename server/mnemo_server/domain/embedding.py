@@ -28,7 +28,17 @@ Unknown or broken specs raise ``EmbedderConfigError`` (a ``ValueError``) at
 start-up, with a message naming the fix.
 
 An embedder may also offer ``embed_queries(texts)``, for models trained with
-an instruction before queries; ``query_vectors`` uses it when present.
+an instruction before queries (``query_vectors`` uses it when present), and
+``embed_now(texts)``, document vectors for a caller who waits (one attempt,
+a short deadline: ``prompt_vectors`` uses it when present).
+
+What an embedder answers is checked before anything uses it
+(``checked_vectors``: one vector per text, each a valid vector of the
+model's ``dimensions``, ``domain.vectors.vector_problem``); an embedder that
+fails raises, best an ``EmbedderFailure`` that says what kind of failure it
+was. A caller never sees what an embedder or its provider said: the
+``EMBEDDER_FAILED`` error names the kind only (docs/operations.md,
+"Threat model").
 """
 
 from __future__ import annotations
@@ -41,6 +51,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from mnemo_server.domain.errors import Entry, FailedPrecondition, InvalidArgument, Unavailable
 from mnemo_server.domain.text_search import stems
+from mnemo_server.domain.vectors import vector_problem
 
 
 @runtime_checkable
@@ -60,14 +71,68 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[tuple[float, ...]]: ...
 
 
+class EmbedderFailure(Exception):
+    """An embedder could not embed: ``kind`` is one of ``FAILURE_KINDS``
+    (what a caller may be told); the message is for the log (an embedder
+    keeps credentials out of it)."""
+
+    def __init__(self, message: str, kind: str = "error") -> None:
+        super().__init__(message)
+        self.kind = kind if kind in FAILURE_KINDS else "error"
+
+
+FAILURE_KINDS = {
+    "refused": "its provider refused the request",
+    "unreachable": "its provider could not be reached",
+    "timeout": "its provider did not answer in time",
+    "busy": "it is busy with other calls",
+    "too_large": "its provider's answer was larger than any answer may be",
+    "malformed": "it answered something that is not one valid vector per text",
+    "error": "it failed",
+}
+"""Each kind of ``EmbedderFailure``, as ``EMBEDDER_FAILED`` words it."""
+
+
 def query_vectors(embedder: Embedder, texts: Sequence[str]) -> list[tuple[float, ...]]:
-    """The vectors of ``texts`` as queries: ``embed_queries`` when the
-    embedder has it, else ``embed``."""
+    """The checked vectors of ``texts`` as queries: ``embed_queries`` when the
+    embedder has it, else ``embed``. Raises what the embedder raises, and
+    ``EmbedderFailure`` (``malformed``) for an answer ``checked_vectors``
+    refuses."""
     method = getattr(embedder, "embed_queries", None)
-    if callable(method):
-        vectors: list[tuple[float, ...]] = method(texts)
-        return vectors
-    return embedder.embed(texts)
+    vectors = method(texts) if callable(method) else embedder.embed(texts)
+    return checked_vectors(embedder, texts, vectors)
+
+
+def prompt_vectors(embedder: Embedder, texts: Sequence[str]) -> list[tuple[float, ...]]:
+    """The checked document vectors of ``texts`` for a caller who waits:
+    ``embed_now`` when the embedder has it, else ``embed``. Raises as
+    ``query_vectors``."""
+    method = getattr(embedder, "embed_now", None)
+    vectors = method(texts) if callable(method) else embedder.embed(texts)
+    return checked_vectors(embedder, texts, vectors)
+
+
+def checked_vectors(
+    embedder: Embedder, texts: Sequence[str], vectors: Sequence[Sequence[float]]
+) -> list[tuple[float, ...]]:
+    """``vectors`` as tuples, if they are one valid vector of the embedder's
+    model per text (``domain.vectors.vector_problem``); else raises
+    ``EmbedderFailure`` (``malformed``)."""
+    if len(vectors) != len(texts):
+        raise EmbedderFailure(f"{len(vectors)} vectors for {len(texts)} texts", "malformed")
+    checked: list[tuple[float, ...]] = []
+    for index, vector in enumerate(vectors):
+        problem = vector_problem(vector, embedder.dimensions)
+        if problem is not None:
+            raise EmbedderFailure(f"the vector of text {index} {problem}", "malformed")
+        checked.append(tuple(float(v) for v in vector))
+    return checked
+
+
+def failure_kind(error: BaseException) -> str:
+    """The ``FAILURE_KINDS`` key of ``error`` (``error`` for an exception
+    that is not an ``EmbedderFailure``)."""
+    return error.kind if isinstance(error, EmbedderFailure) else "error"
 
 
 class EmbedderConfigError(ValueError):
@@ -82,10 +147,15 @@ def embedder_unavailable() -> FailedPrecondition:
     )
 
 
-def embedder_failed(error: Exception) -> Unavailable:
-    """The server's embedder could not embed a query (``EMBEDDER_FAILED``)."""
+def embedder_failed(error: BaseException, what: str = "the query") -> Unavailable:
+    """The server's embedder could not embed ``what`` (``EMBEDDER_FAILED``).
+    The message names the kind of failure (``failure_kind``) and never
+    repeats what the embedder or its provider said."""
+    kind = failure_kind(error)
     return Unavailable(
-        f"the server's embedder could not embed the query: {error}", reason="EMBEDDER_FAILED"
+        f"the server's embedder could not embed {what}: {FAILURE_KINDS[kind]}; retry later",
+        reason="EMBEDDER_FAILED",
+        metadata={"cause": kind},
     )
 
 

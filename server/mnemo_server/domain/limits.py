@@ -8,7 +8,8 @@ Limits (all byte counts are UTF-8):
   ``MAX_METADATA_BYTES`` (4096) bytes in all (every key plus every value);
   keys are not empty;
 - ``embedding``: a non-empty ``model`` of at most ``MAX_MODEL_BYTES`` (256)
-  bytes and 1 to ``MAX_EMBEDDING_DIMENSIONS`` (4096) finite values, not all 0;
+  bytes and 1 to ``MAX_EMBEDDING_DIMENSIONS`` (4096) values finite in float32,
+  not all 0 (``domain.vectors.values_problem``);
 - no string may contain NUL (PostgreSQL text cannot hold it); ``key`` and
   metadata keys may not contain control characters;
 - conversation scope needs a conversation; identity scope must not have one.
@@ -21,7 +22,6 @@ Each problem names the ``part`` of the draft it is about, as the path of
 
 from __future__ import annotations
 
-import math
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 
 from mnemo_server.domain.clock import now_micros
 from mnemo_server.domain.memory_models import Embedding, MemoryDraft, MemoryScope
+from mnemo_server.domain.vectors import values_problem
 
 MAX_TEXT_BYTES = 4096
 MAX_KEY_BYTES = 256
@@ -151,10 +152,9 @@ def embedding_problems(embedding: Embedding, path: str = "") -> list[DraftProble
                 limit=MAX_EMBEDDING_DIMENSIONS,
             )
         )
-    if not all(math.isfinite(v) for v in values):
-        problems.append(DraftProblem(values_path, "values must be finite"))
-    elif values and not any(values):
-        problems.append(DraftProblem(values_path, "must not be all zeros"))
+    problem = values_problem(values)
+    if problem is not None:
+        problems.append(DraftProblem(values_path, problem))
     return problems
 
 

@@ -77,6 +77,12 @@ class Observer(Protocol):
         """The embedder failed on a batch of ``texts`` texts (to be retried)."""
         ...
 
+    def vectors_skipped(self, vectors: int) -> None:
+        """A read met ``vectors`` stored vectors it cannot use (wrong length,
+        not finite, all zeros) and left them out; each is reported once per
+        process."""
+        ...
+
 
 class NoObserver:
     """Observes nothing (the default)."""
@@ -100,6 +106,9 @@ class NoObserver:
         return None
 
     def embedding_failed(self, texts: int) -> None:
+        return None
+
+    def vectors_skipped(self, vectors: int) -> None:
         return None
 
 

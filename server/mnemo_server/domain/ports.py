@@ -414,7 +414,11 @@ class EmbeddingStore(Protocol):
 
     async def pending(self, *, limit: int, user_id: str | None = None) -> list[PendingText]:
         """Up to ``limit`` entries of the backlog (of ``user_id`` only, when
-        given), oldest first, with their current text."""
+        given), oldest first, with their current text; only entries whose
+        memory gates are open (``domain.governance``: consent granted, memory
+        on, not in a temporary conversation). The others stay in the
+        backlog, held, until their gate opens: no text of a closed gate ever
+        reaches the embedder."""
         ...
 
     async def store_vectors(self, vectors: Sequence[ComputedVector]) -> int:
@@ -436,7 +440,7 @@ class EmbeddingStore(Protocol):
         ...
 
     async def backlog_size(self) -> int:
-        """How many entries are waiting."""
+        """How many entries are waiting (held ones not: ``pending``)."""
         ...
 
     async def progress(self, model: str) -> EmbeddingProgress:

@@ -1,8 +1,10 @@
 """How vectors are kept: little-endian float32 bytes, the same in SQLite and
-PostgreSQL. The search over them is ``store.memories.vector_cache``."""
+PostgreSQL; and what a vector must be to be kept or compared
+(``vector_problem``). The search over them is ``store.memories.vector_cache``."""
 
 from __future__ import annotations
 
+import math
 import sys
 from array import array
 from collections.abc import Sequence
@@ -26,3 +28,30 @@ def decode_vector(data: bytes) -> tuple[float, ...]:
     if sys.byteorder == "big":
         packed.byteswap()
     return tuple(packed)
+
+
+FLOAT32_MAX = 3.4028234663852886e38
+"""The largest finite float32: a value beyond it is kept as infinity."""
+
+
+def vector_problem(values: Sequence[float], dimensions: int) -> str | None:
+    """Why ``values`` cannot be a vector of a model of ``dimensions`` values,
+    or ``None`` when it can: the one check every vector passes before it is
+    stored or compared, whoever computed it (a client, the server's
+    embedder, its provider). A vector has exactly ``dimensions`` values, each
+    finite in float32 (how vectors are kept: ``encode_vector``), not all 0
+    (a zero vector has no direction, so no cosine)."""
+    if len(values) != dimensions:
+        return f"has {len(values)} values, not the model's {dimensions}"
+    return values_problem(values)
+
+
+def values_problem(values: Sequence[float]) -> str | None:
+    """``vector_problem`` but for the length: for a vector whose model's
+    dimension is not known yet (a client's, checked against the model's
+    stored vectors by the store)."""
+    if not all(math.isfinite(v) and -FLOAT32_MAX <= v <= FLOAT32_MAX for v in values):
+        return "values must be finite (in float32)"
+    if values and not any(values):
+        return "must not be all zeros"
+    return None

@@ -153,6 +153,12 @@ class Metrics:
             "Texts of batches the embedder failed on (retried, or dropped when it refuses one text)",
             registry=registry,
         )
+        self._vectors_skipped = Counter(
+            "mnemo_invalid_vectors_skipped",
+            "Stored vectors a read skipped as invalid (wrong length, not finite, all zeros), "
+            "each counted once per process",
+            registry=registry,
+        )
         self._backlog = Gauge(
             "mnemo_embedding_backlog",
             "Entries waiting for the background embedder, as last counted",
@@ -222,3 +228,6 @@ class Metrics:
 
     def embedding_failed(self, texts: int) -> None:
         self._embed_failures.inc(texts)
+
+    def vectors_skipped(self, vectors: int) -> None:
+        self._vectors_skipped.inc(vectors)

@@ -47,6 +47,10 @@ class _Both:
         self._first.embedding_failed(texts)
         self._second.embedding_failed(texts)
 
+    def vectors_skipped(self, vectors: int) -> None:
+        self._first.vectors_skipped(vectors)
+        self._second.vectors_skipped(vectors)
+
 
 def combined(observers: Sequence[Observer | None]) -> Observer:
     """One observer reporting to each of ``observers`` (``None``s left out);

@@ -22,8 +22,20 @@ vectors. Recall uses the vectors that exist.
 - **Failures.** A batch that fails is retried text by text: a text the
   embedder refuses while others pass is taken off the backlog (logged and
   counted; the entry stays lexically searchable); when every text fails,
-  the provider is down, and the worker backs off (1 s doubling to 60 s)
-  and keeps the backlog.
+  or one fails because the provider is unreachable, slow or busy
+  (``EmbedderFailure.kind``), the provider is down, and the worker backs off
+  (1 s doubling to 60 s) and keeps the backlog. An answer that is not one
+  valid vector of the model per text (``embedding.checked_vectors``) is a
+  failure: nothing of it is stored.
+- **Never stuck.** The embedder runs on threads of the worker's own (the
+  niced one, and one at the serving path's priority for what a recall
+  waits for), never the event loop's default executor; a remote provider's
+  every request has a total deadline (``embedders.remote``).
+- **Consent before meaning.** The backlog hands out only entries whose
+  user's gates are open (``EmbeddingStore.pending``): no text of a user who
+  withdrew consent or switched memory off, nor of a temporary conversation,
+  reaches the embedder. Their entries wait in the backlog (not counted as
+  waiting) until the gate opens again.
 - **A new model** (a changed ``--embedder``) is backfilled: every entry
   without a vector of it is queued, ``backfill_scan`` entries per step,
   between batches (progress: ``EmbeddingStore.progress``, ``mnemo
@@ -35,7 +47,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import os
 import socket
 import sys
@@ -45,7 +56,7 @@ import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from mnemo_server.domain.embedding import Embedder
+from mnemo_server.domain.embedding import Embedder, checked_vectors, failure_kind
 from mnemo_server.domain.embedding_backlog import ComputedVector, PendingText
 from mnemo_server.domain.errors import MnemoError
 from mnemo_server.domain.memory_models import Embedding
@@ -79,8 +90,21 @@ def _holder_id() -> str:
 
 
 class EmbeddingFailed(Exception):
-    """The embedder raised, or returned something other than one vector of
-    its dimensions per text."""
+    """The embedder raised, or returned something other than one valid
+    vector of its model per text; ``kind`` as ``EmbedderFailure.kind``."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+    @property
+    def provider_down(self) -> bool:
+        """Whether the failure says nothing about the texts: the provider
+        is unreachable, too slow or busy."""
+        return self.kind in _DOWN
+
+
+_DOWN = frozenset({"unreachable", "timeout", "busy"})
 
 
 class EmbeddingWorker:
@@ -119,6 +143,7 @@ class EmbeddingWorker:
         self._executor = ThreadPoolExecutor(
             1, thread_name_prefix="mnemo-embed", initializer=_lower_priority
         )
+        self._urgent = ThreadPoolExecutor(1, thread_name_prefix="mnemo-embed-urgent")
 
     @property
     def model(self) -> str:
@@ -187,6 +212,7 @@ class EmbeddingWorker:
                     await self._store.release(self.model, self.holder)
                 self.holding = False
             self._executor.shutdown(wait=False, cancel_futures=True)
+            self._urgent.shutdown(wait=False, cancel_futures=True)
 
     async def _idle(self, stopping: asyncio.Event) -> None:
         assert self._wake is not None
@@ -279,14 +305,18 @@ class EmbeddingWorker:
 
     async def _one_by_one(self, batch: Sequence[PendingText]) -> None:
         """Embed each text alone: drop those the embedder refuses while
-        others pass; back off when all fail (the provider is down)."""
+        others pass; back off when all fail or one fails for want of the
+        provider (it is down: the rest would fail as slowly)."""
         done: list[tuple[PendingText, Embedding]] = []
         refused: list[PendingText] = []
         started = time.monotonic()
         for pending in batch:
             try:
                 (vector,) = await self._vectors([pending.text])
-            except EmbeddingFailed:
+            except EmbeddingFailed as failure:
+                if failure.provider_down:
+                    self._back_off()
+                    return
                 refused.append(pending)
             else:
                 done.append((pending, vector))
@@ -308,23 +338,21 @@ class EmbeddingWorker:
         )
 
     async def _vectors(self, texts: list[str], *, urgent: bool = False) -> list[Embedding]:
-        """The embedder's vectors of ``texts``, on the (niced) embedding
-        thread, or on the default executor's when ``urgent``. Raises
+        """The embedder's checked vectors of ``texts`` (``checked_vectors``),
+        on the (niced) embedding thread, or on the urgent one. Raises
         ``EmbeddingFailed``."""
         embedder = self._embedder
         loop = asyncio.get_running_loop()
-        executor = None if urgent else self._executor
+        executor = self._urgent if urgent else self._executor
         try:
-            values = await loop.run_in_executor(executor, embedder.embed, texts)
+            values = await loop.run_in_executor(executor, self._checked, texts)
         except Exception as exc:  # any failure of the embedder's code or provider
             log.warning("embedding %d texts failed: %s", len(texts), exc)
-            raise EmbeddingFailed(str(exc)) from exc
-        if len(values) != len(texts) or any(
-            len(v) != embedder.dimensions or not all(math.isfinite(x) for x in v) for v in values
-        ):
-            log.warning("the embedder returned malformed vectors for %d texts", len(texts))
-            raise EmbeddingFailed("malformed vectors")
-        return [Embedding(embedder.model, tuple(v)) for v in values]
+            raise EmbeddingFailed(str(exc), failure_kind(exc)) from exc
+        return [Embedding(embedder.model, v) for v in values]
+
+    def _checked(self, texts: list[str]) -> list[tuple[float, ...]]:
+        return checked_vectors(self._embedder, texts, self._embedder.embed(texts))
 
     async def _store_batch(
         self, batch: Sequence[PendingText], vectors: Sequence[Embedding], seconds: float

@@ -23,7 +23,9 @@ Governance (``domain.governance``): recall returns nothing while consent is
 withdrawn or memory is switched off; build context also returns nothing for a
 temporary conversation. The gate and the candidates are read in one read
 transaction (``MemoryStore.recall``); a semantic query's vector is
-computed before it. Otherwise each call records ``memory_recalled``
+computed before it, and when computing it would hand the query's text to
+the embedder (it is not in the query cache), the gate is read first, so
+that no text of a closed gate reaches the embedder or its provider. Otherwise each call records ``memory_recalled``
 (``count``, ``mode`` recall or inject, ``semantic``) after the read: a read
 writes nothing itself, so the event rides the next batch of writes (within a
 second; at shutdown at the latest: ``Database.defer``); a failure to record is
@@ -128,8 +130,11 @@ class Recall:
         ``EMBEDDER_FAILED`` (the caller left ``semantic`` unset)."""
         vector = None
         if query.semantic:
-            if query.query_embedding is None and self._embedding.embedder is None:
-                # Nothing to search with: an error, unless a gate says "nothing".
+            if query.query_embedding is None and not self._embedding.cached(query.text):
+                # The query's text is about to reach the embedder (and perhaps
+                # its provider): only through an open gate. Without an embedder
+                # there is nothing to search with: an error, unless a gate
+                # says "nothing".
                 if await self._governance.memory_gate(user_id, conversations, access):
                     return None
             try:
@@ -137,8 +142,7 @@ class Recall:
             except Unavailable as error:
                 if not fallback or error.reason != "EMBEDDER_FAILED":
                     raise
-                log.warning("recall falls back to lexical: %s", error.message)
-                query = replace(query, semantic=False)
+                query = replace(query, semantic=False)  # the failure is logged where it happened
         found = await self._store.recall(
             user_id, query, vector, access=access, conversation_ids=conversations
         )

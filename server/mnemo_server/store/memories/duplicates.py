@@ -11,6 +11,7 @@ not. Found through ``ix_memories_live_fingerprint``: one index lookup.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -92,10 +93,11 @@ Unit = npt.NDArray[np.float64]
 
 
 def unit(values: Sequence[float]) -> Unit | None:
-    """``values`` scaled to length 1 (``None`` for a zero vector)."""
+    """``values`` scaled to length 1 (``None`` for a vector that has no
+    direction: all zeros, or a value that is not finite)."""
     vector = np.asarray(values, dtype=np.float64)
     length = float(np.linalg.norm(vector))
-    return None if length == 0.0 else vector / length
+    return None if length == 0.0 or not math.isfinite(length) else vector / length
 
 
 def live_vectors(conn: Connection, user_id: str, model: str) -> list[tuple[LiveEntry, Unit]]:

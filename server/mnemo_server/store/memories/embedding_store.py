@@ -13,7 +13,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, func, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    and_,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 
 from mnemo_server.domain.embedding_backlog import (
     BackfillStep,
@@ -21,19 +32,22 @@ from mnemo_server.domain.embedding_backlog import (
     EmbeddingProgress,
     PendingText,
 )
+from mnemo_server.domain.governance import ConsentState
 from mnemo_server.store.engine.dialect import insert_ignoring_conflicts
 from mnemo_server.store.memories.writes import vector_row, vectors_changed
 from mnemo_server.store.rows import now_micros
 from mnemo_server.store.schema import (
+    conversations,
     embedding_backlog,
     embedding_models,
     memories,
     memory_embeddings,
+    user_settings,
 )
 from mnemo_server.store.transactions.database import Database
 from mnemo_server.store.transactions.tx import Tx
 
-__all__ = ["SqlEmbeddingStore"]
+__all__ = ["SqlEmbeddingStore", "gates_open"]
 
 _CHUNK = 500  # ids per IN (...) list
 
@@ -43,12 +57,48 @@ def _chunks(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
         yield items[start : start + _CHUNK]
 
 
+def gates_open() -> ColumnElement[bool]:
+    """Entries (``memories``) whose text may reach the embedder: their
+    user has not withdrawn consent or switched memory off, and they are not
+    in a temporary conversation (``domain.governance``; a missing settings
+    row is consent granted and memory on). The backlog hands out only these;
+    the others wait in it, held, until the gate opens."""
+    settings, conversation = user_settings.c, conversations.c
+    closed_user = (
+        select(settings.user_id)
+        .where(
+            settings.user_id == memories.c.user_id,
+            or_(
+                settings.consent_state == ConsentState.WITHDRAWN.value,
+                settings.memory_enabled.is_(False),
+            ),
+        )
+        .exists()
+    )
+    temporary = (
+        select(conversation.conversation_id)
+        .where(
+            conversation.user_id == memories.c.user_id,
+            conversation.conversation_id == memories.c.conversation_id,
+            conversation.temporary.is_(True),
+        )
+        .exists()
+    )
+    return and_(~closed_user, ~temporary)
+
+
+def _waiting() -> Select[int]:
+    """How many backlog entries wait for the embedder (held ones not)."""
+    return select(func.count()).select_from(embedding_backlog.join(memories)).where(gates_open())
+
+
 def _pending(conn: Connection, limit: int, user_id: str | None) -> list[PendingText]:
     query = (
         select(
             embedding_backlog.c.memory_pk, memories.c.user_id, memories.c.version, memories.c.text
         )
         .select_from(embedding_backlog.join(memories))
+        .where(gates_open())
         .order_by(embedding_backlog.c.memory_pk)
         .limit(limit)
     )
@@ -193,7 +243,7 @@ def _backfilled(conn: Connection, model: str, through: int, *, done: bool) -> No
 def _progress(conn: Connection, model: str) -> EmbeddingProgress:
     models, e = embedding_models.c, memory_embeddings.c
     row = conn.execute(select(embedding_models).where(models.model == model)).one_or_none()
-    backlog = conn.execute(select(func.count()).select_from(embedding_backlog)).scalar_one()
+    backlog = conn.execute(_waiting()).scalar_one()
     vectors, computed = conn.execute(
         select(func.count(), func.count().filter(e.computed)).where(e.model == model)
     ).one()
@@ -252,11 +302,7 @@ class SqlEmbeddingStore:
         return step
 
     async def backlog_size(self) -> int:
-        return await self._db.read(
-            lambda conn: int(
-                conn.execute(select(func.count()).select_from(embedding_backlog)).scalar_one()
-            )
-        )
+        return await self._db.read(lambda conn: int(conn.execute(_waiting()).scalar_one()))
 
     async def progress(self, model: str) -> EmbeddingProgress:
         return await self._db.read(lambda conn: _progress(conn, model))

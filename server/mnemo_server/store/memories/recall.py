@@ -47,10 +47,15 @@ def recall(
     cache: VectorCache,
 ) -> list[RecallHit]:
     """The hits for ``query`` (``domain.ranking``), best first; semantic
-    candidates only with ``embedding`` (the query's vector). Raises
-    EMBEDDING_DIMENSION_MISMATCH (field ``query_embedding.values``)."""
+    candidates only with ``embedding`` (the query's vector: the request's
+    ``query_embedding``, else the server's embedder's). Raises
+    EMBEDDING_DIMENSION_MISMATCH (field ``query_embedding.values``) when the
+    request's vector has another dimension than the stored vectors of its
+    model; a vector of the server's embedder that does not fit them finds
+    no semantic candidates (the fault is not the caller's)."""
+    strict = query.query_embedding is not None
     if query.in_time:
-        ranked = timeline.recall_in_time(conn, user_id, query, embedding)
+        ranked = timeline.recall_in_time(conn, user_id, query, embedding, strict=strict)
         return recall_hits(ranked, entries(conn, user_id, [r.candidate.memory_id for r in ranked]))
     conversations = visible_conversations(query)
     if not conversations:
@@ -62,7 +67,9 @@ def recall(
         plan = lexical_plan(terms, stats)
         candidates += fts.lexical_candidates(conn, user_id, conversations, terms, plan)
     if embedding is not None:
-        nearest = semantic(conn, user_id, conversations, embedding, CANDIDATE_LIMIT, cache)
+        nearest = semantic(
+            conn, user_id, conversations, embedding, CANDIDATE_LIMIT, cache, strict=strict
+        )
         for candidate in candidates:
             candidate.similarity = nearest.get(candidate.memory_id)
         known = {c.memory_id for c in candidates}
@@ -113,8 +120,15 @@ _LIVE_VECTORS = (
     memories.c.user_id == bindparam("user_id"),
     memories.c.archived_at.is_(None),
 )
+# The model's dimension, as most of the user's vectors of it have it (the
+# others are skipped as invalid: ``UserVectors.build``).
 _DIMENSIONS = Statement(
-    select(memory_embeddings.c.dimensions).select_from(_JOINED).where(*_LIVE_VECTORS).limit(1)
+    select(memory_embeddings.c.dimensions)
+    .select_from(_JOINED)
+    .where(*_LIVE_VECTORS)
+    .group_by(memory_embeddings.c.dimensions)
+    .order_by(func.count().desc(), memory_embeddings.c.dimensions)
+    .limit(1)
 )
 _VECTORS = Statement(
     select(memories.c.memory_id, memories.c.conversation_id, memory_embeddings.c.vector)
@@ -140,6 +154,7 @@ def _user_vectors(
     else:
         found = _VECTORS.tuples(conn, user_id=user_id, model=model)
         vectors = UserVectors.build(version, dimensions, found)
+        cache.report_skipped(user_id, model, vectors)
     cache.put(user_id, model, vectors)
     return vectors
 
@@ -151,16 +166,22 @@ def semantic(
     embedding: Embedding,
     limit: int,
     cache: VectorCache,
+    *,
+    strict: bool = True,
 ) -> dict[str, float]:
     """The exact top ``limit`` live entries of ``conversations`` by cosine
     to ``embedding`` (ties: ``memory_id`` ascending), with their cosines.
-    Raises EMBEDDING_DIMENSION_MISMATCH (entry ``Part.QUERY_EMBEDDING``)."""
+    Raises EMBEDDING_DIMENSION_MISMATCH (entry ``Part.QUERY_EMBEDDING``)
+    when ``strict`` (a caller's vector); otherwise a vector of another
+    dimension finds nothing."""
     if limit <= 0:
         return {}
     vectors = _user_vectors(conn, user_id, embedding.model, cache)
     if vectors is None or not vectors.memory_ids:
         return {}
     if embedding.dimensions != vectors.dimensions:
+        if not strict:
+            return {}
         raise dimension_mismatch(
             Entry(Part.QUERY_EMBEDDING), expected=vectors.dimensions, got=embedding.dimensions
         )

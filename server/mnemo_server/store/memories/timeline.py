@@ -67,11 +67,16 @@ def _in_view(user_id: str, query: RecallQuery, conversations: Sequence[str]) -> 
 
 
 def recall_in_time(
-    conn: Connection, user_id: str, query: RecallQuery, embedding: Embedding | None
+    conn: Connection,
+    user_id: str,
+    query: RecallQuery,
+    embedding: Embedding | None,
+    *,
+    strict: bool = True,
 ) -> list[Ranked]:
     """The ranked entries of the view ``query`` asks for (``as_of`` and the
     event-time range), best first. Raises EMBEDDING_DIMENSION_MISMATCH
-    (entry ``Part.QUERY_EMBEDDING``)."""
+    (entry ``Part.QUERY_EMBEDDING``) when ``strict`` (``recall.semantic``)."""
     conversations = visible_conversations(query)
     if not conversations:
         return []
@@ -93,7 +98,8 @@ def recall_in_time(
     chosen = {c.memory_id: c for c in every if c.matched}
     if embedding is not None:
         by_id = {c.memory_id: c for c in every}
-        for memory_id, similarity in _nearest(conn, conditions, conversations, embedding):
+        nearest = _nearest(conn, conditions, conversations, embedding, strict=strict)
+        for memory_id, similarity in nearest:
             candidate = by_id[memory_id]
             candidate.similarity = similarity
             chosen[memory_id] = candidate
@@ -105,11 +111,15 @@ def _nearest(
     conditions: Sequence[Any],
     conversations: Sequence[str],
     embedding: Embedding,
+    *,
+    strict: bool,
 ) -> list[tuple[str, float]]:
     """The ``CANDIDATE_LIMIT`` entries of the view nearest to ``embedding``,
-    among those with a vector of its model: the exact search live recall
-    runs over its cached matrix (``vector_cache.UserVectors.nearest``), here
-    over the view's vectors."""
+    among those with a valid vector of its model: the exact search live
+    recall runs over its cached matrix (``vector_cache.UserVectors.nearest``,
+    which skips invalid vectors), here over the view's vectors, of the
+    dimension most of them have. A query vector of another dimension raises
+    when ``strict``, else finds nothing (``recall.semantic``)."""
     found = conn.execute(
         select(
             memories.c.memory_id,
@@ -122,8 +132,11 @@ def _nearest(
     ).all()
     if not found:
         return []
-    dimensions = found[0].dimensions
+    sizes = Counter(row.dimensions for row in found)
+    dimensions = min(sizes, key=lambda size: (-sizes[size], size))
     if embedding.dimensions != dimensions:
+        if not strict:
+            return []
         raise dimension_mismatch(
             Entry(Part.QUERY_EMBEDDING), expected=dimensions, got=embedding.dimensions
         )

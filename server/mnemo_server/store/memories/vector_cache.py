@@ -38,6 +38,7 @@ five times longer with them (10,000 x 64: 0.66 vs 0.13 ms even on an idle
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -47,10 +48,16 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
+from mnemo_server.domain.observe import NO_OBSERVER, Observer
+
 DEFAULT_MAX_BYTES = 1 << 30
 """The default budget of a process's cached vectors (1 GiB)."""
 
 _FLOAT32_EPSILON = 2.0**-24
+MAX_REPORTED = 100_000
+"""Skipped vectors remembered as reported (then the memory starts afresh)."""
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -64,27 +71,36 @@ class UserVectors:
     codes: npt.NDArray[np.int32]
     vectors: npt.NDArray[np.float32]
     """Shape ``(len(memory_ids), dimensions)``: the stored values, each row
-    scaled by a power of two to a length in [0.5, 1) (an all-zero row stays
-    as it is)."""
+    scaled by a power of two to a length in [0.5, 1)."""
     lengths: npt.NDArray[np.float64]
-    """Each scaled row's Euclidean length (0 for an all-zero row)."""
+    """Each scaled row's Euclidean length (never 0: zero rows are skipped)."""
     inverse_lengths: npt.NDArray[np.float32]
-    """1 / ``lengths`` (0 for an all-zero row, which then scores 0)."""
+    """1 / ``lengths``."""
+    skipped: tuple[str, ...] = ()
+    """The entries whose stored vector is not a valid vector of
+    ``dimensions`` values, left out (see ``build``)."""
 
     @classmethod
     def build(
         cls, version: int, dimensions: int, items: Iterable[tuple[str, str, bytes]]
     ) -> UserVectors:
         """From ``(memory_id, conversation_id, float32 little-endian vector)``.
-        Raises ``ValueError`` if a vector has not ``dimensions`` values."""
+        A vector that is not a valid vector of ``dimensions`` values (another
+        length, a value that is not finite, all zeros: the rule of
+        ``domain.vectors.vector_problem``, here on the stored float32 rows)
+        is left out and its entry listed in ``skipped``: a bad row written
+        by an older release, or straight into the database, never fails a
+        read."""
         ids: list[str] = []
         conversations: dict[str, int] = {}
         codes: list[int] = []
         blobs: list[bytes] = []
+        skipped: list[str] = []
         width = 4 * dimensions
         for memory_id, conversation_id, vector in items:
             if len(vector) != width:
-                raise ValueError(f"vector of {memory_id!r} is not {dimensions} float32 values")
+                skipped.append(memory_id)
+                continue
             ids.append(memory_id)
             codes.append(conversations.setdefault(conversation_id, len(conversations)))
             blobs.append(vector)
@@ -92,6 +108,14 @@ class UserVectors:
         del blobs
         matrix = matrix.astype(np.float32)  # native order, writeable copy
         stored = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64))
+        # A NaN or infinity makes the length so, all zeros makes it 0 (float32
+        # values squared cannot overflow float64): the check costs nothing.
+        valid = np.isfinite(stored) & (stored > 0)
+        if not valid.all():
+            skipped += [memory_id for memory_id, ok in zip(ids, valid, strict=True) if not ok]
+            ids = [memory_id for memory_id, ok in zip(ids, valid, strict=True) if ok]
+            codes = [code for code, ok in zip(codes, valid, strict=True) if ok]
+            matrix, stored = matrix[valid], stored[valid]
         _, exponents = np.frexp(stored)  # stored = m * 2**exponent, 0.5 <= m < 1
         matrix = np.ldexp(matrix, -exponents[:, np.newaxis].astype(np.int32)).astype(np.float32)
         lengths = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64))
@@ -100,7 +124,16 @@ class UserVectors:
         code_array = np.asarray(codes, dtype=np.int32)
         for array in (matrix, lengths, inverse, code_array):
             array.flags.writeable = False
-        return cls(version, tuple(ids), tuple(conversations), code_array, matrix, lengths, inverse)
+        return cls(
+            version,
+            tuple(ids),
+            tuple(conversations),
+            code_array,
+            matrix,
+            lengths,
+            inverse,
+            tuple(skipped),
+        )
 
     @property
     def dimensions(self) -> int:
@@ -169,12 +202,39 @@ class VectorCache:
     """``UserVectors`` per (user, model), valid for one ``vectors_version``
     (see the module doc)."""
 
-    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(
+        self, max_bytes: int = DEFAULT_MAX_BYTES, *, observer: Observer = NO_OBSERVER
+    ) -> None:
         _single_threaded_blas()
         self._max_bytes = max_bytes
+        self._observer = observer
         self._entries: OrderedDict[tuple[str, str], UserVectors] = OrderedDict()
         self._bytes = 0
+        self._reported: set[tuple[str, str, str]] = set()
         self._lock = threading.Lock()
+
+    def report_skipped(self, user_id: str, model: str, vectors: UserVectors) -> None:
+        """Count and log the entries ``vectors`` skipped (``UserVectors.build``),
+        each once per process (at most ``MAX_REPORTED`` remembered)."""
+        if not vectors.skipped:
+            return
+        with self._lock:
+            new = [m for m in vectors.skipped if (user_id, model, m) not in self._reported]
+            if len(self._reported) + len(new) > MAX_REPORTED:
+                self._reported.clear()
+            self._reported.update((user_id, model, m) for m in new)
+        if not new:
+            return
+        self._observer.vectors_skipped(len(new))
+        log.warning(
+            "recall skips %d stored vectors of model %r of user %s that are not valid vectors "
+            "of the model (wrong length, not finite, or all zeros), entries %s: save their "
+            "text again or delete them",
+            len(new),
+            model,
+            user_id,
+            new[:10],
+        )
 
     def get(self, user_id: str, model: str, version: int) -> UserVectors | None:
         """The cached vectors if they are of ``version``, else ``None``."""
