@@ -431,7 +431,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "embedder_timeout_seconds",
         _positive_float,
-        "timeout of one request to --embedder openai:MODEL; retried with backoff (default 30)",
+        "total deadline of one request to --embedder openai:MODEL, the whole answer included; "
+        "retried with backoff (default 30)",
         "SECONDS",
     ),
     Option(

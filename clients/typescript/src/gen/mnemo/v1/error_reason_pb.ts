@@ -374,12 +374,16 @@ export enum ErrorReason {
   HISTORY_COMPACTED = 31,
 
   /**
-   * Semantic recall was asked for (semantic: true) and the server's embedder
-   * could not embed the query now (a remote provider is down or slow). Retry,
-   * or recall lexically; a recall that leaves semantic unset falls back to
-   * lexical recall by itself. Code: UNAVAILABLE.
+   * Semantic recall was asked for (semantic: true), or the near-duplicate
+   * check (near_duplicates: true), and the server's embedder could not embed
+   * the text now (a remote provider is down, slow, refusing, or answering no
+   * valid vector). Retry, or recall lexically; a recall that leaves semantic
+   * unset falls back to lexical recall by itself. metadata.cause names the
+   * kind of failure (refused, unreachable, timeout, busy, too_large,
+   * malformed, error), never what the provider said. Code: UNAVAILABLE.
    *
-   *     ErrorInfo { reason: "EMBEDDER_FAILED" domain: "mnemo.v1" }
+   *     ErrorInfo { reason: "EMBEDDER_FAILED" domain: "mnemo.v1"
+   *                 metadata { key: "cause" value: "timeout" } }
    *
    * @generated from enum value: ERROR_REASON_EMBEDDER_FAILED = 32;
    */

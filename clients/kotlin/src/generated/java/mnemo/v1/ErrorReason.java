@@ -405,12 +405,16 @@ public enum ErrorReason
   ERROR_REASON_HISTORY_COMPACTED(31),
   /**
    * <pre>
-   * Semantic recall was asked for (semantic: true) and the server's embedder
-   * could not embed the query now (a remote provider is down or slow). Retry,
-   * or recall lexically; a recall that leaves semantic unset falls back to
-   * lexical recall by itself. Code: UNAVAILABLE.
+   * Semantic recall was asked for (semantic: true), or the near-duplicate
+   * check (near_duplicates: true), and the server's embedder could not embed
+   * the text now (a remote provider is down, slow, refusing, or answering no
+   * valid vector). Retry, or recall lexically; a recall that leaves semantic
+   * unset falls back to lexical recall by itself. metadata.cause names the
+   * kind of failure (refused, unreachable, timeout, busy, too_large,
+   * malformed, error), never what the provider said. Code: UNAVAILABLE.
    *
-   * ErrorInfo { reason: "EMBEDDER_FAILED" domain: "mnemo.v1" }
+   * ErrorInfo { reason: "EMBEDDER_FAILED" domain: "mnemo.v1"
+   * metadata { key: "cause" value: "timeout" } }
    * </pre>
    *
    * <code>ERROR_REASON_EMBEDDER_FAILED = 32;</code>
@@ -804,12 +808,16 @@ public enum ErrorReason
   public static final int ERROR_REASON_HISTORY_COMPACTED_VALUE = 31;
   /**
    * <pre>
-   * Semantic recall was asked for (semantic: true) and the server's embedder
-   * could not embed the query now (a remote provider is down or slow). Retry,
-   * or recall lexically; a recall that leaves semantic unset falls back to
-   * lexical recall by itself. Code: UNAVAILABLE.
+   * Semantic recall was asked for (semantic: true), or the near-duplicate
+   * check (near_duplicates: true), and the server's embedder could not embed
+   * the text now (a remote provider is down, slow, refusing, or answering no
+   * valid vector). Retry, or recall lexically; a recall that leaves semantic
+   * unset falls back to lexical recall by itself. metadata.cause names the
+   * kind of failure (refused, unreachable, timeout, busy, too_large,
+   * malformed, error), never what the provider said. Code: UNAVAILABLE.
    *
-   * ErrorInfo { reason: "EMBEDDER_FAILED" domain: "mnemo.v1" }
+   * ErrorInfo { reason: "EMBEDDER_FAILED" domain: "mnemo.v1"
+   * metadata { key: "cause" value: "timeout" } }
    * </pre>
    *
    * <code>ERROR_REASON_EMBEDDER_FAILED = 32;</code>
