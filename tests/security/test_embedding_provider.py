@@ -23,6 +23,7 @@ import logging
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ DIMENSIONS = 384
 STORED_MODEL = f"{MODEL}-{DIMENSIONS}d"
 """The name the server keeps its vectors under (``--embedder-dimensions`` given)."""
 MARKER = "lupus"
+TRAIN = "Takes the 7:40 train to work"
 CALL_TIMEOUT_S = 30.0
 """Every call's deadline: a call that hangs fails the test instead of it."""
 
@@ -103,6 +105,20 @@ class Stubs:
         return response
 
 
+@contextmanager
+def _one_fact_then(
+    database_url: str, endpoint: Endpoint, tmp_path: Path, misbehaviour: str
+) -> Iterator[Stubs]:
+    """A server whose user ada has one fact embedded ("Takes the 7:40 train
+    to work"), and a provider that misbehaves from then on."""
+    with _serving(database_url, endpoint, tmp_path) as target, grpc.insecure_channel(target) as ch:
+        stubs = Stubs(ch)
+        stubs.save("users/ada", TRAIN)
+        wait_until_embedded(database_url)
+        endpoint.misbehave = misbehaviour
+        yield stubs
+
+
 @pytest.fixture
 def sqlite_url(sqlite_databases: SqliteDatabases, tmp_path: Path) -> str:
     """A migrated SQLite file: the tests of the provider's answers need no
@@ -126,7 +142,7 @@ def test_no_text_of_a_closed_gate_reaches_the_provider(
     with _serving(database_url, endpoint, tmp_path) as target, grpc.insecure_channel(target) as ch:
         stubs = Stubs(ch)
         for user in ("users/ada", "users/bob", "users/carol"):
-            stubs.save(user, "Takes the 7:40 train to work")
+            stubs.save(user, TRAIN)
         wait_until_embedded(database_url)
 
         set_consent(stubs.governance, "users/ada", WITHDRAWN)
@@ -240,7 +256,7 @@ def test_a_provider_that_echoes_the_key_reaches_no_caller_and_no_log(
         grpc.insecure_channel(target) as ch,
     ):
         stubs = Stubs(ch)
-        stubs.save("users/ada", "Takes the 7:40 train to work")
+        stubs.save("users/ada", TRAIN)
         calls = (
             lambda: stubs.recall("users/ada", "when is the train?", semantic=True),
             lambda: stubs.save("users/ada", "Takes the train at 7:40", near_duplicates=True),
@@ -256,9 +272,7 @@ def test_a_provider_that_echoes_the_key_reaches_no_caller_and_no_log(
             for secret in (KEY, "Bearer", "Incorrect API key", "127.0.0.1", port, "platform."):
                 assert secret not in said, said
         # With semantic unset the same failure falls back to lexical recall.
-        assert [h.memory.text for h in stubs.recall("users/ada", "train")] == [
-            "Takes the 7:40 train to work"
-        ]
+        assert [h.memory.text for h in stubs.recall("users/ada", "train")] == [TRAIN]
         time.sleep(0.5)  # the background embedder's failures are logged too
     assert endpoint.requests, "the provider was asked"
     logged = "\n".join(
@@ -291,7 +305,7 @@ def test_no_log_line_of_the_server_prints_a_credential(sqlite_url: str, tmp_path
         grpc.insecure_channel(server.target) as ch,
     ):
         stubs = Stubs(ch)
-        stubs.save("users/ada", "Takes the 7:40 train to work")
+        stubs.save("users/ada", TRAIN)
         with pytest.raises(grpc.RpcError) as failed:
             stubs.recall("users/ada", "the train", semantic=True)
         assert LEAKED not in str(error_details(failed.value))
@@ -322,20 +336,14 @@ def test_no_log_line_of_the_server_prints_a_credential(sqlite_url: str, tmp_path
 def test_bad_vectors_from_the_provider_are_never_stored_or_used(
     sqlite_url: str, endpoint: Endpoint, tmp_path: Path, misbehaviour: str
 ) -> None:
-    with _serving(sqlite_url, endpoint, tmp_path) as target, grpc.insecure_channel(target) as ch:
-        stubs = Stubs(ch)
-        stubs.save("users/ada", "Takes the 7:40 train to work")
-        wait_until_embedded(sqlite_url)
-        endpoint.misbehave = misbehaviour
+    with _one_fact_then(sqlite_url, endpoint, tmp_path, misbehaviour) as stubs:
         with pytest.raises(grpc.RpcError) as failed:
             stubs.save("users/ada", "Adopted a golden retriever", near_duplicates=True)
         assert error_details(failed.value).reason == "EMBEDDER_FAILED"
         stubs.save("users/ada", "Drives a red car")  # the background embedder gets bad vectors
         # A query vector that is not one of the model's: lexical recall, no
         # INVALID_ARGUMENT blaming a client that sent no vector.
-        assert [h.memory.text for h in stubs.recall("users/ada", "train")] == [
-            "Takes the 7:40 train to work"
-        ]
+        assert [h.memory.text for h in stubs.recall("users/ada", "train")] == [TRAIN]
         assert stubs.context("users/ada", "the train").memories
         with pytest.raises(grpc.RpcError) as failed:
             stubs.recall("users/ada", "a puppy", semantic=True)
@@ -343,7 +351,7 @@ def test_bad_vectors_from_the_provider_are_never_stored_or_used(
         time.sleep(0.5)
         endpoint.misbehave = ""
         hits = stubs.recall("users/ada", "does she commute by rail?", semantic=True)
-        assert hits and hits[0].memory.text == "Takes the 7:40 train to work"
+        assert hits and hits[0].memory.text == TRAIN
     with connected(sqlite_url) as conn:
         stored = conn.execute(
             select(memory_embeddings.c.vector, memory_embeddings.c.dimensions)
@@ -362,14 +370,14 @@ def test_a_bad_stored_vector_is_skipped_not_an_internal_error(
     try:
         with grpc.insecure_channel(target) as ch:
             stubs = Stubs(ch)
-            for text in ("Takes the 7:40 train to work", "Drives a red car", "Adopted a puppy"):
+            for text in (TRAIN, "Drives a red car", "Adopted a puppy"):
                 stubs.save("users/ada", text)
             wait_until_embedded(database_url)
             _spoil_vectors(database_url, "users/ada")
             with caplog.at_level(logging.WARNING):
                 for _ in range(3):
                     hits = stubs.recall("users/ada", "the train to work", semantic=True)
-                    assert [h.memory.text for h in hits] == ["Takes the 7:40 train to work"]
+                    assert [h.memory.text for h in hits] == [TRAIN]
                     context = stubs.context("users/ada", "train to work", semantic=True)
                     assert context.memories == [hits[0].memory.name]
                 assert [h.memory.text for h in stubs.recall("users/ada", "red car")] == [
@@ -422,24 +430,20 @@ def _spoil_vectors(database_url: str, user: str) -> None:
 def test_a_trickling_provider_holds_no_recall_and_no_worker(
     sqlite_url: str, endpoint: Endpoint, tmp_path: Path
 ) -> None:
-    with _serving(sqlite_url, endpoint, tmp_path) as target, grpc.insecure_channel(target) as ch:
-        stubs = Stubs(ch)
-        stubs.save("users/ada", "Takes the 7:40 train to work")
-        wait_until_embedded(sqlite_url)
-        endpoint.misbehave = Misbehaviour.TRICKLE
+    with _one_fact_then(sqlite_url, endpoint, tmp_path, Misbehaviour.TRICKLE) as stubs:
         # More trickled calls at once than any pool of threads has, each
         # with a query the cache has not seen.
         with ThreadPoolExecutor(12) as pool:
             answers = list(
                 pool.map(lambda i: stubs.recall("users/ada", f"train number {i}"), range(12))
             )
-        assert all(a and a[0].memory.text == "Takes the 7:40 train to work" for a in answers)
+        assert all(a and a[0].memory.text == TRAIN for a in answers)
         stubs.save("users/ada", "Drives a red car")  # the worker meets the trickle too
         time.sleep(3.0)
         endpoint.misbehave = ""
         # Neither recall nor the background embedder is stuck.
         hits = stubs.recall("users/ada", "does she commute by rail?", semantic=True)
-        assert hits and hits[0].memory.text == "Takes the 7:40 train to work"
+        assert hits and hits[0].memory.text == TRAIN
         _wait_for_vector(sqlite_url, "Drives a red car")
 
 
@@ -448,14 +452,10 @@ def test_a_trickling_provider_holds_no_recall_and_no_worker(
 def test_a_huge_answer_is_not_read_past_the_cap(
     sqlite_url: str, endpoint: Endpoint, tmp_path: Path, misbehaviour: str
 ) -> None:
-    with _serving(sqlite_url, endpoint, tmp_path) as target, grpc.insecure_channel(target) as ch:
-        stubs = Stubs(ch)
-        stubs.save("users/ada", "Takes the 7:40 train to work")
-        wait_until_embedded(sqlite_url)
-        endpoint.misbehave = misbehaviour
+    with _one_fact_then(sqlite_url, endpoint, tmp_path, misbehaviour) as stubs:
         endpoint.flood_bytes = 300 * 1024 * 1024
         hits = stubs.recall("users/ada", "the train to work")
-        assert hits and hits[0].memory.text == "Takes the 7:40 train to work"
+        assert hits and hits[0].memory.text == TRAIN
         # The cap of one query's answer is well under a megabyte; what the
         # endpoint could write past it sits in the sockets' buffers.
         assert endpoint.written < 32 * 1024 * 1024, endpoint.written
