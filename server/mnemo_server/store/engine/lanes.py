@@ -37,6 +37,15 @@ Observation: a lane reports every transaction it ran (its kind, start and
 end, and what ``Observer.queued`` returned for each of its operations) and
 every retry (with ``failures.retry_cause``) to the ``domain.observe.Observer``
 it was given, from its own thread; the no-op one by default.
+
+Erasing writes (``Tx.truncate_wal``): on SQLite, once their batch committed,
+the write lane checkpoints and truncates the WAL on its own connection
+(``store.engine.wal``), before it wakes the watchers and answers the batch:
+the deleted text is in no file of the database when the caller hears of the
+delete. The lane is its process's only writer, so the checkpoint never
+waits behind this process's own writes for the write lock (as it would on a
+read lane, between back-to-back batches); the writes queued meanwhile wait
+for it (one checkpoint per batch, however many erasing writes it holds).
 """
 
 from __future__ import annotations
@@ -58,6 +67,7 @@ from mnemo_server.domain.errors import Aborted, MnemoError, Unavailable
 from mnemo_server.domain.observe import NO_OBSERVER, Observer, Transaction, TransactionKind
 from mnemo_server.store.engine.engines import WRITE_OPTION, read_options
 from mnemo_server.store.engine.failures import Failure, classify, retry_cause, storage_full
+from mnemo_server.store.engine.wal import truncate_wal
 from mnemo_server.store.transactions.tx import Replay, Tx
 
 __all__ = [
@@ -361,6 +371,10 @@ class _Lane(threading.Thread):
 class WriteLane(_Lane):
     """Runs batches of writes, one transaction and one commit per batch."""
 
+    @property
+    def _sqlite(self) -> bool:
+        return self._engine.dialect.name == "sqlite"
+
     def _options(self) -> dict[str, Any]:
         return {WRITE_OPTION: True}
 
@@ -386,6 +400,8 @@ class WriteLane(_Lane):
             self._observer.transaction(
                 Transaction("write", started, time.time_ns(), [op.observed for op in batch])
             )
+            if self._sqlite and any(tx.truncate_wal for tx in done):
+                truncate_wal(self._connection().connection.dbapi_connection, self._describe)
             if self._on_commit is not None:
                 moved = [user_id for tx in done for user_id in tx.moved]
                 if moved:

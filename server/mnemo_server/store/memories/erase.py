@@ -19,9 +19,17 @@ Where the text could be, and what ``erase`` does there, in one transaction:
   JSON ``"text"`` value is deleted. A retry of such a request is then new
   (a client-chosen id stays taken by the tombstone).
 
-SQLite connections run with ``PRAGMA secure_delete=ON``: the freed space
-is zeroed. On PostgreSQL the dead tuples are unreachable at once and
-reclaimed by (auto)vacuum.
+Beyond the tables, on SQLite: connections run with ``PRAGMA
+secure_delete=ON`` (``store.engine.engines``), so the space the delete
+frees in the pages it writes is zeroed; and ``erase`` sets
+``Tx.truncate_wal``, so the write lane checkpoints and truncates the WAL
+after the commit and before it answers (``store.engine.wal``, which also
+says what happens when a long reader prevents it): the pages as they were
+before the delete (the row, its versions, its change-feed records) are then
+in no file of the database, also after a kill -9. On PostgreSQL the dead
+tuples are unreachable at once, but stay in the table's pages until
+(auto)vacuum and in the WAL and its archives for as long as those are kept
+(docs/operations.md, "What a deletion leaves on disk").
 """
 
 from __future__ import annotations
@@ -79,6 +87,8 @@ def erase(tx: Tx, command: DeleteMemory) -> MemoryTombstone:
     user_id, memory_id, expected_etag = command.user_id, command.memory_id, command.expected_etag
     tenant_id = open_memory_write(tx, command.caller, user_id, [command.origin_conversation_id])
     conn = tx.conn
+    # Also on a repeat: a retry of a delete whose truncation failed truncates.
+    tx.truncate_wal = True
     row = find_row(conn, user_id, memory_id)
     if row is None:
         found = _tombstone(conn, user_id, memory_id)

@@ -25,9 +25,21 @@ class Tx:
     ``embed_later``: the server computes the vectors that writes leave out:
     an entry saved or given new text without one joins the embedding
     backlog (``store.memories.backlog``).
+    ``truncate_wal``: the write erased text that must not outlive it on disk;
+    on SQLite the write lane empties the WAL after the commit, before it
+    answers (``store.engine.wal``).
     """
 
-    __slots__ = ("change_cursor", "conn", "dialect", "embed_later", "memo", "moved", "raw")
+    __slots__ = (
+        "change_cursor",
+        "conn",
+        "dialect",
+        "embed_later",
+        "memo",
+        "moved",
+        "raw",
+        "truncate_wal",
+    )
 
     def __init__(self, conn: Connection, raw: Any) -> None:
         self.conn = conn
@@ -37,6 +49,7 @@ class Tx:
         self.moved: list[str] = []
         self.memo: Memo = {}
         self.embed_later = False
+        self.truncate_wal = False
 
 
 class Replay(Exception):
