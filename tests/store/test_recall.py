@@ -6,6 +6,7 @@ across store instances."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from sqlalchemy import Connection
@@ -213,13 +214,17 @@ async def test_semantic_candidates_are_the_exact_top_k(store: SqlStore) -> None:
     assert await reads.recalled_ids(store, "alice", _query("", semantic=True), unknown) == []
     other_user = Embedding("test-model", (1.0, 0.0, 0.0))
     assert await reads.recalled_ids(store, "bob", _query("", semantic=True), other_user) == []
+    # A caller's vector of another dimension is the caller's mistake...
+    short = Embedding("test-model", (1.0, 0.0))
     with pytest.raises(InvalidArgument) as mismatch:
         await reads.recall(
-            store, "alice", _query("", semantic=True), Embedding("test-model", (1.0, 0.0))
+            store, "alice", replace(_query("", semantic=True), query_embedding=short), short
         )
     assert mismatch.value.reason == "EMBEDDING_DIMENSION_MISMATCH"
     assert mismatch.value.entry == Entry(Part.QUERY_EMBEDDING)  # the API names the field
     assert mismatch.value.violations == ()
+    # ...one of the server's embedder is not: it finds no semantic candidate.
+    assert await reads.recalled_ids(store, "alice", _query("", semantic=True), short) == []
 
 
 async def test_the_vector_cache_follows_writes_of_other_processes(
