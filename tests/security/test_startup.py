@@ -280,5 +280,8 @@ def test_random_secrets_are_accepted(tmp_path: Path) -> None:
         made = base64.b64encode(secrets.token_bytes(48))  # openssl rand -base64 48
         secret.write_bytes(made + b"\n")
         assert secret_file_key(secret).key.key == made
-    secret.write_bytes(secrets.token_bytes(32))  # raw bytes are a secret too
+    raw = secrets.token_bytes(32)
+    while raw.strip() != raw:  # a secret file's surrounding whitespace is not the secret's
+        raw = secrets.token_bytes(32)
+    secret.write_bytes(raw)  # raw bytes are a secret too
     secret_file_key(secret)

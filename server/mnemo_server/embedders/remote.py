@@ -131,7 +131,11 @@ def _kind(status: int) -> str:
 
 class _Watchdog:
     """Shuts down the sockets of requests past their deadline: one daemon
-    thread for the process, woken when a nearer deadline is watched."""
+    thread, woken when a nearer deadline is watched, that ends after
+    ``LINGER_SECONDS`` with nothing to watch (a server that stopped leaves
+    no thread behind) and starts again with the next request."""
+
+    LINGER_SECONDS = 0.5
 
     def __init__(self) -> None:
         self._lock = threading.Condition()
@@ -160,6 +164,7 @@ class _Watchdog:
         """Stop watching; whether the deadline had passed (the socket was shut)."""
         with self._lock:
             self._live.discard(watch_id)
+            self._lock.notify()  # the thread may be waiting for this deadline
             if watch_id in self._fired:
                 self._fired.discard(watch_id)
                 return True
@@ -171,7 +176,9 @@ class _Watchdog:
                 while self._due and self._due[0][1] not in self._live:
                     heapq.heappop(self._due)
                 if not self._due:
-                    self._lock.wait()
+                    if not self._lock.wait(self.LINGER_SECONDS) and not self._due:
+                        self._thread = None
+                        return
                     continue
                 deadline, watch_id, sock = self._due[0]
                 wait = deadline - time.monotonic()
