@@ -162,8 +162,8 @@ def main() -> int:
 
 
 # Installed with the model until it had a package of its own, and nothing of
-# the server uses them.
-_UNUSED = {"compartment", "mcp", "pynacl", "argon2-cffi", "huggingface-hub"}
+# the server uses them (huggingface-hub stays: tokenizers requires it).
+_UNUSED = {"compartment", "mcp", "pynacl", "argon2-cffi"}
 
 
 def _installed(python: str, venv: Path, home: Path, env: dict[str, str]) -> None:
