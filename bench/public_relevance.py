@@ -14,14 +14,26 @@ goes; each question is asked when everything before it is saved, of:
   turns, tokenised by Mnemo's own stems and stop words;
 - ``dense``: the server's embedding model alone (cosine over the same turns).
 
+Judgement: after a conversation is saved, every question of
+``bench/data/off_topic_questions.json`` (no personal memory answers them) is
+asked of its user with the defaults: how often ``RecallMemories`` returns
+anything and ``BuildContext`` injects anything (BM25 and the model alone
+always return their top 10: they have no judgement). And per mode, the
+mean number of entries ``BuildContext`` injects for the benchmark's own
+questions.
+
 The harness embeds each turn once with the server's model and saves it with
 its vector (the server then stores that vector instead of computing it), so
 ``dense`` and the server compare the same vectors. Metrics per question:
 recall@k (the share of its evidence turns in the top k) and nDCG@10 (binary
 gains), averaged overall and per category.
 
-    python bench/public_relevance.py --data ~/.cache/mnemo-bench [--sets realtalk,realmem]
+    python bench/public_relevance.py [--data DIR[:DIR...]] [--sets realtalk,realmem]
         [--limit-conversations N] [--markdown FILE] [--json FILE]
+
+The sets are looked for in ``--data`` (or ``MNEMO_BENCH_DATA``), then
+``../shared/benchmarks`` (RealMem) and ``~/.cache/mnemo-bench`` (REALTALK):
+``bench.public_sets.data_directories``.
 """
 
 from __future__ import annotations
@@ -45,7 +57,16 @@ sys.path.insert(0, str(ROOT))
 import bm25s  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench.public_sets import SETS, Ask, Conversation, Save, load  # noqa: E402
+from bench.public_sets import (  # noqa: E402
+    SETS,
+    Conversation,
+    OffTopic,
+    Save,
+    data_directories,
+    find_set,
+    load,
+    off_topic_questions,
+)
 from bench.servers import Databases, serve  # noqa: E402
 from mnemo.client import MnemoClient  # noqa: E402
 from mnemo_server.domain.embedding import query_vectors  # noqa: E402
@@ -55,7 +76,7 @@ from mnemo_server.embedders import load_embedder  # noqa: E402
 MODES = ("lexical", "semantic", "default", "context", "bm25", "dense")
 TOP = 10
 SAVE_CHUNK = 100
-DEFAULT_DATA = Path.home() / ".cache" / "mnemo-bench"
+OFF_TOPIC = "off-topic"
 
 
 @dataclass
@@ -73,13 +94,26 @@ class Scores:
             self.sums[(mode, group, "recall@5")] += _recall(ranked[:5], evidence)
             self.sums[(mode, group, "recall@10")] += _recall(ranked[:10], evidence)
             self.sums[(mode, group, "ndcg@10")] += _ndcg(ranked[:10], evidence)
+            self.sums[(mode, group, "entries")] += len(ranked)
+
+    def add_off_topic(self, mode: str, kind: str, ranked: Sequence[str]) -> None:
+        """An off-topic question of ``kind``: whether ``mode`` returned anything."""
+        for group in (OFF_TOPIC, f"{OFF_TOPIC}: {kind}"):
+            self.counts[(mode, group)] += 1
+            self.sums[(mode, group, "answered")] += 1.0 if ranked else 0.0
+            self.sums[(mode, group, "entries")] += len(ranked)
 
     def mean(self, mode: str, group: str, metric: str) -> float:
         count = self.counts[(mode, group)]
         return self.sums[(mode, group, metric)] / count if count else math.nan
 
     def groups(self) -> list[str]:
-        return ["all", *sorted({g for _, g in self.counts if g != "all"})]
+        """``all``, then the benchmark's categories (not the off-topic groups)."""
+        named = {g for _, g in self.counts if g != "all" and not g.startswith(OFF_TOPIC)}
+        return ["all", *sorted(named)]
+
+    def off_topic_groups(self) -> list[str]:
+        return sorted({g for _, g in self.counts if g.startswith(OFF_TOPIC)})
 
 
 def _recall(ranked: Sequence[str], evidence: frozenset[str]) -> float:
@@ -120,7 +154,12 @@ class Haystack:
 
 
 def _run_conversation(
-    client: MnemoClient, embedder: Any, user: str, conversation: Conversation, scores: Scores
+    client: MnemoClient,
+    embedder: Any,
+    user: str,
+    conversation: Conversation,
+    scores: Scores,
+    off_topic: Sequence[OffTopic],
 ) -> None:
     haystack = Haystack()
     pending: list[Save] = []
@@ -146,44 +185,51 @@ def _run_conversation(
             pending.append(event)
             continue
         flush()
-        ranked = _ask(client, embedder, user, event, haystack)
+        ranked = _ask(client, embedder, user, event.text, haystack)
         for mode, turns in ranked.items():
             scores.add(mode, event.category, turns, event.evidence)
+    flush()
+    for question in off_topic:
+        for mode, turns in _ask(client, embedder, user, question.text, haystack).items():
+            scores.add_off_topic(mode, question.kind, turns)
 
 
 def _ask(
-    client: MnemoClient, embedder: Any, user: str, ask: Ask, haystack: Haystack
+    client: MnemoClient, embedder: Any, user: str, text: str, haystack: Haystack
 ) -> dict[str, list[str]]:
     def names(hits: Any) -> list[str]:
         return [haystack.by_name[h.memory.name] for h in hits]
 
     found = {
-        "lexical": names(client.recall_memories(user, ask.text, max_results=TOP, semantic=False)),
-        "semantic": names(client.recall_memories(user, ask.text, max_results=TOP, semantic=True)),
-        "default": names(client.recall_memories(user, ask.text, max_results=TOP)),
-        "bm25": haystack.bm25(ask.text),
+        "lexical": names(client.recall_memories(user, text, max_results=TOP, semantic=False)),
+        "semantic": names(client.recall_memories(user, text, max_results=TOP, semantic=True)),
+        "default": names(client.recall_memories(user, text, max_results=TOP)),
+        "bm25": haystack.bm25(text),
     }
-    context = client.build_context(user, ask.text)
+    context = client.build_context(user, text)
     found["context"] = [haystack.by_name[name] for name in context.memories]
-    (query,) = query_vectors(embedder, [ask.text])
+    (query,) = query_vectors(embedder, [text])
     found["dense"] = haystack.dense(np.asarray(query, dtype=np.float32))
     return found
 
 
-def measure(sets: Sequence[str], data: Path, limit: int | None) -> dict[str, Scores]:
+def measure(sets: Sequence[str], data: Sequence[Path], limit: int | None) -> dict[str, Scores]:
     embedder = load_embedder("local", threads=max(1, (os.cpu_count() or 1)))
+    off_topic = off_topic_questions()
     results: dict[str, Scores] = {}
     with contextlib.ExitStack() as stack:
         databases = Databases(stack)
         for name in sets:
-            conversations = load(name, data / name)[:limit]
+            conversations = load(name, find_set(name, data))[:limit]
             scores = Scores()
             url = databases.fresh("sqlite")
             started = time.monotonic()
             with serve(url, extra_env={"MNEMO_EMBEDDER": "local"}) as server:
                 with MnemoClient(server.target, timeout=120) as client:
                     for number, conversation in enumerate(conversations):
-                        _run_conversation(client, embedder, f"u{number}", conversation, scores)
+                        _run_conversation(
+                            client, embedder, f"u{number}", conversation, scores, off_topic
+                        )
             print(
                 f"{name}: {len(conversations)} conversations in {time.monotonic() - started:.0f} s"
             )
@@ -197,9 +243,9 @@ def markdown(results: dict[str, Scores]) -> str:
         lines += [
             f"### {name}",
             "",
-            "| mode | group | questions | recall@5 | recall@10 | nDCG@10 |",
+            "| mode | group | questions | recall@5 | recall@10 | nDCG@10 | entries |",
         ]
-        lines.append("|---|---|---:|---:|---:|---:|")
+        lines.append("|---|---|---:|---:|---:|---:|---:|")
         for group in scores.groups():
             for mode in MODES:
                 count = scores.counts[(mode, group)]
@@ -209,33 +255,54 @@ def markdown(results: dict[str, Scores]) -> str:
                 ]
                 if mode == "context":
                     cells[1:] = ["-", "-"]
-                lines.append(f"| {mode} | {group} | {count} | " + " | ".join(cells) + " |")
+                entries = f"{scores.mean(mode, group, 'entries'):.2f}"
+                lines.append(
+                    f"| {mode} | {group} | {count} | " + " | ".join(cells) + f" | {entries} |"
+                )
+        lines += [
+            "",
+            "Off-topic questions (no personal memory answers them): the share answered with "
+            "anything, and the mean entries returned.",
+            "",
+            "| mode | group | questions | answered | entries |",
+            "|---|---|---:|---:|---:|",
+        ]
+        for group in scores.off_topic_groups():
+            for mode in MODES:
+                count = scores.counts[(mode, group)]
+                lines.append(
+                    f"| {mode} | {group} | {count} | {scores.mean(mode, group, 'answered'):.3f} "
+                    f"| {scores.mean(mode, group, 'entries'):.2f} |"
+                )
         lines.append("")
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--data", type=Path, default=Path(os.environ.get("MNEMO_BENCH_DATA", DEFAULT_DATA))
-    )
+    parser.add_argument("--data", default=os.environ.get("MNEMO_BENCH_DATA", ""))
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--limit-conversations", type=int, default=None)
     parser.add_argument("--markdown", type=Path)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
+    data = data_directories(args.data)
     sets = [s for s in args.sets.split(",") if s]
-    missing = [s for s in sets if not any((args.data / s).glob("*.json"))]
-    if missing:
-        print(
-            f"public relevance: no data for {', '.join(missing)} in {args.data}: copy the files "
-            "named in docs/relevance.md there (or give --data DIR); skipped",
-            file=sys.stderr,
-        )
-        sets = [s for s in sets if s not in missing]
+    missing = []
+    for name in sets:
+        try:
+            find_set(name, data)
+        except FileNotFoundError as error:
+            missing.append(name)
+            print(
+                f"public relevance: {error}: copy the files named in docs/relevance.md there "
+                "(or give --data DIR); skipped",
+                file=sys.stderr,
+            )
+    sets = [s for s in sets if s not in missing]
     if not sets:
         return 0
-    results = measure(sets, args.data, args.limit_conversations)
+    results = measure(sets, data, args.limit_conversations)
     table = markdown(results)
     print(table)
     if args.markdown:
@@ -246,7 +313,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{mode}/{group}/{metric}": scores.mean(mode, group, metric)
                 for mode in MODES
                 for group in scores.groups()
-                for metric in ("recall@5", "recall@10", "ndcg@10")
+                for metric in ("recall@5", "recall@10", "ndcg@10", "entries")
+            }
+            | {
+                f"{mode}/{group}/{metric}": scores.mean(mode, group, metric)
+                for mode in MODES
+                for group in scores.off_topic_groups()
+                for metric in ("answered", "entries")
             }
             for name, scores in results.items()
         }

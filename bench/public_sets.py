@@ -11,6 +11,11 @@ measures the memory as it stood then.
   sessions with an assistant; a query is a user turn marked ``is_query``,
   its evidence the turns (``source_turn``) of the session memories its
   answer used. The query's own session's earlier turns are saved before it.
+- **RealMem facts** (the same files): the short facts each session's
+  ``extracted_memory`` holds, saved as an extractor or a ``memory.save`` tool
+  would save them, one entry per fact; a query's evidence is the facts its
+  answer used. What gecx-chat's long-term memory holds, where the turns are
+  what a conversation history holds.
 - **REALTALK** (``danny911kr/REALTALK``; no licence file, research use): ten
   real 21-day chats between two people, LoCoMo's format; every question is
   asked after the whole chat, its evidence ``dia_id`` turns (ranges such as
@@ -22,8 +27,9 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,13 +59,57 @@ class Conversation:
         return [e for e in self.events if isinstance(e, Ask)]
 
 
-SETS = ("realmem", "realtalk")
+SETS = ("realmem", "realmem-facts", "realtalk")
+_DIRECTORY = {"realmem-facts": "realmem"}
+"""Sets read from another set's files."""
+
+_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = (_ROOT.parent / "shared" / "benchmarks", Path.home() / ".cache" / "mnemo-bench")
+"""Where the sets are looked for, in order: the workspace's shared copy
+(RealMem, Apache-2.0), then the per-user cache (REALTALK, kept out of the
+repository)."""
+
+
+OFF_TOPIC = _ROOT / "bench" / "data" / "off_topic_questions.json"
+
+
+@dataclass(frozen=True)
+class OffTopic:
+    """A question no personal memory answers (``OFF_TOPIC``), of a ``kind``:
+    general, arithmetic, programming or definition."""
+
+    kind: str
+    text: str
+
+
+def off_topic_questions() -> list[OffTopic]:
+    """Every question of ``OFF_TOPIC``, in file order."""
+    data = json.loads(OFF_TOPIC.read_text(encoding="utf-8"))
+    return [OffTopic(str(q["kind"]), str(q["text"])) for q in data["questions"]]
+
+
+def data_directories(given: str = "") -> list[Path]:
+    """The directories to look for sets in: ``given`` (``os.pathsep``-
+    separated, e.g. ``MNEMO_BENCH_DATA``) before ``DEFAULT_DATA``."""
+    named = [Path(p).expanduser() for p in given.split(os.pathsep) if p]
+    return [*named, *DEFAULT_DATA]
+
+
+def find_set(name: str, directories: Sequence[Path]) -> Path:
+    """The first ``<directory>/<name>`` holding the set's JSON files.
+    Raises ``FileNotFoundError`` naming where it looked."""
+    folder = _DIRECTORY.get(name, name)
+    for directory in directories:
+        if any((directory / folder).glob("*.json")):
+            return directory / folder
+    looked = ", ".join(str(d / folder) for d in directories)
+    raise FileNotFoundError(f"no {name} files in {looked}")
 
 
 def load(name: str, directory: Path) -> list[Conversation]:
     """The conversations of set ``name`` from its files in ``directory``.
     Raises ``FileNotFoundError`` when the directory holds none."""
-    loader = {"realmem": _realmem, "realtalk": _realtalk}[name]
+    loader = {"realmem": _realmem, "realmem-facts": _realmem_facts, "realtalk": _realtalk}[name]
     files = sorted(directory.glob("*.json"))
     if not files:
         raise FileNotFoundError(f"no {name} files in {directory}")
@@ -92,16 +142,58 @@ def _realmem(path: Path) -> Conversation:
     return conversation
 
 
-def _source_turns(raw: Any) -> dict[str, int]:
-    """A session's memories (their text) -> the turn each came from."""
+def _realmem_facts(path: Path) -> Conversation:
+    """RealMem as a memory service fed by an extractor sees it: the facts
+    each session's ``extracted_memory`` holds (short statements such as
+    "User has a son."), each saved right after the turn it came from; a
+    query's evidence is the facts its answer used (``memory_used``)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    conversation = Conversation(f"{data['_metadata']['person_name']} (facts)")
+    facts: dict[tuple[str, str], str] = {}
+    by_turn: dict[tuple[str, int], list[tuple[str, str]]] = {}
+    for session in data["dialogues"]:
+        for number, item in enumerate(_memory_items(session.get("extracted_memory"))):
+            fact_id = f"{session['session_uuid']}#{number}"
+            facts[(session["session_uuid"], item["content"])] = fact_id
+            turn = (session["session_uuid"], int(item["source_turn"]))
+            by_turn.setdefault(turn, []).append((fact_id, item["content"]))
+    saved: set[str] = set()
+    for session in data["dialogues"]:
+        turns = session["dialogue_turns"]
+        for index, turn in enumerate(turns):
+            if turn.get("is_query") and index + 1 < len(turns):
+                used = turns[index + 1].get("memory_used") or ()
+                evidence = frozenset(
+                    facts[key]
+                    for u in used
+                    if (key := (u.get("session_uuid"), u.get("content"))) in facts
+                    and facts[key] in saved
+                )
+                if evidence:
+                    conversation.events.append(
+                        Ask(turn["query_id"], turn["content"], evidence, turn["category_name"])
+                    )
+            for fact_id, text in by_turn.get((session["session_uuid"], index), ()):
+                conversation.events.append(Save(fact_id, text))
+                saved.add(fact_id)
+    return conversation
+
+
+def _memory_items(raw: Any) -> list[dict[str, Any]]:
+    """A session's ``extracted_memory`` (a list, or its Python literal)."""
     if raw is None:
-        return {}
+        return []
     items = raw if isinstance(raw, list) else ast.literal_eval(raw)
-    return {
-        item["content"]: int(item["source_turn"])
+    return [
+        item
         for item in items
         if isinstance(item, dict) and isinstance(item.get("content"), str) and "source_turn" in item
-    }
+    ]
+
+
+def _source_turns(raw: Any) -> dict[str, int]:
+    """A session's memories (their text) -> the turn each came from."""
+    return {item["content"]: int(item["source_turn"]) for item in _memory_items(raw)}
 
 
 def _realmem_evidence(answer: dict[str, Any], sources: dict[str, dict[str, int]]) -> Iterator[str]:

@@ -426,7 +426,13 @@ class MnemoServer:
             ConversationServicer(Conversations(store.conversations), writes, settings), server
         )
         settle = None if worker is None else worker.settled
-        recall = Recall(store.memories, QueryEmbedding(calls), store.governance, settle)
+        recall = Recall(
+            store.memories,
+            QueryEmbedding(calls),
+            store.governance,
+            settle,
+            min_relevance=settings.min_relevance,
+        )
         memories_pb2_grpc.add_MemoryServiceServicer_to_server(
             MemoryServicer(
                 Memories(

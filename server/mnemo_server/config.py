@@ -85,6 +85,9 @@ class Settings:
     # and its cosine threshold (``domain.sameness``).
     near_duplicates: bool = False
     near_duplicate_threshold: float = NEAR_DUPLICATE_THRESHOLD
+    # The minimum relevance of a recall hit or an injected entry when a request
+    # names none (``domain.relevance``); None: each calibration's default.
+    min_relevance: float | None = None
     # Identity and security (docs/operations.md, "Authentication, TLS and limits").
     auth: str = "none"
     allow_unauthenticated_non_loopback: bool = False
@@ -197,6 +200,13 @@ def _unit_interval(text: str) -> float:
     value = float(text)
     if not 0.0 < value <= 1.0:
         raise ValueError("must be above 0 and at most 1")
+    return value
+
+
+def _relevance(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError("must be from 0 to 1")
     return value
 
 
@@ -449,6 +459,15 @@ OPTIONS: tuple[Option, ...] = (
         "the cosine at or above which the near-duplicate check calls two texts the same fact "
         f"(default {NEAR_DUPLICATE_THRESHOLD})",
         "COSINE",
+    ),
+    Option(
+        "min_relevance",
+        _relevance,
+        "the minimum relevance (0 to 1) of what RecallMemories returns and BuildContext injects "
+        "when a request names none (min_score); 0 returns every match (default: 0.5 with the "
+        "default embedder and for lexical recall, none for vectors of other models: "
+        "docs/relevance.md)",
+        "RELEVANCE",
     ),
     Option(
         "auth",

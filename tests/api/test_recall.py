@@ -11,11 +11,17 @@ import grpc
 import pytest
 
 from mnemo.v1 import memories_pb2 as pb
+from mnemo_server.domain.relevance import LEXICAL as LEXICAL_RECALL
 from tests.api.memories import C1, C2, USER, Stub, create, recall, texts, vector
 from tests.support.rpc_errors import rpc_failure
 
 LEXICAL, SEMANTIC = pb.RECALL_SIGNAL_LEXICAL, pb.RECALL_SIGNAL_SEMANTIC
 SCOPED, PINNED = pb.RECALL_SIGNAL_CONVERSATION_SCOPE, pb.RECALL_SIGNAL_PINNED
+
+
+def relevance(share: float, entries: int) -> float:
+    """What a lexical hit of ``share`` scores in a store of ``entries``."""
+    return LEXICAL_RECALL.relevance(share, None, entries)
 
 
 def _scoped(stub: Stub, text: str, conversation: str) -> pb.Memory:
@@ -35,7 +41,8 @@ def test_hits_stream_in_rank_order_with_score_rank_and_signals(memories: Stub) -
         "The user drinks green smoothies",
     ]
     assert [h.rank for h in hits] == [1, 2, 3]
-    assert [h.score for h in hits] == [1.0, 0.5, 0.5]
+    # Scores are the lexical share's calibrated relevance (domain.relevance).
+    assert [h.score for h in hits] == pytest.approx([relevance(1.0, 4), *[relevance(0.5, 4)] * 2])
     assert [list(h.signals) for h in hits] == [[LEXICAL, PINNED], [LEXICAL], [LEXICAL]]
     assert all(h.memory.name.startswith(f"{USER}/memories/") for h in hits)
     assert texts(recall(memories, "green tea", max_results=2)) == texts(hits)[:2]
@@ -73,11 +80,12 @@ def test_pinned_then_recency_break_ties_and_min_score_drops_weak_hits(memories: 
     ]
     hits = recall(memories, "dog walks")
     assert texts(hits) == ["Walks the dog at seven", "Dog is called Rex", "Feeds the dog at eight"]
-    # Scores are the share of the query's idf weight matched: "dog" is in all
-    # three entries (it weighs little), "walks" in one.
+    # Scores are the calibrated relevance of the share of the query's idf
+    # weight matched: "dog" is in all three entries (it weighs little),
+    # "walks" in one.
     dog, walks = (math.log(1 + (3 - df + 0.5) / (df + 0.5)) for df in (3, 1))
     share = dog / (dog + walks)
-    assert [h.score for h in hits] == pytest.approx([1.0, share, share])
+    assert [h.score for h in hits] == pytest.approx([relevance(s, 3) for s in (1.0, share, share)])
     assert texts(recall(memories, "dog walks", min_score=0.75)) == ["Walks the dog at seven"]
     assert len(recall(memories, "dog walks", min_score=hits[1].score)) == 3  # inclusive floor
     assert recall(memories, "dog walks", min_score=1.5) == []
@@ -93,7 +101,7 @@ def test_semantic_fusion_reorders_where_the_vectors_say_so(memories: Stub) -> No
     # and nothing else of the query: an equal match, the newer first.
     lexical = recall(memories, "trip", query_embedding=query)
     assert [h.memory for h in lexical] == [kyoto, budget]
-    assert lexical[0].score == lexical[1].score == 1.0
+    assert lexical[0].score == lexical[1].score == pytest.approx(relevance(1.0, 3))
     # Fused: the equal shares are told apart by the cosines; a semantic hit follows.
     fused = recall(memories, "trip", semantic=True, query_embedding=query)
     assert texts(fused) == [

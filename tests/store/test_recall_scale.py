@@ -12,6 +12,7 @@ from sqlalchemy import Connection
 
 from mnemo_server.domain.memory_models import Embedding, MemoryDraft, RecallQuery
 from mnemo_server.domain.ranking import FULL_BUDGET, TermStats, lexical_plan
+from mnemo_server.domain.relevance import LEXICAL
 from mnemo_server.domain.sameness import fingerprint
 from mnemo_server.domain.text_search import STOP_WORDS, query_terms, stem, stems
 from mnemo_server.domain.vectors import decode_vector, encode_vector
@@ -88,7 +89,7 @@ async def test_recall_over_10000_memories_finds_the_planted_entries(sql_store: S
     assert ids[:2] == ["p1", "p2"]
     assert set(ids[2:5]) == {"p3", "p4", "p7"}
     assert ids[5].startswith("n")
-    assert 3 / 4 < hits[0].score < 1
+    assert LEXICAL.relevance(3 / 4, None, 10_000) < hits[0].score < 1
     assert not {"p5", "p6"} & set(ids)
 
     semantic_query = RecallQuery(

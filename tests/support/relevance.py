@@ -300,6 +300,7 @@ def _recall(client: MnemoClient, query: Query, mode: Mode) -> tuple[Hit, ...]:
         conversation=query.conversation or None,
         scope=query.scope,
         max_results=NDCG_AT,
+        min_score=0.0,  # the ranking, whatever the judgement (docs/relevance.md)
         semantic=mode == "semantic",
     )
     return tuple(

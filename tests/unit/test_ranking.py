@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 from hypothesis import given, settings
@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from mnemo_server.domain.memory_models import RecallQuery, RecallScope, RecallSignal
 from mnemo_server.domain.ranking import (
     FULL_BUDGET,
-    LEXICAL_WEIGHT,
     SAMPLED_TERMS,
     Candidate,
     LexicalPlan,
@@ -24,8 +23,17 @@ from mnemo_server.domain.ranking import (
     rank,
     visible_conversations,
 )
+from mnemo_server.domain.relevance import (
+    DEFAULT_MIN_RELEVANCE,
+    FUSED_DEFAULT_MODEL,
+    LEXICAL,
+    UNCALIBRATED,
+    calibration,
+)
 from mnemo_server.domain.text_search import query_terms, stems
 from mnemo_server.domain.vectors import decode_vector, encode_vector
+
+LEXICAL_WEIGHT = UNCALIBRATED.lexical_weight
 
 T0 = 1_767_225_600_000_000  # 2026-01-01 in epoch microseconds
 
@@ -79,7 +87,10 @@ def ranked(
     unique = list({e.memory_id: e for e in everyone}.values())
     candidates = [candidate(e, query) for e in entries]
     candidates += [candidate(e, query, similarity) for e, similarity in semantic]
-    return rank(query, query_terms(query.text), stats_of(unique), candidates)
+    # The order is what these tests check: scored by the plain fused score
+    # (uncalibrated, no minimum); the calibration has tests of its own below.
+    plain = UNCALIBRATED if query.semantic else replace(UNCALIBRATED, lexical_weight=1.0)
+    return rank(query, query_terms(query.text), stats_of(unique), candidates, calibration=plain)
 
 
 def ids(hits: list[Ranked]) -> list[str]:
@@ -359,3 +370,53 @@ def test_vector_codec_round_trips_float32() -> None:
     assert decode_vector(encode_vector(decode_vector(data))) == decode_vector(data)
     with pytest.raises(ValueError):
         decode_vector(b"\x00\x00\x00")
+
+
+# --- relevance: the calibrated score ---------------------------------------------------------
+
+
+def _calibrated(
+    query: RecallQuery, entries: list[Entry], semantic: list[tuple[Entry, float]]
+) -> list[Ranked]:
+    unique = list({e.memory_id: e for e in [*entries, *(e for e, _ in semantic)]}.values())
+    candidates = [candidate(e, query) for e in entries]
+    candidates += [candidate(e, query, similarity) for e, similarity in semantic]
+    chosen = FUSED_DEFAULT_MODEL if query.semantic else LEXICAL
+    return rank(query, query_terms(query.text), stats_of(unique), candidates, calibration=chosen)
+
+
+def test_relevance_is_a_calibrated_monotonic_function_of_the_fused_score() -> None:
+    pairs = [(0.0, 0.3), (0.0, 0.5), (0.2, 0.5), (0.5, 0.6), (1.0, 0.9)]
+    scores = [FUSED_DEFAULT_MODEL.relevance(share, cosine, 100) for share, cosine in pairs]
+    assert scores == sorted(scores) and all(0 < s < 1 for s in scores)
+    # Its midpoint is the documented threshold: what the calibration run fitted.
+    fitted = FUSED_DEFAULT_MODEL
+    assert fitted.slope is not None
+    midpoint = -(fitted.intercept + fitted.size_slope * math.log(100)) / fitted.slope
+    assert fitted.relevance(None, midpoint, 100) == pytest.approx(DEFAULT_MIN_RELEVANCE)
+    # The same fused score means less in a larger store (the best of more
+    # unrelated entries scores higher).
+    assert fitted.relevance(0.2, 0.6, 10) > fitted.relevance(0.2, 0.6, 10_000)
+    assert LEXICAL.relevance(1.0, None, 100) > DEFAULT_MIN_RELEVANCE
+    assert LEXICAL.relevance(0.1, None, 100) < DEFAULT_MIN_RELEVANCE
+    assert LEXICAL.default_min == 0  # lexical recall keeps every match unless asked
+    # Another model's cosines are on another scale: uncalibrated, no default minimum.
+    assert calibration("some-other-model") is UNCALIBRATED and UNCALIBRATED.default_min == 0
+    assert calibration(None) is LEXICAL
+
+
+def test_hits_below_the_minimum_relevance_are_dropped_unless_the_query_says_otherwise() -> None:
+    nurse = mem("nurse", "Maria works as a nurse at the city hospital")
+    dog = mem("dog", "Maria has a golden retriever named Biscuit")
+    semantic = [(nurse, 0.71), (dog, 0.45)]
+    hits = _calibrated(q("what does Maria do for a living?", semantic=True), [], semantic)
+    assert ids(hits) == ["nurse"]  # the dog is not about the question
+    assert hits[0].score >= DEFAULT_MIN_RELEVANCE
+    everything = _calibrated(
+        q("what does Maria do for a living?", semantic=True, min_score=0.0), [], semantic
+    )
+    assert ids(everything) == ["nurse", "dog"] and everything[1].score < DEFAULT_MIN_RELEVANCE
+    stricter = _calibrated(
+        q("what does Maria do for a living?", semantic=True, min_score=0.999), [], semantic
+    )
+    assert stricter == []

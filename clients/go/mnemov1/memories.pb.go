@@ -1661,7 +1661,10 @@ type RecallMemoriesRequest struct {
 	Scope RecallScope `protobuf:"varint,4,opt,name=scope,proto3,enum=mnemo.v1.RecallScope" json:"scope,omitempty"`
 	// At most this many results (default 10, at most 100).
 	MaxResults int32 `protobuf:"varint,5,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
-	// Drop results scoring below this.
+	// The minimum relevance (`score`) of a result, 0 to 1. Unset: the
+	// server's (`--min-relevance`; by default 0.5 for recall with the default
+	// embedder and for lexical recall, none for vectors of another model).
+	// 0 returns every match.
 	MinScore *float64 `protobuf:"fixed64,6,opt,name=min_score,json=minScore,proto3,oneof" json:"min_score,omitempty"`
 	// Fuse vector similarity with the lexical ranking (true) or rank lexically
 	// only (false). Unset: fused when the server has an embedder, else lexical.
@@ -1792,7 +1795,10 @@ type RecallMemoriesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The entry.
 	Memory *Memory `protobuf:"bytes,1,opt,name=memory,proto3" json:"memory,omitempty"`
-	// Higher is better; comparable within one response stream.
+	// The entry's relevance to the query, 0 to 1: calibrated on public data so
+	// that 0.5 separates "about this" from "not about this" (docs/relevance.md),
+	// the same scale across users, store sizes and queries. Uncalibrated (the
+	// fused score) for vectors of a model the server has no calibration for.
 	Score float64 `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
 	// 1-based rank.
 	Rank int32 `protobuf:"varint,3,opt,name=rank,proto3" json:"rank,omitempty"`
@@ -1885,8 +1891,12 @@ type BuildContextRequest struct {
 	EventTimeAfter *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=event_time_after,json=eventTimeAfter,proto3" json:"event_time_after,omitempty"`
 	// Only entries whose `event_time` is before this time.
 	EventTimeBefore *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=event_time_before,json=eventTimeBefore,proto3" json:"event_time_before,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The minimum relevance of an injected entry, as RecallMemories'
+	// `min_score`. Unset: the server's. 0 injects the best matches whatever
+	// their relevance.
+	MinScore      *float64 `protobuf:"fixed64,11,opt,name=min_score,json=minScore,proto3,oneof" json:"min_score,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BuildContextRequest) Reset() {
@@ -1987,6 +1997,13 @@ func (x *BuildContextRequest) GetEventTimeBefore() *timestamppb.Timestamp {
 		return x.EventTimeBefore
 	}
 	return nil
+}
+
+func (x *BuildContextRequest) GetMinScore() float64 {
+	if x != nil && x.MinScore != nil {
+		return *x.MinScore
+	}
+	return 0
 }
 
 // Response of BuildContext.
@@ -2931,7 +2948,7 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"\x06memory\x18\x01 \x01(\v2\x10.mnemo.v1.MemoryR\x06memory\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x12\x12\n" +
 	"\x04rank\x18\x03 \x01(\x05R\x04rank\x120\n" +
-	"\asignals\x18\x04 \x03(\x0e2\x16.mnemo.v1.RecallSignalR\asignals\"\xd0\x03\n" +
+	"\asignals\x18\x04 \x03(\x0e2\x16.mnemo.v1.RecallSignalR\asignals\"\x80\x04\n" +
 	"\x13BuildContextRequest\x12\x16\n" +
 	"\x06parent\x18\x01 \x01(\tR\x06parent\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12\"\n" +
@@ -2944,8 +2961,11 @@ const file_mnemo_v1_memories_proto_rawDesc = "" +
 	"\x05as_of\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x04asOf\x12D\n" +
 	"\x10event_time_after\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x0eeventTimeAfter\x12F\n" +
 	"\x11event_time_before\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\x0feventTimeBeforeB\v\n" +
-	"\t_semantic\"x\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\x0feventTimeBefore\x12 \n" +
+	"\tmin_score\x18\v \x01(\x01H\x01R\bminScore\x88\x01\x01B\v\n" +
+	"\t_semanticB\f\n" +
+	"\n" +
+	"_min_score\"x\n" +
 	"\x14BuildContextResponse\x12%\n" +
 	"\x0esystem_message\x18\x01 \x01(\tR\rsystemMessage\x12\x1a\n" +
 	"\bmemories\x18\x02 \x03(\tR\bmemories\x12\x1d\n" +

@@ -102,15 +102,19 @@ type MemoryServiceClient interface {
 	// Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION
 	// (MEMORY_DISABLED). Read-only.
 	ListMemoryVersions(ctx context.Context, in *ListMemoryVersionsRequest, opts ...grpc.CallOption) (*ListMemoryVersionsResponse, error)
-	// Streams the entries that match a query, best first, each with its score
-	// and the signals that matched. Returns nothing when consent is withdrawn
-	// or memory is switched off.
+	// Streams the entries relevant to a query, best first, each with its
+	// relevance (`score`) and the signals that matched: only those at or above
+	// the minimum relevance (`min_score`; unset: the server's, 0.5 with the
+	// default embedder and for lexical recall), so possibly none. Returns
+	// nothing when consent is withdrawn or memory is switched off.
 	//
 	// Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
 	// (EMBEDDER_UNAVAILABLE). Read-only.
 	RecallMemories(ctx context.Context, in *RecallMemoriesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RecallMemoriesResponse], error)
-	// Builds the "inject" context for a send: the top entries under a byte
-	// budget, as one ready-to-use system message. Deterministic.
+	// Builds the "inject" context for a send: the top entries at or above the
+	// minimum relevance (`min_score`, as RecallMemories) under a byte budget,
+	// as one ready-to-use system message; empty when no entry is relevant.
+	// Deterministic.
 	//
 	// Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
 	// (EMBEDDER_UNAVAILABLE). Read-only.
@@ -370,15 +374,19 @@ type MemoryServiceServer interface {
 	// Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION
 	// (MEMORY_DISABLED). Read-only.
 	ListMemoryVersions(context.Context, *ListMemoryVersionsRequest) (*ListMemoryVersionsResponse, error)
-	// Streams the entries that match a query, best first, each with its score
-	// and the signals that matched. Returns nothing when consent is withdrawn
-	// or memory is switched off.
+	// Streams the entries relevant to a query, best first, each with its
+	// relevance (`score`) and the signals that matched: only those at or above
+	// the minimum relevance (`min_score`; unset: the server's, 0.5 with the
+	// default embedder and for lexical recall), so possibly none. Returns
+	// nothing when consent is withdrawn or memory is switched off.
 	//
 	// Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
 	// (EMBEDDER_UNAVAILABLE). Read-only.
 	RecallMemories(*RecallMemoriesRequest, grpc.ServerStreamingServer[RecallMemoriesResponse]) error
-	// Builds the "inject" context for a send: the top entries under a byte
-	// budget, as one ready-to-use system message. Deterministic.
+	// Builds the "inject" context for a send: the top entries at or above the
+	// minimum relevance (`min_score`, as RecallMemories) under a byte budget,
+	// as one ready-to-use system message; empty when no entry is relevant.
+	// Deterministic.
 	//
 	// Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
 	// (EMBEDDER_UNAVAILABLE). Read-only.

@@ -28,19 +28,20 @@ the query vector are candidates too.
 
 **The order:**
 
-1. relevance, the hit's ``score``: without ``semantic``, the share of the
-   query's term weight that the entry contains (the sum of the weights of the
-   query terms it contains over the sum of the weights of all query terms, in
-   (0, 1]; 1 when it contains every term); with ``semantic``, a weighted sum
-   of the scores themselves, not of ranks: ``LEXICAL_WEIGHT`` x that share
-   (0 for an entry with no query term) + (1 - ``LEXICAL_WEIGHT``) x the
-   entry's cosine to the query vector rounded to ``SIMILARITY_DIGITS`` digits
-   (0 for an entry at or below ``min_similarity`` or without a vector of the
-   query's model); without query terms, the cosine alone. So a turn that only
-   shares a rare name gets the name's share, not the best lexical rank, and
-   entries with equal lexical shares are told apart by their cosines. In
-   [0, 1] for normalised vectors. Entries with no query term are not lexical
-   hits; entries at or below ``min_similarity`` are not semantic hits;
+1. relevance, the hit's ``score`` (``domain.relevance``): a calibrated,
+   monotonic function of a fused score of the entry's lexical share (the
+   share of the query's term weight that the entry contains: the sum of the
+   weights of the query terms it contains over the sum of the weights of all
+   query terms, in (0, 1]; 1 when it contains every term) and, with
+   ``semantic``, its cosine to the query vector rounded to
+   ``SIMILARITY_DIGITS`` digits (0 for an entry at or below
+   ``min_similarity`` or without a vector of the query's model): the
+   calibration's lexical weight x the share + the rest x the cosine; without
+   query terms, the cosine alone. Scores, not ranks, are fused: a turn that
+   only shares a rare name gets the name's share, not the best lexical rank,
+   and entries with equal lexical shares are told apart by their cosines.
+   Entries with no query term are not lexical hits; entries at or below
+   ``min_similarity`` are not semantic hits;
 2. an *equal match* is an equal score after rounding to ``SCORE_DIGITS``
    digits. Among equal matches, an entry scoped to the current conversation
    comes first;
@@ -48,8 +49,10 @@ the query vector are candidates too.
 4. then the most recently updated;
 5. then ``memory_id`` ascending.
 
-Then hits scoring below ``min_score`` are dropped, the first ``max_results``
-are kept and ranked 1, 2, 3, ...
+Then hits below the minimum relevance are dropped (the query's
+``min_score``; unset: the calibration's default, ``relevance.
+DEFAULT_MIN_RELEVANCE`` for a calibrated recall, none for an uncalibrated
+one), the first ``max_results`` are kept and ranked 1, 2, 3, ...
 """
 
 from __future__ import annotations
@@ -67,11 +70,7 @@ from mnemo_server.domain.memory_models import (
     RecallScope,
     RecallSignal,
 )
-
-LEXICAL_WEIGHT = 0.5
-"""The lexical share's weight in a fused score (the cosine's is the rest):
-chosen on the public development sets (docs/relevance.md): REALTALK is flat
-from 0.4 to 0.7, RealMem wants 0.5 or less to stay above the model alone."""
+from mnemo_server.domain.relevance import LEXICAL, Calibration
 
 SCORE_DIGITS = 12
 """Scores equal after rounding to this many digits are an equal match."""
@@ -188,27 +187,26 @@ def _score(
     stats: TermStats,
     semantic: bool,
     min_similarity: float,
+    calibration: Calibration,
 ) -> list[Candidate]:
-    """The candidates that are hits, each with its ``score``."""
+    """The candidates that are hits, each with its ``score`` (relevance)."""
     shares = _lexical_shares(candidates.values(), terms, stats) if terms else {}
     if not semantic:
         for key, share in shares.items():
-            candidates[key].score = share
+            candidates[key].score = calibration.relevance(share, None, stats.entries)
         return [candidates[key] for key in shares]
     similar = {
         key: round(c.similarity, SIMILARITY_DIGITS)
         for key, c in candidates.items()
         if c.similarity is not None and c.similarity > min_similarity
     }
-    # Without query terms there is nothing lexical to weigh: the cosine alone.
-    lexical_weight = LEXICAL_WEIGHT if terms else 0.0
     hits = []
     for key, entry in candidates.items():
         if key not in shares and key not in similar:
             continue
-        entry.score = lexical_weight * shares.get(key, 0.0) + (1.0 - lexical_weight) * similar.get(
-            key, 0.0
-        )
+        # Without query terms there is nothing lexical to weigh: the cosine alone.
+        lexical = shares.get(key, 0.0) if terms else None
+        entry.score = calibration.relevance(lexical, similar.get(key), stats.entries)
         hits.append(entry)
     return hits
 
@@ -243,10 +241,13 @@ def rank(
     stats: TermStats,
     candidates: Iterable[Candidate],
     *,
+    calibration: Calibration = LEXICAL,
     min_similarity: float = DEFAULT_MIN_SIMILARITY,
 ) -> list[Ranked]:
     """The best candidates for ``query`` (its ``terms``:
-    ``text_search.query_terms``), best first (see the module doc).
+    ``text_search.query_terms``), best first (see the module doc), scored
+    by ``calibration`` (``relevance.calibration`` of the query vector's
+    model; lexical recall's by default).
 
     Similarities count only when ``query.semantic``. Candidates outside
     ``visible_conversations`` are dropped, duplicates (same ``memory_id``)
@@ -267,7 +268,7 @@ def rank(
             known.similarity is None or candidate.similarity > known.similarity
         ):
             known.similarity = candidate.similarity
-    hits = _score(merged, terms, stats, bool(query.semantic), min_similarity)
+    hits = _score(merged, terms, stats, bool(query.semantic), min_similarity, calibration)
 
     def order(entry: Candidate) -> tuple[float, bool, bool, int, str]:
         return (
@@ -279,8 +280,8 @@ def rank(
         )
 
     hits.sort(key=order)
-    if query.min_score is not None:
-        floor = query.min_score
+    floor = calibration.default_min if query.min_score is None else query.min_score
+    if floor > 0:
         hits = [e for e in hits if e.score >= floor]
     limit = query.max_results if query.max_results > 0 else DEFAULT_RECALL_RESULTS
     return [Ranked(e, e.score, _signals(e, query, min_similarity)) for e in hits[:limit]]

@@ -326,7 +326,7 @@ class RecallMemoriesResponse(_message.Message):
     def __init__(self, memory: _Optional[_Union[Memory, _Mapping]] = ..., score: _Optional[float] = ..., rank: _Optional[int] = ..., signals: _Optional[_Iterable[_Union[RecallSignal, str]]] = ...) -> None: ...
 
 class BuildContextRequest(_message.Message):
-    __slots__ = ("parent", "query", "conversation", "max_entries", "max_bytes", "semantic", "query_embedding", "as_of", "event_time_after", "event_time_before")
+    __slots__ = ("parent", "query", "conversation", "max_entries", "max_bytes", "semantic", "query_embedding", "as_of", "event_time_after", "event_time_before", "min_score")
     PARENT_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_FIELD_NUMBER: _ClassVar[int]
@@ -337,6 +337,7 @@ class BuildContextRequest(_message.Message):
     AS_OF_FIELD_NUMBER: _ClassVar[int]
     EVENT_TIME_AFTER_FIELD_NUMBER: _ClassVar[int]
     EVENT_TIME_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
     parent: str
     query: str
     conversation: str
@@ -347,7 +348,8 @@ class BuildContextRequest(_message.Message):
     as_of: _timestamp_pb2.Timestamp
     event_time_after: _timestamp_pb2.Timestamp
     event_time_before: _timestamp_pb2.Timestamp
-    def __init__(self, parent: _Optional[str] = ..., query: _Optional[str] = ..., conversation: _Optional[str] = ..., max_entries: _Optional[int] = ..., max_bytes: _Optional[int] = ..., semantic: _Optional[bool] = ..., query_embedding: _Optional[_Union[Embedding, _Mapping]] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_time_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_time_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    min_score: float
+    def __init__(self, parent: _Optional[str] = ..., query: _Optional[str] = ..., conversation: _Optional[str] = ..., max_entries: _Optional[int] = ..., max_bytes: _Optional[int] = ..., semantic: _Optional[bool] = ..., query_embedding: _Optional[_Union[Embedding, _Mapping]] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_time_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_time_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., min_score: _Optional[float] = ...) -> None: ...
 
 class BuildContextResponse(_message.Message):
     __slots__ = ("system_message", "memories", "used_bytes")

@@ -103,16 +103,20 @@ class MemoryServiceStub:
     (MEMORY_DISABLED). Read-only.
     """
     RecallMemories: _grpc.UnaryStreamMultiCallable[_memories_pb2.RecallMemoriesRequest, _memories_pb2.RecallMemoriesResponse]
-    """Streams the entries that match a query, best first, each with its score
-    and the signals that matched. Returns nothing when consent is withdrawn
-    or memory is switched off.
+    """Streams the entries relevant to a query, best first, each with its
+    relevance (`score`) and the signals that matched: only those at or above
+    the minimum relevance (`min_score`; unset: the server's, 0.5 with the
+    default embedder and for lexical recall), so possibly none. Returns
+    nothing when consent is withdrawn or memory is switched off.
 
     Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
     (EMBEDDER_UNAVAILABLE). Read-only.
     """
     BuildContext: _grpc.UnaryUnaryMultiCallable[_memories_pb2.BuildContextRequest, _memories_pb2.BuildContextResponse]
-    """Builds the "inject" context for a send: the top entries under a byte
-    budget, as one ready-to-use system message. Deterministic.
+    """Builds the "inject" context for a send: the top entries at or above the
+    minimum relevance (`min_score`, as RecallMemories) under a byte budget,
+    as one ready-to-use system message; empty when no entry is relevant.
+    Deterministic.
 
     Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
     (EMBEDDER_UNAVAILABLE). Read-only.
@@ -227,16 +231,20 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     (MEMORY_DISABLED). Read-only.
     """
     RecallMemories: _aio.UnaryStreamMultiCallable[_memories_pb2.RecallMemoriesRequest, _memories_pb2.RecallMemoriesResponse]  # type: ignore[assignment]
-    """Streams the entries that match a query, best first, each with its score
-    and the signals that matched. Returns nothing when consent is withdrawn
-    or memory is switched off.
+    """Streams the entries relevant to a query, best first, each with its
+    relevance (`score`) and the signals that matched: only those at or above
+    the minimum relevance (`min_score`; unset: the server's, 0.5 with the
+    default embedder and for lexical recall), so possibly none. Returns
+    nothing when consent is withdrawn or memory is switched off.
 
     Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
     (EMBEDDER_UNAVAILABLE). Read-only.
     """
     BuildContext: _aio.UnaryUnaryMultiCallable[_memories_pb2.BuildContextRequest, _memories_pb2.BuildContextResponse]  # type: ignore[assignment]
-    """Builds the "inject" context for a send: the top entries under a byte
-    budget, as one ready-to-use system message. Deterministic.
+    """Builds the "inject" context for a send: the top entries at or above the
+    minimum relevance (`min_score`, as RecallMemories) under a byte budget,
+    as one ready-to-use system message; empty when no entry is relevant.
+    Deterministic.
 
     Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
     (EMBEDDER_UNAVAILABLE). Read-only.
@@ -396,9 +404,11 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _memories_pb2.RecallMemoriesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_memories_pb2.RecallMemoriesResponse], _abc.AsyncIterator[_memories_pb2.RecallMemoriesResponse]]:
-        """Streams the entries that match a query, best first, each with its score
-        and the signals that matched. Returns nothing when consent is withdrawn
-        or memory is switched off.
+        """Streams the entries relevant to a query, best first, each with its
+        relevance (`score`) and the signals that matched: only those at or above
+        the minimum relevance (`min_score`; unset: the server's, 0.5 with the
+        default embedder and for lexical recall), so possibly none. Returns
+        nothing when consent is withdrawn or memory is switched off.
 
         Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
         (EMBEDDER_UNAVAILABLE). Read-only.
@@ -410,8 +420,10 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _memories_pb2.BuildContextRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_memories_pb2.BuildContextResponse, _abc.Awaitable[_memories_pb2.BuildContextResponse]]:
-        """Builds the "inject" context for a send: the top entries under a byte
-        budget, as one ready-to-use system message. Deterministic.
+        """Builds the "inject" context for a send: the top entries at or above the
+        minimum relevance (`min_score`, as RecallMemories) under a byte budget,
+        as one ready-to-use system message; empty when no entry is relevant.
+        Deterministic.
 
         Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
         (EMBEDDER_UNAVAILABLE). Read-only.

@@ -490,13 +490,22 @@ def recall_query_of(
     """A ``RecallMemories`` request as a query."""
     scope = _required_enum(v, request.scope, "scope", RECALL_SCOPES, RecallScope.ANY)
     query = _recall_basics(v, request, user_id, call, scope)
-    min_score = request.min_score if request.HasField("min_score") else None
-    if min_score is not None and not math.isfinite(min_score):
-        v.invalid("min_score", "must be a finite number")
     max_results = _bounded(
         v, request.max_results, "max_results", DEFAULT_RECALL_RESULTS, MAX_RECALL_RESULTS
     )
-    return replace(query, max_results=max_results, min_score=min_score)
+    return replace(query, max_results=max_results, min_score=_min_score(v, request))
+
+
+def _min_score(
+    v: Validator, request: pb.RecallMemoriesRequest | pb.BuildContextRequest
+) -> float | None:
+    """The request's minimum relevance (``None``: unset, the server's)."""
+    if not request.HasField("min_score"):
+        return None
+    if not math.isfinite(request.min_score):
+        v.invalid("min_score", "must be a finite number")
+        return None
+    return request.min_score
 
 
 def context_query_of(
@@ -510,7 +519,7 @@ def context_query_of(
     max_bytes = _bounded(
         v, request.max_bytes, "max_bytes", inject.DEFAULT_MAX_BYTES, inject.MAX_MAX_BYTES
     )
-    return query, max_entries, max_bytes
+    return replace(query, min_score=_min_score(v, request)), max_entries, max_bytes
 
 
 # -------------------------------------------------------------- candidates

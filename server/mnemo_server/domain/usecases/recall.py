@@ -15,6 +15,11 @@ over a bounded set of candidates in the same read:
   that embeds its query first waits, bounded, for the entries this process
   queued for the user: ``embedding_worker``).
 
+Only hits at or above the minimum relevance are returned or injected
+(``domain.relevance``): the request's ``min_score``, else the server's
+``min_relevance``, else the calibration's default; so a query nothing saved
+is about returns nothing and injects an empty message.
+
 Build context recalls ``4 * max_entries`` hits (at most
 ``MAX_RECALL_RESULTS``) so that entries skipped for the budget can be
 replaced, then selects with ``domain.inject.build_context``.
@@ -75,11 +80,14 @@ class Recall:
         embedding: QueryEmbedding,
         governance: GovernanceStore,
         settle: Settle | None = None,
+        *,
+        min_relevance: float | None = None,
     ) -> None:
         self._store = store
         self._embedding = embedding
         self._governance = governance
         self._settle = settle
+        self._min_relevance = min_relevance
 
     async def _query_vector(self, user_id: str, query: RecallQuery) -> Embedding:
         if query.query_embedding is not None:
@@ -177,8 +185,12 @@ class Recall:
         return built
 
     def _effective(self, query: RecallQuery) -> RecallQuery:
-        """``query`` with its mode decided: a vector without text is semantic;
-        an unset ``semantic`` is fused when this server has an embedder."""
+        """``query`` with its mode decided (a vector without text is semantic;
+        an unset ``semantic`` is fused when this server has an embedder) and
+        its minimum relevance (unset: the server's ``min_relevance``, else
+        the calibration's default: ``domain.relevance``)."""
+        if query.min_score is None and self._min_relevance is not None:
+            query = replace(query, min_score=self._min_relevance)
         if not query.text and query.query_embedding is not None:
             return replace(query, semantic=True)
         if query.semantic is None:

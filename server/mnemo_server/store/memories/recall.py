@@ -31,6 +31,7 @@ from mnemo_server.domain.ranking import (
     recall_hits,
     visible_conversations,
 )
+from mnemo_server.domain.relevance import calibration_of
 from mnemo_server.domain.text_search import query_terms
 from mnemo_server.store.engine.statements import Statement, dialect_of, list_parameter
 from mnemo_server.store.memories import rows, timeline
@@ -61,7 +62,8 @@ def recall(
     if not conversations:
         return []
     terms = query_terms(query.text)
-    stats = fts.term_stats(conn, user_id, terms) if terms else TermStats(0, {})
+    # The user's entry count weighs in the relevance (``domain.relevance``).
+    stats = fts.term_stats(conn, user_id, terms) if terms or embedding else TermStats(0, {})
     candidates: list[Candidate] = []
     if terms:
         plan = lexical_plan(terms, stats)
@@ -78,7 +80,7 @@ def recall(
         for candidate in found:
             candidate.similarity = nearest[candidate.memory_id]
         candidates += found
-    ranked = rank(query, terms, stats, candidates)
+    ranked = rank(query, terms, stats, candidates, calibration=calibration_of(query, embedding))
     return recall_hits(ranked, entries(conn, user_id, [r.candidate.memory_id for r in ranked]))
 
 

@@ -34,6 +34,7 @@ from mnemo_server.domain.ranking import (
     rank,
     visible_conversations,
 )
+from mnemo_server.domain.relevance import calibration_of
 from mnemo_server.domain.text_search import query_terms
 from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.memories.vector_cache import UserVectors
@@ -103,7 +104,7 @@ def recall_in_time(
             candidate = by_id[memory_id]
             candidate.similarity = similarity
             chosen[memory_id] = candidate
-    return rank(query, terms, stats, chosen.values())
+    return rank(query, terms, stats, chosen.values(), calibration=calibration_of(query, embedding))
 
 
 def _nearest(

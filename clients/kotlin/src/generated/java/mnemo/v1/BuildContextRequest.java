@@ -628,6 +628,64 @@ public  final class BuildContextRequest extends
     bitField0_ = (bitField0_ & ~0x00000010);
   }
 
+  public static final int MIN_SCORE_FIELD_NUMBER = 11;
+  private double minScore_;
+  /**
+   * <pre>
+   * The minimum relevance of an injected entry, as RecallMemories'
+   * `min_score`. Unset: the server's. 0 injects the best matches whatever
+   * their relevance.
+   * </pre>
+   *
+   * <code>optional double min_score = 11 [json_name = "minScore"];</code>
+   * @return Whether the minScore field is set.
+   */
+  @java.lang.Override
+  public boolean hasMinScore() {
+    return ((bitField0_ & 0x00000020) != 0);
+  }
+  /**
+   * <pre>
+   * The minimum relevance of an injected entry, as RecallMemories'
+   * `min_score`. Unset: the server's. 0 injects the best matches whatever
+   * their relevance.
+   * </pre>
+   *
+   * <code>optional double min_score = 11 [json_name = "minScore"];</code>
+   * @return The minScore.
+   */
+  @java.lang.Override
+  public double getMinScore() {
+    return minScore_;
+  }
+  /**
+   * <pre>
+   * The minimum relevance of an injected entry, as RecallMemories'
+   * `min_score`. Unset: the server's. 0 injects the best matches whatever
+   * their relevance.
+   * </pre>
+   *
+   * <code>optional double min_score = 11 [json_name = "minScore"];</code>
+   * @param value The minScore to set.
+   */
+  private void setMinScore(double value) {
+    bitField0_ |= 0x00000020;
+    minScore_ = value;
+  }
+  /**
+   * <pre>
+   * The minimum relevance of an injected entry, as RecallMemories'
+   * `min_score`. Unset: the server's. 0 injects the best matches whatever
+   * their relevance.
+   * </pre>
+   *
+   * <code>optional double min_score = 11 [json_name = "minScore"];</code>
+   */
+  private void clearMinScore() {
+    bitField0_ = (bitField0_ & ~0x00000020);
+    minScore_ = 0D;
+  }
+
   public static mnemo.v1.BuildContextRequest parseFrom(
       java.nio.ByteBuffer data)
       throws com.google.protobuf.InvalidProtocolBufferException {
@@ -1362,6 +1420,66 @@ public  final class BuildContextRequest extends
       return this;
     }
 
+    /**
+     * <pre>
+     * The minimum relevance of an injected entry, as RecallMemories'
+     * `min_score`. Unset: the server's. 0 injects the best matches whatever
+     * their relevance.
+     * </pre>
+     *
+     * <code>optional double min_score = 11 [json_name = "minScore"];</code>
+     * @return Whether the minScore field is set.
+     */
+    @java.lang.Override
+    public boolean hasMinScore() {
+      return instance.hasMinScore();
+    }
+    /**
+     * <pre>
+     * The minimum relevance of an injected entry, as RecallMemories'
+     * `min_score`. Unset: the server's. 0 injects the best matches whatever
+     * their relevance.
+     * </pre>
+     *
+     * <code>optional double min_score = 11 [json_name = "minScore"];</code>
+     * @return The minScore.
+     */
+    @java.lang.Override
+    public double getMinScore() {
+      return instance.getMinScore();
+    }
+    /**
+     * <pre>
+     * The minimum relevance of an injected entry, as RecallMemories'
+     * `min_score`. Unset: the server's. 0 injects the best matches whatever
+     * their relevance.
+     * </pre>
+     *
+     * <code>optional double min_score = 11 [json_name = "minScore"];</code>
+     * @param value The minScore to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMinScore(double value) {
+      copyOnWrite();
+      instance.setMinScore(value);
+      return this;
+    }
+    /**
+     * <pre>
+     * The minimum relevance of an injected entry, as RecallMemories'
+     * `min_score`. Unset: the server's. 0 injects the best matches whatever
+     * their relevance.
+     * </pre>
+     *
+     * <code>optional double min_score = 11 [json_name = "minScore"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMinScore() {
+      copyOnWrite();
+      instance.clearMinScore();
+      return this;
+    }
+
     // @@protoc_insertion_point(builder_scope:mnemo.v1.BuildContextRequest)
   }
   @java.lang.Override
@@ -1389,11 +1507,12 @@ public  final class BuildContextRequest extends
             "asOf_",
             "eventTimeAfter_",
             "eventTimeBefore_",
+            "minScore_",
           };
           java.lang.String info =
-              "\u0000\n\u0000\u0001\u0001\n\n\u0000\u0000\u0000\u0001\u0208\u0002\u0208\u0003\u0208" +
-              "\u0004\u0004\u0005\u0004\u0006\u1007\u0000\u0007\u1009\u0001\b\u1009\u0002\t\u1009" +
-              "\u0003\n\u1009\u0004";
+              "\u0000\u000b\u0000\u0001\u0001\u000b\u000b\u0000\u0000\u0000\u0001\u0208\u0002\u0208" +
+              "\u0003\u0208\u0004\u0004\u0005\u0004\u0006\u1007\u0000\u0007\u1009\u0001\b\u1009" +
+              "\u0002\t\u1009\u0003\n\u1009\u0004\u000b\u1000\u0005";
           return newMessageInfo(DEFAULT_INSTANCE, info, objects);
       }
       case GET_DEFAULT_INSTANCE: {

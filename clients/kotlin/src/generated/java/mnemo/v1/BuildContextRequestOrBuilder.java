@@ -188,4 +188,27 @@ public interface BuildContextRequestOrBuilder extends
    * @return The eventTimeBefore.
    */
   com.google.protobuf.Timestamp getEventTimeBefore();
+
+  /**
+   * <pre>
+   * The minimum relevance of an injected entry, as RecallMemories'
+   * `min_score`. Unset: the server's. 0 injects the best matches whatever
+   * their relevance.
+   * </pre>
+   *
+   * <code>optional double min_score = 11 [json_name = "minScore"];</code>
+   * @return Whether the minScore field is set.
+   */
+  boolean hasMinScore();
+  /**
+   * <pre>
+   * The minimum relevance of an injected entry, as RecallMemories'
+   * `min_score`. Unset: the server's. 0 injects the best matches whatever
+   * their relevance.
+   * </pre>
+   *
+   * <code>optional double min_score = 11 [json_name = "minScore"];</code>
+   * @return The minScore.
+   */
+  double getMinScore();
 }

@@ -330,7 +330,10 @@ public  final class RecallMemoriesRequest extends
   private double minScore_;
   /**
    * <pre>
-   * Drop results scoring below this.
+   * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
+   * server's (`--min-relevance`; by default 0.5 for recall with the default
+   * embedder and for lexical recall, none for vectors of another model).
+   * 0 returns every match.
    * </pre>
    *
    * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -342,7 +345,10 @@ public  final class RecallMemoriesRequest extends
   }
   /**
    * <pre>
-   * Drop results scoring below this.
+   * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
+   * server's (`--min-relevance`; by default 0.5 for recall with the default
+   * embedder and for lexical recall, none for vectors of another model).
+   * 0 returns every match.
    * </pre>
    *
    * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -354,7 +360,10 @@ public  final class RecallMemoriesRequest extends
   }
   /**
    * <pre>
-   * Drop results scoring below this.
+   * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
+   * server's (`--min-relevance`; by default 0.5 for recall with the default
+   * embedder and for lexical recall, none for vectors of another model).
+   * 0 returns every match.
    * </pre>
    *
    * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -366,7 +375,10 @@ public  final class RecallMemoriesRequest extends
   }
   /**
    * <pre>
-   * Drop results scoring below this.
+   * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
+   * server's (`--min-relevance`; by default 0.5 for recall with the default
+   * embedder and for lexical recall, none for vectors of another model).
+   * 0 returns every match.
    * </pre>
    *
    * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -1125,7 +1137,10 @@ public  final class RecallMemoriesRequest extends
 
     /**
      * <pre>
-     * Drop results scoring below this.
+     * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
+     * server's (`--min-relevance`; by default 0.5 for recall with the default
+     * embedder and for lexical recall, none for vectors of another model).
+     * 0 returns every match.
      * </pre>
      *
      * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -1137,7 +1152,10 @@ public  final class RecallMemoriesRequest extends
     }
     /**
      * <pre>
-     * Drop results scoring below this.
+     * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
+     * server's (`--min-relevance`; by default 0.5 for recall with the default
+     * embedder and for lexical recall, none for vectors of another model).
+     * 0 returns every match.
      * </pre>
      *
      * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -1149,7 +1167,10 @@ public  final class RecallMemoriesRequest extends
     }
     /**
      * <pre>
-     * Drop results scoring below this.
+     * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
+     * server's (`--min-relevance`; by default 0.5 for recall with the default
+     * embedder and for lexical recall, none for vectors of another model).
+     * 0 returns every match.
      * </pre>
      *
      * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -1163,7 +1184,10 @@ public  final class RecallMemoriesRequest extends
     }
     /**
      * <pre>
-     * Drop results scoring below this.
+     * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
+     * server's (`--min-relevance`; by default 0.5 for recall with the default
+     * embedder and for lexical recall, none for vectors of another model).
+     * 0 returns every match.
      * </pre>
      *
      * <code>optional double min_score = 6 [json_name = "minScore"];</code>

@@ -101,7 +101,10 @@ public interface RecallMemoriesRequestOrBuilder extends
 
   /**
    * <pre>
-   * Drop results scoring below this.
+   * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
+   * server's (`--min-relevance`; by default 0.5 for recall with the default
+   * embedder and for lexical recall, none for vectors of another model).
+   * 0 returns every match.
    * </pre>
    *
    * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -110,7 +113,10 @@ public interface RecallMemoriesRequestOrBuilder extends
   boolean hasMinScore();
   /**
    * <pre>
-   * Drop results scoring below this.
+   * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
+   * server's (`--min-relevance`; by default 0.5 for recall with the default
+   * embedder and for lexical recall, none for vectors of another model).
+   * 0 returns every match.
    * </pre>
    *
    * <code>optional double min_score = 6 [json_name = "minScore"];</code>

@@ -93,7 +93,10 @@ public  final class RecallMemoriesResponse extends
   private double score_;
   /**
    * <pre>
-   * Higher is better; comparable within one response stream.
+   * The entry's relevance to the query, 0 to 1: calibrated on public data so
+   * that 0.5 separates "about this" from "not about this" (docs/relevance.md),
+   * the same scale across users, store sizes and queries. Uncalibrated (the
+   * fused score) for vectors of a model the server has no calibration for.
    * </pre>
    *
    * <code>double score = 2 [json_name = "score"];</code>
@@ -105,7 +108,10 @@ public  final class RecallMemoriesResponse extends
   }
   /**
    * <pre>
-   * Higher is better; comparable within one response stream.
+   * The entry's relevance to the query, 0 to 1: calibrated on public data so
+   * that 0.5 separates "about this" from "not about this" (docs/relevance.md),
+   * the same scale across users, store sizes and queries. Uncalibrated (the
+   * fused score) for vectors of a model the server has no calibration for.
    * </pre>
    *
    * <code>double score = 2 [json_name = "score"];</code>
@@ -117,7 +123,10 @@ public  final class RecallMemoriesResponse extends
   }
   /**
    * <pre>
-   * Higher is better; comparable within one response stream.
+   * The entry's relevance to the query, 0 to 1: calibrated on public data so
+   * that 0.5 separates "about this" from "not about this" (docs/relevance.md),
+   * the same scale across users, store sizes and queries. Uncalibrated (the
+   * fused score) for vectors of a model the server has no calibration for.
    * </pre>
    *
    * <code>double score = 2 [json_name = "score"];</code>
@@ -520,7 +529,10 @@ public  final class RecallMemoriesResponse extends
 
     /**
      * <pre>
-     * Higher is better; comparable within one response stream.
+     * The entry's relevance to the query, 0 to 1: calibrated on public data so
+     * that 0.5 separates "about this" from "not about this" (docs/relevance.md),
+     * the same scale across users, store sizes and queries. Uncalibrated (the
+     * fused score) for vectors of a model the server has no calibration for.
      * </pre>
      *
      * <code>double score = 2 [json_name = "score"];</code>
@@ -532,7 +544,10 @@ public  final class RecallMemoriesResponse extends
     }
     /**
      * <pre>
-     * Higher is better; comparable within one response stream.
+     * The entry's relevance to the query, 0 to 1: calibrated on public data so
+     * that 0.5 separates "about this" from "not about this" (docs/relevance.md),
+     * the same scale across users, store sizes and queries. Uncalibrated (the
+     * fused score) for vectors of a model the server has no calibration for.
      * </pre>
      *
      * <code>double score = 2 [json_name = "score"];</code>
@@ -546,7 +561,10 @@ public  final class RecallMemoriesResponse extends
     }
     /**
      * <pre>
-     * Higher is better; comparable within one response stream.
+     * The entry's relevance to the query, 0 to 1: calibrated on public data so
+     * that 0.5 separates "about this" from "not about this" (docs/relevance.md),
+     * the same scale across users, store sizes and queries. Uncalibrated (the
+     * fused score) for vectors of a model the server has no calibration for.
      * </pre>
      *
      * <code>double score = 2 [json_name = "score"];</code>

@@ -31,7 +31,10 @@ public interface RecallMemoriesResponseOrBuilder extends
 
   /**
    * <pre>
-   * Higher is better; comparable within one response stream.
+   * The entry's relevance to the query, 0 to 1: calibrated on public data so
+   * that 0.5 separates "about this" from "not about this" (docs/relevance.md),
+   * the same scale across users, store sizes and queries. Uncalibrated (the
+   * fused score) for vectors of a model the server has no calibration for.
    * </pre>
    *
    * <code>double score = 2 [json_name = "score"];</code>

@@ -170,9 +170,11 @@ public class MemoryServiceClient(
 
 
   /**
-   *  Streams the entries that match a query, best first, each with its score
-   *  and the signals that matched. Returns nothing when consent is withdrawn
-   *  or memory is switched off.
+   *  Streams the entries relevant to a query, best first, each with its
+   *  relevance (`score`) and the signals that matched: only those at or above
+   *  the minimum relevance (`min_score`; unset: the server's, 0.5 with the
+   *  default embedder and for lexical recall), so possibly none. Returns
+   *  nothing when consent is withdrawn or memory is switched off.
    *
    *  Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
    *  (EMBEDDER_UNAVAILABLE). Read-only.
@@ -189,8 +191,10 @@ public class MemoryServiceClient(
 
 
   /**
-   *  Builds the "inject" context for a send: the top entries under a byte
-   *  budget, as one ready-to-use system message. Deterministic.
+   *  Builds the "inject" context for a send: the top entries at or above the
+   *  minimum relevance (`min_score`, as RecallMemories) under a byte budget,
+   *  as one ready-to-use system message; empty when no entry is relevant.
+   *  Deterministic.
    *
    *  Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
    *  (EMBEDDER_UNAVAILABLE). Read-only.

@@ -1,0 +1,344 @@
+"""``make calibrate-relevance``: fit the relevance calibrations of
+``mnemo_server.domain.relevance`` on public data, and show what each
+minimum relevance would keep and refuse.
+
+Data: RealMem and REALTALK (``bench.public_sets``; never LoCoMo), and the
+off-topic questions (``bench/data/off_topic_questions.json``). Per set and
+conversation, the turns are embedded once with the default model (cached in
+``<cache>/vectors``), then every question is scored over the turns saved
+before it, as the server scores it (``domain.ranking``): the query's terms
+(``text_search.query_terms``) against each turn's stems, weighted by the
+turns' inverse document frequencies (``ranking.TermStats``), the lexical
+share, the cosine to the query's vector (``embedding.query_vectors``), and
+the fused score ``w x share + (1 - w) x cosine``. Each off-topic question
+is asked of every conversation's whole haystack.
+
+The fit: a class-balanced logistic regression of two features, the fused
+score (for ``FUSED_DEFAULT_MODEL``; the lexical share for ``LEXICAL``) and
+the log of how many entries the store held, with positives the evidence
+turns among each question's first ten hits and negatives the first ten hits
+of every off-topic question (lexical: those that share a term with it),
+each asked of stores of 10, 30, 100 and 300 entries (the conversation's
+first turns) and of the whole conversation: the best of more unrelated
+entries scores higher, so the same fused score means less in a larger
+store. Balanced, so that relevance 0.5 is where a hit is as likely to be
+one as the other. Newton's method, no dependency.
+
+    python bench/calibrate_relevance.py [--data DIR[:DIR...]] [--sets realmem,realtalk]
+        [--lexical-weights 0.3,0.4,0.5] [--limit-conversations N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.public_sets import (  # noqa: E402
+    Ask,
+    Save,
+    data_directories,
+    find_set,
+    load,
+    off_topic_questions,
+)
+from mnemo_server.domain.embedding import Embedder, query_vectors  # noqa: E402
+from mnemo_server.domain.ranking import SIMILARITY_DIGITS, TermStats  # noqa: E402
+from mnemo_server.domain.text_search import query_terms, stems  # noqa: E402
+from mnemo_server.embedders import load_embedder  # noqa: E402
+
+TOP = 10
+OFF = "off-topic"
+OFF_TOPIC_SIZES = (10, 30, 100, 300)
+"""Besides its whole conversation, each off-topic question is asked of the
+first turns of it, so that the calibration sees small stores too."""
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass
+class Haystack:
+    """One conversation's turns: their vectors and stems."""
+
+    ids: list[str]
+    vectors: npt.NDArray[np.float32]
+    stems: list[frozenset[str]]
+
+    def signals(
+        self, count: int, text: str, vector: npt.NDArray[np.float32]
+    ) -> tuple[Floats, Floats, bool]:
+        """Over the first ``count`` turns: each turn's lexical share and
+        cosine for the query ``text``, and whether it has query terms."""
+        terms = list(dict.fromkeys(query_terms(text)))
+        frequencies: Counter[str] = Counter()
+        for turn in self.stems[:count]:
+            frequencies.update(t for t in turn if t in terms)
+        stats = TermStats(count, dict(frequencies))
+        weights = {t: stats.weight(t) for t in terms}
+        total = sum(weights.values())
+        shares = np.zeros(count)
+        if total:
+            for i, turn in enumerate(self.stems[:count]):
+                matched = [weights[t] for t in terms if t in turn]
+                if matched:
+                    shares[i] = sum(matched) / total
+        cosines = np.round(self.vectors[:count].astype(np.float64) @ vector, SIMILARITY_DIGITS)
+        return shares, cosines, bool(terms)
+
+
+@dataclass
+class Scored:
+    """One question's first ``TOP`` hits by a fused score: their lexical
+    shares, cosines, and whether each is evidence (all ``False`` for an
+    off-topic question); ``evidence``: how many evidence turns it has;
+    ``entries``: how many turns were saved when it was asked."""
+
+    set_name: str
+    category: str
+    shares: Floats
+    cosines: Floats
+    has_terms: bool
+    hits: npt.NDArray[np.bool_]
+    evidence: int
+    entries: int
+
+
+def _vectors(
+    embedder: Embedder, cache: Path, name: str, saves: Sequence[Save]
+) -> npt.NDArray[np.float32]:
+    digest = hashlib.sha256("\n".join(s.text for s in saves).encode()).hexdigest()[:16]
+    path = cache / "vectors" / embedder.model / f"{name}-{digest}.npy"
+    if path.exists():
+        loaded: npt.NDArray[np.float32] = np.load(path)
+        return loaded
+    vectors = np.asarray(embedder.embed([s.text[:4000] for s in saves]), dtype=np.float32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
+def collect(
+    embedder: Embedder,
+    sets: Sequence[str],
+    data: Sequence[Path],
+    cache: Path,
+    limit: int | None,
+) -> tuple[list[tuple[str, Haystack, list[tuple[Ask, int]]]], list[str]]:
+    """Every conversation of ``sets``: its haystack and its questions (each
+    with how many turns were saved before it)."""
+    conversations = []
+    for name in sets:
+        for number, conversation in enumerate(load(name, find_set(name, data))[:limit]):
+            saves = [e for e in conversation.events if isinstance(e, Save)]
+            vectors = _vectors(embedder, cache, f"{name}-{number}", saves)
+            haystack = Haystack(
+                [s.turn_id for s in saves], vectors, [frozenset(stems(s.text)) for s in saves]
+            )
+            asks, saved = [], 0
+            for event in conversation.events:
+                if isinstance(event, Save):
+                    saved += 1
+                else:
+                    asks.append((event, saved))
+            conversations.append((name, haystack, asks))
+            print(f"{name} {number}: {len(saves)} turns, {len(asks)} questions", flush=True)
+    return conversations, [q.text for q in off_topic_questions()]
+
+
+def score_all(
+    embedder: Embedder,
+    conversations: list[tuple[str, Haystack, list[tuple[Ask, int]]]],
+    off_topic: Sequence[str],
+    lexical_weight: float,
+) -> list[Scored]:
+    """Each question's first hits by ``lexical_weight`` x share + the rest
+    x cosine (lexical recall: ``lexical_weight`` 1)."""
+    texts = sorted({a.text for _, _, asks in conversations for a, _ in asks} | set(off_topic))
+    vectors = dict(zip(texts, np.asarray(query_vectors(embedder, texts)), strict=True))
+    scored: list[Scored] = []
+
+    def first(
+        name: str,
+        category: str,
+        haystack: Haystack,
+        count: int,
+        text: str,
+        evidence: frozenset[str],
+    ) -> None:
+        shares, cosines, has_terms = haystack.signals(count, text, vectors[text])
+        fused = (
+            cosines if not has_terms else lexical_weight * shares + (1 - lexical_weight) * cosines
+        )
+        if lexical_weight == 1.0:
+            fused = np.where(shares > 0, shares, -1.0)  # lexical recall: only turns sharing a term
+        order = np.argsort(-fused, kind="stable")[:TOP]
+        order = order[fused[order] > -1.0]
+        hits = np.array([haystack.ids[i] in evidence for i in order], dtype=bool)
+        scored.append(
+            Scored(
+                name,
+                category,
+                shares[order],
+                cosines[order],
+                has_terms,
+                hits,
+                len(evidence),
+                count,
+            )
+        )
+
+    for name, haystack, asks in conversations:
+        for ask, count in asks:
+            first(name, ask.category, haystack, count, ask.text, ask.evidence)
+        for size in [*(n for n in OFF_TOPIC_SIZES if n < len(haystack.ids)), len(haystack.ids)]:
+            for text in off_topic:
+                first(name, OFF, haystack, size, text, frozenset())
+    return scored
+
+
+def fit_logistic(values: Floats, labels: npt.NDArray[np.bool_]) -> Floats:
+    """The coefficients (one per column of ``values``, then the intercept)
+    of a class-balanced logistic regression of ``labels`` on ``values``
+    (Newton's method, a tiny L2 penalty)."""
+    x = np.concatenate([values, np.ones((len(values), 1))], axis=1)
+    y = labels.astype(np.float64)
+    weights = np.where(labels, 0.5 / max(labels.sum(), 1), 0.5 / max((~labels).sum(), 1))
+    theta = np.zeros(x.shape[1])
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-(x @ theta)))
+        gradient = x.T @ (weights * (p - y)) + 1e-6 * theta
+        hessian = (x.T * (weights * p * (1 - p))) @ x + 1e-6 * np.eye(x.shape[1])
+        step = np.linalg.solve(hessian, gradient)
+        theta -= step
+        if np.abs(step).max() < 1e-10:
+            break
+    return theta
+
+
+def _columns(s: Scored, lexical_weight: float) -> Floats:
+    """A hit's features: the fused score, and the log of the store's size
+    (``domain.relevance``)."""
+    fused = _fused(s, lexical_weight)
+    return np.stack([fused, np.full(len(fused), math.log(max(s.entries, 1)))], axis=1)
+
+
+def features(
+    scored: Sequence[Scored], lexical_weight: float
+) -> tuple[Floats, npt.NDArray[np.bool_]]:
+    """The fit's values and labels (module doc)."""
+    values: list[Floats] = []
+    labels: list[bool] = []
+    for s in scored:
+        columns = _columns(s, lexical_weight)
+        if s.category == OFF:
+            values.append(columns)
+            labels += [False] * len(columns)
+        else:
+            values.append(columns[s.hits])
+            labels += [True] * int(s.hits.sum())
+    return np.concatenate(values), np.asarray(labels)
+
+
+def _fused(s: Scored, lexical_weight: float) -> Floats:
+    if not s.has_terms:
+        return s.cosines
+    return lexical_weight * s.shares + (1 - lexical_weight) * s.cosines
+
+
+def table(scored: Sequence[Scored], lexical_weight: float, theta: Floats) -> list[str]:
+    """Per set and minimum relevance: recall@10 of what is kept, the share
+    of off-topic questions that keep nothing (asked of the whole store, and
+    of its first 30 entries), the mean entries a context of 5 keeps."""
+    lines = [
+        "| set | minimum | recall@10 kept | recall@10 all | off-topic: nothing "
+        "| off-topic, 30 entries: nothing | context entries |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name in sorted({s.set_name for s in scored}):
+        mine = [s for s in scored if s.set_name == name]
+        whole = max(s.entries for s in mine if s.category == OFF)
+        for minimum in (0.0, 0.3, 0.4, 0.5, 0.6, 0.7):
+            kept, everything, entries = [], [], []
+            nothing: dict[bool, list[bool]] = {True: [], False: []}
+            for s in mine:
+                x = np.concatenate([_columns(s, lexical_weight), np.ones((len(s.hits), 1))], 1)
+                keep = 1 / (1 + np.exp(-(x @ theta))) >= minimum
+                if s.category == OFF:
+                    if s.entries in (whole, 30):
+                        nothing[s.entries == whole].append(not keep.any())
+                else:
+                    kept.append(s.hits[keep].sum() / s.evidence)
+                    everything.append(s.hits.sum() / s.evidence)
+                    entries.append(keep[:5].sum())
+            lines.append(
+                f"| {name} | {minimum:.1f} | {np.mean(kept):.3f} | {np.mean(everything):.3f} "
+                f"| {np.mean(nothing[True]):.3f} | {_mean(nothing[False]):.3f} "
+                f"| {np.mean(entries):.2f} |"
+            )
+    return lines
+
+
+def _mean(values: Sequence[bool]) -> float:
+    return float(np.mean(values)) if values else math.nan
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", default=os.environ.get("MNEMO_BENCH_DATA", ""))
+    parser.add_argument("--sets", default="realmem,realtalk")
+    parser.add_argument("--lexical-weights", default="0.3,0.4,0.5")
+    parser.add_argument("--limit-conversations", type=int, default=None)
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "mnemo-bench")
+    args = parser.parse_args(argv)
+    data = data_directories(args.data)
+    embedder = load_embedder("local", threads=max(1, os.cpu_count() or 1))
+    assert embedder is not None
+    sets = [s for s in args.sets.split(",") if s]
+    conversations, off_topic = collect(embedder, sets, data, args.cache, args.limit_conversations)
+    report: dict[str, Any] = {"model": embedder.model, "sets": sets}
+    for weight in [float(w) for w in args.lexical_weights.split(",")] + [1.0]:
+        scored = score_all(embedder, conversations, off_topic, weight)
+        slope, size_slope, intercept = (float(c) for c in fit_logistic(*features(scored, weight)))
+        recall = {
+            name: float(
+                np.mean(
+                    [
+                        s.hits.sum() / s.evidence
+                        for s in scored
+                        if s.set_name == name and s.category != OFF
+                    ]
+                )
+            )
+            for name in sets
+        }
+        kind = "lexical" if weight == 1.0 else f"fused, lexical weight {weight}"
+        print(
+            f"\n{kind}: slope {slope:.2f}, size slope {size_slope:.3f}, intercept "
+            f"{intercept:.2f}; recall@10 without a minimum {recall}"
+        )
+        print("\n".join(table(scored, weight, np.array([slope, size_slope, intercept]))))
+        report[kind] = {
+            "slope": slope,
+            "size_slope": size_slope,
+            "intercept": intercept,
+            "recall@10": recall,
+        }
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
