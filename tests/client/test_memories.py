@@ -102,7 +102,9 @@ def test_recall_streams_hits_and_builds_the_context(client: MnemoClient, user: s
         (1, "Plans a trip to Kyoto in spring"),
         (2, "Trip budget is tight"),
     ]
-    assert hits[0].score == 1.0 and list(hits[0].signals) == [mm.RECALL_SIGNAL_LEXICAL]
+    # Every query term: the lexical calibration's relevance of a full share.
+    assert hits[0].score > hits[1].score and 0.5 < hits[0].score < 1
+    assert list(hits[0].signals) == [mm.RECALL_SIGNAL_LEXICAL]
     fused = client.recall_memories(  # equal lexical shares, told apart by the cosines
         user, "trip", semantic=True, query_embedding=("t4", [1, 0.1, 0, 0])
     )
@@ -124,6 +126,14 @@ def test_recall_streams_hits_and_builds_the_context(client: MnemoClient, user: s
     assert context.used_bytes <= 40
     assert context.system_message.endswith("\n- Plans a trip to Kyoto in spring")
     assert client.build_context(user, "Kyoto trip", max_bytes=40) == context
+    # The minimum relevance per request (this server has no embedder: lexical
+    # recall keeps every match unless asked); nothing relevant injects nothing.
+    assert list(client.recall_memories(user, "Kyoto trip", min_score=0.99)) == []
+    above = client.recall_memories(user, "Kyoto trip", min_score=hits[0].score)
+    assert [h.memory.text for h in above] == ["Plans a trip to Kyoto in spring"]
+    nothing = client.build_context(user, "Kyoto trip", min_score=0.99)
+    assert (nothing.system_message, list(nothing.memories), nothing.used_bytes) == ("", [], 0)
+    assert client.build_context(user, "Kyoto trip", max_bytes=40, min_score=0) == context
 
 
 def test_batch_create_saves_all_or_nothing_and_retries_once(client: MnemoClient, user: str) -> None:

@@ -44,19 +44,27 @@ def recall_memories(
     query_embedding: EmbeddingLike | None = None,
     timeout: float | None = None,
 ) -> StreamCall[mm.RecallMemoriesRequest, mm.RecallMemoriesResponse]:
-    """Iterate over the entries matching ``query``, best first, as the server
-    streams them: each hit has ``memory``, ``score`` (higher is better),
+    """Iterate over the entries relevant to ``query``, best first, as the
+    server streams them: each hit has ``memory``, ``score`` (its relevance to
+    the query, 0 to 1, on one scale across users, stores and queries: 0.5
+    separates "about this" from "not about this"; docs/relevance.md),
     ``rank`` (1-based) and ``signals`` (lexical, semantic, conversation scope,
     pinned).
 
+    Only hits at or above the minimum relevance come back, so possibly none:
+    ``min_score`` (0 to 1) for this call; ``None`` (the default) is the
+    server's (``--min-relevance``; unset, 0.5 for recall with the server's
+    default embedder, none for lexical recall and other models' vectors);
+    ``min_score=0`` returns every match whatever its relevance.
+
     With ``conversation``, its conversation-scoped entries are searched too
     and outrank identity entries on an equal match. ``max_results`` 0 is the
-    server default (10, at most 100); hits scoring below ``min_score`` are
-    dropped. ``semantic=True`` fuses vector similarity with the text match; it
-    needs ``query_embedding`` (an ``Embedding`` or ``(model, values)``) or a
-    server with an embedder; ``False`` ranks by the text match alone; ``None``
-    (the default) lets the server choose: fused when it has an embedder.
-    ``timeout`` bounds the whole stream; errors are raised by the iteration.
+    server default (10, at most 100). ``semantic=True`` fuses vector
+    similarity with the text match; it needs ``query_embedding`` (an
+    ``Embedding`` or ``(model, values)``) or a server with an embedder;
+    ``False`` ranks by the text match alone; ``None`` (the default) lets the
+    server choose: fused when it has an embedder. ``timeout`` bounds the
+    whole stream; errors are raised by the iteration.
 
     Raises:
         InvalidArgumentError: a malformed id, an empty query without a
@@ -85,22 +93,30 @@ def build_context(
     conversation: str | None = None,
     max_entries: int = 0,
     max_bytes: int = 0,
+    min_score: float | None = None,
     semantic: bool | None = None,
     query_embedding: EmbeddingLike | None = None,
     timeout: float | None = None,
 ) -> UnaryCall[mm.BuildContextRequest, mm.BuildContextResponse]:
-    """The "inject" context for sending ``query``: the top entries (``max_entries``,
-    0: 5, at most 50) whose text fits in ``max_bytes`` (0: 1536, at most
-    16384), as one ready-to-use ``system_message``, with the ``memories`` used
-    (names, in order) and the ``used_bytes`` of entry text, never above the
-    budget. Deterministic. ``system_message`` is empty when nothing applies.
+    """The "inject" context for sending ``query``: the top entries relevant to
+    it (``max_entries``, 0: 5, at most 50) whose text fits in ``max_bytes``
+    (0: 1536, at most 16384), as one ready-to-use ``system_message``, with
+    the ``memories`` used (names, in order) and the ``used_bytes`` of entry
+    text, never above the budget. Deterministic.
+
+    Only entries at or above the minimum relevance are injected, as for
+    ``recall_memories``: ``min_score`` for this call, ``None`` (the default)
+    the server's (0.5 with its default embedder). When nothing is relevant
+    (a question no memory is about), ``system_message`` is empty and
+    ``memories`` too: send the prompt without a memory message.
+    ``min_score=0`` injects the best matches whatever their relevance.
     ``semantic`` as for ``recall_memories`` (``None``: fused when the server
     has an embedder).
 
     Raises:
         InvalidArgumentError: a malformed id, an empty query without a
-            ``query_embedding``, an out-of-range size (``INVALID_NAME``,
-            ``INVALID_FIELD``).
+            ``query_embedding``, an out-of-range size, a ``min_score`` that
+            is not a finite number (``INVALID_NAME``, ``INVALID_FIELD``).
         FailedPreconditionError: ``semantic`` without a ``query_embedding``
             on a server without an embedder (``EMBEDDER_UNAVAILABLE``).
     """
@@ -110,6 +126,7 @@ def build_context(
         conversation=optional_conversation(user, conversation),
         max_entries=max_entries,
         max_bytes=max_bytes,
+        min_score=min_score,
         semantic=semantic,
         query_embedding=embedding_message(query_embedding),
     )
