@@ -58,7 +58,7 @@ one), the first ``max_results`` are kept and ranked 1, 2, 3, ...
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mnemo_server.domain.governance import Gate
@@ -150,6 +150,25 @@ class Candidate:
     matched: frozenset[str] = frozenset()
     similarity: float | None = None
     score: float = field(default=0.0, compare=False)
+
+
+def with_nearest(
+    lexical: Iterable[Candidate],
+    nearest: Mapping[str, float],
+    others: Callable[[list[str]], Iterable[Candidate]],
+) -> list[Candidate]:
+    """The candidates of a semantic query, live or as of a time: the
+    ``lexical`` ones, each with its cosine in ``nearest`` (if it is there),
+    then the ``nearest`` entries that are not among them, read by ``others``
+    (given their ids), with theirs."""
+    candidates = list(lexical)
+    for candidate in candidates:
+        candidate.similarity = nearest.get(candidate.memory_id)
+    known = {c.memory_id for c in candidates}
+    found = list(others([memory_id for memory_id in nearest if memory_id not in known]))
+    for candidate in found:
+        candidate.similarity = nearest[candidate.memory_id]
+    return [*candidates, *found]
 
 
 def visible_conversations(query: RecallQuery) -> tuple[str, ...]:

@@ -15,12 +15,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-import numpy as np
 from sqlalchemy import Connection, bindparam, func, literal_column, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
-from mnemo_server.domain.embedding import dimension_mismatch
-from mnemo_server.domain.errors import Entry, Part
 from mnemo_server.domain.memory_models import Embedding, Memory, RecallHit, RecallQuery
 from mnemo_server.domain.ranking import (
     CANDIDATE_LIMIT,
@@ -30,6 +27,7 @@ from mnemo_server.domain.ranking import (
     rank,
     recall_hits,
     visible_conversations,
+    with_nearest,
 )
 from mnemo_server.domain.relevance import calibration_of
 from mnemo_server.domain.text_search import query_terms
@@ -72,14 +70,11 @@ def recall(
         nearest = semantic(
             conn, user_id, conversations, embedding, CANDIDATE_LIMIT, cache, strict=strict
         )
-        for candidate in candidates:
-            candidate.similarity = nearest.get(candidate.memory_id)
-        known = {c.memory_id for c in candidates}
-        missing = [memory_id for memory_id in nearest if memory_id not in known]
-        found = fts.candidates_by_id(conn, user_id, conversations, terms, missing)
-        for candidate in found:
-            candidate.similarity = nearest[candidate.memory_id]
-        candidates += found
+        candidates = with_nearest(
+            candidates,
+            nearest,
+            lambda missing: fts.candidates_by_id(conn, user_id, conversations, terms, missing),
+        )
     ranked = rank(query, terms, stats, candidates, calibration=calibration_of(query, embedding))
     return recall_hits(ranked, entries(conn, user_id, [r.candidate.memory_id for r in ranked]))
 
@@ -179,15 +174,6 @@ def semantic(
     if limit <= 0:
         return {}
     vectors = _user_vectors(conn, user_id, embedding.model, cache)
-    if vectors is None or not vectors.memory_ids:
+    if vectors is None:
         return {}
-    if embedding.dimensions != vectors.dimensions:
-        if not strict:
-            return {}
-        raise dimension_mismatch(
-            Entry(Part.QUERY_EMBEDDING), expected=vectors.dimensions, got=embedding.dimensions
-        )
-    if not any(embedding.values):
-        return {}
-    query = np.asarray(embedding.values, dtype=np.float64)
-    return dict(vectors.nearest(query, limit, conversations))
+    return dict(vectors.search(embedding, limit, conversations, strict=strict))

@@ -24,8 +24,6 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, and_, or_, select
 
-from mnemo_server.domain.embedding import dimension_mismatch
-from mnemo_server.domain.errors import Entry, Part
 from mnemo_server.domain.memory_models import Embedding, RecallQuery
 from mnemo_server.domain.ranking import (
     CANDIDATE_LIMIT,
@@ -33,6 +31,7 @@ from mnemo_server.domain.ranking import (
     TermStats,
     rank,
     visible_conversations,
+    with_nearest,
 )
 from mnemo_server.domain.relevance import calibration_of
 from mnemo_server.domain.text_search import query_terms
@@ -96,15 +95,12 @@ def recall_in_time(
     every = fts.candidates_of([tuple(row) for row in found], lookup)
     frequencies = Counter(term for c in every for term in c.matched)
     stats = TermStats(len(every), frequencies)
-    chosen = {c.memory_id: c for c in every if c.matched}
+    chosen = [c for c in every if c.matched]
     if embedding is not None:
         by_id = {c.memory_id: c for c in every}
-        nearest = _nearest(conn, conditions, conversations, embedding, strict=strict)
-        for memory_id, similarity in nearest:
-            candidate = by_id[memory_id]
-            candidate.similarity = similarity
-            chosen[memory_id] = candidate
-    return rank(query, terms, stats, chosen.values(), calibration=calibration_of(query, embedding))
+        nearest = dict(_nearest(conn, conditions, conversations, embedding, strict=strict))
+        chosen = with_nearest(chosen, nearest, lambda missing: [by_id[m] for m in missing])
+    return rank(query, terms, stats, chosen, calibration=calibration_of(query, embedding))
 
 
 def _nearest(
@@ -135,13 +131,5 @@ def _nearest(
         return []
     sizes = Counter(row.dimensions for row in found)
     dimensions = min(sizes, key=lambda size: (-sizes[size], size))
-    if embedding.dimensions != dimensions:
-        if not strict:
-            return []
-        raise dimension_mismatch(
-            Entry(Part.QUERY_EMBEDDING), expected=dimensions, got=embedding.dimensions
-        )
-    if not any(embedding.values):
-        return []
     vectors = UserVectors.build(0, dimensions, (tuple(row[:3]) for row in found))
-    return vectors.nearest(embedding.values, CANDIDATE_LIMIT, conversations)
+    return vectors.search(embedding, CANDIDATE_LIMIT, conversations, strict=strict)

@@ -48,6 +48,9 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
+from mnemo_server.domain.embedding import dimension_mismatch
+from mnemo_server.domain.errors import Entry, Part
+from mnemo_server.domain.memory_models import Embedding
 from mnemo_server.domain.observe import NO_OBSERVER, Observer
 
 DEFAULT_MAX_BYTES = 1 << 30
@@ -147,6 +150,26 @@ class UserVectors:
     def tolerance(self) -> float:
         """A bound of the float32 error of a score (unit query, scaled row)."""
         return 4.0 * (self.dimensions + 8) * _FLOAT32_EPSILON
+
+    def search(
+        self, embedding: Embedding, k: int, conversations: Sequence[str], *, strict: bool
+    ) -> list[tuple[str, float]]:
+        """``nearest`` for a query ``embedding`` of these vectors' model: none
+        for an all-zero query or an empty matrix; a query of another
+        dimension raises EMBEDDING_DIMENSION_MISMATCH (entry
+        ``Part.QUERY_EMBEDDING``) when ``strict`` (a caller's vector), else
+        finds nothing (the server's own: the fault is not the caller's)."""
+        if k <= 0 or not self.memory_ids:
+            return []
+        if embedding.dimensions != self.dimensions:
+            if not strict:
+                return []
+            raise dimension_mismatch(
+                Entry(Part.QUERY_EMBEDDING), expected=self.dimensions, got=embedding.dimensions
+            )
+        if not any(embedding.values):
+            return []
+        return self.nearest(np.asarray(embedding.values, dtype=np.float64), k, conversations)
 
     def nearest(
         self, query: Sequence[float] | npt.NDArray[np.float64], k: int, conversations: Sequence[str]
