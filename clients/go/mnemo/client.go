@@ -127,6 +127,13 @@ func WithDialOptions(options ...grpc.DialOption) Option {
 // Client holds one gRPC connection and the generated client of every
 // mnemo.v1 service over it. Its methods are safe for concurrent use; every
 // error they return is an *Error.
+//
+// Memories.RecallMemories streams only the entries relevant to its query (a
+// hit's Score is its relevance, 0 to 1) and Memories.BuildContext injects only
+// those, so either may answer nothing (then SystemMessage is "": send the
+// prompt without a memory message). A request's MinScore (proto.Float64(x))
+// sets its minimum relevance; nil is the server's (0.5 with its default
+// embedder, none when it recalls by words only), proto.Float64(0) every match.
 type Client struct {
 	WorkingMemory mnemov1.WorkingMemoryServiceClient
 	Conversations mnemov1.ConversationServiceClient

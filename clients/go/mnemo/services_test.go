@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"mnemo.dev/clients/go/mnemo"
@@ -149,6 +150,16 @@ func TestMemoriesAndRecallStream(t *testing.T) {
 	}
 	if len(recalled) == 0 || recalled[0].GetMemory().GetName() != names[0] || recalled[0].GetRank() != 1 {
 		t.Fatalf("recall of umbrella: %v", recalled)
+	}
+	// The minimum relevance of one request (an optional double: a pointer).
+	// This server recalls by words: it keeps every match unless asked.
+	injected, err := client.Memories.BuildContext(ctx, &mnemov1.BuildContextRequest{Parent: parent, Query: "umbrella"})
+	if err != nil || len(injected.GetMemories()) != 1 || injected.GetSystemMessage() == "" {
+		t.Fatalf("context for umbrella: %v %v", injected, err)
+	}
+	injected, err = client.Memories.BuildContext(ctx, &mnemov1.BuildContextRequest{Parent: parent, Query: "umbrella", MinScore: proto.Float64(0.99)})
+	if err != nil || len(injected.GetMemories()) != 0 || injected.GetSystemMessage() != "" || injected.GetUsedBytes() != 0 {
+		t.Fatalf("context for umbrella at relevance 0.99: %v %v", injected, err)
 	}
 
 	// An update conditional on a stale etag, and a bad name with its field violation.

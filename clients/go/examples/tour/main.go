@@ -66,7 +66,8 @@ func tour(ctx context.Context, target string, out io.Writer) error {
 		fmt.Fprintf(out, "message %d (%s): %s\n", m.GetPosition(), m.GetRole(), m.GetText())
 	}
 
-	// Memories: create two, recall (a server stream) by a query.
+	// Memories: create two, recall (a server stream) by a query: only the
+	// relevant one comes back (set MinScore: proto.Float64(0) for every match).
 	for _, m := range []struct{ id, text string }{{"diet", "Ada is vegetarian"}, {"seat", "Ada prefers window seats"}} {
 		if _, err := client.Memories.CreateMemory(ctx, &mnemov1.CreateMemoryRequest{
 			Parent: "users/ada", MemoryId: m.id, Memory: &mnemov1.Memory{Text: m.text},
