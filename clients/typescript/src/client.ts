@@ -28,6 +28,14 @@ import type { MnemoClientOptions } from "./options.js";
 export interface MnemoClient {
   readonly workingMemory: Client<typeof WorkingMemoryService>;
   readonly conversations: Client<typeof ConversationService>;
+  /**
+   * Long-term memory. `recallMemories` streams only the entries relevant to
+   * its query (a hit's `score` is its relevance, 0 to 1) and `buildContext`
+   * injects only those, so either may answer nothing (then `systemMessage` is
+   * "": send the prompt without a memory message). `minScore` sets the
+   * minimum relevance of one request (unset: the server's, 0.5 with its
+   * default embedder, none when it recalls by words only; 0: every match).
+   */
   readonly memories: Client<typeof MemoryService>;
   readonly governance: Client<typeof GovernanceService>;
   readonly sync: Client<typeof SyncService>;

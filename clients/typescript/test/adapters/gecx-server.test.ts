@@ -110,6 +110,11 @@ describe("gecx-chat server memory adapter", () => {
     assert.deepEqual(recalled.map((r) => r.rank), [1, 2]);
     assert.ok(recalled[0]?.signals.includes("conversation"));
     assert.deepEqual((await remote.recall({ query: "peanuts", scope: "identity" })).map((r) => r.entry.id), [identity.id]);
+    // minScore is the server's minimum relevance for this recall (this server
+    // recalls by words: it keeps every match unless asked).
+    assert.ok(recalled.every((r) => r.score > 0 && r.score < 0.99), `scores ${recalled.map((r) => r.score)}`);
+    assert.deepEqual(await remote.recall({ query: "peanuts", conversationId: "c", minScore: 0.99 }), []);
+    assert.equal((await remote.recall({ query: "peanuts", conversationId: "c", minScore: 0 })).length, 2);
   });
 
   test("writes refused by governance reject with the gecx-chat code as the reason", async () => {

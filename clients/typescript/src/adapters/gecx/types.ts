@@ -108,6 +108,12 @@ export type RecallMemoryQuery = {
   /** Which scopes to search; default both. */
   scope?: MemoryScope | "all" | undefined;
   maxResults?: number | undefined;
+  /**
+   * The minimum `score` of a recalled entry. Unset: the server's minimum
+   * relevance (0.5 with its default embedder; none when it recalls by words
+   * only), so a query nothing saved is about recalls nothing; 0 recalls every
+   * match.
+   */
   minScore?: number | undefined;
   /** Fuse vector similarity (true), text only (false); unset: the server's default. */
   semantic?: boolean | undefined;
@@ -116,6 +122,12 @@ export type RecallMemoryQuery = {
 /** A recalled entry, best first. */
 export type RecalledMemory = {
   entry: MemoryEntry;
+  /**
+   * From the server: the entry's relevance to the query, 0 to 1, on one scale
+   * across users and queries (0.5 separates "about this" from "not about
+   * this"). From a local cache (offline): the share of the query's words the
+   * entry has, plus 0.5 for the conversation's own and 0.1 when pinned.
+   */
   score: number;
   rank: number;
   signals: ("lexical" | "semantic" | "conversation" | "pinned")[];
