@@ -111,9 +111,21 @@ public class Memories internal constructor(private val mnemo: MnemoClient) {
     public suspend fun listMemoryVersions(request: ListMemoryVersionsRequest, timeout: Duration? = mnemo.timeout): ListMemoryVersionsResponse =
         mnemo.unary(request, timeout) { r, h -> raw.listMemoryVersions(r, h) }
 
+    /**
+     * The entries relevant to the request's query, best first: only those whose relevance (a
+     * hit's `score`, 0 to 1: 0.5 separates "about this" from "not about this") is at least the
+     * request's `minScore` (`setMinScore`), or unset the server's (0.5 with its default embedder,
+     * none when it recalls by words only); so possibly none. `setMinScore(0.0)` returns every match.
+     */
     public fun recallMemories(request: RecallMemoriesRequest, timeout: Duration? = null): Flow<RecallMemoriesResponse> =
         mnemo.serverStream(request, timeout) { h -> raw.recallMemories(h) }
 
+    /**
+     * The "inject" context for a send: the relevant entries (the minimum relevance as for
+     * [recallMemories]) under the byte budget, as one system message. When nothing is relevant
+     * `systemMessage` is "" and `memoriesList` empty: send the prompt without a memory message.
+     * `setMinScore(0.0)` injects the best matches whatever their relevance.
+     */
     public suspend fun buildContext(request: BuildContextRequest, timeout: Duration? = mnemo.timeout): BuildContextResponse =
         mnemo.unary(request, timeout) { r, h -> raw.buildContext(r, h) }
 

@@ -11,6 +11,7 @@ import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import mnemo.v1.AppendMessagesRequest
+import mnemo.v1.BuildContextRequest
 import mnemo.v1.ConsentState
 import mnemo.v1.Consent
 import mnemo.v1.CreateConversationRequest
@@ -110,6 +111,12 @@ class RoundTripTest {
             RecallMemoriesRequest.newBuilder().setParent(Names.user(user)).setQuery("cello").build(),
         ).toList()
         assertEquals(listOf(Names.memory(user, "m1")), recalled.map { it.memory.name })
+        // The minimum relevance of one request (this server recalls by words:
+        // it keeps every match unless asked); nothing relevant injects nothing.
+        val context = BuildContextRequest.newBuilder().setParent(Names.user(user)).setQuery("cello")
+        assertEquals(listOf(Names.memory(user, "m1")), mnemo.memories.buildContext(context.build()).memoriesList)
+        val nothing = mnemo.memories.buildContext(context.setMinScore(0.99).build())
+        assertEquals(Triple("", emptyList<String>(), 0), Triple(nothing.systemMessage, nothing.memoriesList, nothing.usedBytes))
     }
 
     @Test
