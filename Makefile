@@ -42,7 +42,7 @@ MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
 	system-deps grpcurl test-unit test-store test-concurrency test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser test-conformance test-kotlin console bench bench-venv \
-	dist test-dist test-citus bench-report bench-validation bench-profile bench-recall bench-embedding bench-near-duplicates bench-bulk bench-watch bench-neighbour soak relevance constraints clean
+	dist test-dist test-citus bench-report bench-validation bench-profile bench-recall bench-embedding bench-near-duplicates bench-bulk bench-watch bench-neighbour soak relevance calibrate-relevance constraints clean
 
 help: ## Show this help
 	@echo "Usage: make TARGET [ARGS=...] [PYTEST_ARGS=...]"
@@ -229,9 +229,12 @@ bench-near-duplicates: $(STAMP) ## Near-duplicate check: precision/recall of the
 bench-bulk: $(STAMP) ## BatchCreateMemories entries/s, 100k memories per store, and mnemo import --memories: bench/bulk_load.py; flags via ARGS="..."
 	$(PY) bench/bulk_load.py --import $(ARGS)
 
-relevance: $(STAMP) ## Recall relevance: tests/relevance (bench/relevance.py; ARGS="--backends sqlite,postgres") then the public benchmarks beside BM25 and the model alone (bench/public_relevance.py, data in MNEMO_BENCH_DATA, default ~/.cache/mnemo-bench; PUBLIC_ARGS="--sets realtalk")
+relevance: $(STAMP) ## Recall relevance: tests/relevance (bench/relevance.py; ARGS="--backends sqlite,postgres") then the public benchmarks and off-topic questions beside BM25 and the model alone (bench/public_relevance.py; RealMem from ../shared/benchmarks, REALTALK from ~/.cache/mnemo-bench or MNEMO_BENCH_DATA; PUBLIC_ARGS="--sets realtalk,realmem-facts")
 	$(PY) bench/relevance.py $(ARGS)
 	$(PY) bench/public_relevance.py $(PUBLIC_ARGS)
+
+calibrate-relevance: $(STAMP) ## Fit the relevance calibrations of domain/relevance.py on the public sets and the off-topic questions, and show what each minimum relevance keeps: bench/calibrate_relevance.py; ARGS="--sets realmem,realmem-facts,realtalk"
+	$(PY) bench/calibrate_relevance.py $(ARGS)
 
 bench-watch: $(STAMP) ## Watch propagation p50/p99, same and other server process, per store: bench/watch.py; flags via ARGS="..."
 	$(PY) bench/watch.py $(ARGS)

@@ -24,8 +24,11 @@ entries scores higher, so the same fused score means less in a larger
 store. Balanced, so that relevance 0.5 is where a hit is as likely to be
 one as the other. Newton's method, no dependency.
 
-    python bench/calibrate_relevance.py [--data DIR[:DIR...]] [--sets realmem,realtalk]
+    python bench/calibrate_relevance.py [--data DIR[:DIR...]] [--sets realmem,realmem-facts,realtalk]
         [--lexical-weights 0.3,0.4,0.5] [--limit-conversations N]
+
+The constants of ``domain.relevance`` are the run of the defaults (lexical
+weight 0.3) on 2026-12-07: docs/relevance.md records it.
 """
 
 from __future__ import annotations
@@ -298,7 +301,7 @@ def _mean(values: Sequence[bool]) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=os.environ.get("MNEMO_BENCH_DATA", ""))
-    parser.add_argument("--sets", default="realmem,realtalk")
+    parser.add_argument("--sets", default="realmem,realmem-facts,realtalk")
     parser.add_argument("--lexical-weights", default="0.3,0.4,0.5")
     parser.add_argument("--limit-conversations", type=int, default=None)
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "mnemo-bench")
