@@ -189,6 +189,10 @@ def _request(mode: str, query: Query) -> tuple[str, Any]:
     elif mode.endswith("lexical"):
         fields = {"semantic": False}
     # "default": the text alone; the server embeds it with its model and fuses.
+    # The stored vectors are random (module doc), so no hit is relevant to a
+    # query: min_score 0 has every call return and fetch its hits, as a call
+    # with relevant entries does (what a recall costs, whatever it keeps).
+    fields["min_score"] = 0.0
     if mode.startswith("recall"):
         return "RecallMemories", mm.RecallMemoriesRequest(parent=PARENT, query=text, **fields)
     if mode.startswith("context"):

@@ -464,9 +464,9 @@ OPTIONS: tuple[Option, ...] = (
         "min_relevance",
         _relevance,
         "the minimum relevance (0 to 1) of what RecallMemories returns and BuildContext injects "
-        "when a request names none (min_score); 0 returns every match (default: 0.5 with the "
-        "default embedder and for lexical recall, none for vectors of other models: "
-        "docs/relevance.md)",
+        "when a request names none (min_score); 0 returns every match (default: 0.5 for fused "
+        "recall with the default embedder, none for lexical recall and for vectors of other "
+        "models: docs/relevance.md)",
         "RELEVANCE",
     ),
     Option(

@@ -20,6 +20,7 @@ from mnemo_server.domain.memory_models import (
     RecallScope,
 )
 from mnemo_server.domain.ranking import visible_conversations
+from mnemo_server.domain.relevance import DEFAULT_MODEL
 from mnemo_server.domain.text_search import query_terms, stems
 from mnemo_server.domain.vectors import decode_vector, encode_vector
 from mnemo_server.store.composed import SqlStore
@@ -256,3 +257,23 @@ async def test_the_vector_cache_follows_writes_of_other_processes(
     assert await top() == ["c", "b"]
     found = await semantic(reader, "alice", _query(""), query, limit=10)
     assert [m for m, _ in found] == ["c", "b", "e"]
+
+
+async def test_an_entry_without_a_vector_yet_is_judged_by_its_words(store: SqlStore) -> None:
+    """A fused recall with the default model's calibration (the judgement's
+    minimum applies) keeps an entry that has no vector of the query's model
+    (saved a moment ago, not embedded yet) when its words answer the query:
+    it is judged as lexical recall judges, not as a cosine of 0."""
+    model = DEFAULT_MODEL
+    unrelated = [1.0, 0.0, 0.0, 0.0]
+    await create_memories(
+        store,
+        "alice",
+        [
+            ("old", draft("Drives a red car", vector=unrelated, model=model)),
+            ("new", draft("Severely allergic to peanuts")),  # no vector yet
+        ],
+    )
+    query = RecallQuery(text="allergic to peanuts", semantic=True)
+    away = Embedding(model, (0.0, 1.0, 0.0, 0.0))  # points away from every vector
+    assert await reads.recalled_ids(store, "alice", query, away) == ["new"]

@@ -1662,9 +1662,9 @@ type RecallMemoriesRequest struct {
 	// At most this many results (default 10, at most 100).
 	MaxResults int32 `protobuf:"varint,5,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
 	// The minimum relevance (`score`) of a result, 0 to 1. Unset: the
-	// server's (`--min-relevance`; by default 0.5 for recall with the default
-	// embedder and for lexical recall, none for vectors of another model).
-	// 0 returns every match.
+	// server's (`--min-relevance`; by default 0.5 for fused recall with the
+	// default embedder, none for lexical recall and for vectors of another
+	// model). 0 returns every match.
 	MinScore *float64 `protobuf:"fixed64,6,opt,name=min_score,json=minScore,proto3,oneof" json:"min_score,omitempty"`
 	// Fuse vector similarity with the lexical ranking (true) or rank lexically
 	// only (false). Unset: fused when the server has an embedder, else lexical.

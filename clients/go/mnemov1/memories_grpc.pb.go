@@ -104,9 +104,10 @@ type MemoryServiceClient interface {
 	ListMemoryVersions(ctx context.Context, in *ListMemoryVersionsRequest, opts ...grpc.CallOption) (*ListMemoryVersionsResponse, error)
 	// Streams the entries relevant to a query, best first, each with its
 	// relevance (`score`) and the signals that matched: only those at or above
-	// the minimum relevance (`min_score`; unset: the server's, 0.5 with the
-	// default embedder and for lexical recall), so possibly none. Returns
-	// nothing when consent is withdrawn or memory is switched off.
+	// the minimum relevance (`min_score`; unset: the server's, 0.5 for fused
+	// recall with the default embedder, none for lexical recall), so possibly
+	// none. Returns nothing when consent is withdrawn or memory is switched
+	// off.
 	//
 	// Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
 	// (EMBEDDER_UNAVAILABLE). Read-only.
@@ -376,9 +377,10 @@ type MemoryServiceServer interface {
 	ListMemoryVersions(context.Context, *ListMemoryVersionsRequest) (*ListMemoryVersionsResponse, error)
 	// Streams the entries relevant to a query, best first, each with its
 	// relevance (`score`) and the signals that matched: only those at or above
-	// the minimum relevance (`min_score`; unset: the server's, 0.5 with the
-	// default embedder and for lexical recall), so possibly none. Returns
-	// nothing when consent is withdrawn or memory is switched off.
+	// the minimum relevance (`min_score`; unset: the server's, 0.5 for fused
+	// recall with the default embedder, none for lexical recall), so possibly
+	// none. Returns nothing when consent is withdrawn or memory is switched
+	// off.
 	//
 	// Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
 	// (EMBEDDER_UNAVAILABLE). Read-only.

@@ -140,8 +140,10 @@ def lexical_plan(terms: Sequence[str], stats: TermStats) -> LexicalPlan:
 class Candidate:
     """What ranking needs of one entry: ``conversation_id`` (``""``: identity
     scope), ``pinned``, ``update_micros`` (its update time in epoch
-    microseconds), the query terms it contains (``matched``), and its cosine
-    to the query vector when it was a semantic candidate."""
+    microseconds), the query terms it contains (``matched``), its cosine
+    to the query vector when it was a semantic candidate, and whether it has
+    no vector of the query's model at all (``unembedded``: saved a moment
+    ago and not embedded yet, or refused by the embedder)."""
 
     memory_id: str
     conversation_id: str
@@ -149,6 +151,7 @@ class Candidate:
     update_micros: int
     matched: frozenset[str] = frozenset()
     similarity: float | None = None
+    unembedded: bool = False
     score: float = field(default=0.0, compare=False)
 
 
@@ -156,14 +159,17 @@ def with_nearest(
     lexical: Iterable[Candidate],
     nearest: Mapping[str, float],
     others: Callable[[list[str]], Iterable[Candidate]],
+    embedded: Callable[[str], bool],
 ) -> list[Candidate]:
     """The candidates of a semantic query, live or as of a time: the
-    ``lexical`` ones, each with its cosine in ``nearest`` (if it is there),
-    then the ``nearest`` entries that are not among them, read by ``others``
-    (given their ids), with theirs."""
+    ``lexical`` ones, each with its cosine in ``nearest`` (if it is there)
+    and marked ``unembedded`` when it has no vector of the query's model
+    (``embedded`` tells), then the ``nearest`` entries that are not among
+    them, read by ``others`` (given their ids), with theirs."""
     candidates = list(lexical)
     for candidate in candidates:
         candidate.similarity = nearest.get(candidate.memory_id)
+        candidate.unembedded = not embedded(candidate.memory_id)
     known = {c.memory_id for c in candidates}
     found = list(others([memory_id for memory_id in nearest if memory_id not in known]))
     for candidate in found:
@@ -223,9 +229,13 @@ def _score(
     for key, entry in candidates.items():
         if key not in shares and key not in similar:
             continue
-        # Without query terms there is nothing lexical to weigh: the cosine alone.
-        lexical = shares.get(key, 0.0) if terms else None
-        entry.score = calibration.relevance(lexical, similar.get(key), stats.entries)
+        if entry.unembedded:
+            # No vector to weigh yet: judged by its words, as lexical recall is.
+            entry.score = LEXICAL.relevance(shares.get(key, 0.0), None, stats.entries)
+        else:
+            # Without query terms there is nothing lexical to weigh: the cosine alone.
+            lexical = shares.get(key, 0.0) if terms else None
+            entry.score = calibration.relevance(lexical, similar.get(key), stats.entries)
         hits.append(entry)
     return hits
 
@@ -283,6 +293,7 @@ def rank(
             merged[candidate.memory_id] = candidate
             continue
         known.matched |= candidate.matched
+        known.unembedded = known.unembedded and candidate.unembedded
         if candidate.similarity is not None and (
             known.similarity is None or candidate.similarity > known.similarity
         ):

@@ -25,6 +25,11 @@ off_topic_questions.json``, asked of stores of 10 entries to whole
 conversations) bring up, so a relevance of 0.5 is the point where a hit is
 as likely to answer its question as to have been found for an unrelated one.
 
+An entry with no vector of the query's model (saved a moment ago and not
+embedded yet, or refused by the embedder) is judged by ``LEXICAL``, by its
+words, whatever the query's calibration (``domain.ranking``): a cosine of 0
+would say it is about nothing.
+
 A calibration holds for one embedding model (cosines of different models are
 on different scales): ``calibration(model)`` has one for the default model
 and one for lexical recall (no vector; no default minimum, see ``LEXICAL``).

@@ -105,9 +105,10 @@ class MemoryServiceStub:
     RecallMemories: _grpc.UnaryStreamMultiCallable[_memories_pb2.RecallMemoriesRequest, _memories_pb2.RecallMemoriesResponse]
     """Streams the entries relevant to a query, best first, each with its
     relevance (`score`) and the signals that matched: only those at or above
-    the minimum relevance (`min_score`; unset: the server's, 0.5 with the
-    default embedder and for lexical recall), so possibly none. Returns
-    nothing when consent is withdrawn or memory is switched off.
+    the minimum relevance (`min_score`; unset: the server's, 0.5 for fused
+    recall with the default embedder, none for lexical recall), so possibly
+    none. Returns nothing when consent is withdrawn or memory is switched
+    off.
 
     Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
     (EMBEDDER_UNAVAILABLE). Read-only.
@@ -233,9 +234,10 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     RecallMemories: _aio.UnaryStreamMultiCallable[_memories_pb2.RecallMemoriesRequest, _memories_pb2.RecallMemoriesResponse]  # type: ignore[assignment]
     """Streams the entries relevant to a query, best first, each with its
     relevance (`score`) and the signals that matched: only those at or above
-    the minimum relevance (`min_score`; unset: the server's, 0.5 with the
-    default embedder and for lexical recall), so possibly none. Returns
-    nothing when consent is withdrawn or memory is switched off.
+    the minimum relevance (`min_score`; unset: the server's, 0.5 for fused
+    recall with the default embedder, none for lexical recall), so possibly
+    none. Returns nothing when consent is withdrawn or memory is switched
+    off.
 
     Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
     (EMBEDDER_UNAVAILABLE). Read-only.
@@ -406,9 +408,10 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_abc.Iterator[_memories_pb2.RecallMemoriesResponse], _abc.AsyncIterator[_memories_pb2.RecallMemoriesResponse]]:
         """Streams the entries relevant to a query, best first, each with its
         relevance (`score`) and the signals that matched: only those at or above
-        the minimum relevance (`min_score`; unset: the server's, 0.5 with the
-        default embedder and for lexical recall), so possibly none. Returns
-        nothing when consent is withdrawn or memory is switched off.
+        the minimum relevance (`min_score`; unset: the server's, 0.5 for fused
+        recall with the default embedder, none for lexical recall), so possibly
+        none. Returns nothing when consent is withdrawn or memory is switched
+        off.
 
         Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
         (EMBEDDER_UNAVAILABLE). Read-only.

@@ -67,13 +67,14 @@ def recall(
         plan = lexical_plan(terms, stats)
         candidates += fts.lexical_candidates(conn, user_id, conversations, terms, plan)
     if embedding is not None:
-        nearest = semantic(
-            conn, user_id, conversations, embedding, CANDIDATE_LIMIT, cache, strict=strict
-        )
+        vectors = _user_vectors(conn, user_id, embedding.model, cache)
+        nearest = _nearest(vectors, conversations, embedding, CANDIDATE_LIMIT, strict=strict)
+        embedded = frozenset() if vectors is None else vectors.embedded
         candidates = with_nearest(
             candidates,
             nearest,
             lambda missing: fts.candidates_by_id(conn, user_id, conversations, terms, missing),
+            embedded.__contains__,
         )
     ranked = rank(query, terms, stats, candidates, calibration=calibration_of(query, embedding))
     return recall_hits(ranked, entries(conn, user_id, [r.candidate.memory_id for r in ranked]))
@@ -171,9 +172,18 @@ def semantic(
     Raises EMBEDDING_DIMENSION_MISMATCH (entry ``Part.QUERY_EMBEDDING``)
     when ``strict`` (a caller's vector); otherwise a vector of another
     dimension finds nothing."""
-    if limit <= 0:
-        return {}
     vectors = _user_vectors(conn, user_id, embedding.model, cache)
-    if vectors is None:
+    return _nearest(vectors, conversations, embedding, limit, strict=strict)
+
+
+def _nearest(
+    vectors: UserVectors | None,
+    conversations: Sequence[str],
+    embedding: Embedding,
+    limit: int,
+    *,
+    strict: bool,
+) -> dict[str, float]:
+    if limit <= 0 or vectors is None:
         return {}
     return dict(vectors.search(embedding, limit, conversations, strict=strict))

@@ -98,25 +98,26 @@ def recall_in_time(
     chosen = [c for c in every if c.matched]
     if embedding is not None:
         by_id = {c.memory_id: c for c in every}
-        nearest = dict(_nearest(conn, conditions, conversations, embedding, strict=strict))
-        chosen = with_nearest(chosen, nearest, lambda missing: [by_id[m] for m in missing])
+        vectors = _view_vectors(conn, conditions, embedding)
+        nearest = (
+            {}
+            if vectors is None
+            else dict(vectors.search(embedding, CANDIDATE_LIMIT, conversations, strict=strict))
+        )
+        embedded = frozenset() if vectors is None else vectors.embedded
+        chosen = with_nearest(
+            chosen, nearest, lambda missing: [by_id[m] for m in missing], embedded.__contains__
+        )
     return rank(query, terms, stats, chosen, calibration=calibration_of(query, embedding))
 
 
-def _nearest(
-    conn: Connection,
-    conditions: Sequence[Any],
-    conversations: Sequence[str],
-    embedding: Embedding,
-    *,
-    strict: bool,
-) -> list[tuple[str, float]]:
-    """The ``CANDIDATE_LIMIT`` entries of the view nearest to ``embedding``,
-    among those with a valid vector of its model: the exact search live
-    recall runs over its cached matrix (``vector_cache.UserVectors.nearest``,
-    which skips invalid vectors), here over the view's vectors, of the
-    dimension most of them have. A query vector of another dimension raises
-    when ``strict``, else finds nothing (``recall.semantic``)."""
+def _view_vectors(
+    conn: Connection, conditions: Sequence[Any], embedding: Embedding
+) -> UserVectors | None:
+    """The view's vectors of ``embedding``'s model (``None``: it has none),
+    of the dimension most of them have: what live recall searches in its
+    cached matrix (``vector_cache.UserVectors``, which skips invalid
+    vectors), here over the view's vectors."""
     found = conn.execute(
         select(
             memories.c.memory_id,
@@ -128,8 +129,7 @@ def _nearest(
         .where(*conditions, memory_embeddings.c.model == embedding.model)
     ).all()
     if not found:
-        return []
+        return None
     sizes = Counter(row.dimensions for row in found)
     dimensions = min(sizes, key=lambda size: (-sizes[size], size))
-    vectors = UserVectors.build(0, dimensions, (tuple(row[:3]) for row in found))
-    return vectors.search(embedding, CANDIDATE_LIMIT, conversations, strict=strict)
+    return UserVectors.build(0, dimensions, (tuple(row[:3]) for row in found))

@@ -142,6 +142,11 @@ class UserVectors:
     def dimensions(self) -> int:
         return int(self.vectors.shape[1])
 
+    @functools.cached_property
+    def embedded(self) -> frozenset[str]:
+        """The entries with a (valid) vector here."""
+        return frozenset(self.memory_ids)
+
     @property
     def nbytes(self) -> int:
         arrays = (self.vectors, self.lengths, self.inverse_lengths, self.codes)

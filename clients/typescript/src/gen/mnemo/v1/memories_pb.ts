@@ -810,9 +810,9 @@ export type RecallMemoriesRequest = Message<"mnemo.v1.RecallMemoriesRequest"> & 
 
   /**
    * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
-   * server's (`--min-relevance`; by default 0.5 for recall with the default
-   * embedder and for lexical recall, none for vectors of another model).
-   * 0 returns every match.
+   * server's (`--min-relevance`; by default 0.5 for fused recall with the
+   * default embedder, none for lexical recall and for vectors of another
+   * model). 0 returns every match.
    *
    * @generated from field: optional double min_score = 6;
    */
@@ -1849,9 +1849,10 @@ export const MemoryService: GenService<{
   /**
    * Streams the entries relevant to a query, best first, each with its
    * relevance (`score`) and the signals that matched: only those at or above
-   * the minimum relevance (`min_score`; unset: the server's, 0.5 with the
-   * default embedder and for lexical recall), so possibly none. Returns
-   * nothing when consent is withdrawn or memory is switched off.
+   * the minimum relevance (`min_score`; unset: the server's, 0.5 for fused
+   * recall with the default embedder, none for lexical recall), so possibly
+   * none. Returns nothing when consent is withdrawn or memory is switched
+   * off.
    *
    * Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
    * (EMBEDDER_UNAVAILABLE). Read-only.

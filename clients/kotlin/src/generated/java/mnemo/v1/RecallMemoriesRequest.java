@@ -331,9 +331,9 @@ public  final class RecallMemoriesRequest extends
   /**
    * <pre>
    * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
-   * server's (`--min-relevance`; by default 0.5 for recall with the default
-   * embedder and for lexical recall, none for vectors of another model).
-   * 0 returns every match.
+   * server's (`--min-relevance`; by default 0.5 for fused recall with the
+   * default embedder, none for lexical recall and for vectors of another
+   * model). 0 returns every match.
    * </pre>
    *
    * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -346,9 +346,9 @@ public  final class RecallMemoriesRequest extends
   /**
    * <pre>
    * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
-   * server's (`--min-relevance`; by default 0.5 for recall with the default
-   * embedder and for lexical recall, none for vectors of another model).
-   * 0 returns every match.
+   * server's (`--min-relevance`; by default 0.5 for fused recall with the
+   * default embedder, none for lexical recall and for vectors of another
+   * model). 0 returns every match.
    * </pre>
    *
    * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -361,9 +361,9 @@ public  final class RecallMemoriesRequest extends
   /**
    * <pre>
    * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
-   * server's (`--min-relevance`; by default 0.5 for recall with the default
-   * embedder and for lexical recall, none for vectors of another model).
-   * 0 returns every match.
+   * server's (`--min-relevance`; by default 0.5 for fused recall with the
+   * default embedder, none for lexical recall and for vectors of another
+   * model). 0 returns every match.
    * </pre>
    *
    * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -376,9 +376,9 @@ public  final class RecallMemoriesRequest extends
   /**
    * <pre>
    * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
-   * server's (`--min-relevance`; by default 0.5 for recall with the default
-   * embedder and for lexical recall, none for vectors of another model).
-   * 0 returns every match.
+   * server's (`--min-relevance`; by default 0.5 for fused recall with the
+   * default embedder, none for lexical recall and for vectors of another
+   * model). 0 returns every match.
    * </pre>
    *
    * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -1138,9 +1138,9 @@ public  final class RecallMemoriesRequest extends
     /**
      * <pre>
      * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
-     * server's (`--min-relevance`; by default 0.5 for recall with the default
-     * embedder and for lexical recall, none for vectors of another model).
-     * 0 returns every match.
+     * server's (`--min-relevance`; by default 0.5 for fused recall with the
+     * default embedder, none for lexical recall and for vectors of another
+     * model). 0 returns every match.
      * </pre>
      *
      * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -1153,9 +1153,9 @@ public  final class RecallMemoriesRequest extends
     /**
      * <pre>
      * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
-     * server's (`--min-relevance`; by default 0.5 for recall with the default
-     * embedder and for lexical recall, none for vectors of another model).
-     * 0 returns every match.
+     * server's (`--min-relevance`; by default 0.5 for fused recall with the
+     * default embedder, none for lexical recall and for vectors of another
+     * model). 0 returns every match.
      * </pre>
      *
      * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -1168,9 +1168,9 @@ public  final class RecallMemoriesRequest extends
     /**
      * <pre>
      * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
-     * server's (`--min-relevance`; by default 0.5 for recall with the default
-     * embedder and for lexical recall, none for vectors of another model).
-     * 0 returns every match.
+     * server's (`--min-relevance`; by default 0.5 for fused recall with the
+     * default embedder, none for lexical recall and for vectors of another
+     * model). 0 returns every match.
      * </pre>
      *
      * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -1185,9 +1185,9 @@ public  final class RecallMemoriesRequest extends
     /**
      * <pre>
      * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
-     * server's (`--min-relevance`; by default 0.5 for recall with the default
-     * embedder and for lexical recall, none for vectors of another model).
-     * 0 returns every match.
+     * server's (`--min-relevance`; by default 0.5 for fused recall with the
+     * default embedder, none for lexical recall and for vectors of another
+     * model). 0 returns every match.
      * </pre>
      *
      * <code>optional double min_score = 6 [json_name = "minScore"];</code>

@@ -102,9 +102,9 @@ public interface RecallMemoriesRequestOrBuilder extends
   /**
    * <pre>
    * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
-   * server's (`--min-relevance`; by default 0.5 for recall with the default
-   * embedder and for lexical recall, none for vectors of another model).
-   * 0 returns every match.
+   * server's (`--min-relevance`; by default 0.5 for fused recall with the
+   * default embedder, none for lexical recall and for vectors of another
+   * model). 0 returns every match.
    * </pre>
    *
    * <code>optional double min_score = 6 [json_name = "minScore"];</code>
@@ -114,9 +114,9 @@ public interface RecallMemoriesRequestOrBuilder extends
   /**
    * <pre>
    * The minimum relevance (`score`) of a result, 0 to 1. Unset: the
-   * server's (`--min-relevance`; by default 0.5 for recall with the default
-   * embedder and for lexical recall, none for vectors of another model).
-   * 0 returns every match.
+   * server's (`--min-relevance`; by default 0.5 for fused recall with the
+   * default embedder, none for lexical recall and for vectors of another
+   * model). 0 returns every match.
    * </pre>
    *
    * <code>optional double min_score = 6 [json_name = "minScore"];</code>
