@@ -101,11 +101,8 @@ class ModelFiles:
 
 def file_digest(path: Path) -> str:
     """The SHA-256 of a file, in hex."""
-    digest = hashlib.sha256()
     with path.open("rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(file, "sha256").hexdigest()
 
 
 class OnnxEmbedder:
