@@ -165,16 +165,7 @@ def test_a_slow_header_client_is_disconnected(tmp_path: Any) -> None:
     with web_server(tmp_path, web_header_timeout_seconds=1.0) as web:
         with socket.create_connection(("127.0.0.1", web.port), timeout=CLOSE_BOUND_S) as sock:
             sock.sendall(b"POST /mnemo.v1.MemoryService/ListMemories HTTP/1.1\r\n")
-            for _ in range(int(CLOSE_BOUND_S / 0.5)):
-                # A byte now and then, never the end of the headers.
-                try:
-                    sock.sendall(b"X-Slow: 1\r\n")
-                except OSError:
-                    break
-                if _closed_within(sock, 0.5):
-                    break
-            else:
-                pytest.fail("the slow-header connection was never closed")
+            _trickle_headers_until_closed(sock)
         # The port still serves.
         assert web.call(LIST, {"parent": "users/erin"}).status == 200
 
@@ -307,15 +298,20 @@ def test_a_body_sent_after_an_early_answer_leaves_the_header_timeout_on(tmp_path
             assert sock.recv(65536).startswith(b"HTTP/1.1 421 ")
             sock.sendall(b"{}{}")
             sock.sendall(b"POST " + LIST.encode() + b" HTTP/1.1\r\n")
-            for _ in range(int(CLOSE_BOUND_S / 0.5)):
-                try:
-                    sock.sendall(b"X-Slow: 1\r\n")
-                except OSError:
-                    break
-                if _closed_within(sock, 0.5):
-                    break
-            else:
-                pytest.fail("the slow-header connection was never closed")
+            _trickle_headers_until_closed(sock)
+
+
+def _trickle_headers_until_closed(sock: socket.socket) -> None:
+    """Send a header line now and then, never the end of the headers, until
+    the server closes the connection (a failure after ``CLOSE_BOUND_S``)."""
+    for _ in range(int(CLOSE_BOUND_S / 0.5)):
+        try:
+            sock.sendall(b"X-Slow: 1\r\n")
+        except OSError:
+            return
+        if _closed_within(sock, 0.5):
+            return
+    pytest.fail("the slow-header connection was never closed")
 
 
 def _closed_within(sock: socket.socket, seconds: float) -> bool:
