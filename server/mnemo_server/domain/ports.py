@@ -440,7 +440,9 @@ class EmbeddingStore(Protocol):
         ...
 
     async def backlog_size(self) -> int:
-        """How many entries are waiting (held ones not: ``pending``)."""
+        """How many entries are queued (held ones too: ``pending``; cheap,
+        the worker asks after every full batch). ``progress`` counts only
+        those waiting."""
         ...
 
     async def progress(self, model: str) -> EmbeddingProgress:
