@@ -55,9 +55,11 @@ def configure_logging(level: str, log_format: str = "text") -> None:
 
 
 def database_problem(url: str, error: SQLAlchemyError) -> str:
-    """What went wrong with the database at ``url``, without its password."""
-    detail = str(getattr(error, "orig", None) or error).strip()
-    return f"the database {describe_url(url)} cannot be used: {detail}"
+    """What went wrong with the database at ``url``, without its password, on
+    one line (libpq puts its hint on a line of its own)."""
+    detail = str(getattr(error, "orig", None) or error).splitlines()
+    shown = "; ".join(part.strip() for part in detail if part.strip())
+    return f"the database {describe_url(url)} cannot be used: {shown}"
 
 
 def start_line(server: MnemoServer) -> str:

@@ -70,16 +70,27 @@ async def _progress(url: str, wait: bool) -> list[EmbeddingProgress]:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from mnemo_server.lifecycle import EXIT_FAILURE, database_problem
+    """Print the table; 1 with one line when there is no database or it cannot
+    be reached or read, 2 when its schema is not this version's."""
+    from mnemo_server.cli.database import DATABASE_PROBLEMS, refused
+    from mnemo_server.lifecycle import EXIT_FAILURE
+    from mnemo_server.store import migrate
+    from mnemo_server.store.engine.engines import sqlite_file
 
     url = settings.effective_database_url
     try:
+        path = sqlite_file(url)
+        if path is not None and not path.exists():  # opening it would create it
+            print(
+                f"mnemo: there is no database at {path}: `mnemo serve` creates it at its "
+                "first start; point --data-dir or --database-url at a server's database",
+                file=sys.stderr,
+            )
+            return EXIT_FAILURE
+        migrate.check_schema(url)
         progress = asyncio.run(_progress(url, args.wait))
-    except SQLAlchemyError as error:
-        print(f"mnemo: {database_problem(url, error)}", file=sys.stderr)
-        return EXIT_FAILURE
+    except DATABASE_PROBLEMS as error:
+        return refused(url, error)
     except KeyboardInterrupt:
         return EXIT_FAILURE
     print(report(progress))

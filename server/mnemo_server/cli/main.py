@@ -28,11 +28,28 @@ _EPILOG = "environment variables:\n" + "\n".join(
 )
 
 
+class _CommandParser(argparse.ArgumentParser):
+    """The parser of a subcommand: an argument it does not know is its error,
+    shown with its usage (argparse leaves it to the top-level parser, whose
+    usage says nothing of the subcommand's flags)."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mnemo", description="Mnemo, the gRPC memory service for AI assistants."
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"mnemo {__version__}")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=_CommandParser
+    )
     serve = commands.add_parser(
         "serve",
         help="run the gRPC server",
@@ -100,13 +117,11 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
 
 
 def _migrate(settings: Settings, *, distribute: bool = False) -> int:
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from mnemo_server.lifecycle import EXIT_FAILURE, database_problem
+    from mnemo_server.cli.database import DATABASE_PROBLEMS, refused
+    from mnemo_server.lifecycle import EXIT_USAGE
     from mnemo_server.store import distribute as citus
     from mnemo_server.store import migrate
     from mnemo_server.store.engine.engines import describe_url
-    from mnemo_server.store.engine.preflight import DatabaseUnusable
 
     url = settings.effective_database_url
     try:
@@ -115,18 +130,11 @@ def _migrate(settings: Settings, *, distribute: bool = False) -> int:
         # Explicit: a database holding another application's tables gets
         # Mnemo's beside them (``serve`` refuses such a database).
         found = migrate.prepare(url, upgrade_schema=True, adopt_foreign=True)
-    except ValueError as error:
-        print(f"mnemo: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except (migrate.SchemaOutdated, citus.NotDistributable) as error:
+    except citus.NotDistributable as error:
         print(f"mnemo: {error.message}", file=sys.stderr)
         return EXIT_USAGE
-    except DatabaseUnusable as error:
-        print(f"mnemo: {error.message}", file=sys.stderr)
-        return EXIT_FAILURE
-    except SQLAlchemyError as error:
-        print(f"mnemo: {database_problem(url, error)}", file=sys.stderr)
-        return EXIT_FAILURE
+    except DATABASE_PROBLEMS as error:
+        return refused(url, error)
     if found.foreign:
         print(
             f"mnemo: added Mnemo's tables to {describe_url(url)} beside its "

@@ -19,6 +19,7 @@ __all__ = [
     "migration_engine",
     "normalize_url",
     "read_options",
+    "sqlite_file",
 ]
 
 SQLITE_BUSY_TIMEOUT_MS = 5000
@@ -69,6 +70,15 @@ def normalize_url(url: str | URL) -> URL:
     raise ValueError(
         f"unsupported database {parsed.drivername!r}: use sqlite:///path or postgresql://..."
     )
+
+
+def sqlite_file(url: str | URL) -> Path | None:
+    """The absolute path of a SQLite URL's file (which may not exist yet);
+    ``None`` for PostgreSQL. Raises ``ValueError`` as ``normalize_url``."""
+    parsed = normalize_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return None
+    return Path(parsed.database or "")
 
 
 def describe_url(url: str | URL) -> str:

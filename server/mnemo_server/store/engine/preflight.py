@@ -20,7 +20,7 @@ from pathlib import Path
 
 from sqlalchemy import inspect, text
 
-from mnemo_server.store.engine.engines import migration_engine, normalize_url
+from mnemo_server.store.engine.engines import migration_engine, sqlite_file
 
 __all__ = ["ALEMBIC_TABLE", "DatabaseUnusable", "Found", "examine"]
 
@@ -58,10 +58,10 @@ def examine(url: str) -> Found:
     SQLite file that is not a database, is damaged or cannot be read),
     ``ValueError`` (an unusable URL) or ``SQLAlchemyError`` (PostgreSQL
     unreachable)."""
-    parsed = normalize_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        return _examine_sqlite(Path(parsed.database or ""))
-    engine = migration_engine(parsed)
+    path = sqlite_file(url)
+    if path is not None:
+        return _examine_sqlite(path)
+    engine = migration_engine(url)
     try:
         with engine.connect() as conn:
             names = set(inspect(conn).get_table_names())
