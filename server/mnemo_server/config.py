@@ -40,6 +40,9 @@ class Settings:
     data_dir: Path = Path("./data")
     # Empty: SQLite file ``<data_dir>/mnemo.db`` (see ``effective_database_url``).
     database_url: str = ""
+    # PostgreSQL: how long serve and migrate wait for the server to accept
+    # connections at start (store.engine.reachable); 0: not at all.
+    database_wait_seconds: float = 60.0
     # Connections, each held by one lane (``store.engine.lanes``): reads, and writes
     # (SQLite: exactly one; PostgreSQL: batches of writes run side by side).
     read_connections: int = 2
@@ -307,6 +310,15 @@ OPTIONS: tuple[Option, ...] = (
         "SQLAlchemy URL: sqlite:///path/mnemo.db or postgresql+psycopg://user:pass@host:port/db "
         "(default: sqlite:///DATA_DIR/mnemo.db)",
         "URL",
+    ),
+    Option(
+        "database_wait_seconds",
+        _non_negative_float,
+        "PostgreSQL: how long serve and migrate wait at start for a server that does not "
+        "accept connections yet (nothing listening, a name not resolvable yet, starting up), "
+        "retrying twice a second; a server that refuses the login, a missing database or a "
+        "schema to migrate fail at once; 0 does not wait (default 60)",
+        "SECONDS",
     ),
     Option(
         "read_connections",

@@ -8,6 +8,9 @@ database is closed and the process exits 0. A stale PostgreSQL schema, or a
 database of another application, makes ``serve`` refuse to start with exit
 code 2 and the command that fixes it; an unreachable database, a file that is
 not a database or a damaged one exits 1, with one line saying which and why.
+A PostgreSQL that does not accept connections yet is waited for first, up to
+``--database-wait-seconds`` (``store.engine.reachable``), saying so once; a
+termination signal during that wait exits 0 at once.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from mnemo_server.config import Settings
 from mnemo_server.observability.logs import JsonFormatter, RedactingFilter
 from mnemo_server.store.engine.engines import describe_url
 from mnemo_server.store.engine.preflight import DatabaseUnusable
+from mnemo_server.store.engine.reachable import wait_for_database
 from mnemo_server.store.migrate import SchemaOutdated
 
 EXIT_OK = 0
@@ -84,6 +88,9 @@ async def serve(settings: Settings) -> int:
 async def _serve_until(stop: asyncio.Event, server: MnemoServer) -> int:
     settings = server.settings
     try:
+        if not await _database_up(stop, settings):
+            log.info("stopped before the database accepted connections")
+            return EXIT_OK
         await server.start()
     except SchemaOutdated as error:
         log.error("refusing to serve: %s", error.message)
@@ -103,6 +110,27 @@ async def _serve_until(stop: asyncio.Event, server: MnemoServer) -> int:
     await server.stop(settings.grace_period_seconds)
     log.info("stopped")
     return EXIT_OK
+
+
+async def _database_up(stop: asyncio.Event, settings: Settings) -> bool:
+    """Wait for the database as ``--database-wait-seconds`` allows
+    (``reachable.wait_for_database``, saying so once in the log); ``False``
+    if a termination signal came first. Raises what that raises."""
+    waiting = asyncio.ensure_future(
+        wait_for_database(
+            settings.effective_database_url, settings.database_wait_seconds, log.warning
+        )
+    )
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait((waiting, stopping), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+        waiting.cancel()
+    if not waiting.done():
+        return False
+    waiting.result()
+    return True
 
 
 def run(settings: Settings) -> int:

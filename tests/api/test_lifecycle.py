@@ -246,11 +246,14 @@ def test_version() -> None:
 
 @pytest.mark.parametrize("command", ["serve", "migrate"])
 def test_an_unreachable_database_exits_1_without_leaking_the_password(command: str) -> None:
+    """At once with ``--database-wait-seconds 0`` (the wait itself:
+    tests/api/test_database_wait.py)."""
     url = f"postgresql://mnemo:{PASSWORD}@127.0.0.1:{_free_port()}/mnemo"
-    process = _mnemo(command, "--database-url", url)
+    process = _mnemo(command, "--database-url", url, "--database-wait-seconds", "0")
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 1, stderr
     assert "cannot be used" in stderr and "Traceback" not in stderr
+    assert "does not accept connections yet" not in stderr
     assert PASSWORD not in stderr
 
 

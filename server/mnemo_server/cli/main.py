@@ -13,6 +13,7 @@ default (``mnemo_server.config``).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -67,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         "itself at start. Unlike serve, it also adds Mnemo's tables to a database that "
         "holds another application's tables.",
     )
-    add_arguments(migrate, only=("database_url", "data_dir"))
+    add_arguments(migrate, only=("database_url", "data_dir", "database_wait_seconds"))
     migrate.add_argument(
         "--distribute",
         action="store_true",
@@ -122,9 +123,12 @@ def _migrate(settings: Settings, *, distribute: bool = False) -> int:
     from mnemo_server.store import distribute as citus
     from mnemo_server.store import migrate
     from mnemo_server.store.engine.engines import describe_url
+    from mnemo_server.store.engine.reachable import wait_for_database
 
     url = settings.effective_database_url
     try:
+        # Orchestrators start the migration with the database, as the server.
+        asyncio.run(wait_for_database(url, settings.database_wait_seconds, _say))
         if distribute:  # refused before anything changes
             citus.check_distributable(url)
         # Explicit: a database holding another application's tables gets
@@ -142,6 +146,10 @@ def _migrate(settings: Settings, *, distribute: bool = False) -> int:
         )
     print(f"mnemo: {describe_url(url)} is at revision {migrate.head_revision()}")
     return _distribute(url) if distribute else 0
+
+
+def _say(line: str) -> None:
+    print(f"mnemo: {line}", file=sys.stderr, flush=True)
 
 
 def _distribute(url: str) -> int:
