@@ -260,11 +260,11 @@ test: $(STAMP) $(NPM_STAMP) system-deps gen-check buf-lint lint ## All checks an
 	$(PY) tools/run_suites.py $(TEST_GROUPS)
 	@echo "make test: all checks and test suites passed"
 
-dist: $(STAMP) $(NPM_STAMP) ## The packages: wheels and sdists of mnemo-server and mnemo-client (dist/python), the TypeScript client's npm tarball (dist/npm), the Kotlin client's jar (dist/kotlin): tools/dist.py; ARGS="--only python,npm"
+dist: $(STAMP) $(NPM_STAMP) ## The packages: wheels and sdists of mnemo-server and mnemo-client (dist/python), the TypeScript client's npm tarball (dist/npm), the Kotlin client's jar (dist/kotlin; needs Maven and a JDK): tools/dist.py; without them ARGS="--only python,npm"
 	$(PY) tools/dist.py $(ARGS)
 
-test-dist: $(STAMP) $(NPM_STAMP) ## The packages installed as a user installs them (a fresh venv and npm project outside the checkout), the README's Python and TypeScript tours run against them: tests/dist/installed.py
-	$(PY) tools/dist.py --only python,npm
+test-dist: $(STAMP) $(NPM_STAMP) ## make dist (every kind; plain output) and the licence each package carries (tests/dist/artefacts.py), then the packages installed as a user installs them (a fresh venv and npm project outside the checkout), the README's Python and TypeScript tours run against them: tests/dist/installed.py
+	timeout 900 $(PY) tests/dist/artefacts.py
 	timeout 900 $(PY) tests/dist/installed.py
 
 NGINX := /usr/sbin/nginx
@@ -444,7 +444,9 @@ console: $(NPM_STAMP) ## Bundle the memory console into server/mnemo_server/web/
 # the tests, and runs the tests against live servers they start themselves
 # (MNEMO_TARGET reuses one). `clients/kotlin/run-conformance` runs the conformance
 # scenarios with the classes built here.
-MVN := mvn -B -q -Dstyle.color=never
+# MAVEN_OPTS -Djansi.noreset=true: Maven 3.8 would write colour resets (ESC [0m)
+# around its output even off a terminal (tools/dist.py says more).
+MVN := env MAVEN_OPTS="$${MAVEN_OPTS:-} -Djansi.noreset=true" mvn -B -q -Dstyle.color=never
 
 test-kotlin: $(STAMP) ## Kotlin client: mvn test (Connect-Kotlin over gRPC, protobuf-javalite) against live servers
 	@# From scratch, so that a deleted source or generated file leaves no class behind.

@@ -13,12 +13,18 @@
 - ``dist/kotlin/``: the Kotlin client's jar (``mvn package``, tests skipped:
   ``make test-kotlin`` runs them).
 
+Each carries ``LICENSE`` (Apache-2.0; the model's wheel, its upstream
+licence). The tools a kind needs beyond Python (npm; Maven and a JDK) are
+looked for first: a missing one ends the run before anything is built, with
+one line naming it and the ``--only`` that leaves its kind out (exit 2).
+
     python tools/dist.py [--only python,npm,kotlin]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -29,6 +35,13 @@ ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
 PYTHON_PROJECTS = (ROOT, ROOT / "clients" / "python")
 KINDS = ("python", "npm", "kotlin")
+# What each kind builds, and the programs it runs beyond this Python (with
+# what provides them).
+NEEDS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    "npm": ("the npm tarball", (("npm", "Node.js"),)),
+    "kotlin": ("the Kotlin jar", (("mvn", "Maven"), ("java", "a JDK"))),
+}
+EXIT_USAGE = 2
 
 _HOOKS = (
     "import sys\n"
@@ -79,6 +92,7 @@ def npm_package() -> Path:
             shutil.copytree(project / name, copy / name)
         for name in ("package.json", "package-lock.json", "tsconfig.json"):
             shutil.copy2(project / name, copy / name)
+        shutil.copy2(ROOT / "LICENSE", copy / "LICENSE")  # npm pack always takes it
         (copy / "node_modules").symlink_to(project / "node_modules")
         name = subprocess.run(
             ["npm", "pack", "--silent", "--pack-destination", str(out)],
@@ -93,9 +107,15 @@ def npm_package() -> Path:
 def kotlin_jar() -> Path:
     """The Kotlin client's jar, in ``dist/kotlin``."""
     project = ROOT / "clients" / "kotlin"
+    # Maven 3.8's console library writes colour resets (ESC [0m) as it starts
+    # and stops, even in batch mode and off a terminal; jansi.noreset, read
+    # only at JVM start (so MAVEN_OPTS, not -D), stops them. -Dstyle.color:
+    # Maven 3.9's own switch.
+    opts = f"{os.environ.get('MAVEN_OPTS', '')} -Djansi.noreset=true".strip()
     subprocess.run(
         ["mvn", "-B", "-q", "-Dstyle.color=never", "-DskipTests", "package"],
         cwd=project,
+        env={**os.environ, "MAVEN_OPTS": opts},
         check=True,
     )
     out = DIST / "kotlin"
@@ -105,6 +125,29 @@ def kotlin_jar() -> Path:
     return Path(shutil.copy2(jar, out))
 
 
+def missing_tools(kinds: list[str]) -> str:
+    """One line naming the programs ``kinds`` need that are not on ``PATH``,
+    and the ``--only`` of the kinds that could be built (empty when nothing
+    is missing)."""
+    wants: list[str] = []
+    absent: list[str] = []
+    left: list[str] = []
+    for kind in kinds:
+        artefact, programs = NEEDS.get(kind, ("", ()))
+        missing = [f"{name} ({what})" for name, what in programs if shutil.which(name) is None]
+        if missing:
+            wants.append(f"{artefact} needs {' and '.join(missing)}")
+            absent += missing
+        else:
+            left.append(kind)
+    if not wants:
+        return ""
+    line = f"dist: {'; '.join(wants)}, not found on PATH: install {'it' if len(absent) == 1 else 'them'}"
+    if left:
+        line += f', or build the others only: make dist ARGS="--only {",".join(left)}"'
+    return line
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", default=",".join(KINDS), help="of " + ", ".join(KINDS))
@@ -112,13 +155,25 @@ def main() -> int:
     unknown = set(kinds) - set(KINDS)
     if unknown:
         parser.error(f"unknown: {', '.join(sorted(unknown))}")
+    if problem := missing_tools(kinds):
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
     built: list[Path] = []
-    if "python" in kinds:
-        built += python_packages()
-    if "npm" in kinds:
-        built.append(npm_package())
-    if "kotlin" in kinds:
-        built.append(kotlin_jar())
+    try:
+        if "python" in kinds:
+            built += python_packages()
+        if "npm" in kinds:
+            built.append(npm_package())
+        if "kotlin" in kinds:
+            built.append(kotlin_jar())
+    except subprocess.CalledProcessError as failed:
+        # What the step printed (when it was captured), then one line.
+        for output in (failed.stdout, failed.stderr):
+            if output:
+                print(output, end="" if output.endswith("\n") else "\n", file=sys.stderr)
+        program = Path(str(failed.cmd[0])).name
+        print(f"dist: {program} exited {failed.returncode} (its output above)", file=sys.stderr)
+        return 1
     for path in built:
         print(f"{path.relative_to(ROOT)}  {path.stat().st_size / 1024:,.0f} KiB")
     return 0
