@@ -70,7 +70,34 @@ def test_entries_load_in_batches_in_order_and_a_rerun_saves_nothing_twice(
 
     again = _import(server, path, "--batch-size", "10")
     assert again.returncode == 0, again.stderr
+    assert again.stderr.startswith("mnemo: stored 0 of 25 memories (")
+    assert again.stderr.endswith(
+        f") in 3 batches into users/{USER}; skipped 25 already saved by an earlier run of this "
+        "import\n"
+    )
     assert len(_stored(channel)) == 25
+
+
+def test_entries_already_stored_are_reported_as_skipped(
+    server: str, channel: grpc.Channel, tmp_path: Path
+) -> None:
+    first = _import(server, _write(tmp_path / "first.jsonl", _entries(5)))
+    assert first.stderr.startswith("mnemo: imported 5 memories ("), first.stderr
+    # The same five facts, then two new ones: other batches (other request ids),
+    # whose repeats the server stores nothing for (SAVE_OUTCOME_DUPLICATE).
+    more = _write(tmp_path / "more.jsonl", _entries(7))
+    second = _import(server, more, "--batch-size", "3")
+    assert second.returncode == 0, second.stderr
+    assert second.stderr.startswith("mnemo: stored 2 of 7 memories ("), second.stderr
+    assert second.stderr.endswith(
+        f") in 3 batches into users/{USER}; skipped 5 duplicates of live entries\n"
+    )
+    again = _import(server, more, "--batch-size", "3")
+    assert again.stderr.endswith(
+        f") in 3 batches into users/{USER}; skipped 7: 5 duplicates of live entries, 2 already "
+        "saved by an earlier run of this import\n"
+    ), again.stderr
+    assert len(_stored(channel)) == 7
 
 
 def test_a_refused_batch_names_its_line_and_the_same_command_resumes(

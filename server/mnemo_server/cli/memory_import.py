@@ -16,7 +16,9 @@ its index and its entries, so running the same command again after a failure
 saves nothing twice: the batches the server already saved answer from its
 idempotency records (kept for ``--idempotency-window``, 24 hours by
 default), and the load goes on from the first batch it refused. Entries with
-a ``name`` are safe past that window too (``ALREADY_EXISTS``).
+a ``name`` are safe past that window too (``ALREADY_EXISTS``). The summary
+says how many entries this run stored and how many it skipped: those an
+earlier run saved, and repeats of live entries (``Saved``).
 
 A refused batch stops the import (exit 1): its error, each violated field
 mapped to its line (``requests[3]`` is ``FILE:3004``), and how many entries
@@ -139,20 +141,61 @@ def check_batch_size(value: str) -> int:
     return size
 
 
+@dataclass
+class Saved:
+    """What the batches of one run did with their entries."""
+
+    stored: int = 0  # created, or stored as an earlier version of their key
+    duplicates: int = 0  # the same fact was already a live entry: nothing stored
+    earlier: int = 0  # stored by an earlier run of the same import (a replayed batch)
+    archived: int = 0  # entries this run archived (keyed supersede)
+
+    def add(self, saved: mm.BatchCreateMemoriesResponse, replayed: bool) -> None:
+        duplicates = sum(o == mm.SAVE_OUTCOME_DUPLICATE for o in saved.outcomes)
+        self.duplicates += duplicates
+        if replayed:  # the first call's answer: this run stored and archived nothing
+            self.earlier += len(saved.outcomes) - duplicates
+        else:
+            self.stored += len(saved.outcomes) - duplicates
+            self.archived += len(saved.archived)
+
+    def skipped(self) -> str:
+        """``; skipped ...`` naming why, or nothing when every entry was stored."""
+        reasons = [
+            f"{count} {why}"
+            for count, why in (
+                (self.duplicates, "duplicates of live entries"),
+                (self.earlier, "already saved by an earlier run of this import"),
+            )
+            if count
+        ]
+        if len(reasons) < 2:
+            return "".join(f"; skipped {reason}" for reason in reasons)
+        return f"; skipped {self.duplicates + self.earlier}: {', '.join(reasons)}"
+
+
 def import_memories(
     client: MnemoClient, user: str, path: Path, batch_size: int, timeout: float
 ) -> int:
     """Load the file (see the module doc); the exit code. Raises ``LineProblem``
     and ``OSError`` / ``UnicodeDecodeError`` for the file; reports a refused
-    batch itself."""
+    batch itself.
+
+    The summary says how many entries were stored and why the others were
+    not: duplicates of live entries (``SAVE_OUTCOME_DUPLICATE``), or batches
+    an earlier run saved, whose retry the server answered with the first
+    call's response: a response's ``change_cursor`` (the first call's, on a
+    retry) at or before the user's latest cursor when this run began."""
     total = path.stat().st_size
     checking = Progress(sys.stderr, "checking", total_bytes=total)
     for checked in read_batches(path, user, batch_size):  # every line, before anything is sent
         checking.add(len(checked.requests), checked.file_bytes)
     checking.clear()
     entries = checking.records
+    began_after = client.list_changes(user, page_size=1, timeout=timeout).latest_cursor
     progress = Progress(sys.stderr, "importing", total_bytes=total)
-    batches = archived = 0
+    batches = 0
+    done = Saved()
     for batch in read_batches(path, user, batch_size):
         try:
             saved = client.batch_create_memories(
@@ -162,14 +205,19 @@ def import_memories(
             progress.finish(_refused(path, batch, error, progress.records))
             return 1
         batches += 1
-        archived += len(saved.archived)
+        done.add(saved, replayed=0 < saved.change_cursor <= began_after)
         progress.add(len(batch.requests), batch.file_bytes)
+    counted = (
+        f"imported {entries}" if done.stored == entries else f"stored {done.stored} of {entries}"
+    )
     progress.finish(
-        f"mnemo: imported {entries} memories ({human_bytes(progress.bytes)}) in "
+        f"mnemo: {counted} memories ({human_bytes(progress.bytes)}) in "
         f"{batches} batches into users/{user}"
+        + done.skipped()
         + (
-            f"; archived {archived} {'entry' if archived == 1 else 'entries'} (keyed supersede)"
-            if archived
+            f"; archived {done.archived} {'entry' if done.archived == 1 else 'entries'} "
+            "(keyed supersede)"
+            if done.archived
             else ""
         )
     )
