@@ -263,9 +263,10 @@ test: $(STAMP) $(NPM_STAMP) system-deps gen-check buf-lint lint ## All checks an
 dist: $(STAMP) $(NPM_STAMP) ## The packages: wheels and sdists of mnemo-server and mnemo-client (dist/python), the TypeScript client's npm tarball (dist/npm), the Kotlin client's jar (dist/kotlin; needs Maven and a JDK): tools/dist.py; without them ARGS="--only python,npm"
 	$(PY) tools/dist.py $(ARGS)
 
-test-dist: $(STAMP) $(NPM_STAMP) ## make dist (every kind; plain output) and the licence each package carries (tests/dist/artefacts.py), then the packages installed as a user installs them (a fresh venv and npm project outside the checkout), the README's Python and TypeScript tours run against them: tests/dist/installed.py
+test-dist: $(STAMP) $(NPM_STAMP) ## make dist (every kind; plain output) and the licence each package carries (tests/dist/artefacts.py), then the packages installed as a user installs them (a fresh venv and npm project outside the checkout), the README's Python and TypeScript tours run against them: tests/dist/installed.py; mnemo-mcp from the client's wheel alone, with and without the mcp extra: tests/dist/mcp_extra.py
 	timeout 900 $(PY) tests/dist/artefacts.py
 	timeout 900 $(PY) tests/dist/installed.py
+	timeout 600 $(PY) tests/dist/mcp_extra.py
 
 NGINX := /usr/sbin/nginx
 

@@ -1,13 +1,16 @@
-"""``mnemo mcp`` as an MCP client launches it: over stdio (the SDK's stdio
-client starts the command) against a real server with ``--auth jwt``, the
-user taken from the token; over streamable HTTP on a free loopback port; and
-the usage errors that stop it before it serves. SQLite only: the transports
-do not depend on the store."""
+"""The MCP command as an MCP client launches it, both ways it is installed:
+the server's ``mnemo mcp`` and the client's own (``mnemo-mcp``, ``python -m
+mnemo.integrations.mcp``; ``mnemo-client[mcp]`` alone, tests/dist/mcp_extra.py):
+over stdio (the SDK's stdio client starts the command) against a real server
+with ``--auth jwt``, the user taken from the token; over streamable HTTP on a
+free loopback port; and the usage errors that stop it before it serves.
+SQLite only: the transports do not depend on the store."""
 
 from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from mnemo.client import MnemoClient
+from mnemo.integrations import mcp_command
 from mnemo_server.cli.main import main
 from tests.mcp.conftest import http_command, refused, succeeded
 from tests.support.server import running_server
@@ -27,19 +31,27 @@ START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
 
 
-def _mnemo_mcp(*args: str) -> list[str]:
-    return [sys.executable, "-m", "mnemo_server", "mcp", *args]
+COMMANDS = {
+    "mnemo-mcp": [sys.executable, "-m", "mnemo.integrations.mcp"],
+    "mnemo mcp": [sys.executable, "-m", "mnemo_server", "mcp"],
+}
 
 
-async def test_stdio_with_the_user_of_a_token(tmp_path: Path) -> None:
+@pytest.fixture(params=sorted(COMMANDS))
+def command(request: pytest.FixtureRequest) -> list[str]:
+    """The command line that starts the MCP command, one way or the other."""
+    return COMMANDS[request.param]
+
+
+async def test_stdio_with_the_user_of_a_token(tmp_path: Path, command: list[str]) -> None:
     keys = SigningKeys.hs256()
     token = keys.token("alice")
     token_file = tmp_path / "token"
     token_file.write_text(token + "\n")
     database = f"sqlite:///{tmp_path / 'mnemo.db'}"
     with running_server(database, **keys.server_settings(tmp_path)) as target:
-        command = _mnemo_mcp("--target", target, "--token-file", str(token_file))
-        launched = StdioServerParameters(command=command[0], args=command[1:])
+        args = [*command, "--target", target, "--token-file", str(token_file)]
+        launched = StdioServerParameters(command=args[0], args=args[1:])
         async with Client(launched) as client:
             assert len((await client.list_tools()).tools) == 8
             saved = succeeded(await client.call_tool("memory_save", {"text": "Lives in Oslo"}))
@@ -53,10 +65,10 @@ async def test_stdio_with_the_user_of_a_token(tmp_path: Path) -> None:
             assert [m.text for m in mnemo.list_memories("alice")] == ["Lives in Oslo"]
 
 
-async def test_streamable_http(tmp_path: Path) -> None:
+async def test_streamable_http(tmp_path: Path, command: list[str]) -> None:
     with running_server(f"sqlite:///{tmp_path / 'mnemo.db'}") as target:
         token_file = tmp_path / "mcp-token"
-        args = _mnemo_mcp("--transport", "http", "--listen", "127.0.0.1:0")
+        args = [*command, "--transport", "http", "--listen", "127.0.0.1:0"]
         args += ["--target", target, "--user", "bob", "--conversation", "c1"]
         args += ["--http-token-file", str(token_file)]
         with http_command(args, tmp_path / "mcp.log") as (process, url, token):
@@ -82,11 +94,19 @@ async def test_streamable_http(tmp_path: Path) -> None:
             assert [e.ask for e in mnemo.get_memory_state("bob", "c1").recent] == ["Hi?"]
 
 
-def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """In process (``mnemo_server.cli.main``): the subprocess tests above run the entry point."""
+MAINS: dict[str, Callable[[Sequence[str]], int]] = {
+    "mnemo-mcp": lambda args: mcp_command.main(args, env={}),
+    "mnemo mcp": lambda args: main(["mcp", *args], env={}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MAINS))
+def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
+    """In process (``mnemo_server.cli.main``, ``mcp_command.main``): the
+    subprocess tests above run the entry points."""
 
     def refused_usage(*args: str) -> str:
-        assert main(["mcp", *args], env={}) == 2
+        assert MAINS[name](list(args)) == 2
         captured = capsys.readouterr()
         assert captured.out == ""
         return captured.err

@@ -8,8 +8,8 @@ The convention (docs/README.md, "Developing"):
   server; ``SHOWN_FILES``: a block that is a whole file, shown as it is, which
   its test compares with the page and runs), or its first line is a comment
   ``# fragment: <why>`` / ``// fragment: <why>``, visible to the reader;
-- a shell block's ``mnemo`` command lines parse with the CLI's own parser
-  and its ``make`` targets exist (what they do is tested elsewhere);
+- a shell block's ``mnemo`` (and ``mnemo-mcp``) command lines parse with
+  the CLI's own parser and its ``make`` targets exist (what they do is tested elsewhere);
 - ``text``, ``json``, ``yaml`` and unlabelled blocks are output, data or
   configuration, not code.
 """
@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from mnemo.integrations import mcp_command
 from mnemo_server.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,7 +115,7 @@ def _commands(body: str) -> list[list[str]]:
 @pytest.mark.parametrize("page", PAGES, ids=_name)
 def test_shell_blocks_name_real_commands(page: Path) -> None:
     targets = _make_targets()
-    parser = build_parser()
+    parsers = {"mnemo": build_parser(), "mnemo-mcp": mcp_command.build_parser()}
     for language, body in _blocks(page):
         if language != "sh":
             continue
@@ -123,8 +124,8 @@ def test_shell_blocks_name_real_commands(page: Path) -> None:
             if program == "make":
                 for target in (w for w in words[1:] if "=" not in w and not w.startswith("-")):
                     assert target in targets, f"{_name(page)}: make {target}: no such target"
-            elif program == "mnemo":
+            elif program in parsers:
                 try:
-                    parser.parse_args(words[1:])
+                    parsers[program].parse_args(words[1:])
                 except SystemExit as refused:
                     raise AssertionError(f"{_name(page)}: {' '.join(words)}: refused") from refused
