@@ -135,17 +135,18 @@ def test_the_kubernetes_manifests_decode_strictly_and_refer_to_each_other(
     manifests = sorted((DEPLOY / "kubernetes").glob("*.yaml"))
     checked = _k8scheck(*manifests)
     assert checked.returncode == 0, checked.stderr
-    assert "1 secrets, 1 deployments, 1 jobs, 1 services: ok" in checked.stdout
-    broken = tmp_path / "broken.yaml"
-    broken.write_text(
-        manifests[0]
-        .read_text()
-        .replace("readinessProbe", "readinesProbe")
-        .replace("key: database-url", "key: database-uri")
+    assert "1 secrets, 1 deployments, 0 jobs, 1 services: ok" in checked.stdout
+    misspelled, misnamed = tmp_path / "misspelled.yaml", tmp_path / "misnamed.yaml"
+    misspelled.write_text(manifests[0].read_text().replace("readinessProbe", "readinesProbe"))
+    # The init container's key (the first of the two): init containers are checked too.
+    misnamed.write_text(
+        manifests[0].read_text().replace("key: database-url", "key: database-uri", 1)
     )
-    refused = _k8scheck(broken)
+    refused = _k8scheck(misspelled)
     assert refused.returncode == 1
     assert 'unknown field "readinesProbe"' in refused.stderr
+    refused = _k8scheck(misnamed)
+    assert refused.returncode == 1
     assert "secret key mnemo/database-uri, which is not in the files" in refused.stderr
 
 

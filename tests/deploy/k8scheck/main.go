@@ -4,7 +4,8 @@
 // types of k8s.io/api, and the references between them are checked: a
 // Deployment's selector matches its pod template, a Service selects the
 // pods of a Deployment, a probe names a port the container declares, a
-// secretKeyRef or secret volume names a Secret key of the same files.
+// secretKeyRef or secret volume names a Secret key of the same files (init
+// containers included).
 //
 //	go run . FILE...
 package main
@@ -117,7 +118,8 @@ func (m *manifests) secretKey(name, key string) bool {
 
 func (m *manifests) pod(what string, spec corev1.PodSpec) []string {
 	var problems []string
-	for _, c := range spec.Containers {
+	containers := append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...)
+	for _, c := range containers {
 		if c.Image == "" {
 			problems = append(problems, fmt.Sprintf("%s container %s has no image", what, c.Name))
 		}
