@@ -187,7 +187,7 @@ test("the memory console shows and governs a user's memory", { timeout: 180_000 
     assert.equal(await page.textContent("#signed-in-user"), ALICE);
     assert.equal(await page.textContent("#signed-in-tenant"), "acme");
     await page.locator("table.memories[data-count='4']").waitFor();
-    // At phone width the memory table scrolls inside its card: neither overflows the page.
+    // At phone width the memory list (one card an entry) stays inside its card: neither overflows the page.
     const assertFitsPhone = async () => {
       await page.setViewportSize({ width: 390, height: 760 });
       const fits = await page.evaluate(() => {
@@ -464,6 +464,122 @@ test("under --auth none the console signs in with a user id", { timeout: 120_000
     assert.equal(await page.locator(".legend li[data-type=memory_saved]").getAttribute("data-count"), "1");
 
     await page.close();
+    cleanups.shift();
+    stopped = true;
+    assert.equal(await stopMnemo(server.child), 0, `mnemo serve did not stop cleanly:\n${server.log()}`);
+  } finally {
+    for (const cleanup of cleanups) await cleanup();
+  }
+});
+
+/**
+ * How the memory list lies in the page: the words broken across lines, the
+ * parts of each entry not wholly visible (outside the viewport, or scrolled
+ * out of the table's box), whether the page scrolls sideways, and the labels
+ * the date cells show before their value.
+ */
+function memoryListLayout() {
+  const box = document.querySelector("table.memories").closest(".table-scroll").getBoundingClientRect();
+  const right = Math.min(window.innerWidth, box.right);
+  const hidden = (element) => {
+    const rect = element.getBoundingClientRect();
+    return rect.width === 0 || rect.left < Math.max(0, box.left) || rect.right > right;
+  };
+  // A word broken across lines has a box on each line (a break after a
+  // hyphen is the line's to make: "lisbon-weekend-trip" is three words here).
+  const broken = [];
+  const texts = document.querySelectorAll("tr.memory .text, tr.memory td.key, tr.memory td.scope, tr.memory td.event-time, tr.memory td.time, li.version");
+  for (const element of texts) {
+    const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const match of node.data.matchAll(/[^\s-]+/g)) {
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const lines = new Set([...range.getClientRects()].map((rect) => Math.round(rect.top)));
+        if (lines.size > 1) broken.push(match[0]);
+      }
+    }
+  }
+  const offscreen = [];
+  const parts = [".text", "button.pin", "td.event-time", "td.time", "button.show-history", "button.edit-button", "button.delete"];
+  for (const row of document.querySelectorAll("tr.memory")) {
+    for (const part of parts) {
+      const element = row.querySelector(part);
+      if (element === null || hidden(element)) offscreen.push(`${row.dataset.name} ${part}`);
+    }
+  }
+  const dates = document.querySelector("tr.memory").querySelectorAll("td.event-time, td.time");
+  return {
+    pageFits: document.documentElement.scrollWidth <= window.innerWidth,
+    broken,
+    offscreen,
+    labels: [...dates].map((cell) => getComputedStyle(cell, "::before").content),
+  };
+}
+
+// The memory list at a phone's width (390 px, as an iPhone 12 to 15): each
+// entry reads as a card, its words whole (the table once squeezed its text
+// column until "Japanese." broke as "Japane se."), and every part of it on
+// screen: the text, the two dates and the History, Edit and Delete buttons.
+// The same holds of the table at the test's desktop width.
+test("at 390 px the memory list keeps words whole and everything on screen", { timeout: 120_000 }, async () => {
+  const scratch = await mkdtemp(join(tmpdir(), "mnemo-console-phone-"));
+  const cleanups = [() => rm(scratch, { recursive: true, force: true })];
+  try {
+    const [mnemo, server] = await Promise.all([importNodeClient(scratch), startMnemo(join(scratch, "data"))]);
+    let stopped = false;
+    cleanups.unshift(() => (stopped ? undefined : stopMnemo(server.child)));
+    const client = mnemo.createMnemoClient({ baseUrl: server.grpcUrl });
+    cleanups.unshift(() => client.close());
+    const parent = "users/dana";
+    const at = (iso) => mnemo.timestampFromDate(new Date(iso));
+    const saved = [
+      { memoryId: "lang", memory: { text: "Is learning Japanese.", key: "language", pinned: true } },
+      { memoryId: "job", memory: { text: "Works as a structural engineer on bridge maintenance, mostly night shifts in winter.", key: "occupation-and-schedule" } },
+      { memoryId: "seat", memory: { text: "Wants a window seat", scope: mnemo.MemoryScope.CONVERSATION, conversation: `${parent}/conversations/lisbon-weekend-trip` } },
+      { memoryId: "city", memory: { text: "Lives in Porto", key: "home", eventTime: at("2026-06-01T00:00:00Z") } },
+      { memoryId: "city-before", memory: { text: "Lives in Lisbon", key: "home", eventTime: at("2026-01-01T00:00:00Z") } },
+    ];
+    for (const request of saved) await client.memories.createMemory({ parent, ...request });
+
+    const page = await newPage(await browserScratch);
+    cleanups.unshift(() => page.close());
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${server.webUrl}/console/`);
+    await page.fill("#user", "dana");
+    await page.click("#sign-in-button");
+    await page.locator("table.memories[data-loaded=true][data-count='4']").waitFor();
+    const checkLayout = async (what) => {
+      for (const width of [390, 1180]) {
+        await page.setViewportSize({ width, height: 844 });
+        const layout = await page.evaluate(memoryListLayout);
+        const where = `${width} px, ${what}`;
+        assert.deepEqual(layout.broken, [], `${where}: words broken across lines: ${layout.broken}`);
+        assert.deepEqual(layout.offscreen, [], `${where}: not wholly visible: ${layout.offscreen}`);
+        assert.equal(layout.pageFits, true, `${where}: the page scrolls sideways`);
+        // As cards, without the table's header, each date says what it is.
+        const labels = width === 390 ? ['"Stated (UTC)"', '"Stored (UTC)"'] : ["none", "none"];
+        assert.deepEqual(layout.labels, labels, where);
+      }
+      await page.setViewportSize({ width: 390, height: 844 });
+    };
+    // As of a past time: the superseded fact, with its "until" (the widest date cell).
+    await page.fill("#as-of", "2026-03-01T00:00");
+    await page.locator("table.memories[data-count='1']").waitFor();
+    await checkLayout("as of 2026-03-01");
+    // Now, with an entry's history open.
+    await page.click("#as-of-clear");
+    await page.locator("table.memories[data-as-of=''][data-count='4']").waitFor();
+    await rowOf(page, "Lives in Porto").locator("button.show-history").click();
+    await page.locator("li.version", { hasText: "Lives in Lisbon" }).waitFor();
+    await checkLayout("now, a history open");
+    await mkdir(SHOTS, { recursive: true });
+    await page.screenshot({ path: join(SHOTS, "memories-phone.png"), fullPage: true });
+
+    await page.close();
+    cleanups.shift();
+    client.close();
     cleanups.shift();
     stopped = true;
     assert.equal(await stopMnemo(server.child), 0, `mnemo serve did not stop cleanly:\n${server.log()}`);

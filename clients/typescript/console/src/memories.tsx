@@ -179,14 +179,23 @@ function MemoryRow({ session, memory, onChanged }: { session: Session; memory: M
             <span class="text">{memory.text}</span>
           )}
         </td>
-        <td class="scope">{scopeText(memory)}</td>
-        <td class="key">{memory.key ? <code>{memory.key}</code> : <span class="hint">–</span>}</td>
-        <td class="source">{SOURCES[memory.source] ?? ""}</td>
-        <td class="event-time" title="when the fact was stated">
+        {/* data-label: the column's name, shown beside the value where the header is not (narrow screens). */}
+        <td class="scope" data-label="Scope">
+          {scopeText(memory)}
+        </td>
+        <td class="key" data-label="Key">
+          {memory.key ? <code>{memory.key}</code> : <span class="hint">–</span>}
+        </td>
+        <td class="source" data-label="Source">
+          {SOURCES[memory.source] ?? ""}
+        </td>
+        <td class="event-time" title="when the fact was stated" data-label="Stated (UTC)">
           {formatTime(memory.eventTime ?? memory.createTime)}
           {memory.validUntil ? <span class="until"> until {formatTime(memory.validUntil)}</span> : null}
         </td>
-        <td class="time">{formatTime(memory.updateTime ?? memory.createTime)}</td>
+        <td class="time" data-label="Stored (UTC)">
+          {formatTime(memory.updateTime ?? memory.createTime)}
+        </td>
         <td class="actions">
           {mode === "confirm-delete" ? (
             <>
