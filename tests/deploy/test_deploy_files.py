@@ -84,13 +84,11 @@ def test_the_compose_file_fits_the_compose_specification() -> None:
     assert _compose_problems(text.replace("condition: service_healthy", "condition: healthy"))
     compose = yaml.safe_load(_interpolated(text))
     services = compose["services"]
-    assert set(services) == {"postgres", "migrate", "mnemo1", "mnemo2", "nginx"}
-    for name in ("migrate", "mnemo1", "mnemo2"):
-        build = services[name]["build"]
-        assert (DEPLOY / build["context"] / build["dockerfile"]).is_file()
-    assert services["mnemo1"]["depends_on"]["migrate"]["condition"] == (
-        "service_completed_successfully"
-    )
+    assert set(services) == {"postgres", "mnemo", "nginx"}
+    build = services["mnemo"]["build"]
+    assert (DEPLOY / build["context"] / build["dockerfile"]).is_file()
+    assert services["mnemo"]["deploy"]["replicas"] == 2
+    assert services["mnemo"]["depends_on"]["postgres"]["condition"] == "service_healthy"
     (mount,) = services["nginx"]["volumes"]
     assert (DEPLOY / mount.split(":")[0]).is_file()
 
@@ -150,15 +148,29 @@ def test_the_kubernetes_manifests_decode_strictly_and_refer_to_each_other(
     assert "secret key mnemo/database-uri, which is not in the files" in refused.stderr
 
 
+def _first_server_block(config: str) -> str:
+    start = config.index("server {")
+    depth = 0
+    for end in range(start, len(config)):
+        depth += {"{": 1, "}": -1}.get(config[end], 0)
+        if depth == 0 and config[end] == "}":
+            return config[start : end + 1]
+    raise AssertionError("no server block")
+
+
+def _grpc_server(config: str) -> list[str]:
+    """The directives of the gRPC server block but where calls go (the tested
+    configuration's upstream block of fixed addresses; compose's DNS name)."""
+    block = _first_server_block(config)
+    return [d for d in directives(block) if not d.startswith(("server", "set ", "grpc_pass "))]
+
+
 def test_the_compose_nginx_configuration_is_the_tested_one(tmp_path: Path) -> None:
-    ours = [
-        d
-        for d in directives((DEPLOY / "nginx" / "mnemo.conf").read_text())
-        if not d.startswith(("server mnemo", "listen "))
-    ]
-    tested = [
-        d
-        for d in directives(nginx_config(1, ["127.0.0.1:2"], tmp_path))
-        if not d.startswith(("server 127.", "listen "))
-    ]
-    assert ours == tested
+    ours = (DEPLOY / "nginx" / "mnemo.conf").read_text()
+    tested = nginx_config(1, ["127.0.0.1:2"], tmp_path)
+    assert _grpc_server(ours) == _grpc_server(tested)
+    assert "grpc_next_upstream error timeout;" in _grpc_server(ours)
+    assert "grpc_pass grpc://$mnemo_grpc;" in _first_server_block(ours)
+    # Where calls go is asked of the engine's DNS at run time, for both ports.
+    assert "include /etc/nginx/mnemo-resolver.conf;" in directives(ours)
+    assert "proxy_pass http://$mnemo_web;" in directives(ours)
