@@ -25,7 +25,7 @@ store. Balanced, so that relevance 0.5 is where a hit is as likely to be
 one as the other. Newton's method, no dependency.
 
     python bench/calibrate_relevance.py [--data DIR[:DIR...]] [--sets realmem,realmem-facts,realtalk]
-        [--lexical-weights 0.3] [--context-weights 0,0.4] [--limit-conversations N]
+        [--lexical-weights 0.3,0.4,0.5] [--limit-conversations N]
 
 The constants of ``domain.relevance`` are the run of the defaults (lexical
 weight 0.3) on 2026-12-07: docs/relevance.md records it.
@@ -69,16 +69,6 @@ OFF = "off-topic"
 OFF_TOPIC_SIZES = (10, 30, 100, 300)
 """Besides its whole conversation, each off-topic question is asked of the
 first turns of it, so that the calibration sees small stores too."""
-OPERATING_POINT = 0.3
-"""The probability of the balanced fit that ``domain.relevance`` calls 0.5
-(its intercept shifted by the logit of this): where the short-memory sets
-(RealMem facts, REALTALK) refuse at least 90% of the off-topic questions
-while keeping the most recall (docs/relevance.md). The lexical calibration
-is not shifted: it has no default minimum."""
-SMALL_STORES = (10, 30)
-"""Each question is also asked of a store of this many turns around its
-first evidence turn, so that the calibration sees answers in small stores
-as well as off-topic questions in them."""
 Floats = npt.NDArray[np.float64]
 
 
@@ -91,27 +81,24 @@ class Haystack:
     stems: list[frozenset[str]]
 
     def signals(
-        self, turns: slice, text: str, vector: npt.NDArray[np.float32]
+        self, count: int, text: str, vector: npt.NDArray[np.float32]
     ) -> tuple[Floats, Floats, bool]:
-        """Over the ``turns`` (a store of them alone): each turn's lexical share and
-        cosine for the query ``text``, and whether it has query terms (the
-        turns are one conversation's, in save order: a turn's neighbours
-        are the turns beside it)."""
+        """Over the first ``count`` turns: each turn's lexical share and
+        cosine for the query ``text``, and whether it has query terms."""
         terms = list(dict.fromkeys(query_terms(text)))
         frequencies: Counter[str] = Counter()
-        count = len(self.stems[turns])
-        for turn in self.stems[turns]:
+        for turn in self.stems[:count]:
             frequencies.update(t for t in turn if t in terms)
         stats = TermStats(count, dict(frequencies))
         weights = {t: stats.weight(t) for t in terms}
         total = sum(weights.values())
         shares = np.zeros(count)
         if total:
-            for i, turn in enumerate(self.stems[turns]):
+            for i, turn in enumerate(self.stems[:count]):
                 matched = [weights[t] for t in terms if t in turn]
                 if matched:
                     shares[i] = sum(matched) / total
-        cosines = np.round(self.vectors[turns].astype(np.float64) @ vector, SIMILARITY_DIGITS)
+        cosines = np.round(self.vectors[:count].astype(np.float64) @ vector, SIMILARITY_DIGITS)
         return shares, cosines, bool(terms)
 
 
@@ -124,19 +111,12 @@ class Scored:
 
     set_name: str
     category: str
-    fused: Floats
-    contexts: Floats
-    """Each hit's context: the best fused score of its neighbours (>= 0)."""
-    mean: float
-    spread: float
-    """The query's field: its cosines' mean and standard deviation over
-    every turn saved (``relevance.QueryField``)."""
+    shares: Floats
+    cosines: Floats
+    has_terms: bool
     hits: npt.NDArray[np.bool_]
     evidence: int
     entries: int
-    window: bool = False
-    """Asked of a small store around its evidence (``SMALL_STORES``): in
-    the fit, not in the figures."""
 
 
 def _vectors(
@@ -186,11 +166,9 @@ def score_all(
     conversations: list[tuple[str, Haystack, list[tuple[Ask, int]]]],
     off_topic: Sequence[str],
     lexical_weight: float,
-    context_weight: float,
 ) -> list[Scored]:
     """Each question's first hits by ``lexical_weight`` x share + the rest
-    x cosine, plus ``context_weight`` x its context (lexical recall:
-    ``lexical_weight`` 1, only turns sharing a term, no context)."""
+    x cosine (lexical recall: ``lexical_weight`` 1)."""
     texts = sorted({a.text for _, _, asks in conversations for a, _ in asks} | set(off_topic))
     vectors = dict(zip(texts, np.asarray(query_vectors(embedder, texts)), strict=True))
     scored: list[Scored] = []
@@ -199,54 +177,38 @@ def score_all(
         name: str,
         category: str,
         haystack: Haystack,
-        turns: slice,
+        count: int,
         text: str,
         evidence: frozenset[str],
-        window: bool = False,
     ) -> None:
-        shares, cosines, has_terms = haystack.signals(turns, text, vectors[text])
-        count = len(shares)
+        shares, cosines, has_terms = haystack.signals(count, text, vectors[text])
         fused = (
             cosines if not has_terms else lexical_weight * shares + (1 - lexical_weight) * cosines
         )
-        contexts = np.zeros(count)
-        if count > 1:
-            contexts[1:] = np.maximum(contexts[1:], fused[:-1])
-            contexts[:-1] = np.maximum(contexts[:-1], fused[1:])
-        order_by = fused + context_weight * contexts
         if lexical_weight == 1.0:
-            order_by = np.where(shares > 0, shares, -1.0)  # lexical: only turns sharing a term
-        order = np.argsort(-order_by, kind="stable")[:TOP]
-        order = order[order_by[order] > -1.0]
-        ids = haystack.ids[turns]
-        hits = np.array([ids[i] in evidence for i in order], dtype=bool)
+            fused = np.where(shares > 0, shares, -1.0)  # lexical recall: only turns sharing a term
+        order = np.argsort(-fused, kind="stable")[:TOP]
+        order = order[fused[order] > -1.0]
+        hits = np.array([haystack.ids[i] in evidence for i in order], dtype=bool)
         scored.append(
             Scored(
                 name,
                 category,
-                fused[order],
-                contexts[order] if lexical_weight < 1.0 else np.zeros(len(order)),
-                float(cosines.mean()) if lexical_weight < 1.0 else 0.0,
-                float(cosines.std()) if lexical_weight < 1.0 else 0.0,
+                shares[order],
+                cosines[order],
+                has_terms,
                 hits,
                 len(evidence),
                 count,
-                window,
             )
         )
 
     for name, haystack, asks in conversations:
         for ask, count in asks:
-            first(name, ask.category, haystack, slice(0, count), ask.text, ask.evidence)
-            # Small stores too: the question asked of the turns around its evidence.
-            where = [i for i in range(count) if haystack.ids[i] in ask.evidence]
-            for size in (n for n in SMALL_STORES if n < count and where):
-                start = max(0, min(where[0] - size // 2, count - size))
-                turns = slice(start, start + size)
-                first(name, ask.category, haystack, turns, ask.text, ask.evidence, window=True)
+            first(name, ask.category, haystack, count, ask.text, ask.evidence)
         for size in [*(n for n in OFF_TOPIC_SIZES if n < len(haystack.ids)), len(haystack.ids)]:
             for text in off_topic:
-                first(name, OFF, haystack, slice(0, size), text, frozenset())
+                first(name, OFF, haystack, size, text, frozenset())
     return scored
 
 
@@ -269,26 +231,21 @@ def fit_logistic(values: Floats, labels: npt.NDArray[np.bool_]) -> Floats:
     return theta
 
 
-def _columns(s: Scored, context_weight: float, field: bool) -> Floats:
-    """A hit's features (``domain.relevance``): its score with its context,
-    the log of the store's size, and (``field``) the query's field."""
-    columns = [
-        s.fused + context_weight * s.contexts,
-        np.full(len(s.fused), math.log(max(s.entries, 1))),
-    ]
-    if field:
-        columns += [np.full(len(s.fused), s.mean), np.full(len(s.fused), s.spread)]
-    return np.stack(columns, axis=1)
+def _columns(s: Scored, lexical_weight: float) -> Floats:
+    """A hit's features: the fused score, and the log of the store's size
+    (``domain.relevance``)."""
+    fused = _fused(s, lexical_weight)
+    return np.stack([fused, np.full(len(fused), math.log(max(s.entries, 1)))], axis=1)
 
 
 def features(
-    scored: Sequence[Scored], context_weight: float, field: bool
+    scored: Sequence[Scored], lexical_weight: float
 ) -> tuple[Floats, npt.NDArray[np.bool_]]:
     """The fit's values and labels (module doc)."""
     values: list[Floats] = []
     labels: list[bool] = []
     for s in scored:
-        columns = _columns(s, context_weight, field)
+        columns = _columns(s, lexical_weight)
         if s.category == OFF:
             values.append(columns)
             labels += [False] * len(columns)
@@ -298,7 +255,13 @@ def features(
     return np.concatenate(values), np.asarray(labels)
 
 
-def table(scored: Sequence[Scored], context_weight: float, field: bool, theta: Floats) -> list[str]:
+def _fused(s: Scored, lexical_weight: float) -> Floats:
+    if not s.has_terms:
+        return s.cosines
+    return lexical_weight * s.shares + (1 - lexical_weight) * s.cosines
+
+
+def table(scored: Sequence[Scored], lexical_weight: float, theta: Floats) -> list[str]:
     """Per set and minimum relevance: recall@10 of what is kept, the share
     of off-topic questions that keep nothing (asked of the whole store, and
     of its first 30 entries), the mean entries a context of 5 keeps."""
@@ -310,18 +273,16 @@ def table(scored: Sequence[Scored], context_weight: float, field: bool, theta: F
     for name in sorted({s.set_name for s in scored}):
         mine = [s for s in scored if s.set_name == name]
         whole = max(s.entries for s in mine if s.category == OFF)
-        for minimum in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7):
+        for minimum in (0.0, 0.3, 0.4, 0.5, 0.6, 0.7):
             kept, everything, entries = [], [], []
             nothing: dict[bool, list[bool]] = {True: [], False: []}
             for s in mine:
-                x = np.concatenate(
-                    [_columns(s, context_weight, field), np.ones((len(s.hits), 1))], 1
-                )
+                x = np.concatenate([_columns(s, lexical_weight), np.ones((len(s.hits), 1))], 1)
                 keep = 1 / (1 + np.exp(-(x @ theta))) >= minimum
                 if s.category == OFF:
                     if s.entries in (whole, 30):
                         nothing[s.entries == whole].append(not keep.any())
-                elif not s.window:
+                else:
                     kept.append(s.hits[keep].sum() / s.evidence)
                     everything.append(s.hits.sum() / s.evidence)
                     entries.append(keep[:5].sum())
@@ -341,8 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=os.environ.get("MNEMO_BENCH_DATA", ""))
     parser.add_argument("--sets", default="realmem,realmem-facts,realtalk")
-    parser.add_argument("--lexical-weights", default="0.3")
-    parser.add_argument("--context-weights", default="0,0.4")
+    parser.add_argument("--lexical-weights", default="0.3,0.4,0.5")
     parser.add_argument("--limit-conversations", type=int, default=None)
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "mnemo-bench")
     args = parser.parse_args(argv)
@@ -352,45 +312,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     sets = [s for s in args.sets.split(",") if s]
     conversations, off_topic = collect(embedder, sets, data, args.cache, args.limit_conversations)
     report: dict[str, Any] = {"model": embedder.model, "sets": sets}
-    variants = [
-        (float(lexical), float(context))
-        for lexical in args.lexical_weights.split(",")
-        for context in args.context_weights.split(",")
-    ]
-    for lexical_weight, context_weight in [*variants, (1.0, 0.0)]:
-        scored = score_all(embedder, conversations, off_topic, lexical_weight, context_weight)
+    for weight in [float(w) for w in args.lexical_weights.split(",")] + [1.0]:
+        scored = score_all(embedder, conversations, off_topic, weight)
+        slope, size_slope, intercept = (float(c) for c in fit_logistic(*features(scored, weight)))
         recall = {
-            name: round(
-                float(
-                    np.mean(
-                        [
-                            s.hits.sum() / s.evidence
-                            for s in scored
-                            if s.set_name == name and s.category != OFF and not s.window
-                        ]
-                    )
-                ),
-                3,
+            name: float(
+                np.mean(
+                    [
+                        s.hits.sum() / s.evidence
+                        for s in scored
+                        if s.set_name == name and s.category != OFF
+                    ]
+                )
             )
             for name in sets
         }
-        for field in (False, True) if lexical_weight < 1.0 else (False,):
-            theta = fit_logistic(*features(scored, context_weight, field))
-            names = ["slope", "size_slope", *(["mean_slope", "spread_slope"] * field), "intercept"]
-            fitted = {n: round(float(c), 3) for n, c in zip(names, theta, strict=True)}
-            kind = (
-                "lexical"
-                if lexical_weight == 1.0
-                else f"fused, lexical weight {lexical_weight}, context weight {context_weight}"
-                + (", field" if field else "")
-            )
-            print(f"\n{kind}: {fitted}; recall@10 without a minimum {recall}")
-            print("\n".join(table(scored, context_weight, field, theta)))
-            # The balanced fit's ``OPERATING_POINT`` becomes relevance 0.5.
-            shifted = round(float(theta[-1]) - math.log(OPERATING_POINT / (1 - OPERATING_POINT)), 3)
-            if lexical_weight < 1.0:
-                print(f"intercept with {OPERATING_POINT} of the fit as relevance 0.5: {shifted}")
-            report[kind] = {**fitted, "recall@10": recall, "operating_intercept": shifted}
+        kind = "lexical" if weight == 1.0 else f"fused, lexical weight {weight}"
+        print(
+            f"\n{kind}: slope {slope:.2f}, size slope {size_slope:.3f}, intercept "
+            f"{intercept:.2f}; recall@10 without a minimum {recall}"
+        )
+        print("\n".join(table(scored, weight, np.array([slope, size_slope, intercept]))))
+        report[kind] = {
+            "slope": slope,
+            "size_slope": size_slope,
+            "intercept": intercept,
+            "recall@10": recall,
+        }
     print(json.dumps(report, indent=2))
     return 0
 

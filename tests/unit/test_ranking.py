@@ -17,7 +17,6 @@ from mnemo_server.domain.ranking import (
     SAMPLED_TERMS,
     Candidate,
     LexicalPlan,
-    Nearest,
     Ranked,
     TermStats,
     lexical_plan,
@@ -29,7 +28,6 @@ from mnemo_server.domain.relevance import (
     FUSED_DEFAULT_MODEL,
     LEXICAL,
     UNCALIBRATED,
-    QueryField,
     calibration,
 )
 from mnemo_server.domain.text_search import query_terms, stems
@@ -377,29 +375,14 @@ def test_vector_codec_round_trips_float32() -> None:
 # --- relevance: the calibrated score ---------------------------------------------------------
 
 
-TYPICAL_FIELD = QueryField(0.42, 0.05)
-"""A question's field among a few dozen facts about a user (measured with
-the default model: a mean cosine of 0.40-0.48, a spread of 0.03-0.08)."""
-
-
 def _calibrated(
-    query: RecallQuery,
-    entries: list[Entry],
-    semantic: list[tuple[Entry, float]],
-    field: QueryField = TYPICAL_FIELD,
+    query: RecallQuery, entries: list[Entry], semantic: list[tuple[Entry, float]]
 ) -> list[Ranked]:
     unique = list({e.memory_id: e for e in [*entries, *(e for e, _ in semantic)]}.values())
     candidates = [candidate(e, query) for e in entries]
     candidates += [candidate(e, query, similarity) for e, similarity in semantic]
     chosen = FUSED_DEFAULT_MODEL if query.semantic else LEXICAL
-    return rank(
-        query,
-        query_terms(query.text),
-        stats_of(unique),
-        candidates,
-        calibration=chosen,
-        nearest=Nearest(field=field),
-    )
+    return rank(query, query_terms(query.text), stats_of(unique), candidates, calibration=chosen)
 
 
 def test_relevance_is_a_calibrated_monotonic_function_of_the_fused_score() -> None:
@@ -437,27 +420,3 @@ def test_hits_below_the_minimum_relevance_are_dropped_unless_the_query_says_othe
         q("what does Maria do for a living?", semantic=True, min_score=0.999), [], semantic
     )
     assert stricter == []
-
-
-def test_a_calibration_weighs_the_turns_saved_beside_an_entry() -> None:
-    query = RecallQuery(text="zzz", semantic=True, min_score=0.0)
-    alone = Candidate("alone", "", False, T0, similarity=0.7)
-    # Less similar itself, but saved beside an entry that answers the query.
-    beside = Candidate("beside", "", False, T0, similarity=0.6, neighbours=(("answer", 0.9),))
-    stats = TermStats(100, {})
-    assert FUSED_DEFAULT_MODEL.context_weight > 0
-    first = rank(query, ["zzz"], stats, [alone, beside], calibration=FUSED_DEFAULT_MODEL)
-    assert [r.candidate.memory_id for r in first] == ["beside", "alone"]
-    # A neighbour far from the query adds nothing, and a calibration without
-    # a context weight ignores neighbours.
-    far = Candidate("far", "", False, T0, similarity=0.6, neighbours=(("other", -0.4),))
-    plain = Candidate("plain", "", False, T0 - 1, similarity=0.6)
-    scores = {
-        r.candidate.memory_id: r.score
-        for r in rank(query, ["zzz"], stats, [far, plain], calibration=FUSED_DEFAULT_MODEL)
-    }
-    assert scores["far"] == scores["plain"]
-    uncalibrated = rank(
-        query, ["zzz"], stats, [replace(alone), replace(beside)], calibration=UNCALIBRATED
-    )
-    assert [r.candidate.memory_id for r in uncalibrated] == ["alone", "beside"]

@@ -41,11 +41,7 @@ the query vector are candidates too.
    only shares a rare name gets the name's share, not the best lexical rank,
    and entries with equal lexical shares are told apart by their cosines.
    Entries with no query term are not lexical hits; entries at or below
-   ``min_similarity`` are not semantic hits. A calibration may also weigh
-   the entry's *context*, the best fused score of its neighbours (the
-   entries with a vector saved just before and after it in its
-   conversation: a question often needs the turn around the one that
-   matches), and the query's *field* (``relevance.QueryField``);
+   ``min_similarity`` are not semantic hits;
 2. an *equal match* is an equal score after rounding to ``SCORE_DIGITS``
    digits. Among equal matches, an entry scoped to the current conversation
    comes first;
@@ -74,7 +70,7 @@ from mnemo_server.domain.memory_models import (
     RecallScope,
     RecallSignal,
 )
-from mnemo_server.domain.relevance import LEXICAL, NO_FIELD, Calibration, QueryField
+from mnemo_server.domain.relevance import LEXICAL, Calibration
 
 SCORE_DIGITS = 12
 """Scores equal after rounding to this many digits are an equal match."""
@@ -156,65 +152,29 @@ class Candidate:
     matched: frozenset[str] = frozenset()
     similarity: float | None = None
     unembedded: bool = False
-    neighbours: tuple[tuple[str, float], ...] = ()
-    """The entries saved just before and after it in its conversation (or
-    among the identity entries) that have a vector of the query's model,
-    with their cosines: ``Nearest.around``."""
     score: float = field(default=0.0, compare=False)
-
-
-def _no_cosine(memory_id: str) -> float | None:
-    return None
-
-
-def _no_neighbours(memory_id: str) -> tuple[str, ...]:
-    return ()
-
-
-@dataclass(frozen=True)
-class Nearest:
-    """What exact vector search found for a query vector among the entries
-    it searched (the visible ones with a vector of its model):
-    ``similarities``, the nearest ones' cosines by ``memory_id``; the
-    query's ``field`` over all of them (``relevance.QueryField``);
-    ``cosine``, any searched entry's exact cosine (``None``: not searched);
-    ``around``, a searched entry's neighbours, the searched entries of its
-    conversation saved just before and after it."""
-
-    similarities: Mapping[str, float] = field(default_factory=dict)
-    field: QueryField = NO_FIELD
-    cosine: Callable[[str], float | None] = _no_cosine
-    around: Callable[[str], tuple[str, ...]] = _no_neighbours
-
-
-NOTHING_NEAR = Nearest()
 
 
 def with_nearest(
     lexical: Iterable[Candidate],
-    nearest: Nearest,
+    nearest: Mapping[str, float],
     others: Callable[[list[str]], Iterable[Candidate]],
     embedded: Callable[[str], bool],
 ) -> list[Candidate]:
     """The candidates of a semantic query, live or as of a time: the
-    ``lexical`` ones, marked ``unembedded`` when they have no vector of the
-    query's model (``embedded`` tells), then the ``nearest`` entries that
-    are not among them, read by ``others`` (given their ids); each with its
-    exact cosine and its neighbours (``Nearest``)."""
+    ``lexical`` ones, each with its cosine in ``nearest`` (if it is there)
+    and marked ``unembedded`` when it has no vector of the query's model
+    (``embedded`` tells), then the ``nearest`` entries that are not among
+    them, read by ``others`` (given their ids), with theirs."""
     candidates = list(lexical)
     for candidate in candidates:
+        candidate.similarity = nearest.get(candidate.memory_id)
         candidate.unembedded = not embedded(candidate.memory_id)
     known = {c.memory_id for c in candidates}
-    wanted = [memory_id for memory_id in nearest.similarities if memory_id not in known]
-    candidates += others(wanted)
-    for candidate in candidates:
-        candidate.similarity = nearest.cosine(candidate.memory_id)
-        candidate.neighbours = tuple(
-            (other, cosine)
-            for other in nearest.around(candidate.memory_id)
-            if (cosine := nearest.cosine(other)) is not None
-        )
-    return candidates
+    found = list(others([memory_id for memory_id in nearest if memory_id not in known]))
+    for candidate in found:
+        candidate.similarity = nearest[candidate.memory_id]
+    return [*candidates, *found]
 
 
 def visible_conversations(query: RecallQuery) -> tuple[str, ...]:
@@ -246,23 +206,6 @@ def _lexical_shares(
     }
 
 
-def _context(
-    entry: Candidate, shares: Mapping[str, float], has_terms: bool, calibration: Calibration
-) -> float:
-    """The best fused score of ``entry``'s neighbours (0 without any); a
-    neighbour that is not a lexical candidate counts no shared term."""
-    return max(
-        (
-            calibration.fused(
-                shares.get(other, 0.0) if has_terms else None,
-                round(cosine, SIMILARITY_DIGITS),
-            )
-            for other, cosine in entry.neighbours
-        ),
-        default=0.0,
-    )
-
-
 def _score(
     candidates: dict[str, Candidate],
     terms: Sequence[str],
@@ -270,7 +213,6 @@ def _score(
     semantic: bool,
     min_similarity: float,
     calibration: Calibration,
-    query_field: QueryField,
 ) -> list[Candidate]:
     """The candidates that are hits, each with its ``score`` (relevance)."""
     shares = _lexical_shares(candidates.values(), terms, stats) if terms else {}
@@ -293,13 +235,7 @@ def _score(
         else:
             # Without query terms there is nothing lexical to weigh: the cosine alone.
             lexical = shares.get(key, 0.0) if terms else None
-            entry.score = calibration.relevance(
-                lexical,
-                similar.get(key),
-                stats.entries,
-                context=_context(entry, shares, bool(terms), calibration),
-                field=query_field,
-            )
+            entry.score = calibration.relevance(lexical, similar.get(key), stats.entries)
         hits.append(entry)
     return hits
 
@@ -336,13 +272,11 @@ def rank(
     *,
     calibration: Calibration = LEXICAL,
     min_similarity: float = DEFAULT_MIN_SIMILARITY,
-    nearest: Nearest = NOTHING_NEAR,
 ) -> list[Ranked]:
     """The best candidates for ``query`` (its ``terms``:
     ``text_search.query_terms``), best first (see the module doc), scored
     by ``calibration`` (``relevance.calibration`` of the query vector's
-    model; lexical recall's by default) with the query's field of
-    ``nearest`` (the vector search that found the semantic candidates).
+    model; lexical recall's by default).
 
     Similarities count only when ``query.semantic``. Candidates outside
     ``visible_conversations`` are dropped, duplicates (same ``memory_id``)
@@ -360,14 +294,11 @@ def rank(
             continue
         known.matched |= candidate.matched
         known.unembedded = known.unembedded and candidate.unembedded
-        known.neighbours = known.neighbours or candidate.neighbours
         if candidate.similarity is not None and (
             known.similarity is None or candidate.similarity > known.similarity
         ):
             known.similarity = candidate.similarity
-    hits = _score(
-        merged, terms, stats, bool(query.semantic), min_similarity, calibration, nearest.field
-    )
+    hits = _score(merged, terms, stats, bool(query.semantic), min_similarity, calibration)
 
     def order(entry: Candidate) -> tuple[float, bool, bool, int, str]:
         return (

@@ -6,33 +6,24 @@ about this" (docs/relevance.md, "Relevance and judgement").
 A hit's relevance is a logistic function of the two signals ranking already
 weighs (``domain.ranking``), the entry's lexical share of the query's term
 weight (0..1) and its cosine to the query vector, fused as
-``fused = w x share + (1 - w) x cosine``; of the entry's *context*, the best
-fused score of its neighbours (the entries saved just before and after it in
-its conversation: a question is often answered by the turn next to the one
-that matches it); of how many live entries the user has (``n``); and of the
-query's *field* (``QueryField``), the mean and spread of its cosines to all
-of the user's entries searched:
+``w x share + (1 - w) x cosine``, and of how many live entries the user has
+(``n``):
 
-    signal = slope x (fused + context_weight x context) + size_slope x ln(n)
-             + mean_slope x mean + spread_slope x spread + intercept
-    relevance = 1 / (1 + exp(-signal))
+    relevance = 1 / (1 + exp(-(slope x fused + size_slope x ln(n) + intercept)))
 
-The field is what tells a question about the user's life from one about
-nothing they saved: a general-knowledge question is about equally far from
-every entry (a low mean, a small spread), while a question about the user is
-near their entries as a whole and much nearer a few of them. It is a
-property of the query and the whole store, never of the other hits or a
-min-max of the list, and the same for every hit of one query, so hits in
-rank order are in relevance order. The coefficients are fitted on public
-data (``bench/calibrate_relevance.py``: RealMem's turns and its extracted
-facts, REALTALK; never LoCoMo) as a class-balanced logistic regression of
-"this hit is an evidence turn of its question" (asked of the whole
-conversation and of 10 and 30 turns around its evidence) against the hits
-that questions no memory answers (``bench/data/off_topic_questions.json``,
-asked of stores of 10 entries to whole conversations) bring up. The
-intercept is then shifted so that relevance 0.5 is the fit's 0.3: the point
-where RealMem's facts and REALTALK refuse at least 90% of the off-topic
-questions with the least recall lost (docs/relevance.md has the table).
+The store's size counts because the best of more unrelated entries scores
+higher: in a store of 10,000 turns some turn is close to any question, so
+the same fused score says less there than among ten facts (``size_slope`` is
+negative). Otherwise it depends on that entry and that query only: never on
+the other hits or a min-max of the list. It is monotonic in the fused score,
+so hits in rank order are in relevance order. The coefficients are fitted on
+public data (``bench/calibrate_relevance.py``: RealMem's turns and its
+extracted facts, REALTALK; never LoCoMo) as a class-balanced logistic
+regression of "this hit is an evidence turn of its question" against the
+hits that questions no memory answers (``bench/data/
+off_topic_questions.json``, asked of stores of 10 entries to whole
+conversations) bring up, so a relevance of 0.5 is the point where a hit is
+as likely to answer its question as to have been found for an unrelated one.
 
 An entry with no vector of the query's model (saved a moment ago and not
 embedded yet, or refused by the embedder) is judged by ``LEXICAL``, by its
@@ -58,10 +49,8 @@ from mnemo_server.domain.memory_models import Embedding, RecallQuery
 __all__ = [
     "DEFAULT_MIN_RELEVANCE",
     "LEXICAL",
-    "NO_FIELD",
     "UNCALIBRATED",
     "Calibration",
-    "QueryField",
     "calibration",
     "calibration_of",
 ]
@@ -70,19 +59,6 @@ DEFAULT_MIN_RELEVANCE = 0.5
 """Hits of a calibrated recall below this relevance are not returned or
 injected unless the request (``min_score``) or the server
 (``--min-relevance``) says otherwise."""
-
-
-@dataclass(frozen=True)
-class QueryField:
-    """How close the query vector is to the user's entries as a whole: the
-    ``mean`` and standard deviation (``spread``) of its cosines to every
-    entry searched (module doc). Zero when nothing was searched."""
-
-    mean: float = 0.0
-    spread: float = 0.0
-
-
-NO_FIELD = QueryField()
 
 
 @dataclass(frozen=True)
@@ -96,11 +72,6 @@ class Calibration:
     intercept: float = 0.0
     size_slope: float = 0.0
     default_min: float = DEFAULT_MIN_RELEVANCE
-    context_weight: float = 0.0
-    """How much of the best fused score of the entry's neighbours (the
-    entries saved just before and after it) adds to its own."""
-    mean_slope: float = 0.0
-    spread_slope: float = 0.0
 
     def fused(self, share: float | None, similarity: float | None) -> float:
         """The linear fused score: ``lexical_weight`` x share + the rest x
@@ -111,29 +82,14 @@ class Calibration:
             return cosine
         return self.lexical_weight * share + (1.0 - self.lexical_weight) * cosine
 
-    def relevance(
-        self,
-        share: float | None,
-        similarity: float | None,
-        entries: int,
-        *,
-        context: float = 0.0,
-        field: QueryField = NO_FIELD,
-    ) -> float:
+    def relevance(self, share: float | None, similarity: float | None, entries: int) -> float:
         """The hit's relevance (module doc), in [0, 1], in a store of
-        ``entries`` live entries; ``context``: the best fused score of its
-        neighbours (0 without any), ``field``: the query's."""
+        ``entries`` live entries."""
         fused = self.fused(share, similarity)
         if self.slope is None:
             return max(0.0, min(1.0, fused))
-        signal = (
-            self.slope * (fused + self.context_weight * max(context, 0.0))
-            + self.size_slope * math.log(max(entries, 1))
-            + self.mean_slope * field.mean
-            + self.spread_slope * field.spread
-            + self.intercept
-        )
-        return 1.0 / (1.0 + math.exp(-signal))
+        size = self.size_slope * math.log(max(entries, 1))
+        return 1.0 / (1.0 + math.exp(-(self.slope * fused + size + self.intercept)))
 
 
 # The constants below are printed by `make calibrate-relevance`
@@ -146,12 +102,9 @@ it are stored under."""
 FUSED_DEFAULT_MODEL = Calibration(
     "bge-small-en-v1.5-int8",
     lexical_weight=0.3,
-    slope=17.02,
-    size_slope=-0.870,
-    intercept=-25.66,
-    context_weight=0.3,
-    mean_slope=35.50,
-    spread_slope=79.61,
+    slope=43.15,
+    size_slope=-0.673,
+    intercept=-15.67,
 )
 """Fused recall with the default model."""
 

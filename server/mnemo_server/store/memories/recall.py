@@ -21,9 +21,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from mnemo_server.domain.memory_models import Embedding, Memory, RecallHit, RecallQuery
 from mnemo_server.domain.ranking import (
     CANDIDATE_LIMIT,
-    NOTHING_NEAR,
     Candidate,
-    Nearest,
     TermStats,
     lexical_plan,
     rank,
@@ -65,7 +63,6 @@ def recall(
     # The user's entry count weighs in the relevance (``domain.relevance``).
     stats = fts.term_stats(conn, user_id, terms) if terms or embedding else TermStats(0, {})
     candidates: list[Candidate] = []
-    nearest = NOTHING_NEAR
     if terms:
         plan = lexical_plan(terms, stats)
         candidates += fts.lexical_candidates(conn, user_id, conversations, terms, plan)
@@ -79,14 +76,7 @@ def recall(
             lambda missing: fts.candidates_by_id(conn, user_id, conversations, terms, missing),
             embedded.__contains__,
         )
-    ranked = rank(
-        query,
-        terms,
-        stats,
-        candidates,
-        calibration=calibration_of(query, embedding),
-        nearest=nearest,
-    )
+    ranked = rank(query, terms, stats, candidates, calibration=calibration_of(query, embedding))
     return recall_hits(ranked, entries(conn, user_id, [r.candidate.memory_id for r in ranked]))
 
 
@@ -141,8 +131,7 @@ _DIMENSIONS = Statement(
 _VECTORS = Statement(
     select(memories.c.memory_id, memories.c.conversation_id, memory_embeddings.c.vector)
     .select_from(_JOINED)
-    .where(*_LIVE_VECTORS)
-    .order_by(memories.c.id),  # save order: ``UserVectors.neighbours``
+    .where(*_LIVE_VECTORS),
     binary=True,
 )
 
@@ -184,7 +173,7 @@ def semantic(
     when ``strict`` (a caller's vector); otherwise a vector of another
     dimension finds nothing."""
     vectors = _user_vectors(conn, user_id, embedding.model, cache)
-    return dict(_nearest(vectors, conversations, embedding, limit, strict=strict).similarities)
+    return _nearest(vectors, conversations, embedding, limit, strict=strict)
 
 
 def _nearest(
@@ -194,7 +183,7 @@ def _nearest(
     limit: int,
     *,
     strict: bool,
-) -> Nearest:
+) -> dict[str, float]:
     if limit <= 0 or vectors is None:
-        return NOTHING_NEAR
-    return vectors.search(embedding, limit, conversations, strict=strict)
+        return {}
+    return dict(vectors.search(embedding, limit, conversations, strict=strict))
