@@ -13,22 +13,30 @@ share, the cosine to the query's vector (``embedding.query_vectors``), and
 the fused score ``w x share + (1 - w) x cosine``. Each off-topic question
 is asked of every conversation's whole haystack.
 
-The fit: a class-balanced logistic regression of two features, the fused
-score (for ``FUSED_DEFAULT_MODEL``; the lexical share for ``LEXICAL``) and
-the log of how many entries the store held, with positives the evidence
-turns among each question's first ten hits and negatives the first ten hits
-of every off-topic question (lexical: those that share a term with it),
-each asked of stores of 10, 30, 100 and 300 entries (the conversation's
-first turns) and of the whole conversation: the best of more unrelated
-entries scores higher, so the same fused score means less in a larger
-store. Balanced, so that relevance 0.5 is where a hit is as likely to be
-one as the other. Newton's method, no dependency.
+The hit calibration: a class-balanced logistic regression of two features,
+the fused score (for ``FUSED_DEFAULT_MODEL``; the lexical share for
+``LEXICAL``) and the log of how many entries the store held, with positives
+the evidence turns among each question's first ten hits (the question asked
+of the conversation so far) and negatives the first ten hits of every
+off-topic question (lexical: those that share a term with it), each asked
+of stores of 10, 30, 100 and 300 entries (the conversation's first turns)
+and of the whole conversation: the best of more unrelated entries scores
+higher, so the same fused score means less in a larger store. Balanced, so
+that relevance 0.5 is where a hit is as likely to be one as the other.
+
+The query gate (``relevance.QueryGate``): a logistic regression, per
+question, of its best hit's fused score, its field (the mean and spread of
+its cosines to every turn of the store) and the log of the store's size,
+with positives the questions (asked of the conversation so far and of the
+10 and 30 turns around their first evidence turn: small stores) and
+negatives the off-topic questions at every store size, each set's two
+classes weighing the same. Newton's method, no dependency.
 
     python bench/calibrate_relevance.py [--data DIR[:DIR...]] [--sets realmem,realmem-facts,realtalk]
-        [--lexical-weights 0.3,0.4,0.5] [--limit-conversations N]
+        [--lexical-weights 0.3] [--limit-conversations N]
 
-The constants of ``domain.relevance`` are the run of the defaults (lexical
-weight 0.3) on 2026-12-07: docs/relevance.md records it.
+The constants of ``domain.relevance`` are the run of the defaults on
+2026-12-07: docs/relevance.md records it.
 """
 
 from __future__ import annotations
@@ -61,6 +69,7 @@ from bench.public_sets import (  # noqa: E402
 )
 from mnemo_server.domain.embedding import Embedder, query_vectors  # noqa: E402
 from mnemo_server.domain.ranking import SIMILARITY_DIGITS, TermStats  # noqa: E402
+from mnemo_server.domain.relevance import DEFAULT_MIN_RELEVANCE  # noqa: E402
 from mnemo_server.domain.text_search import query_terms, stems  # noqa: E402
 from mnemo_server.embedders import load_embedder  # noqa: E402
 
@@ -69,6 +78,11 @@ OFF = "off-topic"
 OFF_TOPIC_SIZES = (10, 30, 100, 300)
 """Besides its whole conversation, each off-topic question is asked of the
 first turns of it, so that the calibration sees small stores too."""
+SMALL_STORES = (10, 30)
+"""For the gate, each question is also asked of a store of this many turns
+around its first evidence turn, so that the fit sees answers in small
+stores as well as off-topic questions in them."""
+GATE_MINIMA = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3)
 Floats = npt.NDArray[np.float64]
 
 
@@ -81,24 +95,27 @@ class Haystack:
     stems: list[frozenset[str]]
 
     def signals(
-        self, count: int, text: str, vector: npt.NDArray[np.float32]
+        self, turns: slice, text: str, vector: npt.NDArray[np.float32]
     ) -> tuple[Floats, Floats, bool]:
-        """Over the first ``count`` turns: each turn's lexical share and
-        cosine for the query ``text``, and whether it has query terms."""
+        """Over the ``turns`` (a store of them alone): each turn's lexical share and
+        cosine for the query ``text``, and whether it has query terms (the
+        turns are one conversation's, in save order: a turn's neighbours
+        are the turns beside it)."""
         terms = list(dict.fromkeys(query_terms(text)))
         frequencies: Counter[str] = Counter()
-        for turn in self.stems[:count]:
+        count = len(self.stems[turns])
+        for turn in self.stems[turns]:
             frequencies.update(t for t in turn if t in terms)
         stats = TermStats(count, dict(frequencies))
         weights = {t: stats.weight(t) for t in terms}
         total = sum(weights.values())
         shares = np.zeros(count)
         if total:
-            for i, turn in enumerate(self.stems[:count]):
+            for i, turn in enumerate(self.stems[turns]):
                 matched = [weights[t] for t in terms if t in turn]
                 if matched:
                     shares[i] = sum(matched) / total
-        cosines = np.round(self.vectors[:count].astype(np.float64) @ vector, SIMILARITY_DIGITS)
+        cosines = np.round(self.vectors[turns].astype(np.float64) @ vector, SIMILARITY_DIGITS)
         return shares, cosines, bool(terms)
 
 
@@ -111,12 +128,17 @@ class Scored:
 
     set_name: str
     category: str
-    shares: Floats
-    cosines: Floats
-    has_terms: bool
+    fused: Floats
+    mean: float
+    spread: float
+    """The query's field: its cosines' mean and standard deviation over
+    every turn saved (``relevance.QueryField``)."""
     hits: npt.NDArray[np.bool_]
     evidence: int
     entries: int
+    window: bool = False
+    """Asked of a small store around its evidence (``SMALL_STORES``): in
+    the gate's fit only."""
 
 
 def _vectors(
@@ -168,7 +190,8 @@ def score_all(
     lexical_weight: float,
 ) -> list[Scored]:
     """Each question's first hits by ``lexical_weight`` x share + the rest
-    x cosine (lexical recall: ``lexical_weight`` 1)."""
+    x cosine (lexical recall: ``lexical_weight`` 1, only turns sharing a
+    term)."""
     texts = sorted({a.text for _, _, asks in conversations for a, _ in asks} | set(off_topic))
     vectors = dict(zip(texts, np.asarray(query_vectors(embedder, texts)), strict=True))
     scored: list[Scored] = []
@@ -177,48 +200,63 @@ def score_all(
         name: str,
         category: str,
         haystack: Haystack,
-        count: int,
+        turns: slice,
         text: str,
         evidence: frozenset[str],
+        window: bool = False,
     ) -> None:
-        shares, cosines, has_terms = haystack.signals(count, text, vectors[text])
+        shares, cosines, has_terms = haystack.signals(turns, text, vectors[text])
+        count = len(shares)
         fused = (
             cosines if not has_terms else lexical_weight * shares + (1 - lexical_weight) * cosines
         )
+        order_by = fused
         if lexical_weight == 1.0:
-            fused = np.where(shares > 0, shares, -1.0)  # lexical recall: only turns sharing a term
-        order = np.argsort(-fused, kind="stable")[:TOP]
-        order = order[fused[order] > -1.0]
-        hits = np.array([haystack.ids[i] in evidence for i in order], dtype=bool)
+            order_by = np.where(shares > 0, shares, -1.0)  # lexical: only turns sharing a term
+        order = np.argsort(-order_by, kind="stable")[:TOP]
+        order = order[order_by[order] > -1.0]
+        ids = haystack.ids[turns]
+        hits = np.array([ids[i] in evidence for i in order], dtype=bool)
         scored.append(
             Scored(
                 name,
                 category,
-                shares[order],
-                cosines[order],
-                has_terms,
+                fused[order],
+                float(cosines.mean()) if lexical_weight < 1.0 else 0.0,
+                float(cosines.std()) if lexical_weight < 1.0 else 0.0,
                 hits,
                 len(evidence),
                 count,
+                window,
             )
         )
 
     for name, haystack, asks in conversations:
         for ask, count in asks:
-            first(name, ask.category, haystack, count, ask.text, ask.evidence)
+            first(name, ask.category, haystack, slice(0, count), ask.text, ask.evidence)
+            # Small stores too: the question asked of the turns around its evidence.
+            where = [i for i in range(count) if haystack.ids[i] in ask.evidence]
+            for size in (n for n in SMALL_STORES if n < count and where):
+                start = max(0, min(where[0] - size // 2, count - size))
+                turns = slice(start, start + size)
+                first(name, ask.category, haystack, turns, ask.text, ask.evidence, window=True)
         for size in [*(n for n in OFF_TOPIC_SIZES if n < len(haystack.ids)), len(haystack.ids)]:
             for text in off_topic:
-                first(name, OFF, haystack, size, text, frozenset())
+                first(name, OFF, haystack, slice(0, size), text, frozenset())
     return scored
 
 
-def fit_logistic(values: Floats, labels: npt.NDArray[np.bool_]) -> Floats:
+def fit_logistic(
+    values: Floats, labels: npt.NDArray[np.bool_], weights: Floats | None = None
+) -> Floats:
     """The coefficients (one per column of ``values``, then the intercept)
-    of a class-balanced logistic regression of ``labels`` on ``values``
-    (Newton's method, a tiny L2 penalty)."""
+    of a logistic regression of ``labels`` on ``values`` (Newton's method, a
+    tiny L2 penalty), each row weighing ``weights`` (default: class-balanced,
+    each class half)."""
     x = np.concatenate([values, np.ones((len(values), 1))], axis=1)
     y = labels.astype(np.float64)
-    weights = np.where(labels, 0.5 / max(labels.sum(), 1), 0.5 / max((~labels).sum(), 1))
+    if weights is None:
+        weights = np.where(labels, 0.5 / max(labels.sum(), 1), 0.5 / max((~labels).sum(), 1))
     theta = np.zeros(x.shape[1])
     for _ in range(100):
         p = 1.0 / (1.0 + np.exp(-(x @ theta)))
@@ -231,21 +269,26 @@ def fit_logistic(values: Floats, labels: npt.NDArray[np.bool_]) -> Floats:
     return theta
 
 
-def _columns(s: Scored, lexical_weight: float) -> Floats:
-    """A hit's features: the fused score, and the log of the store's size
-    (``domain.relevance``)."""
-    fused = _fused(s, lexical_weight)
-    return np.stack([fused, np.full(len(fused), math.log(max(s.entries, 1)))], axis=1)
+def _columns(s: Scored) -> Floats:
+    """A hit's features (``Calibration.relevance``): its fused score and the
+    log of the store's size."""
+    return np.stack([s.fused, np.full(len(s.fused), math.log(max(s.entries, 1)))], axis=1)
 
 
-def features(
-    scored: Sequence[Scored], lexical_weight: float
-) -> tuple[Floats, npt.NDArray[np.bool_]]:
-    """The fit's values and labels (module doc)."""
+def _relevance(s: Scored, theta: Floats) -> Floats:
+    x = np.concatenate([_columns(s), np.ones((len(s.hits), 1))], axis=1)
+    relevance: Floats = 1 / (1 + np.exp(-(x @ theta)))
+    return relevance
+
+
+def features(scored: Sequence[Scored]) -> tuple[Floats, npt.NDArray[np.bool_]]:
+    """The hit calibration's values and labels (module doc)."""
     values: list[Floats] = []
     labels: list[bool] = []
     for s in scored:
-        columns = _columns(s, lexical_weight)
+        if s.window:
+            continue
+        columns = _columns(s)
         if s.category == OFF:
             values.append(columns)
             labels += [False] * len(columns)
@@ -255,39 +298,67 @@ def features(
     return np.concatenate(values), np.asarray(labels)
 
 
-def _fused(s: Scored, lexical_weight: float) -> Floats:
-    if not s.has_terms:
-        return s.cosines
-    return lexical_weight * s.shares + (1 - lexical_weight) * s.cosines
+def _gate_columns(s: Scored) -> list[float]:
+    """A question's gate features (``relevance.QueryGate``)."""
+    best = float(s.fused[0]) if len(s.fused) else 0.0
+    return [best, s.mean, s.spread, math.log(max(s.entries, 1))]
 
 
-def table(scored: Sequence[Scored], lexical_weight: float, theta: Floats) -> list[str]:
-    """Per set and minimum relevance: recall@10 of what is kept, the share
-    of off-topic questions that keep nothing (asked of the whole store, and
-    of its first 30 entries), the mean entries a context of 5 keeps."""
+def fit_gate(scored: Sequence[Scored]) -> Floats:
+    """The gate's coefficients (module doc): best, mean, spread, size slopes
+    and the intercept."""
+    values = np.array([_gate_columns(s) for s in scored])
+    labels = np.array([s.category != OFF for s in scored])
+    weights = np.zeros(len(scored))
+    names = np.array([s.set_name for s in scored])
+    for name in set(names):
+        for label in (True, False):
+            mine = (names == name) & (labels == label)
+            weights[mine] = 1.0 / max(int(mine.sum()), 1)
+    return fit_logistic(values, labels, weights / weights.sum())
+
+
+def _gate(s: Scored, gate: Floats) -> float:
+    signal = float(np.dot(_gate_columns(s), gate[:-1]) + gate[-1])
+    return 1.0 / (1.0 + math.exp(-max(-700.0, min(700.0, signal))))
+
+
+def table(
+    scored: Sequence[Scored], theta: Floats, gate: Floats | None, minimum: float | None = None
+) -> list[str]:
+    """Per set and minimum relevance (or, given ``minimum``, per gate
+    minimum at that relevance): recall@10 of what is kept, the share of
+    off-topic questions that keep nothing (asked of the whole store, and of
+    its first 30 entries), the mean entries a context of 5 keeps."""
+    rows = (
+        [(m, 0.0) for m in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)]
+        if minimum is None
+        else [(minimum, g) for g in GATE_MINIMA]
+    )
     lines = [
-        "| set | minimum | recall@10 kept | recall@10 all | off-topic: nothing "
-        "| off-topic, 30 entries: nothing | context entries |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        f"| set | {'minimum' if minimum is None else 'gate minimum'} | recall@10 kept "
+        "| off-topic: nothing | off-topic, 30 entries: nothing | context entries |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for name in sorted({s.set_name for s in scored}):
         mine = [s for s in scored if s.set_name == name]
         whole = max(s.entries for s in mine if s.category == OFF)
-        for minimum in (0.0, 0.3, 0.4, 0.5, 0.6, 0.7):
-            kept, everything, entries = [], [], []
+        gates = [1.0 if gate is None else _gate(s, gate) for s in mine]
+        relevance = [_relevance(s, theta) for s in mine]
+        for floor, gate_minimum in rows:
+            kept, entries = [], []
             nothing: dict[bool, list[bool]] = {True: [], False: []}
-            for s in mine:
-                x = np.concatenate([_columns(s, lexical_weight), np.ones((len(s.hits), 1))], 1)
-                keep = 1 / (1 + np.exp(-(x @ theta))) >= minimum
+            for s, g, r in zip(mine, gates, relevance, strict=True):
+                keep = (r >= floor) & (g >= gate_minimum)
                 if s.category == OFF:
                     if s.entries in (whole, 30):
-                        nothing[s.entries == whole].append(not keep.any())
-                else:
+                        nothing[s.entries == whole].append(not keep[:5].any())
+                elif not s.window:
                     kept.append(s.hits[keep].sum() / s.evidence)
-                    everything.append(s.hits.sum() / s.evidence)
                     entries.append(keep[:5].sum())
+            shown = floor if minimum is None else gate_minimum
             lines.append(
-                f"| {name} | {minimum:.1f} | {np.mean(kept):.3f} | {np.mean(everything):.3f} "
+                f"| {name} | {shown:.2f} | {np.mean(kept):.3f} "
                 f"| {np.mean(nothing[True]):.3f} | {_mean(nothing[False]):.3f} "
                 f"| {np.mean(entries):.2f} |"
             )
@@ -302,7 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=os.environ.get("MNEMO_BENCH_DATA", ""))
     parser.add_argument("--sets", default="realmem,realmem-facts,realtalk")
-    parser.add_argument("--lexical-weights", default="0.3,0.4,0.5")
+    parser.add_argument("--lexical-weights", default="0.3")
     parser.add_argument("--limit-conversations", type=int, default=None)
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "mnemo-bench")
     args = parser.parse_args(argv)
@@ -314,16 +385,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     report: dict[str, Any] = {"model": embedder.model, "sets": sets}
     for weight in [float(w) for w in args.lexical_weights.split(",")] + [1.0]:
         scored = score_all(embedder, conversations, off_topic, weight)
-        slope, size_slope, intercept = (float(c) for c in fit_logistic(*features(scored, weight)))
+        slope, size_slope, intercept = (float(c) for c in fit_logistic(*features(scored)))
+        theta = np.array([slope, size_slope, intercept])
         recall = {
-            name: float(
-                np.mean(
-                    [
-                        s.hits.sum() / s.evidence
-                        for s in scored
-                        if s.set_name == name and s.category != OFF
-                    ]
-                )
+            name: round(
+                float(
+                    np.mean(
+                        [
+                            s.hits.sum() / s.evidence
+                            for s in scored
+                            if s.set_name == name and s.category != OFF and not s.window
+                        ]
+                    )
+                ),
+                3,
             )
             for name in sets
         }
@@ -332,13 +407,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"\n{kind}: slope {slope:.2f}, size slope {size_slope:.3f}, intercept "
             f"{intercept:.2f}; recall@10 without a minimum {recall}"
         )
-        print("\n".join(table(scored, weight, np.array([slope, size_slope, intercept]))))
+        print("\n".join(table(scored, theta, None)))
         report[kind] = {
             "slope": slope,
             "size_slope": size_slope,
             "intercept": intercept,
             "recall@10": recall,
         }
+        if weight == 1.0:
+            continue
+        gate = fit_gate(scored)
+        names = ("best_slope", "mean_slope", "spread_slope", "size_slope", "intercept")
+        fitted = {n: round(float(c), 3) for n, c in zip(names, gate, strict=True)}
+        print(f"\n{kind}, the query gate: {fitted}; at relevance {DEFAULT_MIN_RELEVANCE}:")
+        print("\n".join(table(scored, theta, gate, DEFAULT_MIN_RELEVANCE)))
+        report[kind]["gate"] = fitted
     print(json.dumps(report, indent=2))
     return 0
 

@@ -10,6 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mnemo_server.domain.errors import MnemoError
+from mnemo_server.domain.memory_models import Embedding
+from mnemo_server.domain.ranking import NOTHING_NEAR
 from mnemo_server.domain.vectors import decode_vector, encode_vector
 from mnemo_server.store.memories.vector_cache import UserVectors
 from tests.support.vectors import cosine, user_vectors
@@ -108,3 +111,43 @@ def test_errors() -> None:
         index.nearest([1.0, 0.0, 0.0], 1, ["c"])
     with pytest.raises(ValueError, match="zeros"):
         index.nearest([0.0, 0.0], 1, ["c"])
+
+
+def _embedding(values: list[float]) -> Embedding:
+    return Embedding("m", tuple(values))
+
+
+def test_search_gives_the_field_and_any_searched_entry_s_cosine() -> None:
+    index = UserVectors.build(
+        1,
+        2,
+        [
+            ("a", "c1", encode_vector([1.0, 0.0])),
+            ("b", "c2", encode_vector([0.9, 0.1])),
+            ("c", "c1", encode_vector([0.0, 1.0])),
+            ("d", "c1", encode_vector([0.5, 0.5])),
+        ],
+    )
+    found = index.search(_embedding([1.0, 0.0]), 1, ["c1"], strict=True)
+    assert dict(found.similarities) == {"a": 1.0}
+    # Any searched entry's exact cosine; none for another conversation's.
+    assert found.cosine("d") == pytest.approx(math.sqrt(0.5))
+    assert found.cosine("b") is None and found.cosine("unknown") is None
+    # The query's field: its cosines' mean and spread over what it searched.
+    cosines = [1.0, 0.0, math.sqrt(0.5)]
+    mean = sum(cosines) / 3
+    spread = math.sqrt(sum((c - mean) ** 2 for c in cosines) / 3)
+    assert found.field.mean == pytest.approx(mean, abs=1e-6)
+    assert found.field.spread == pytest.approx(spread, abs=1e-6)
+    assert found.field.searched == 3
+    both = index.search(_embedding([1.0, 0.0]), 5, ["c1", "c2"], strict=True)
+    assert both.cosine("b") == pytest.approx(0.9 / math.sqrt(0.82)) and both.field.searched == 4
+
+
+def test_search_finds_nothing_for_a_query_it_cannot_compare() -> None:
+    index = user_vectors([[1.0, 0.0]])
+    assert index.search(_embedding([0.0, 0.0]), 1, ["c"], strict=True) is NOTHING_NEAR
+    assert index.search(_embedding([1.0, 0.0, 0.0]), 1, ["c"], strict=False) is NOTHING_NEAR
+    assert index.search(_embedding([1.0, 0.0]), 1, ["elsewhere"], strict=True) is NOTHING_NEAR
+    with pytest.raises(MnemoError):
+        index.search(_embedding([1.0, 0.0, 0.0]), 1, ["c"], strict=True)

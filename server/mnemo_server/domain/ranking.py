@@ -49,10 +49,12 @@ the query vector are candidates too.
 4. then the most recently updated;
 5. then ``memory_id`` ascending.
 
-Then hits below the minimum relevance are dropped (the query's
-``min_score``; unset: the calibration's default, ``relevance.
-DEFAULT_MIN_RELEVANCE`` for a calibrated recall, none for an uncalibrated
-one), the first ``max_results`` are kept and ranked 1, 2, 3, ...
+Then, when a minimum relevance applies (the query's ``min_score``; unset:
+the calibration's default, ``relevance.DEFAULT_MIN_RELEVANCE`` for a
+calibrated recall, none for an uncalibrated one), a query that the
+calibration's gate (``relevance.QueryGate``) judges to be about nothing the
+user saved gets no hits at all, and hits below the minimum are dropped; the
+first ``max_results`` are kept and ranked 1, 2, 3, ...
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ from mnemo_server.domain.memory_models import (
     RecallScope,
     RecallSignal,
 )
-from mnemo_server.domain.relevance import LEXICAL, Calibration
+from mnemo_server.domain.relevance import LEXICAL, NO_FIELD, Calibration, QueryField
 
 SCORE_DIGITS = 12
 """Scores equal after rounding to this many digits are an equal match."""
@@ -155,26 +157,47 @@ class Candidate:
     score: float = field(default=0.0, compare=False)
 
 
+def _no_cosine(memory_id: str) -> float | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Nearest:
+    """What exact vector search found for a query vector among the entries
+    it searched (the visible ones with a vector of its model):
+    ``similarities``, the nearest ones' cosines by ``memory_id``; the
+    query's ``field`` over all of them (``relevance.QueryField``); and
+    ``cosine``, any searched entry's exact cosine (``None``: not searched)."""
+
+    similarities: Mapping[str, float] = field(default_factory=dict)
+    field: QueryField = NO_FIELD
+    cosine: Callable[[str], float | None] = _no_cosine
+
+
+NOTHING_NEAR = Nearest()
+
+
 def with_nearest(
     lexical: Iterable[Candidate],
-    nearest: Mapping[str, float],
+    nearest: Nearest,
     others: Callable[[list[str]], Iterable[Candidate]],
     embedded: Callable[[str], bool],
 ) -> list[Candidate]:
     """The candidates of a semantic query, live or as of a time: the
-    ``lexical`` ones, each with its cosine in ``nearest`` (if it is there)
-    and marked ``unembedded`` when it has no vector of the query's model
-    (``embedded`` tells), then the ``nearest`` entries that are not among
-    them, read by ``others`` (given their ids), with theirs."""
+    ``lexical`` ones, marked ``unembedded`` when they have no vector of the
+    query's model (``embedded`` tells), then the ``nearest`` entries that
+    are not among them, read by ``others`` (given their ids); each with its
+    exact cosine (``Nearest.cosine``: a lexical candidate outside the
+    nearest ones has its cosine too, not 0)."""
     candidates = list(lexical)
     for candidate in candidates:
-        candidate.similarity = nearest.get(candidate.memory_id)
         candidate.unembedded = not embedded(candidate.memory_id)
     known = {c.memory_id for c in candidates}
-    found = list(others([memory_id for memory_id in nearest if memory_id not in known]))
-    for candidate in found:
-        candidate.similarity = nearest[candidate.memory_id]
-    return [*candidates, *found]
+    wanted = [memory_id for memory_id in nearest.similarities if memory_id not in known]
+    candidates += others(wanted)
+    for candidate in candidates:
+        candidate.similarity = nearest.cosine(candidate.memory_id)
+    return candidates
 
 
 def visible_conversations(query: RecallQuery) -> tuple[str, ...]:
@@ -213,19 +236,21 @@ def _score(
     semantic: bool,
     min_similarity: float,
     calibration: Calibration,
-) -> list[Candidate]:
-    """The candidates that are hits, each with its ``score`` (relevance)."""
+) -> tuple[list[Candidate], float]:
+    """The candidates that are hits, each with its ``score`` (relevance),
+    and the best fused score of the hits with a vector (0 without any)."""
     shares = _lexical_shares(candidates.values(), terms, stats) if terms else {}
     if not semantic:
         for key, share in shares.items():
             candidates[key].score = calibration.relevance(share, None, stats.entries)
-        return [candidates[key] for key in shares]
+        return [candidates[key] for key in shares], 0.0
     similar = {
         key: round(c.similarity, SIMILARITY_DIGITS)
         for key, c in candidates.items()
         if c.similarity is not None and c.similarity > min_similarity
     }
     hits = []
+    best = 0.0
     for key, entry in candidates.items():
         if key not in shares and key not in similar:
             continue
@@ -236,8 +261,9 @@ def _score(
             # Without query terms there is nothing lexical to weigh: the cosine alone.
             lexical = shares.get(key, 0.0) if terms else None
             entry.score = calibration.relevance(lexical, similar.get(key), stats.entries)
+            best = max(best, calibration.fused(lexical, similar.get(key)))
         hits.append(entry)
-    return hits
+    return hits, best
 
 
 @dataclass(frozen=True)
@@ -272,11 +298,13 @@ def rank(
     *,
     calibration: Calibration = LEXICAL,
     min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    nearest: Nearest = NOTHING_NEAR,
 ) -> list[Ranked]:
     """The best candidates for ``query`` (its ``terms``:
     ``text_search.query_terms``), best first (see the module doc), scored
     by ``calibration`` (``relevance.calibration`` of the query vector's
-    model; lexical recall's by default).
+    model; lexical recall's by default) with the query's field of
+    ``nearest`` (the vector search that found the semantic candidates).
 
     Similarities count only when ``query.semantic``. Candidates outside
     ``visible_conversations`` are dropped, duplicates (same ``memory_id``)
@@ -298,7 +326,7 @@ def rank(
             known.similarity is None or candidate.similarity > known.similarity
         ):
             known.similarity = candidate.similarity
-    hits = _score(merged, terms, stats, bool(query.semantic), min_similarity, calibration)
+    hits, best = _score(merged, terms, stats, bool(query.semantic), min_similarity, calibration)
 
     def order(entry: Candidate) -> tuple[float, bool, bool, int, str]:
         return (
@@ -312,6 +340,9 @@ def rank(
     hits.sort(key=order)
     floor = calibration.default_min if query.min_score is None else query.min_score
     if floor > 0:
+        gate = calibration.gate
+        if gate is not None and not gate.admits(best, nearest.field, stats.entries):
+            return []  # a query about nothing the user saved (``relevance.QueryGate``)
         hits = [e for e in hits if e.score >= floor]
     limit = query.max_results if query.max_results > 0 else DEFAULT_RECALL_RESULTS
     return [Ranked(e, e.score, _signals(e, query, min_similarity)) for e in hits[:limit]]

@@ -25,6 +25,20 @@ off_topic_questions.json``, asked of stores of 10 entries to whole
 conversations) bring up, so a relevance of 0.5 is the point where a hit is
 as likely to answer its question as to have been found for an unrelated one.
 
+**The query gate.** Per hit, relevance cannot tell a question about the
+user from one about nothing they saved when the best of many unrelated
+entries happens to be close ("what is the capital of Peru?" among 5,000
+chat turns). A judging recall (a minimum relevance applies) therefore
+also asks its calibration's ``QueryGate`` first: a logistic function of the
+query's best fused score, its *field* (``QueryField``: the mean and spread of
+its cosines to all of the user's entries searched; a general-knowledge
+question is about equally far from all of them, a question about the user
+is near their entries as a whole and much nearer a few) and the store's
+size, fitted on questions with answers (in whole conversations and in 10
+and 30 turns around their evidence: small stores) against the off-topic
+questions. Below the gate's minimum the recall returns nothing. The gate
+says nothing about which hits are relevant: that is each hit's relevance.
+
 An entry with no vector of the query's model (saved a moment ago and not
 embedded yet, or refused by the embedder) is judged by ``LEXICAL``, by its
 words, whatever the query's calibration (``domain.ranking``): a cosine of 0
@@ -49,8 +63,11 @@ from mnemo_server.domain.memory_models import Embedding, RecallQuery
 __all__ = [
     "DEFAULT_MIN_RELEVANCE",
     "LEXICAL",
+    "NO_FIELD",
     "UNCALIBRATED",
     "Calibration",
+    "QueryField",
+    "QueryGate",
     "calibration",
     "calibration_of",
 ]
@@ -59,6 +76,53 @@ DEFAULT_MIN_RELEVANCE = 0.5
 """Hits of a calibrated recall below this relevance are not returned or
 injected unless the request (``min_score``) or the server
 (``--min-relevance``) says otherwise."""
+
+
+@dataclass(frozen=True)
+class QueryField:
+    """How close the query vector is to the user's entries as a whole: the
+    ``mean`` and standard deviation (``spread``) of its cosines to every
+    entry searched. ``searched``: how many (0: none, and no field)."""
+
+    mean: float = 0.0
+    spread: float = 0.0
+    searched: int = 0
+
+
+NO_FIELD = QueryField()
+
+
+@dataclass(frozen=True)
+class QueryGate:
+    """Whether a query is about anything the user saved at all (module doc):
+    a logistic function of its best hit's fused score, its field and the
+    store's size, fitted on questions with answers against questions no
+    memory answers. Below ``minimum`` the query is judged to be about
+    nothing saved and a judging recall returns nothing."""
+
+    best_slope: float
+    mean_slope: float
+    spread_slope: float
+    size_slope: float
+    intercept: float
+    minimum: float
+
+    def likelihood(self, best: float, field: QueryField, entries: int) -> float:
+        """In (0, 1): how likely the query has an answer among the entries
+        (``best``: its best hit's fused score)."""
+        signal = (
+            self.best_slope * best
+            + self.mean_slope * field.mean
+            + self.spread_slope * field.spread
+            + self.size_slope * math.log(max(entries, 1))
+            + self.intercept
+        )
+        return 1.0 / (1.0 + math.exp(-max(-700.0, min(700.0, signal))))
+
+    def admits(self, best: float, field: QueryField, entries: int) -> bool:
+        """Whether the query passes; always when nothing was searched (no
+        field to judge by)."""
+        return field.searched == 0 or self.likelihood(best, field, entries) >= self.minimum
 
 
 @dataclass(frozen=True)
@@ -72,6 +136,8 @@ class Calibration:
     intercept: float = 0.0
     size_slope: float = 0.0
     default_min: float = DEFAULT_MIN_RELEVANCE
+    gate: QueryGate | None = None
+    """The query gate of a judging recall (``None``: none)."""
 
     def fused(self, share: float | None, similarity: float | None) -> float:
         """The linear fused score: ``lexical_weight`` x share + the rest x
@@ -105,6 +171,14 @@ FUSED_DEFAULT_MODEL = Calibration(
     slope=43.15,
     size_slope=-0.673,
     intercept=-15.67,
+    gate=QueryGate(
+        best_slope=11.12,
+        mean_slope=39.59,
+        spread_slope=91.76,
+        size_slope=-0.439,
+        intercept=-26.86,
+        minimum=0.1,
+    ),
 )
 """Fused recall with the default model."""
 

@@ -21,7 +21,9 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from mnemo_server.domain.memory_models import Embedding, Memory, RecallHit, RecallQuery
 from mnemo_server.domain.ranking import (
     CANDIDATE_LIMIT,
+    NOTHING_NEAR,
     Candidate,
+    Nearest,
     TermStats,
     lexical_plan,
     rank,
@@ -63,6 +65,7 @@ def recall(
     # The user's entry count weighs in the relevance (``domain.relevance``).
     stats = fts.term_stats(conn, user_id, terms) if terms or embedding else TermStats(0, {})
     candidates: list[Candidate] = []
+    nearest = NOTHING_NEAR
     if terms:
         plan = lexical_plan(terms, stats)
         candidates += fts.lexical_candidates(conn, user_id, conversations, terms, plan)
@@ -76,7 +79,14 @@ def recall(
             lambda missing: fts.candidates_by_id(conn, user_id, conversations, terms, missing),
             embedded.__contains__,
         )
-    ranked = rank(query, terms, stats, candidates, calibration=calibration_of(query, embedding))
+    ranked = rank(
+        query,
+        terms,
+        stats,
+        candidates,
+        calibration=calibration_of(query, embedding),
+        nearest=nearest,
+    )
     return recall_hits(ranked, entries(conn, user_id, [r.candidate.memory_id for r in ranked]))
 
 
@@ -173,7 +183,7 @@ def semantic(
     when ``strict`` (a caller's vector); otherwise a vector of another
     dimension finds nothing."""
     vectors = _user_vectors(conn, user_id, embedding.model, cache)
-    return _nearest(vectors, conversations, embedding, limit, strict=strict)
+    return dict(_nearest(vectors, conversations, embedding, limit, strict=strict).similarities)
 
 
 def _nearest(
@@ -183,7 +193,7 @@ def _nearest(
     limit: int,
     *,
     strict: bool,
-) -> dict[str, float]:
+) -> Nearest:
     if limit <= 0 or vectors is None:
-        return {}
-    return dict(vectors.search(embedding, limit, conversations, strict=strict))
+        return NOTHING_NEAR
+    return vectors.search(embedding, limit, conversations, strict=strict)

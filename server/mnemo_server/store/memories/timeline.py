@@ -27,6 +27,7 @@ from sqlalchemy import ColumnElement, Connection, and_, or_, select
 from mnemo_server.domain.memory_models import Embedding, RecallQuery
 from mnemo_server.domain.ranking import (
     CANDIDATE_LIMIT,
+    NOTHING_NEAR,
     Ranked,
     TermStats,
     rank,
@@ -96,19 +97,27 @@ def recall_in_time(
     frequencies = Counter(term for c in every for term in c.matched)
     stats = TermStats(len(every), frequencies)
     chosen = [c for c in every if c.matched]
+    nearest = NOTHING_NEAR
     if embedding is not None:
         by_id = {c.memory_id: c for c in every}
         vectors = _view_vectors(conn, conditions, embedding)
         nearest = (
-            {}
+            NOTHING_NEAR
             if vectors is None
-            else dict(vectors.search(embedding, CANDIDATE_LIMIT, conversations, strict=strict))
+            else vectors.search(embedding, CANDIDATE_LIMIT, conversations, strict=strict)
         )
         embedded = frozenset() if vectors is None else vectors.embedded
         chosen = with_nearest(
             chosen, nearest, lambda missing: [by_id[m] for m in missing], embedded.__contains__
         )
-    return rank(query, terms, stats, chosen, calibration=calibration_of(query, embedding))
+    return rank(
+        query,
+        terms,
+        stats,
+        chosen,
+        calibration=calibration_of(query, embedding),
+        nearest=nearest,
+    )
 
 
 def _view_vectors(

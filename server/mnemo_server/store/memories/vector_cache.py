@@ -52,11 +52,16 @@ from mnemo_server.domain.embedding import dimension_mismatch
 from mnemo_server.domain.errors import Entry, Part
 from mnemo_server.domain.memory_models import Embedding
 from mnemo_server.domain.observe import NO_OBSERVER, Observer
+from mnemo_server.domain.ranking import NOTHING_NEAR, Nearest
+from mnemo_server.domain.relevance import QueryField
 
 DEFAULT_MAX_BYTES = 1 << 30
 """The default budget of a process's cached vectors (1 GiB)."""
 
 _FLOAT32_EPSILON = 2.0**-24
+FIELD_DIGITS = 6
+"""A query field's mean and spread are rounded to this many digits (float32
+sums: the same on every backend, whose rows are in the same order)."""
 MAX_REPORTED = 100_000
 """Skipped vectors remembered as reported (then the memory starts afresh)."""
 
@@ -150,31 +155,62 @@ class UserVectors:
     @property
     def nbytes(self) -> int:
         arrays = (self.vectors, self.lengths, self.inverse_lengths, self.codes)
-        return sum(int(a.nbytes) for a in arrays) + 64 * len(self.memory_ids)
+        # Per entry: its id and its place in ``rows``.
+        return sum(int(a.nbytes) for a in arrays) + 168 * len(self.memory_ids)
 
     def tolerance(self) -> float:
         """A bound of the float32 error of a score (unit query, scaled row)."""
         return 4.0 * (self.dimensions + 8) * _FLOAT32_EPSILON
 
+    @functools.cached_property
+    def rows(self) -> dict[str, int]:
+        """Each entry's row."""
+        return {memory_id: row for row, memory_id in enumerate(self.memory_ids)}
+
     def search(
         self, embedding: Embedding, k: int, conversations: Sequence[str], *, strict: bool
-    ) -> list[tuple[str, float]]:
-        """``nearest`` for a query ``embedding`` of these vectors' model: none
-        for an all-zero query or an empty matrix; a query of another
-        dimension raises EMBEDDING_DIMENSION_MISMATCH (entry
-        ``Part.QUERY_EMBEDDING``) when ``strict`` (a caller's vector), else
-        finds nothing (the server's own: the fault is not the caller's)."""
+    ) -> Nearest:
+        """What exact search finds for a query ``embedding`` of these
+        vectors' model (``ranking.Nearest``): the ``k`` nearest entries of
+        ``conversations`` (``nearest``), the query's field over all of them
+        and any of their cosines. Nothing for an all-zero query
+        or an empty matrix; a query of another dimension raises
+        EMBEDDING_DIMENSION_MISMATCH (entry ``Part.QUERY_EMBEDDING``) when
+        ``strict`` (a caller's vector), else finds nothing (the server's
+        own: the fault is not the caller's)."""
         if k <= 0 or not self.memory_ids:
-            return []
+            return NOTHING_NEAR
         if embedding.dimensions != self.dimensions:
             if not strict:
-                return []
+                return NOTHING_NEAR
             raise dimension_mismatch(
                 Entry(Part.QUERY_EMBEDDING), expected=self.dimensions, got=embedding.dimensions
             )
         if not any(embedding.values):
-            return []
-        return self.nearest(np.asarray(embedding.values, dtype=np.float64), k, conversations)
+            return NOTHING_NEAR
+        scored = self._scores(np.asarray(embedding.values, dtype=np.float64), conversations)
+        if scored is None:
+            return NOTHING_NEAR
+        unit, scores, count = scored
+        searched = scores[scores > -np.inf]
+        field = QueryField(
+            round(float(searched.mean(dtype=np.float64)), FIELD_DIGITS),
+            round(float(searched.std(dtype=np.float64)), FIELD_DIGITS),
+            len(searched),
+        )
+        cosines: dict[int, float] = {}
+
+        def cosine(memory_id: str) -> float | None:
+            row = self.rows.get(memory_id)
+            if row is None or scores[row] == -np.inf:
+                return None
+            if row not in cosines:
+                cosines[row] = float(self._exact(unit, np.asarray([row]))[0])
+            return cosines[row]
+
+        found = self._top(unit, scores, count, k)
+        cosines.update((self.rows[memory_id], c) for memory_id, c in found)
+        return Nearest(dict(found), field, cosine)
 
     def nearest(
         self, query: Sequence[float] | npt.NDArray[np.float64], k: int, conversations: Sequence[str]
@@ -186,38 +222,57 @@ class UserVectors:
         ``ValueError`` when the query has another dimension or is all zeros."""
         if len(query) != self.dimensions:
             raise ValueError(f"query has {len(query)} dimensions, the vectors {self.dimensions}")
-        vector = np.asarray(query, dtype=np.float64)
-        largest = float(np.max(np.abs(vector))) if len(vector) else 0.0
+        scored = self._scores(np.asarray(query, dtype=np.float64), conversations)
+        if k <= 0 or scored is None:
+            return []
+        return self._top(*scored, k)
+
+    def _scores(
+        self, query: npt.NDArray[np.float64], conversations: Sequence[str]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float32], int] | None:
+        """The unit query, every row's float32 score (-inf outside
+        ``conversations``) and how many rows are inside; ``None`` when none
+        is. Raises ``ValueError`` for an all-zero query."""
+        largest = float(np.max(np.abs(query))) if len(query) else 0.0
         if largest == 0.0:
             raise ValueError("query vector is all zeros")
-        vector = vector / largest  # no overflow or underflow in the length
-        length = float(np.linalg.norm(vector))
+        vector = query / largest  # no overflow or underflow in the length
         wanted = [self.conversations.index(c) for c in conversations if c in self.conversations]
-        if k <= 0 or not wanted:
-            return []
-        unit = vector / length
+        if not wanted:
+            return None
+        unit = vector / float(np.linalg.norm(vector))
         scores = (self.vectors @ unit.astype(np.float32)) * self.inverse_lengths
         if len(wanted) < len(self.conversations):
             allowed = np.isin(self.codes, np.asarray(wanted, dtype=np.int32))
             scores[~allowed] = -np.inf
-            count = int(allowed.sum())
-        else:
-            count = len(scores)
+            return unit, scores, int(allowed.sum())
+        return unit, scores, len(scores)
+
+    def _top(
+        self,
+        unit: npt.NDArray[np.float64],
+        scores: npt.NDArray[np.float32],
+        count: int,
+        k: int,
+    ) -> list[tuple[str, float]]:
         if count > k:
             kth = np.partition(scores, len(scores) - k)[len(scores) - k]
             chosen = np.flatnonzero(scores >= kth - self.tolerance())
         else:
             chosen = np.flatnonzero(scores > -np.inf)
+        exact = self._exact(unit, chosen)
+        found = [(self.memory_ids[int(i)], c) for i, c in zip(chosen, exact, strict=True)]
+        found.sort(key=lambda item: (-item[1], item[0]))
+        return found[:k]
+
+    def _exact(self, unit: npt.NDArray[np.float64], chosen: npt.NDArray[np.intp]) -> list[float]:
+        """The exact cosines of the rows ``chosen`` (float64 arithmetic on
+        the stored values, clipped to [-1, 1])."""
         rows = self.vectors[chosen].astype(np.float64)
         lengths = self.lengths[chosen]
         with np.errstate(divide="ignore", invalid="ignore"):
             exact = np.where(lengths > 0, (rows @ unit) / lengths, 0.0)
-        found = [
-            (self.memory_ids[int(i)], max(-1.0, min(1.0, float(c))))
-            for i, c in zip(chosen, exact, strict=True)
-        ]
-        found.sort(key=lambda item: (-item[1], item[0]))
-        return found[:k]
+        return [max(-1.0, min(1.0, float(c))) for c in exact]
 
 
 @functools.cache
