@@ -1851,7 +1851,9 @@ export const MemoryService: GenService<{
    * relevance (`score`) and the signals that matched: only those at or above
    * the minimum relevance (`min_score`; unset: the server's, 0.5 for fused
    * recall with the default embedder, none for lexical recall), so possibly
-   * none. Returns nothing when consent is withdrawn or memory is switched
+   * none; with a minimum above 0 and the default embedder, nothing either
+   * for a query about nothing the user saved (docs/relevance.md, the query
+   * gate). Returns nothing when consent is withdrawn or memory is switched
    * off.
    *
    * Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_FIELD), FAILED_PRECONDITION
