@@ -131,17 +131,18 @@ def test_search_gives_the_field_and_any_searched_entry_s_cosine() -> None:
     found = index.search(_embedding([1.0, 0.0]), 1, ["c1"], strict=True)
     assert dict(found.similarities) == {"a": 1.0}
     # Any searched entry's exact cosine; none for another conversation's.
-    assert found.cosine("d") == pytest.approx(math.sqrt(0.5))
-    assert found.cosine("b") is None and found.cosine("unknown") is None
+    cosines = found.cosines(["d", "b", "unknown", "a"])
+    assert cosines == {"d": pytest.approx(math.sqrt(0.5)), "a": 1.0}
     # The query's field: its cosines' mean and spread over what it searched.
-    cosines = [1.0, 0.0, math.sqrt(0.5)]
-    mean = sum(cosines) / 3
-    spread = math.sqrt(sum((c - mean) ** 2 for c in cosines) / 3)
+    searched = [1.0, 0.0, math.sqrt(0.5)]
+    mean = sum(searched) / 3
+    spread = math.sqrt(sum((c - mean) ** 2 for c in searched) / 3)
     assert found.field.mean == pytest.approx(mean, abs=1e-6)
     assert found.field.spread == pytest.approx(spread, abs=1e-6)
     assert found.field.searched == 3
     both = index.search(_embedding([1.0, 0.0]), 5, ["c1", "c2"], strict=True)
-    assert both.cosine("b") == pytest.approx(0.9 / math.sqrt(0.82)) and both.field.searched == 4
+    assert both.cosines(["b"]) == {"b": pytest.approx(0.9 / math.sqrt(0.82))}
+    assert both.field.searched == 4
 
 
 def test_search_finds_nothing_for_a_query_it_cannot_compare() -> None:

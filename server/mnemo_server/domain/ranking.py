@@ -157,8 +157,8 @@ class Candidate:
     score: float = field(default=0.0, compare=False)
 
 
-def _no_cosine(memory_id: str) -> float | None:
-    return None
+def _no_cosines(memory_ids: Sequence[str]) -> Mapping[str, float]:
+    return {}
 
 
 @dataclass(frozen=True)
@@ -167,11 +167,12 @@ class Nearest:
     it searched (the visible ones with a vector of its model):
     ``similarities``, the nearest ones' cosines by ``memory_id``; the
     query's ``field`` over all of them (``relevance.QueryField``); and
-    ``cosine``, any searched entry's exact cosine (``None``: not searched)."""
+    ``cosines``, the exact cosines of the given entries that were searched
+    (the others left out)."""
 
     similarities: Mapping[str, float] = field(default_factory=dict)
     field: QueryField = NO_FIELD
-    cosine: Callable[[str], float | None] = _no_cosine
+    cosines: Callable[[Sequence[str]], Mapping[str, float]] = _no_cosines
 
 
 NOTHING_NEAR = Nearest()
@@ -187,7 +188,7 @@ def with_nearest(
     ``lexical`` ones, marked ``unembedded`` when they have no vector of the
     query's model (``embedded`` tells), then the ``nearest`` entries that
     are not among them, read by ``others`` (given their ids); each with its
-    exact cosine (``Nearest.cosine``: a lexical candidate outside the
+    exact cosine (``Nearest.cosines``: a lexical candidate outside the
     nearest ones has its cosine too, not 0)."""
     candidates = list(lexical)
     for candidate in candidates:
@@ -195,8 +196,9 @@ def with_nearest(
     known = {c.memory_id for c in candidates}
     wanted = [memory_id for memory_id in nearest.similarities if memory_id not in known]
     candidates += others(wanted)
+    cosines = nearest.cosines([c.memory_id for c in candidates])
     for candidate in candidates:
-        candidate.similarity = nearest.cosine(candidate.memory_id)
+        candidate.similarity = cosines.get(candidate.memory_id)
     return candidates
 
 

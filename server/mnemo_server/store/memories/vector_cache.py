@@ -173,7 +173,7 @@ class UserVectors:
         """What exact search finds for a query ``embedding`` of these
         vectors' model (``ranking.Nearest``): the ``k`` nearest entries of
         ``conversations`` (``nearest``), the query's field over all of them
-        and any of their cosines. Nothing for an all-zero query
+        and the exact cosines of any of them (in one product). Nothing for an all-zero query
         or an empty matrix; a query of another dimension raises
         EMBEDDING_DIMENSION_MISMATCH (entry ``Part.QUERY_EMBEDDING``) when
         ``strict`` (a caller's vector), else finds nothing (the server's
@@ -192,25 +192,32 @@ class UserVectors:
         if scored is None:
             return NOTHING_NEAR
         unit, scores, count = scored
-        searched = scores[scores > -np.inf]
+        searched = scores if count == len(scores) else scores[scores > -np.inf]
         field = QueryField(
             round(float(searched.mean(dtype=np.float64)), FIELD_DIGITS),
             round(float(searched.std(dtype=np.float64)), FIELD_DIGITS),
             len(searched),
         )
-        cosines: dict[int, float] = {}
-
-        def cosine(memory_id: str) -> float | None:
-            row = self.rows.get(memory_id)
-            if row is None or scores[row] == -np.inf:
-                return None
-            if row not in cosines:
-                cosines[row] = float(self._exact(unit, np.asarray([row]))[0])
-            return cosines[row]
-
         found = self._top(unit, scores, count, k)
-        cosines.update((self.rows[memory_id], c) for memory_id, c in found)
-        return Nearest(dict(found), field, cosine)
+        known = dict(found)
+
+        def cosines(memory_ids: Sequence[str]) -> dict[str, float]:
+            wanted = [
+                (memory_id, row)
+                for memory_id in memory_ids
+                if memory_id not in known
+                and (row := self.rows.get(memory_id)) is not None
+                and scores[row] > -np.inf
+            ]
+            exact = self._exact(unit, np.asarray([row for _, row in wanted], dtype=np.intp))
+            computed = dict(zip((memory_id for memory_id, _ in wanted), exact, strict=True))
+            return {
+                memory_id: known[memory_id] if memory_id in known else computed[memory_id]
+                for memory_id in memory_ids
+                if memory_id in known or memory_id in computed
+            }
+
+        return Nearest(known, field, cosines)
 
     def nearest(
         self, query: Sequence[float] | npt.NDArray[np.float64], k: int, conversations: Sequence[str]
