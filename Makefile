@@ -42,7 +42,7 @@ MYPY_PATHS = $(wildcard server/mnemo_server clients/python/mnemo/client clients/
 
 .PHONY: help venv install npm-ci gen gen-check buf-lint lint fmt run test test-python \
 	system-deps grpcurl test-unit test-store test-concurrency test-api test-openai-agents test-langgraph test-adk test-typescript lint-typescript test-browser test-conformance test-kotlin console bench bench-venv \
-	dist test-dist test-citus bench-report bench-validation bench-profile bench-recall bench-embedding bench-near-duplicates bench-bulk bench-watch bench-neighbour soak relevance calibrate-relevance constraints clean
+	dist test-dist test-image image-deps test-citus bench-report bench-validation bench-profile bench-recall bench-embedding bench-near-duplicates bench-bulk bench-watch bench-neighbour soak relevance calibrate-relevance constraints clean
 
 help: ## Show this help
 	@echo "Usage: make TARGET [ARGS=...] [PYTEST_ARGS=...]"
@@ -253,10 +253,10 @@ soak: $(STAMP) ## Mixed load for 20 min (not in make test): RSS, fds, DB connect
 # the groups only read .venv, node_modules and the Debian packages.
 # tests/concurrency (crashes, SIGTERM, races: long and mostly waiting) runs in
 # the second group, so that the two groups take about as long.
-TEST_GROUPS := "test-python PYTEST_ARGS=--ignore=tests/concurrency" \
+TEST_GROUPS := "test-python test-image PYTEST_ARGS=--ignore=tests/concurrency" \
 	"test-openai-agents test-langgraph test-adk test-typescript test-browser test-go test-kotlin test-conformance test-concurrency test-dist"
 
-test: $(STAMP) $(NPM_STAMP) system-deps gen-check buf-lint lint ## All checks and tests (what CI runs): gen-check, buf-lint, lint, then test-python (but tests/concurrency) beside test-openai-agents, test-langgraph, test-adk, test-typescript, test-browser, test-go, test-kotlin, test-conformance, test-concurrency, test-dist
+test: $(STAMP) $(NPM_STAMP) system-deps image-deps gen-check buf-lint lint ## All checks and tests (what CI runs): gen-check, buf-lint, lint, then test-python (but tests/concurrency) and test-image beside test-openai-agents, test-langgraph, test-adk, test-typescript, test-browser, test-go, test-kotlin, test-conformance, test-concurrency, test-dist
 	$(PY) tools/run_suites.py $(TEST_GROUPS)
 	@echo "make test: all checks and test suites passed"
 
@@ -281,6 +281,26 @@ system-deps: ## Install the Debian packages the tests need if missing (nginx, ch
 		echo "==> apt-get install$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
+
+# The container image built and run here (tools/image_check, docs/deployment.md):
+# podman with the runc runtime (this machine refuses crun) and the settings of
+# tools/image_check/containers.conf, debootstrap for the base image (made once,
+# when localhost/debian:bookworm-slim is missing), podman-compose; installed by
+# apt-get when missing (`make test` does it before its groups). About 3 minutes
+# from nothing (the base, the image and the stand-ins built), 1.5 once their
+# layers are cached; one run at a time on a machine (tools/image_check waits).
+IMAGE_DEPS := podman runc debootstrap podman-compose
+
+image-deps: ## Install what make test-image needs if missing (podman, runc, debootstrap, podman-compose) with apt-get
+	@missing=""; \
+	for program in $(IMAGE_DEPS); do command -v $$program >/dev/null || missing="$$missing $$program"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "==> apt-get install$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+test-image: $(STAMP) image-deps ## Build deploy/Dockerfile with podman (<= 400 MB) and run it: health, the README tour, SIGTERM, the volume across containers; podman kube play of deploy/kubernetes, podman-compose of deploy/compose.yaml: tools/image_check; ARGS="--only container"
+	timeout 2700 $(PY) -m tools.image_check $(ARGS)
 
 # grpcurl, the reflection-only client of tests/api/test_reflection_grpcurl.py:
 # built once by `go install` (Go module proxy) into the gitignored .tools/.
