@@ -67,6 +67,7 @@ from mnemo_server.domain.errors import Aborted, MnemoError, Unavailable
 from mnemo_server.domain.observe import NO_OBSERVER, Observer, Transaction, TransactionKind
 from mnemo_server.store.engine.engines import WRITE_OPTION, read_options
 from mnemo_server.store.engine.failures import Failure, classify, retry_cause, storage_full
+from mnemo_server.store.engine.statistics import Analyzer
 from mnemo_server.store.engine.wal import truncate_wal
 from mnemo_server.store.transactions.tx import Replay, Tx
 
@@ -369,7 +370,11 @@ class _Lane(threading.Thread):
 
 
 class WriteLane(_Lane):
-    """Runs batches of writes, one transaction and one commit per batch."""
+    """Runs batches of writes, one transaction and one commit per batch.
+    ``analyzer``: told of the tables a committed write grew by a bulk of
+    rows (``Tx.analyze``, ``store.engine.statistics``)."""
+
+    analyzer: Analyzer | None = None
 
     @property
     def _sqlite(self) -> bool:
@@ -402,6 +407,8 @@ class WriteLane(_Lane):
             )
             if self._sqlite and any(tx.truncate_wal for tx in done):
                 truncate_wal(self._connection().connection.dbapi_connection, self._describe)
+            if self.analyzer is not None:
+                self.analyzer.stale({table for tx in done for table in tx.analyze})
             if self._on_commit is not None:
                 moved = [user_id for tx in done for user_id in tx.moved]
                 if moved:

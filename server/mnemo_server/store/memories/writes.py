@@ -46,6 +46,7 @@ from mnemo_server.domain.memory_models import (
 )
 from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store.engine.statements import Statement, insert_row
+from mnemo_server.store.engine.statistics import grew
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.governance.consent import open_memory_write
@@ -400,6 +401,14 @@ def insert_entries(
     if stored_vectors or unindexed:
         vectors_changed(conn, user_id)
     backlog.queue(tx, user_id, [values[i]["id"] for i in waiting])
+    grew(
+        tx,
+        {
+            "memories": len(saving),
+            "memory_terms": len(saving),
+            "memory_embeddings": len(stored_vectors),
+        },
+    )
     # The result is built from what was written, as ``get`` would read it but
     # without the vectors: no response carries one, and the change feed and
     # the idempotency record leave them out; so both encode the same entries

@@ -52,6 +52,7 @@ from mnemo_server.store.engine.lanes import (
     ReadLane,
     WriteLane,
 )
+from mnemo_server.store.engine.statistics import Analyzer
 from mnemo_server.store.feed import notify
 from mnemo_server.store.transactions.tx import Tx
 
@@ -131,7 +132,12 @@ class Database:
             )
             for n in range(read_lanes)
         ]
+        # PostgreSQL: the statistics of the tables a bulk write grew are
+        # gathered after its commit (``store.engine.statistics``).
+        self._analyzer = Analyzer(engine) if self.dialect == "postgresql" else None
         for lane in self._lanes:
+            if isinstance(lane, WriteLane):
+                lane.analyzer = self._analyzer
             lane.start()
         self._inline = _InlineReads(engine, observer) if self.dialect == "sqlite" else None
         self._closed = False
@@ -142,6 +148,11 @@ class Database:
     def engine(self) -> Engine:
         """The engine the lanes' connections come from (for tests and tools)."""
         return self._engine
+
+    @property
+    def analyzer(self) -> Analyzer | None:
+        """What analyses the tables bulk writes grew (PostgreSQL), or ``None``."""
+        return self._analyzer
 
     @property
     def connections(self) -> int:
@@ -261,6 +272,8 @@ class Database:
             await join_thread(lane, "a database lane", bound_s)
         if self._inline is not None:
             self._inline.close()
+        if self._analyzer is not None:
+            await asyncio.to_thread(self._analyzer.close)
         await asyncio.to_thread(self._engine.dispose)
 
 

@@ -28,9 +28,12 @@ class Tx:
     ``truncate_wal``: the write erased text that must not outlive it on disk;
     on SQLite the write lane empties the WAL after the commit, before it
     answers (``store.engine.wal``).
+    ``analyze``: tables the write grew by a bulk of rows, analysed after the
+    commit on PostgreSQL (``store.engine.statistics``).
     """
 
     __slots__ = (
+        "analyze",
         "change_cursor",
         "conn",
         "dialect",
@@ -50,6 +53,7 @@ class Tx:
         self.memo: Memo = {}
         self.embed_later = False
         self.truncate_wal = False
+        self.analyze: set[str] = set()
 
 
 class Replay(Exception):

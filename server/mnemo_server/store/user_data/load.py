@@ -50,6 +50,7 @@ from mnemo_server.domain.user_data import CompactionCheckpoint, UserData
 from mnemo_server.store import rows as convert
 from mnemo_server.store.checkpoints import user_data as graph_checkpoints
 from mnemo_server.store.documents import rows as document_rows
+from mnemo_server.store.engine.statistics import grew
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import consent as consent_rows
 from mnemo_server.store.memories import backlog, rows
@@ -515,4 +516,15 @@ def import_user(tx: Tx, command: ImportUserData) -> tuple[str, ...]:
     _insert(conn, documents, [document_rows.values(d) for d in data.documents])
     graph_checkpoints.load(conn, user_id, data.graph_checkpoints, now)
     change_log.append(tx, user_id, _changes(user_id, data))
+    live = sum(1 for m in data.memories if m.archive_time is None)
+    grew(
+        tx,
+        {
+            "conversations": len(data.conversations),
+            "messages": len(data.messages),
+            "memories": len(data.memories) + len(data.versions),
+            "memory_terms": live,
+            "memory_embeddings": sum(1 for m in data.memories if m.embedding is not None),
+        },
+    )
     return skipped
