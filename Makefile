@@ -287,7 +287,7 @@ system-deps: ## Install the Debian packages the tests need if missing (nginx, ch
 # tools/image_check/containers.conf, debootstrap for the base image (made once,
 # when localhost/debian:bookworm-slim is missing), podman-compose; installed by
 # apt-get when missing (`make test` does it before its groups). About 3 minutes
-# from nothing (the base, the image and the stand-ins built), 1.5 once their
+# from nothing (the base, the image and the stand-ins built), 1.3 once their
 # layers are cached; one run at a time on a machine (tools/image_check waits).
 IMAGE_DEPS := podman runc debootstrap podman-compose
 
