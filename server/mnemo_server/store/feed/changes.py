@@ -58,7 +58,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import (
@@ -197,15 +197,16 @@ _INSERT = Statement(insert_row(changes, without=()))
 # statement (a data-modifying CTE), one round trip instead of two. The rows
 # are a VALUES list with parameters of their own (text arrays, the other way
 # to pass them, cost psycopg far more to write out: every value escaped).
-_PG_APPEND_HEAD = """
-    WITH counter AS (
+_PG_COUNTER = """
+    counter AS (
         INSERT INTO change_cursors (user_id, last_cursor, last_change_at)
         VALUES (%(user_id)s, %(count)s, %(now)s)
         ON CONFLICT (user_id) DO UPDATE SET
             last_cursor = change_cursors.last_cursor + EXCLUDED.last_cursor,
             last_change_at = GREATEST(change_cursors.last_change_at, EXCLUDED.last_change_at)
         RETURNING last_cursor, last_change_at
-    )
+    )"""
+_PG_INSERT = """
     INSERT INTO changes
         (user_id, cursor, operation, resource_name, etag, state_type, state_json, created_at)
     SELECT %(user_id)s, counter.last_cursor - %(count)s + item.ord, item.operation,
@@ -219,14 +220,30 @@ _PG_CHUNK = 64
 """Changes per statement at most (5 parameters each; PostgreSQL takes 65,535)."""
 
 
-@functools.cache
-def _pg_append(count: int) -> str:
-    """The statement appending ``count`` changes."""
+def _pg_insert(count: int) -> str:
     rows = ", ".join(
         f"({n}, " + ", ".join(f"%({field}_{n})s::text" for field in _PG_FIELDS) + ")"
         for n in range(1, count + 1)
     )
-    return _PG_APPEND_HEAD.format(rows=rows)
+    return _PG_INSERT.format(rows=rows)
+
+
+@functools.cache
+def _pg_append(count: int) -> str:
+    """The statement appending ``count`` changes."""
+    return f"WITH {_PG_COUNTER}{_pg_insert(count)}"
+
+
+@functools.cache
+def _pg_append_with(count: int, tail: str) -> str:
+    """The statement appending ``count`` changes with the data-modifying
+    ``tail`` (which may read ``counter.last_cursor``): one row, the last
+    cursor and whether ``tail`` returned a row. (A data-modifying CTE runs
+    whether or not the query reads it.)"""
+    return (
+        f"WITH {_PG_COUNTER},\n    fed AS ({_pg_insert(count)}),\n    tail AS ({tail})\n"
+        "SELECT (SELECT last_cursor FROM counter), EXISTS (SELECT 1 FROM tail)"
+    )
 
 
 def _row(change: NewChange, memo: codec.Memo) -> tuple[str, str, str, str | None, str | None]:
@@ -240,22 +257,52 @@ def _row(change: NewChange, memo: codec.Memo) -> tuple[str, str, str, str | None
     )
 
 
+def _pg_params(user_id: str, rows: Sequence[tuple[Any, ...]], now: int) -> dict[str, Any]:
+    params: dict[str, Any] = {"user_id": user_id, "count": len(rows), "now": now}
+    for n, row in enumerate(rows, start=1):
+        params.update(zip((f"{field}_{n}" for field in _PG_FIELDS), row, strict=True))
+    return params
+
+
 def append(tx: Tx, user_id: str, new: Sequence[NewChange]) -> int:
     """Append ``new`` (in order) to the user's feed, in the write's
     transaction; call it after the write's other statements. Returns the
     last cursor (0 if ``new`` is empty) and records it as the write's
-    ``Tx.change_cursor``. Two statements on SQLite, one on PostgreSQL."""
+    ``Tx.change_cursor``. Two statements on SQLite, one on PostgreSQL.
+
+    Deferred (``Tx.defer_feed``, set by an idempotent write on PostgreSQL):
+    nothing runs yet and 0 is returned; the append waits in
+    ``Tx.pending_feed`` for the write's idempotency record, which rides the
+    same statement (``store.transactions.idempotency``)."""
     if not new:
         return 0
+    if tx.pending_feed is not None:  # a second append of the write: the first goes now
+        flush = tx.pending_feed
+        tx.pending_feed = None
+        flush("", {})
     rows = [_row(change, tx.memo) for change in new]
     count, now = len(rows), now_micros()
+    if tx.dialect == "postgresql" and tx.defer_feed and count <= _PG_CHUNK:
+
+        def pending(tail: str, tail_params: Mapping[str, Any]) -> bool:
+            params = _pg_params(user_id, rows, now)
+            if not tail:
+                cursors = tx.raw.execute(_pg_append(count), params).fetchall()
+                _appended(tx, user_id, max(int(found[0]) for found in cursors))
+                return False
+            last, tailed = tx.raw.execute(
+                _pg_append_with(count, tail), params | dict(tail_params)
+            ).fetchone()
+            _appended(tx, user_id, int(last))
+            return bool(tailed)
+
+        tx.pending_feed = pending
+        return 0
     if tx.dialect == "postgresql":
         last = 0
         for start in range(0, count, _PG_CHUNK):  # one statement for all but imports
             chunk = rows[start : start + _PG_CHUNK]
-            params: dict[str, Any] = {"user_id": user_id, "count": len(chunk), "now": now}
-            for n, row in enumerate(chunk, start=1):
-                params.update(zip((f"{field}_{n}" for field in _PG_FIELDS), row, strict=True))
+            params = _pg_params(user_id, chunk, now)
             cursors = tx.raw.execute(_pg_append(len(chunk)), params).fetchall()
             last = max(int(found[0]) for found in cursors)
     else:
@@ -278,13 +325,18 @@ def append(tx: Tx, user_id: str, new: Sequence[NewChange]) -> int:
                 for offset, (operation, name, etag, state_type, state_json) in enumerate(rows)
             ],
         )
+    _appended(tx, user_id, last)
+    return last
+
+
+def _appended(tx: Tx, user_id: str, last: int) -> None:
+    """What follows an append whose last cursor is ``last``."""
     tx.change_cursor = last
     notify_change(tx, user_id)  # watches hear of it at commit
     if tx.dialect == "postgresql" and not _has_notify_trigger(tx):
         # Sharded by Citus (``store.distribute``): the trigger is gone, the
         # notice goes out on this session, the coordinator's.
         tx.raw.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{user_id} {last}"))
-    return last
 
 
 _NOTIFY_TRIGGER: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()

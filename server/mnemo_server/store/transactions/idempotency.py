@@ -10,7 +10,9 @@ produced, so a replay answers the same ``change_cursor``.
 
 The record costs a write one statement: the write runs, then records its
 result with ``INSERT ... ON CONFLICT DO UPDATE ... WHERE`` the existing
-record's window has passed. A retry is rare, so it pays instead: when that
+record's window has passed. On PostgreSQL it costs none: the write's
+change-feed append waits (``Tx.defer_feed``) and the record rides its
+statement as one more data-modifying CTE. A retry is rare, so it pays instead: when that
 statement finds a live record (or the write raised a domain error, which a
 retry of a request that succeeded may well do, e.g. an etag that has moved
 on since), the record is read and either answers (the write rolls back:
@@ -77,6 +79,22 @@ _RECORD = insert_per_dialect(
         .returning(_records.request_id)
     )
 )
+# The record as the tail of the write's change-feed append (PostgreSQL,
+# ``changes.append``): its change cursor is the feed counter's new value.
+_PG_TAIL = """
+        INSERT INTO idempotency_records
+            (user_id, request_id, scope, fingerprint, result_json, change_cursor, created_at)
+        SELECT %(r_user_id)s::text, %(r_request_id)s::text, %(r_scope)s::text,
+               %(r_fingerprint)s::text, %(r_result_json)s::text, counter.last_cursor,
+               %(r_created_at)s::bigint
+        FROM counter
+        ON CONFLICT (user_id, request_id) DO UPDATE SET
+            scope = EXCLUDED.scope, fingerprint = EXCLUDED.fingerprint,
+            result_json = EXCLUDED.result_json, change_cursor = EXCLUDED.change_cursor,
+            created_at = EXCLUDED.created_at
+        WHERE idempotency_records.created_at <= %(r_expired_before)s::bigint
+        RETURNING request_id
+    """
 _FIND = Statement(
     select(
         _records.scope, _records.fingerprint, _records.result_json, _records.change_cursor
@@ -99,25 +117,48 @@ def idempotent(tx: Tx, command: C, work: Callable[[Tx, C], R], *, window_micros:
     assert key is not None
     now = now_micros()
     expired_before = now - window_micros
+    # PostgreSQL: the write's change-feed append waits for the record, and
+    # both go in one statement (``changes.append``, ``_PG_TAIL``).
+    tx.defer_feed = tx.dialect == "postgresql"
     try:
         result = work(tx, command)
     except GateClosed:
         raise  # the gates apply to a replay too (module doc)
     except MnemoError:
+        tx.pending_feed = None  # the write rolls back: its append need not run
         _replay_if_recorded(tx, command, key, expired_before)
         raise
-    recorded = _RECORD[tx.dialect].first(
-        tx,
-        user_id=command.user_id,
-        request_id=key.request_id,
-        scope=key.scope,
-        fingerprint=key.fingerprint,
-        result_json=codec.dumps(command.recorded(result), tx.memo),
-        change_cursor=tx.change_cursor,
-        created_at=now,
-        expired_before=expired_before,
-    )
-    if recorded is None:  # a live record of an earlier call
+    finally:
+        tx.defer_feed = False
+    result_json = codec.dumps(command.recorded(result), tx.memo)
+    feed, tx.pending_feed = tx.pending_feed, None
+    if feed is not None:
+        tail = {
+            "r_user_id": command.user_id,
+            "r_request_id": key.request_id,
+            "r_scope": key.scope,
+            "r_fingerprint": key.fingerprint,
+            "r_result_json": result_json,
+            "r_created_at": now,
+            "r_expired_before": expired_before,
+        }
+        recorded: bool = feed(_PG_TAIL, tail)
+    else:
+        recorded = (
+            _RECORD[tx.dialect].first(
+                tx,
+                user_id=command.user_id,
+                request_id=key.request_id,
+                scope=key.scope,
+                fingerprint=key.fingerprint,
+                result_json=result_json,
+                change_cursor=tx.change_cursor,
+                created_at=now,
+                expired_before=expired_before,
+            )
+            is not None
+        )
+    if not recorded:  # a live record of an earlier call
         _replay_if_recorded(tx, command, key, expired_before)
     return result
 

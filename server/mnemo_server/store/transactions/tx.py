@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sqlalchemy import Connection
 
 from mnemo_server.domain.codec import Memo
 
-__all__ = ["Replay", "Tx"]
+__all__ = ["PendingFeed", "Replay", "Tx"]
+
+PendingFeed = Callable[[str, Mapping[str, Any]], bool]
+"""A deferred change-feed append (``Tx.pending_feed``)."""
 
 
 class Tx:
@@ -30,16 +34,23 @@ class Tx:
     answers (``store.engine.wal``).
     ``analyze``: tables the write grew by a bulk of rows, analysed after the
     commit on PostgreSQL (``store.engine.statistics``).
+    ``defer_feed``: the write's change-feed append waits, as ``pending_feed``
+    (a function that runs it with a data-modifying tail, ``""`` for none,
+    and its parameters; it returns whether the tail returned a row), to ride
+    one statement with the write's idempotency record
+    (``store.transactions.idempotency``; PostgreSQL).
     """
 
     __slots__ = (
         "analyze",
         "change_cursor",
         "conn",
+        "defer_feed",
         "dialect",
         "embed_later",
         "memo",
         "moved",
+        "pending_feed",
         "raw",
         "truncate_wal",
     )
@@ -54,6 +65,8 @@ class Tx:
         self.embed_later = False
         self.truncate_wal = False
         self.analyze: set[str] = set()
+        self.defer_feed = False
+        self.pending_feed: PendingFeed | None = None
 
 
 class Replay(Exception):
