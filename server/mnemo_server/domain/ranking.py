@@ -59,6 +59,7 @@ first ``max_results`` are kept and ranked 1, 2, 3, ...
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -242,28 +243,35 @@ def _score(
     """The candidates that are hits, each with its ``score`` (relevance),
     and the best fused score of the hits with a vector (0 without any)."""
     shares = _lexical_shares(candidates.values(), terms, stats) if terms else {}
+    relevance = calibration.relevance_of(stats.entries)
+    fused = calibration.fused
     if not semantic:
-        for key, share in shares.items():
-            candidates[key].score = calibration.relevance(share, None, stats.entries)
+        for key, lexical_share in shares.items():
+            candidates[key].score = relevance(fused(lexical_share, None))
         return [candidates[key] for key in shares], 0.0
-    similar = {
-        key: round(c.similarity, SIMILARITY_DIGITS)
-        for key, c in candidates.items()
-        if c.similarity is not None and c.similarity > min_similarity
-    }
+    lexical_relevance = LEXICAL.relevance_of(stats.entries)
     hits = []
     best = 0.0
     for key, entry in candidates.items():
-        if key not in shares and key not in similar:
+        share = shares.get(key)
+        similarity = entry.similarity
+        similar = (
+            round(similarity, SIMILARITY_DIGITS)
+            if similarity is not None and similarity > min_similarity
+            else None
+        )
+        if share is None and similar is None:
             continue
         if entry.unembedded:
             # No vector to weigh yet: judged by its words, as lexical recall is.
-            entry.score = LEXICAL.relevance(shares.get(key, 0.0), None, stats.entries)
+            entry.score = lexical_relevance(LEXICAL.fused(share or 0.0, None))
         else:
             # Without query terms there is nothing lexical to weigh: the cosine alone.
-            lexical = shares.get(key, 0.0) if terms else None
-            entry.score = calibration.relevance(lexical, similar.get(key), stats.entries)
-            best = max(best, calibration.fused(lexical, similar.get(key)))
+            lexical = (share or 0.0) if terms else None
+            score = fused(lexical, similar)
+            entry.score = relevance(score)
+            if score > best:
+                best = score
         hits.append(entry)
     return hits, best
 
@@ -339,7 +347,6 @@ def rank(
             entry.memory_id,
         )
 
-    hits.sort(key=order)
     floor = calibration.default_min if query.min_score is None else query.min_score
     if floor > 0:
         gate = calibration.gate
@@ -347,7 +354,9 @@ def rank(
             return []  # a query about nothing the user saved (``relevance.QueryGate``)
         hits = [e for e in hits if e.score >= floor]
     limit = query.max_results if query.max_results > 0 else DEFAULT_RECALL_RESULTS
-    return [Ranked(e, e.score, _signals(e, query, min_similarity)) for e in hits[:limit]]
+    # sorted(hits, key=order)[:limit], without ordering the rest.
+    best_first = heapq.nsmallest(limit, hits, key=order)
+    return [Ranked(e, e.score, _signals(e, query, min_similarity)) for e in best_first]
 
 
 def recall_hits(ranked: Sequence[Ranked], memories: Mapping[str, Memory]) -> list[RecallHit]:

@@ -56,6 +56,7 @@ server names one.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mnemo_server.domain.memory_models import Embedding, RecallQuery
@@ -151,11 +152,26 @@ class Calibration:
     def relevance(self, share: float | None, similarity: float | None, entries: int) -> float:
         """The hit's relevance (module doc), in [0, 1], in a store of
         ``entries`` live entries."""
-        fused = self.fused(share, similarity)
+        return self.relevance_of(entries)(self.fused(share, similarity))
+
+    def relevance_of(self, entries: int) -> Callable[[float], float]:
+        """The relevance of a fused score (``fused``) in a store of
+        ``entries`` live entries: ``relevance`` with the store's term
+        computed once, for the many hits of one recall (the same floats)."""
         if self.slope is None:
-            return max(0.0, min(1.0, fused))
+            return _clipped
+        slope, intercept = self.slope, self.intercept
         size = self.size_slope * math.log(max(entries, 1))
-        return 1.0 / (1.0 + math.exp(-(self.slope * fused + size + self.intercept)))
+        exp = math.exp
+
+        def logistic(fused: float) -> float:
+            return 1.0 / (1.0 + exp(-(slope * fused + size + intercept)))
+
+        return logistic
+
+
+def _clipped(fused: float) -> float:
+    return max(0.0, min(1.0, fused))
 
 
 # The constants below are printed by `make calibrate-relevance`

@@ -50,8 +50,11 @@ class SqlGovernanceStore:
     async def memory_gate(
         self, user_id: str, conversation_ids: Sequence[str], access: Access
     ) -> Gate | None:
+        # A few indexed rows (the user's settings, the conversation's flag):
+        # on SQLite read at once on the loop, not handed to a read lane (a
+        # recall that embeds its query asks this first, then reads again).
         inputs = await self._db.read(
-            lambda conn: consent.gate_inputs(conn, user_id, conversation_ids)
+            lambda conn: consent.gate_inputs(conn, user_id, conversation_ids), short=True
         )
         return closed_gate(inputs, access)
 

@@ -38,6 +38,7 @@ five times longer with them (10,000 x 64: 0.66 vs 0.13 ms even on an idle
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import threading
 from collections import OrderedDict
@@ -202,20 +203,25 @@ class UserVectors:
         known = dict(found)
 
         def cosines(memory_ids: Sequence[str]) -> dict[str, float]:
-            wanted = [
-                (memory_id, row)
-                for memory_id in memory_ids
-                if memory_id not in known
-                and (row := self.rows.get(memory_id)) is not None
-                and scores[row] > -np.inf
-            ]
-            exact = self._exact(unit, np.asarray([row for _, row in wanted], dtype=np.intp))
-            computed = dict(zip((memory_id for memory_id, _ in wanted), exact, strict=True))
-            return {
-                memory_id: known[memory_id] if memory_id in known else computed[memory_id]
-                for memory_id in memory_ids
-                if memory_id in known or memory_id in computed
-            }
+            found: dict[str, float] = {}
+            others: list[str] = []
+            rows: list[int] = []
+            place = self.rows.get
+            for memory_id in memory_ids:
+                cosine = known.get(memory_id)
+                if cosine is not None:
+                    found[memory_id] = cosine
+                elif (row := place(memory_id)) is not None:
+                    others.append(memory_id)
+                    rows.append(row)
+            if rows:
+                chosen = np.asarray(rows, dtype=np.intp)
+                if count < len(scores):  # rows outside the conversations were not searched
+                    inside = scores[chosen] > -np.inf
+                    others = list(itertools.compress(others, inside.tolist()))
+                    chosen = chosen[inside]
+                found.update(zip(others, self._exact(unit, chosen), strict=True))
+            return found
 
         return Nearest(known, field, cosines)
 
@@ -268,7 +274,8 @@ class UserVectors:
         else:
             chosen = np.flatnonzero(scores > -np.inf)
         exact = self._exact(unit, chosen)
-        found = [(self.memory_ids[int(i)], c) for i, c in zip(chosen, exact, strict=True)]
+        ids = self.memory_ids
+        found = [(ids[i], c) for i, c in zip(chosen.tolist(), exact, strict=True)]
         found.sort(key=lambda item: (-item[1], item[0]))
         return found[:k]
 
@@ -279,7 +286,8 @@ class UserVectors:
         lengths = self.lengths[chosen]
         with np.errstate(divide="ignore", invalid="ignore"):
             exact = np.where(lengths > 0, (rows @ unit) / lengths, 0.0)
-        return [max(-1.0, min(1.0, float(c))) for c in exact]
+        clipped: list[float] = np.clip(exact, -1.0, 1.0).tolist()
+        return clipped
 
 
 @functools.cache
