@@ -26,12 +26,18 @@ cold process: no cached vectors), and:
   server's cache, is timed on its own;
 - **c1**: ``--queries`` calls of each kind, one at a time from a client in
   another process: the empty RPC (health ``Check``), lexical recall (a query
-  text, ``semantic`` false), semantic recall (the same texts with
-  ``semantic`` and a ``query_embedding``), *default* recall (the text alone:
-  the server embeds it with its model, ``local``, and fuses; every c1 query is
-  a new text, so none comes from the query-vector cache), and
-  ``BuildContext`` in the same three modes (default budget). Each latency is the whole call (a recall until its stream of up
-  to 10 results ends). ``--warmup`` calls of each kind come first, unmeasured;
+  text, ``semantic`` false), semantic recall (a text with ``semantic`` and a
+  ``query_embedding``), *fused* recall (the text alone, the default call:
+  the server embeds it with its model, ``local``, and fuses), fused recall
+  of *short* queries (2-4 words), fused recall of *repeated* queries (texts
+  the server embedded a moment before: its query-vector cache), and
+  ``BuildContext`` lexical, semantic and fused (default budget). The
+  queries are sentences of 8-16 words (``sentence_query``: what inject
+  mode sends, a user's turn) unless said otherwise, and each kind has its
+  own texts, so that only the *repeated* kind finds its vectors in the
+  query cache. Each latency is the whole call (a recall until its stream
+  of up to 10 results ends). ``--warmup`` calls of each kind come first,
+  unmeasured;
 - **c16**: 16 concurrent callers (``grpc.aio``, one channel) repeat each kind
   for ``--seconds``; throughput is calls completed per second, reported
   beside the empty RPC's at c16 on the same server.
@@ -41,6 +47,7 @@ thread) over each c1 window divided by its calls.
 
     python bench/recall.py [--sizes 1000,10000,100000] [--backends sqlite,postgres]
                            [--queries 300] [--seconds 4] [--batch 1000]
+                           [--modes 'recall lexical,recall fused'] [--no-c16]
                            [--markdown FILE] [--json FILE]
 """
 
@@ -52,6 +59,7 @@ import contextlib
 import json
 import os
 import platform
+import random
 import shlex
 import sys
 import time
@@ -81,11 +89,15 @@ MODES = (
     "empty",
     "recall lexical",
     "recall semantic",
-    "recall default",
+    "recall fused",
+    "recall fused short",
+    "recall fused repeated",
     "context lexical",
     "context semantic",
-    "context default",
+    "context fused",
 )
+SENTENCE_WORDS = (8, 16)
+SHORT_WORDS = (2, 4)
 
 
 def _default_model() -> tuple[str, int]:
@@ -180,6 +192,34 @@ def _analyze(url: str) -> None:
 Query = tuple[str, list[float]]
 
 
+def sentence_query(corpus: Corpus, rng: random.Random) -> str:
+    """A query of 8-16 words: the corpus's sentences run on and cut (a
+    user's turn, as inject mode sends it)."""
+    words: list[str] = []
+    while len(words) < SENTENCE_WORDS[1]:
+        words += corpus.sentence().split()
+    return " ".join(words[: rng.randint(*SENTENCE_WORDS)])
+
+
+def short_query(corpus: Corpus, rng: random.Random) -> str:
+    """A query of 2-4 consecutive words of one of the corpus's sentences."""
+    words = corpus.sentence().split()
+    size = min(len(words), rng.randint(*SHORT_WORDS))
+    start = rng.randrange(len(words) - size + 1)
+    return " ".join(words[start : start + size])
+
+
+def mode_queries(mode: str, size: int, count: int, dimensions: int) -> list[Query]:
+    """``count`` queries of ``mode``: texts of their own (seeded by the mode),
+    so that no kind finds its query vectors in the server's cache; the
+    *repeated* kind's texts are the *fused* kind's, asked again."""
+    seed = mode.removesuffix(" repeated")
+    corpus = Corpus(seed=size + 1 + MODES.index(seed))
+    rng = random.Random(f"{size} {seed}")
+    shape = short_query if seed.endswith("short") else sentence_query
+    return [(shape(corpus, rng), corpus.vector(dimensions)) for _ in range(count)]
+
+
 def _request(mode: str, query: Query) -> tuple[str, Any]:
     """The method name and request of one call of ``mode``."""
     text, vector = query
@@ -188,7 +228,7 @@ def _request(mode: str, query: Query) -> tuple[str, Any]:
         fields = {"semantic": True, "query_embedding": _embedding(vector)}
     elif mode.endswith("lexical"):
         fields = {"semantic": False}
-    # "default": the text alone; the server embeds it with its model and fuses.
+    # "fused": the text alone; the server embeds it with its model and fuses.
     # The stored vectors are random (module doc), so no hit is relevant to a
     # query: min_score 0 has every call return and fetch its hits, as a call
     # with relevant entries does (what a recall costs, whatever it keeps).
@@ -224,20 +264,24 @@ def _sync_call(channel: grpc.Channel) -> Callable[[str, Any], Any]:
     return call
 
 
-def _c1(server: Server, cells: dict[str, Cell], queries: list[Query], warmup: int) -> float:
+def _c1(
+    server: Server, cells: dict[str, Cell], queries: dict[str, list[Query]], warmup: int
+) -> float:
     """Every mode's c1 latencies and server CPU; the first semantic call's ms."""
     with grpc.insecure_channel(server.target) as channel:
         call = _sync_call(channel)
         call("Check", health_pb2.HealthCheckRequest())
-        method, request = _request("recall semantic", queries[0])
+        method, request = _request("recall semantic", queries["recall semantic"][0])
         started = time.perf_counter()
         _checked(method, call(method, request))
         first_ms = (time.perf_counter() - started) * 1000
-        for mode in MODES:
-            for query in queries[:warmup]:
+        for mode, cell in cells.items():
+            for query in queries[mode][:warmup]:
                 call(*_request(mode, query))
-            requests = [_request(mode, q) for q in queries[warmup:]]
-            cell = cells[mode]
+            requests = [_request(mode, q) for q in queries[mode][warmup:]]
+            if mode.endswith("repeated"):  # embedded a moment before: from the query cache
+                for method, request in requests:
+                    call(method, request)
             cpu = cpu_seconds(server.pid)
             for method, request in requests:
                 started = time.perf_counter()
@@ -280,12 +324,30 @@ async def _c16_mode(
 
 
 async def _c16(
-    server: Server, cells: dict[str, Cell], queries: list[Query], seconds: float
+    server: Server, cells: dict[str, Cell], queries: dict[str, list[Query]], seconds: float
 ) -> None:
     async with grpc.aio.insecure_channel(server.target) as channel:
-        for mode in MODES:
-            await _c16_mode(channel, mode, queries, min(1.0, seconds))  # warm-up
-            cells[mode].c16_per_s = await _c16_mode(channel, mode, queries, seconds)
+        for mode, cell in cells.items():
+            await _c16_mode(channel, mode, queries[mode], min(1.0, seconds))  # warm-up
+            cell.c16_per_s = await _c16_mode(channel, mode, queries[mode], seconds)
+
+
+C16_QUERIES = 2000
+"""Distinct texts per kind at c16: more than the server's query cache
+holds (1,024), so that cycling through them finds no vector there."""
+
+
+def _c16_queries(
+    modes: Sequence[str], size: int, c1: dict[str, list[Query]]
+) -> dict[str, list[Query]]:
+    """Texts of their own for c16 (those of c1 are in the query cache by
+    then); the *repeated* kind repeats c1's."""
+    return {
+        mode: c1[mode]
+        if mode.endswith("repeated")
+        else mode_queries(mode, size + 1_000_000, C16_QUERIES, DIMENSIONS)
+        for mode in modes
+    }
 
 
 # ---------------------------------------------------------------- report
@@ -302,12 +364,16 @@ def _markdown(reports: list[SizeReport], context: str) -> str:
     for report in reports:
         empty = next(c for c in report.cells if c.mode == "empty")
         for cell in report.cells:
+            c16 = (
+                f"{cell.c16_per_s:,.0f} | {cell.c16_per_s / empty.c16_per_s:.2f}"
+                if empty.c16_per_s
+                else "- | -"
+            )
             lines.append(
                 f"| {report.backend} | {report.size:,} | {cell.mode} | {cell.percentile(0.5):.1f} "
                 f"| {cell.percentile(0.99):.1f} "
                 f"| {cell.percentile(0.5) / empty.percentile(0.5):.1f}x "
-                f"| {cell.server_cpu_ms:.2f} | {cell.c16_per_s:,.0f} "
-                f"| {cell.c16_per_s / empty.c16_per_s:.2f} |"
+                f"| {cell.server_cpu_ms:.2f} | {c16} |"
             )
     lines += [
         "",
@@ -338,7 +404,21 @@ def main() -> None:
     parser.add_argument(
         "--no-analyze", action="store_true", help="PostgreSQL: no ANALYZE after the load"
     )
+    parser.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help=f"kinds of call, comma-separated (default all: {','.join(MODES)})",
+    )
+    parser.add_argument("--no-c16", action="store_true", help="c1 only")
     args = parser.parse_args()
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if unknown := set(modes) - set(MODES):
+        parser.error(f"unknown modes {sorted(unknown)}")
+    if "empty" not in modes:
+        modes.insert(0, "empty")  # every other kind is shown beside it
+    if "recall fused repeated" in modes and "recall fused" not in modes:
+        parser.error("recall fused repeated repeats the texts of recall fused: select both")
+    modes.sort(key=MODES.index)
     sizes = [int(s) for s in args.sizes.split(",")]
     backends = args.backends.split(",")
 
@@ -355,15 +435,17 @@ def main() -> None:
                 if backend == "postgres" and not args.no_analyze:
                     _analyze(url)
                 print(f"{backend} {size:,}: loaded in {load_s:.1f} s", flush=True)
-                corpus = Corpus(seed=size + 1)
-                queries = [
-                    (corpus.sentence(), corpus.vector(DIMENSIONS))
-                    for _ in range(args.queries + args.warmup)
-                ]
-                cells = {mode: Cell(backend, size, mode) for mode in MODES}
+                count = args.queries + args.warmup
+                queries = {
+                    mode: mode_queries(mode, size, count, DIMENSIONS)
+                    for mode in {*modes, "recall semantic"}
+                }
+                cells = {mode: Cell(backend, size, mode) for mode in modes}
                 with serve(url) as server:  # cold: nothing cached
                     first_ms = _c1(server, cells, queries, args.warmup)
-                    asyncio.run(_c16(server, cells, queries, args.seconds))
+                    if not args.no_c16:
+                        c16 = _c16_queries(modes, size, queries)
+                        asyncio.run(_c16(server, cells, c16, args.seconds))
                     server.check()
                 report = SizeReport(
                     backend, size, load_s, load_cpu_s, first_ms, list(cells.values())
