@@ -187,6 +187,19 @@ def index(conn: Connection | Tx, user_id: str, documents: Sequence[tuple[int, st
     _ADD_TERMS[dialect].execute(conn, user_id=user_id, **_term_parameters(dialect, counts))
 
 
+def pg_index_prefix(user_id: str, documents: Sequence[str]) -> tuple[str, dict[str, Any]]:
+    """PostgreSQL: ``index`` of live entries' ``documents`` as a ``WITH``
+    clause to put before the statement that inserts them, and its
+    parameters (``user_id``, ``terms``, ``deltas``); ``("", {})`` for none.
+    (PostgreSQL searches ``memories.search_document`` itself: indexing an
+    entry there is counting its terms.)"""
+    if not documents:
+        return "", {}
+    counts = _count_terms(documents, 1)
+    sql = _ADD_TERMS["postgresql"].sql("postgresql")
+    return f"WITH terms AS ({sql}) ", {"user_id": user_id, **_term_parameters("postgresql", counts)}
+
+
 def unindex(conn: Connection | Tx, user_id: str, documents: Sequence[tuple[int, str]]) -> None:
     """Stop searching entries ``(memories.id, search_document)`` of
     ``user_id`` that were live (``index``ed) with exactly that document, and

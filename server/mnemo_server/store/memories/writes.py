@@ -372,16 +372,7 @@ def insert_entries(
     }
     for i, link in links.items():
         values[i] |= {"valid_until": link.valid_until, "archived_at": link.archived_at}
-    pks = _insert(tx, [values[i] for i in saving])
-    fts.index(
-        tx,
-        user_id,
-        [
-            (pk, values[i]["search_document"])
-            for i, pk in zip(saving, pks, strict=True)
-            if values[i]["archived_at"] is None
-        ],
-    )
+    pks = _insert_and_index(tx, user_id, [values[i] for i in saving])
     for i, pk in zip(saving, pks, strict=True):
         values[i] |= {"id": pk, "embedding_model": None, "embedding_vector": None}
     stored_vectors = [
@@ -453,6 +444,28 @@ def _without_vectors(
         )
     ).all()
     return {row.memory_id: rows.memory(_no_vector(row)) for row in found}
+
+
+def _insert_and_index(tx: Tx, user_id: str, values: Sequence[dict[str, Any]]) -> list[int]:
+    """Insert ``values`` (``memories`` rows) in order and index the live
+    ones (``fts.index``); their ids. On PostgreSQL one entry is one
+    statement: the count of its terms is a CTE of its insert."""
+    live = [row["search_document"] for row in values if row["archived_at"] is None]
+    if len(values) == 1 and tx.dialect == "postgresql":
+        prefix, terms = fts.pg_index_prefix(user_id, live)
+        sql = prefix + _INSERT_ONE.sql("postgresql")
+        return [int(tx.raw.execute(sql, {**values[0], **terms}).fetchone()[0])]
+    pks = _insert(tx, values)
+    fts.index(
+        tx,
+        user_id,
+        [
+            (pk, row["search_document"])
+            for pk, row in zip(pks, values, strict=True)
+            if row["archived_at"] is None
+        ],
+    )
+    return pks
 
 
 def _insert(tx: Tx, values: Sequence[dict[str, Any]]) -> list[int]:
