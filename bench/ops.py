@@ -19,7 +19,18 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from bench.dataset import CONVERSATION, message_json
-from bench.shapes import MEMORIES, MESSAGES, PAGE, corpus, data_user, memory_id
+from bench.shapes import (
+    MEMORIES,
+    MESSAGES,
+    PAGE,
+    RECALL_MEMORIES,
+    RECALL_USER,
+    SENTENCE_WORDS,
+    corpus,
+    data_user,
+    memory_id,
+    sentence_query,
+)
 from mnemo.v1 import conversations_pb2 as cv
 from mnemo.v1 import conversations_pb2_grpc as cv_grpc
 from mnemo.v1 import memories_pb2 as mm
@@ -229,7 +240,9 @@ def list_memories(w: Worker) -> Operation:
 
 
 def recall(w: Worker) -> Operation:
-    """Lexical recall (no embedder on the server), up to 10 results streamed."""
+    """The default ``RecallMemories`` call (``semantic`` unset: fused, the
+    server embeds the query) of a corpus sentence, over a data user's
+    memories, up to 10 results streamed (the RSS workload's reads)."""
     stub = mm_grpc.MemoryServiceStub(w.channel)
     parent = f"users/{w.reader}"
 
@@ -240,12 +253,37 @@ def recall(w: Worker) -> Operation:
     return Operation(call)
 
 
+def _recall_cell(w: Worker, **fields: Any) -> Operation:
+    """``RecallMemories`` of a sentence query over ``RECALL_USER``, up to 10
+    results streamed."""
+    stub = mm_grpc.MemoryServiceStub(w.channel)
+    parent = f"users/{RECALL_USER}"
+
+    async def call(_i: int) -> object:
+        query = sentence_query(w.corpus, w.rng)
+        request = mm.RecallMemoriesRequest(parent=parent, query=query, **fields)
+        return [reply async for reply in stub.RecallMemories(request)]
+
+    return Operation(call)
+
+
+def recall_lexical(w: Worker) -> Operation:
+    return _recall_cell(w, semantic=False)
+
+
+def recall_fused(w: Worker) -> Operation:
+    # The stored vectors are random (bench.dataset): min_score 0 has every
+    # call return its hits, as a call with relevant entries does.
+    return _recall_cell(w, min_score=0.0)
+
+
 def build_context(w: Worker) -> Operation:
     stub = mm_grpc.MemoryServiceStub(w.channel)
-    parent = f"users/{w.reader}"
+    parent = f"users/{RECALL_USER}"
 
     def call(_i: int) -> Awaitable[object]:
-        request = mm.BuildContextRequest(parent=parent, query=w.corpus.sentence())
+        query = sentence_query(w.corpus, w.rng)
+        request = mm.BuildContextRequest(parent=parent, query=query, min_score=0.0)
         return _awaitable(stub.BuildContext(request))
 
     return Operation(call)
@@ -264,8 +302,16 @@ OPERATIONS: dict[str, Callable[[Worker], Operation]] = {
     "get-memory": get_memory,
     "list-memories": list_memories,
     "recall": recall,
+    "recall-lexical": recall_lexical,
+    "recall-fused": recall_fused,
     "build-context": build_context,
 }
+
+_WORDS = f"{SENTENCE_WORDS[0]}-{SENTENCE_WORDS[1]}-word sentence"
+_VECTORS = (
+    "random values named as the default model's, so `min_score: 0`: every call returns its "
+    "hits, as with relevant entries"
+)
 
 # What each operation is, for the report.
 DESCRIPTIONS: dict[str, str] = {
@@ -280,8 +326,16 @@ DESCRIPTIONS: dict[str, str] = {
     "create-memory": "`CreateMemory` with a generated text and `request_id`",
     "get-memory": f"`GetMemory` of a random one of the user's {MEMORIES:,}",
     "list-memories": f"`ListMemories`: first page of {PAGE} of {MEMORIES:,}",
-    "recall": f"`RecallMemories` (lexical, up to 10 results) over {MEMORIES:,} memories",
-    "build-context": f"`BuildContext` (default budget) over {MEMORIES:,} memories",
+    "recall": f"`RecallMemories`, the default call (fused: the server embeds the query), a "
+    f"corpus sentence, up to 10 results, over a data user's {MEMORIES:,} memories (the RSS "
+    "workload's reads)",
+    "recall-lexical": f"`RecallMemories` lexical (`semantic: false`) of a {_WORDS} query, up to 10 "
+    f"results, over {RECALL_MEMORIES:,} memories",
+    "recall-fused": f"`RecallMemories` fused, the default call (`semantic` unset: the server "
+    f"embeds the query with its model, `local`), of a {_WORDS} query, up to 10 results, over "
+    f"{RECALL_MEMORIES:,} memories with vectors ({_VECTORS})",
+    "build-context": f"`BuildContext` (default budget; fused, the server embeds the query) of a "
+    f"{_WORDS} query over {RECALL_MEMORIES:,} memories with vectors ({_VECTORS})",
 }
 
 WRITES = ("append", "remember", "save-state", "create-memory")

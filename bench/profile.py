@@ -23,7 +23,7 @@ from pathlib import Path
 from bench import dataset
 from bench.cells import Loadgens
 from bench.ops import OPERATIONS
-from bench.plan import DATA_OPS
+from bench.plan import DATA_OPS, RECALL_OPS
 from bench.servers import ROOT, Databases, serve
 from bench.shapes import DATA_USERS, data_user
 
@@ -59,6 +59,8 @@ def main(argv: list[str]) -> None:
         server = stack.enter_context(serve(databases.fresh(args.store)))
         if args.op in DATA_OPS:
             dataset.load(server.target, [data_user(k) for k in range(DATA_USERS)])
+        if args.op in RECALL_OPS:
+            dataset.load_recall_user(server.target)
         loadgens = stack.enter_context(Loadgens([server.target], args.concurrency, [args.op]))
         spy = subprocess.Popen(
             [

@@ -75,10 +75,11 @@ sys.path.insert(0, str(ROOT))
 
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 
+from bench.dataset import default_model, recall_batches  # noqa: E402
 from bench.servers import Databases, Server, cpu_seconds, serve  # noqa: E402
+from bench.shapes import sentence_query, short_query  # noqa: E402
 from mnemo.v1 import memories_pb2 as mm  # noqa: E402
 from mnemo.v1 import memories_pb2_grpc as mm_grpc  # noqa: E402
-from mnemo_server.embedders import load_embedder  # noqa: E402
 from tests.support.memory_corpus import Corpus  # noqa: E402
 
 USER = "bench-user"
@@ -96,18 +97,9 @@ MODES = (
     "context semantic",
     "context fused",
 )
-SENTENCE_WORDS = (8, 16)
-SHORT_WORDS = (2, 4)
 
 
-def _default_model() -> tuple[str, int]:
-    """The name and size of the vectors of the server's default embedder."""
-    model = load_embedder("local")
-    assert model is not None
-    return model.model, model.dimensions
-
-
-MODEL, DIMENSIONS = _default_model()
+MODEL, DIMENSIONS = default_model()
 
 
 @dataclass
@@ -147,27 +139,6 @@ def _embedding(vector: Sequence[float]) -> mm.Embedding:
     return mm.Embedding(model=MODEL, values=vector)
 
 
-def _batches(size: int, batch: int, corpus: Corpus) -> list[mm.BatchCreateMemoriesRequest]:
-    requests = []
-    for start in range(0, size, batch):
-        entries = [
-            mm.CreateMemoryRequest(
-                parent=PARENT,
-                memory_id=f"m{n:07}",
-                memory=mm.Memory(
-                    text=corpus.sentence(), embedding=_embedding(corpus.vector(DIMENSIONS))
-                ),
-            )
-            for n in range(start, min(size, start + batch))
-        ]
-        requests.append(
-            mm.BatchCreateMemoriesRequest(
-                parent=PARENT, requests=entries, request_id=f"load-{start}"
-            )
-        )
-    return requests
-
-
 def _load(server: Server, requests: list[mm.BatchCreateMemoriesRequest]) -> tuple[float, float]:
     """Send the batches one after another: (seconds, server CPU seconds)."""
     with grpc.insecure_channel(server.target) as channel:
@@ -190,23 +161,6 @@ def _analyze(url: str) -> None:
 
 
 Query = tuple[str, list[float]]
-
-
-def sentence_query(corpus: Corpus, rng: random.Random) -> str:
-    """A query of 8-16 words: the corpus's sentences run on and cut (a
-    user's turn, as inject mode sends it)."""
-    words: list[str] = []
-    while len(words) < SENTENCE_WORDS[1]:
-        words += corpus.sentence().split()
-    return " ".join(words[: rng.randint(*SENTENCE_WORDS)])
-
-
-def short_query(corpus: Corpus, rng: random.Random) -> str:
-    """A query of 2-4 consecutive words of one of the corpus's sentences."""
-    words = corpus.sentence().split()
-    size = min(len(words), rng.randint(*SHORT_WORDS))
-    start = rng.randrange(len(words) - size + 1)
-    return " ".join(words[start : start + size])
 
 
 def mode_queries(mode: str, size: int, count: int, dimensions: int) -> list[Query]:
@@ -428,7 +382,7 @@ def main() -> None:
         for backend in backends:
             for size in sizes:
                 url = databases.fresh(backend)
-                batches = _batches(size, args.batch, Corpus(seed=size))
+                batches = recall_batches(USER, size, args.batch, MODEL, DIMENSIONS, seed=size)
                 with serve(url) as server:
                     load_s, load_cpu_s = _load(server, batches)
                 del batches

@@ -19,6 +19,7 @@ from typing import Any
 
 from bench.ops import DESCRIPTIONS
 from bench.plan import STORE_WORKLOADS
+from bench.shapes import RECALL_MEMORIES
 from bench.targets import PEER_TARGETS, Verdict, peer_verdicts, store_verdicts
 
 MIB = 1024 * 1024
@@ -96,8 +97,26 @@ Command:
 | stores | SQLite: a file, the server's defaults (WAL, `synchronous=FULL`); PostgreSQL: a throwaway cluster with `fsync=on`, `synchronous_commit=on`, `full_page_writes=on` |
 | windows | a warm-up of at least {plan["warmup"]:g} s, until every worker has completed a call; then at least {plan["seconds"]:g} s measured, until every worker has completed a call within it; {plan["repeat"]} windows per cell (median; spread = min–max); {plan["ops_per_baseline"]} operation windows after each empty-RPC window |
 | load generators | `bench/loadgen.py`, own processes, one `grpc.aio` channel, N closed-loop workers; {procs_text} |
-| data set | {plan["data_users"]} data users, each {1000:,} memories and a {1000:,}-message history, imported through `ImportUserData`; readers: worker w reads data user w mod {plan["data_users"]} (at c64 four readers share a user); writers: each worker its own user |
-"""
+| data set | {plan["data_users"]} data users, each {1000:,} memories and a {1000:,}-message history, imported through `ImportUserData`; readers: worker w reads data user w mod {plan["data_users"]} (at c64 four readers share a user); writers: each worker its own user; the recall cells (`recall-lexical`, `recall-fused`, `build-context`): one user of {RECALL_MEMORIES:,} memories with vectors, saved by `BatchCreateMemories` (`bench/dataset.py`), read by every worker |
+""" + _merged_runs(results)
+
+
+def _merged_runs(results: dict[str, Any]) -> str:
+    """The runs whose cells were merged into this page (``run.py --merge``)."""
+    lines = [
+        f"\nThe cells of {', '.join(f'`{op}`' for op in m['ops'])} "
+        f"({', '.join(m['stores'])}) are from a later run, merged into this page "
+        f"(`--merge`): `{m['command']}`, started {m['started']}, "
+        f"{m['wall_seconds']:.0f} s of measuring, load average "
+        + "/".join(f"{x:.1f}" for x in m["load_average_before"])
+        + " before and "
+        + "/".join(f"{x:.1f}" for x in m["load_average_after"])
+        + " after; commit "
+        + str(m["machine"].get("commit", "?"))
+        + ".\n"
+        for m in results.get("merged_runs", [])
+    ]
+    return "".join(lines)
 
 
 def _verdict_rows(verdicts: Iterable[Verdict]) -> list[list[str]]:

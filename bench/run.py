@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import shlex
 import subprocess
@@ -41,7 +42,7 @@ from bench.peer_cells import run_peers  # noqa: E402
 from bench.scale import run_rss, run_scale  # noqa: E402
 from bench.servers import Databases, ServerExited, serve  # noqa: E402
 from bench.shapes import data_user  # noqa: E402
-from bench.store_cells import needs_data, run_store  # noqa: E402
+from bench.store_cells import needs_data, needs_recall_user, run_store  # noqa: E402
 
 
 def _say(text: str) -> None:
@@ -122,13 +123,17 @@ def _store_cells(p: plan.Plan, databases: Databases, store: str, run: str) -> di
         if previous:
             entry["retried_after"] = previous
         try:
-            with serve(databases.fresh(store)) as server:
+            url = databases.fresh(store)
+            with serve(url) as server:
                 try:
                     if needs_data(p):
                         users = [data_user(k) for k in range(p.data_users)]
                         entry["load_seconds"] = dataset.load(server.target, users)
                         entry["data_users"] = p.data_users
-                    run_store(p, server, run, entry["cells"])
+                    if needs_recall_user(p):
+                        entry["recall_load_seconds"] = dataset.load_recall_user(server.target)
+                    settle = functools.partial(dataset.wait_embedded, url)
+                    run_store(p, server, run, entry["cells"], settle)
                 except Exception:
                     server.check()  # a server that ended explains the failure
                     raise
@@ -218,6 +223,42 @@ def measure(p: plan.Plan, command: str) -> dict[str, Any]:
     return results
 
 
+def merged(page: dict[str, Any], run: dict[str, Any], p: plan.Plan) -> dict[str, Any]:
+    """``page`` (the results of the run on the page) with ``run``'s store
+    cells in place of its cells of the same operations, and without the
+    cells of operations no workload has any more; each merged cell names its
+    run, and ``merged_runs`` lists the runs merged (the report says so)."""
+    current = {op for ops in plan.STORE_WORKLOADS.values() for op in ops} | {"empty"}
+    replaced = set(p.store_ops)
+    for store, entry in run["stores"].items():
+        target = page["stores"].setdefault(store, {"cells": []})
+        kept = [
+            c for c in target.get("cells", []) if c["op"] in current and c["op"] not in replaced
+        ]
+        new = [
+            c | {"run": run["started"]}
+            for c in entry.get("cells", [])
+            if c["op"] in replaced and c["op"] != "empty"
+        ]
+        target["cells"] = kept + new
+        for key in ("recall_load_seconds", "error"):
+            if key in entry:
+                target[key] = entry[key]
+    page.setdefault("merged_runs", []).append(
+        {
+            "command": run["command"],
+            "started": run["started"],
+            "ops": [op for op in p.store_ops if op != "empty"],
+            "stores": list(run["stores"]),
+            "machine": run["machine"],
+            "load_average_before": run["load_average_before"],
+            "load_average_after": run["load_average_after"],
+            "wall_seconds": run["wall_seconds"],
+        }
+    )
+    return page
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -232,6 +273,12 @@ def main() -> None:
         "--adapters-json", type=Path, default=ROOT / "docs" / "benchmarks-adapters.json"
     )
     parser.add_argument("--command", default="", help="the command to show in the report")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="put this run's store cells into the page and JSON of the run recorded there, in "
+        "place of its cells of the same operations (the report names the runs merged)",
+    )
     parser.add_argument("--profile", metavar="OP", help="profile one operation (bench.profile)")
     args, rest = parser.parse_known_args()
     if args.profile:
@@ -250,10 +297,13 @@ def main() -> None:
         _say(f"wrote {args.adapters_markdown} and {args.adapters_json}")
         if p.workloads == ("adapters",):
             return
+    wall = results["wall_seconds"]
+    if args.merge:
+        results = merged(json.loads(args.json.read_text()), results, p)
     results["raw_figures"] = args.json.name
     args.json.write_text(json.dumps(results, indent=1) + "\n")
     args.markdown.write_text(report.render(results, report.citus_run(args.markdown)))
-    _say(f"wrote {args.markdown} and {args.json} ({results['wall_seconds']:.0f} s)")
+    _say(f"wrote {args.markdown} and {args.json} ({wall:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -6,10 +6,14 @@ the peers' environment has no Mnemo packages).
 - ``texts(seed)``: the memory texts (``tests.support.memory_corpus``).
 - The sizes of the data set: every data user has ``MEMORIES`` memories and a
   history of ``MESSAGES`` messages; reads take pages of ``PAGE``.
+- The recall cells' user ``RECALL_USER`` has ``RECALL_MEMORIES`` memories;
+  their queries are ``sentence_query`` (8-16 words: what inject mode sends)
+  and ``short_query`` (2-4 words).
 """
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from tests.support.memory_corpus import Corpus
@@ -19,6 +23,10 @@ MESSAGES = 1000
 PAGE = 50
 DATA_USERS = 16
 KINDS = ("preference", "fact", "plan", "contact")
+RECALL_USER = "recall-10k"
+RECALL_MEMORIES = 10_000
+SENTENCE_WORDS = (8, 16)
+SHORT_WORDS = (2, 4)
 
 
 def message(author: int, index: int) -> dict[str, Any]:
@@ -36,3 +44,20 @@ def memory_id(index: int) -> str:
 
 def data_user(index: int) -> str:
     return f"data-{index}"
+
+
+def sentence_query(texts: Corpus, rng: random.Random) -> str:
+    """A query of 8-16 words: the corpus's sentences run on and cut (a
+    user's turn, as inject mode sends it)."""
+    words: list[str] = []
+    while len(words) < SENTENCE_WORDS[1]:
+        words += texts.sentence().split()
+    return " ".join(words[: rng.randint(*SENTENCE_WORDS)])
+
+
+def short_query(texts: Corpus, rng: random.Random) -> str:
+    """A query of 2-4 consecutive words of one of the corpus's sentences."""
+    words = texts.sentence().split()
+    size = min(len(words), rng.randint(*SHORT_WORDS))
+    start = rng.randrange(len(words) - size + 1)
+    return " ".join(words[start : start + size])

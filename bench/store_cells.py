@@ -11,10 +11,11 @@ two apart (noise on this shared machine hits both).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from bench.cells import Cell, Loadgens
-from bench.plan import DATA_OPS, Plan
+from bench.plan import DATA_OPS, RECALL_OPS, Plan
 from bench.servers import Server
 
 
@@ -22,8 +23,18 @@ def _groups(ops: list[str], size: int) -> list[list[str]]:
     return [ops[i : i + size] for i in range(0, len(ops), max(1, size))]
 
 
-def run_level(plan: Plan, server: Server, concurrency: int, run: str) -> dict[str, Cell]:
-    """Every store op of the plan at one concurrency: ``{op: Cell}`` (``empty`` too)."""
+Settle = Callable[[], None]
+"""Waits until the server's background embedding has drained
+(``bench.dataset.wait_embedded``)."""
+
+
+def run_level(
+    plan: Plan, server: Server, concurrency: int, run: str, settle: Settle | None = None
+) -> dict[str, Cell]:
+    """Every store op of the plan at one concurrency: ``{op: Cell}`` (``empty`` too).
+    ``settle`` runs before each window of a recall cell, so that the server's
+    model embedding entries saved earlier (the imported data, the write
+    cells' memories) does not share the cores with it."""
     ops = plan.store_ops
     cells = {op: Cell(op, concurrency) for op in ["empty", *ops]}
     processes = plan.processes(concurrency)
@@ -42,6 +53,8 @@ def run_level(plan: Plan, server: Server, concurrency: int, run: str) -> dict[st
                 cells["empty"].samples.append(base)
                 cells["empty"].baselines.append(base)
                 for op in group:
+                    if settle is not None and op in RECALL_OPS:
+                        settle()
                     sample = loadgens.window(op, [server.pid], plan.seconds, plan.warmup)
                     cells[op].samples.append(sample)
                     cells[op].baselines.append(base)
@@ -60,11 +73,21 @@ def needs_data(plan: Plan) -> bool:
     return any(op in DATA_OPS for op in plan.store_ops)
 
 
-def run_store(plan: Plan, server: Server, run: str, out: list[dict[str, Any]]) -> None:
+def needs_recall_user(plan: Plan) -> bool:
+    return any(op in RECALL_OPS for op in plan.store_ops)
+
+
+def run_store(
+    plan: Plan,
+    server: Server,
+    run: str,
+    out: list[dict[str, Any]],
+    settle: Settle | None = None,
+) -> None:
     """All levels; the cells as JSON appended to ``out`` level by level (what
     was measured stays if a later level fails)."""
     for concurrency in plan.levels:
-        cells = run_level(plan, server, concurrency, run)
+        cells = run_level(plan, server, concurrency, run, settle)
         processes = plan.processes(concurrency)
         for cell in cells.values():
             out.append(cell.as_json() | {"loadgen_processes": processes})
