@@ -455,6 +455,19 @@ def test_a_query_about_nothing_saved_gets_nothing_when_judging() -> None:
     # Asking for every match (min_score 0) skips judgement, the gate too.
     everything = _calibrated(q(question, semantic=True, min_score=0.0), [], semantic, far)
     assert ids(everything) == ["nurse", "dog"]
+    # An entry without a vector yet is judged by its words, gate or not.
+    terms = query_terms(question)
+    fresh = Candidate("fresh", "", False, T0, frozenset(terms), unembedded=True)
+    stats = TermStats(50, dict.fromkeys(terms, 1))
+    kept = rank(
+        q(question, semantic=True),
+        terms,
+        stats,
+        [fresh, candidate(nurse, q(question), 0.71)],
+        calibration=FUSED_DEFAULT_MODEL,
+        nearest=Nearest(field=far),
+    )
+    assert ids(kept) == ["fresh"]
     # Nothing searched (no vectors): no field, nothing for the gate to judge.
     assert gate.admits(0.0, QueryField(), 0)
     assert gate.likelihood(0.7, TYPICAL_FIELD, 50) > gate.likelihood(0.7, far, 50)

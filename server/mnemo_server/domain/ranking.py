@@ -53,8 +53,9 @@ Then, when a minimum relevance applies (the query's ``min_score``; unset:
 the calibration's default, ``relevance.DEFAULT_MIN_RELEVANCE`` for a
 calibrated recall, none for an uncalibrated one), a query that the
 calibration's gate (``relevance.QueryGate``) judges to be about nothing the
-user saved gets no hits at all, and hits below the minimum are dropped; the
-first ``max_results`` are kept and ranked 1, 2, 3, ...
+user saved gets no hits among the entries with a vector (an entry without
+one yet is judged by its words alone), and hits below the minimum are
+dropped; the first ``max_results`` are kept and ranked 1, 2, 3, ...
 """
 
 from __future__ import annotations
@@ -351,7 +352,9 @@ def rank(
     if floor > 0:
         gate = calibration.gate
         if gate is not None and not gate.admits(best, nearest.field, stats.entries):
-            return []  # a query about nothing the user saved (``relevance.QueryGate``)
+            # About nothing the user saved (``relevance.QueryGate``), as far as
+            # the vectors tell: only entries without one, judged by their words.
+            hits = [e for e in hits if e.unembedded]
         hits = [e for e in hits if e.score >= floor]
     limit = query.max_results if query.max_results > 0 else DEFAULT_RECALL_RESULTS
     # sorted(hits, key=order)[:limit], without ordering the rest.
