@@ -242,7 +242,7 @@ def list_memories(w: Worker) -> Operation:
 def recall(w: Worker) -> Operation:
     """The default ``RecallMemories`` call (``semantic`` unset: fused, the
     server embeds the query) of a corpus sentence, over a data user's
-    memories, up to 10 results streamed (the RSS workload's reads)."""
+    memories, up to 10 results streamed (as the peers' search)."""
     stub = mm_grpc.MemoryServiceStub(w.channel)
     parent = f"users/{w.reader}"
 
@@ -327,8 +327,8 @@ DESCRIPTIONS: dict[str, str] = {
     "get-memory": f"`GetMemory` of a random one of the user's {MEMORIES:,}",
     "list-memories": f"`ListMemories`: first page of {PAGE} of {MEMORIES:,}",
     "recall": f"`RecallMemories`, the default call (fused: the server embeds the query), a "
-    f"corpus sentence, up to 10 results, over a data user's {MEMORIES:,} memories (the RSS "
-    "workload's reads)",
+    f"corpus sentence (6-12 words), up to 10 results, over a data user's {MEMORIES:,} memories "
+    "(embedded by the server's model after their import; the peers' search does the same)",
     "recall-lexical": f"`RecallMemories` lexical (`semantic: false`) of a {_WORDS} query, up to 10 "
     f"results, over {RECALL_MEMORIES:,} memories",
     "recall-fused": f"`RecallMemories` fused, the default call (`semantic` unset: the server "

@@ -7,9 +7,11 @@ Workloads (each cell is bounded in time and repeated ``--repeat`` times):
 - ``writes``: append, remember, save state, create memory;
 - ``reads``: get state, list a page of messages, get memory;
 - ``history``: stream a 1,000-message history;
-- ``memories``: list memories; lexical recall, fused recall (the default
-  call: the server embeds the query) and build context of sentence queries
-  over one user's 10,000 memories (``bench.dataset``);
+- ``memories``: list memories; ``recall``, the default call over a data
+  user's 1,000 memories (the peers' search does the same); lexical recall,
+  fused recall (the default call: the server embeds the query) and build
+  context of sentence queries over one user's 10,000 memories
+  (``bench.dataset``);
 - ``scale``: one server process versus two on the same store;
 - ``rss``: server RSS idle and after 100,000 memories;
 - ``watch``: watch propagation, same and other server process;
@@ -33,7 +35,7 @@ STORE_WORKLOADS: dict[str, tuple[str, ...]] = {
     "writes": ("append", "remember", "save-state", "create-memory"),
     "reads": ("get-state", "list-messages", "get-memory"),
     "history": ("stream-history",),
-    "memories": ("list-memories", "recall-lexical", "recall-fused", "build-context"),
+    "memories": ("list-memories", "recall", "recall-lexical", "recall-fused", "build-context"),
 }
 OTHER_WORKLOADS = ("scale", "rss", "watch", "neighbour", "peers", "adapters")
 ALL_WORKLOADS = (*STORE_WORKLOADS, *OTHER_WORKLOADS)
@@ -41,6 +43,9 @@ ALL_WORKLOADS = (*STORE_WORKLOADS, *OTHER_WORKLOADS)
 DATA_OPS = frozenset({"list-messages", "stream-history", "get-memory", "list-memories", "recall"})
 # Operations that read the recall cells' user (``bench.dataset.load_recall_user``).
 RECALL_OPS = frozenset({"recall-lexical", "recall-fused", "build-context"})
+# Operations whose windows wait until the server's background embedding has
+# drained (``bench.store_cells``): the calls that embed their query.
+EMBEDDING_OPS = RECALL_OPS | {"recall"}
 
 
 @dataclass(frozen=True)

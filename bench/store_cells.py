@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.cells import Cell, Loadgens
-from bench.plan import DATA_OPS, RECALL_OPS, Plan
+from bench.plan import DATA_OPS, EMBEDDING_OPS, RECALL_OPS, Plan
 from bench.servers import Server
 
 
@@ -32,7 +32,7 @@ def run_level(
     plan: Plan, server: Server, concurrency: int, run: str, settle: Settle | None = None
 ) -> dict[str, Cell]:
     """Every store op of the plan at one concurrency: ``{op: Cell}`` (``empty`` too).
-    ``settle`` runs before each window of a recall cell, so that the server's
+    ``settle`` runs before each window of a call that embeds its query, so that the server's
     model embedding entries saved earlier (the imported data, the write
     cells' memories) does not share the cores with it."""
     ops = plan.store_ops
@@ -53,7 +53,7 @@ def run_level(
                 cells["empty"].samples.append(base)
                 cells["empty"].baselines.append(base)
                 for op in group:
-                    if settle is not None and op in RECALL_OPS:
+                    if settle is not None and op in EMBEDDING_OPS:
                         settle()
                     sample = loadgens.window(op, [server.pid], plan.seconds, plan.warmup)
                     cells[op].samples.append(sample)
