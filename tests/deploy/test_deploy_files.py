@@ -174,3 +174,23 @@ def test_the_compose_nginx_configuration_is_the_tested_one(tmp_path: Path) -> No
     # Where calls go is asked of the engine's DNS at run time, for both ports.
     assert "include /etc/nginx/mnemo-resolver.conf;" in directives(ours)
     assert "proxy_pass http://$mnemo_web;" in directives(ours)
+
+
+def test_the_image_build_copies_what_the_wheels_name_as_their_licence() -> None:
+    # pyproject.toml's license-files: without them in the build's copy,
+    # setuptools builds the wheels silently without a licence (and the
+    # client's LICENSE, a link to the root's, points at nothing).
+    copied = {
+        name
+        for line in (DEPLOY / "Dockerfile").read_text().splitlines()
+        if line.startswith("COPY ") and "--from" not in line
+        for name in line.split()[1:-1]
+    }
+    declared = re.findall(
+        r"license-files\s*=\s*\[([^\]]*)\]", (ROOT / "pyproject.toml").read_text()
+    )
+    assert declared
+    for name in re.findall(r'"([^"]+)"', declared[0]):
+        assert name in copied, f"{name} is not copied by deploy/Dockerfile"
+    client = ROOT / "clients" / "python" / "LICENSE"
+    assert "clients/python" in copied and client.resolve() == (ROOT / "LICENSE").resolve()
