@@ -80,7 +80,7 @@ _RECORD = insert_per_dialect(
     )
 )
 # The record as the tail of the write's change-feed append (PostgreSQL,
-# ``changes.append``): its change cursor is the feed counter's new value.
+# ``store.feed.changes.append``): its change cursor is the feed counter's new value.
 _PG_TAIL = """
         INSERT INTO idempotency_records
             (user_id, request_id, scope, fingerprint, result_json, change_cursor, created_at)
@@ -118,7 +118,7 @@ def idempotent(tx: Tx, command: C, work: Callable[[Tx, C], R], *, window_micros:
     now = now_micros()
     expired_before = now - window_micros
     # PostgreSQL: the write's change-feed append waits for the record, and
-    # both go in one statement (``changes.append``, ``_PG_TAIL``).
+    # both go in one statement (``store.feed.changes.append``, ``_PG_TAIL``).
     tx.defer_feed = tx.dialect == "postgresql"
     try:
         result = work(tx, command)
