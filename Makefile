@@ -217,7 +217,7 @@ bench-report: $(STAMP) ## Re-render docs/benchmarks.md from docs/benchmarks.json
 bench-profile: $(STAMP) $(BENCH_STAMP) ## py-spy profile of the server under one op: ARGS="append --store postgres --seconds 10"
 	$(PY) -m bench.profile $(ARGS)
 
-bench-recall: $(STAMP) ## Recall and BuildContext (lexical, semantic) over 1k/10k/100k memories per store at c1 and c16 beside the empty RPC, first semantic load, bulk-load rate: bench/recall.py; flags via ARGS="..."
+bench-recall: $(STAMP) ## Recall and BuildContext (lexical, semantic, fused with the query embedded by the server; sentence and 2-4-word queries) over 1k/10k/100k memories per store at c1 and c16 beside the empty RPC, first semantic load, bulk-load rate: bench/recall.py; flags via ARGS="..."
 	$(PY) bench/recall.py $(ARGS)
 
 bench-embedding: $(STAMP) ## Background embedding with the default model beside none: vector latency after a save, CreateMemory c16, backlog drain, bulk import and its backfill, idle RSS: bench/embedding_backlog.py; ARGS="--saves 200 --seconds 10 --bulk 20000"
