@@ -3,13 +3,16 @@ runs into is retried inside the server, and one that comes back on every
 attempt ends, after the bounded number of attempts, in ``ABORTED
 CONCURRENT_MODIFICATION`` with nothing written.
 
-The contention is real: a second connection holds ``messages`` in SHARE mode
-(so the server's append, holding the conversation's row lock, waits to insert)
-and then asks for that conversation row; PostgreSQL's deadlock detector
+The contention is real: a second connection holds ``changes`` (the change
+feed) in SHARE mode (so the server's append, holding the conversation's row
+lock after its first statement, waits to append to the feed) and then asks
+for that conversation row; PostgreSQL's deadlock detector
 aborts the server's transaction, which waited first (the second connection's
 own ``deadlock_timeout`` is long, so on a loaded machine its check can never
 run first and abort it instead). A savepoint gives the row back so that the
-server's next attempt deadlocks the same way."""
+server's next attempt deadlocks the same way. (Not ``messages``: on PostgreSQL
+the append's first statement inserts the messages too, and a statement takes
+its table locks before any row lock, so it would wait without deadlocking.)"""
 
 from __future__ import annotations
 
@@ -32,8 +35,8 @@ WAIT_S = 60.0
 
 pytestmark = [pytest.mark.postgres, pytest.mark.parametrize("backend", ["postgres"], indirect=True)]
 
-_SERVER_WAITS_FOR_MESSAGES = text(
-    "SELECT count(*) FROM pg_locks WHERE relation = 'messages'::regclass "
+_SERVER_WAITS_FOR_THE_FEED = text(
+    "SELECT count(*) FROM pg_locks WHERE relation = 'changes'::regclass "
     "AND NOT granted AND pid <> pg_backend_pid()"
 )
 
@@ -41,14 +44,14 @@ _SERVER_WAITS_FOR_MESSAGES = text(
 def _wait_until_the_server_waits(conn: Connection, done: threading.Event) -> bool:
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline and not done.is_set():
-        if conn.execute(_SERVER_WAITS_FOR_MESSAGES).scalar():
+        if conn.execute(_SERVER_WAITS_FOR_THE_FEED).scalar():
             return True
         time.sleep(0.01)
     return False
 
 
 class Deadlocker(threading.Thread):
-    """Holds ``messages`` in SHARE mode and deadlocks each of the server's
+    """Holds ``changes`` in SHARE mode and deadlocks each of the server's
     attempts to append, up to ``times``; ``forced`` counts the deadlocks."""
 
     def __init__(self, database_url: str, times: int) -> None:
@@ -63,7 +66,7 @@ class Deadlocker(threading.Thread):
         try:
             with engine.connect() as conn, conn.begin():
                 conn.execute(text("SET LOCAL deadlock_timeout = '30s'"))
-                conn.execute(text("LOCK TABLE messages IN SHARE MODE"))
+                conn.execute(text("LOCK TABLE changes IN SHARE MODE"))
                 self.locked.set()
                 row = (
                     select(conversations.c.id)
