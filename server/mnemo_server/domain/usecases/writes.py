@@ -2,11 +2,13 @@
 builds the command (``domain.commands``), and it goes to the store as it is.
 
 Writes with domain work of their own have use cases of their own:
-``Memories.create`` / ``update`` (the server-side vector), ``Extraction``
-(what the extractor finds becomes ``CreateMemories`` or
-``ProposeCandidates``). Each command's docstring states what it does and
-raises; ``Aborted(CONCURRENT_MODIFICATION)`` and ``Unavailable`` can come
-from any.
+``Memories.create`` (the near-duplicate check embeds the drafts' texts
+before the save), ``Extraction`` (what the extractor finds becomes
+``CreateMemories`` or ``ProposeCandidates``). ``Memories.update`` has none:
+it hands its ``UpdateMemory`` to the store unchanged, and the store queues a
+new text without a vector for the background embedder as every save does.
+Each command's docstring states what it does and raises;
+``Aborted(CONCURRENT_MODIFICATION)`` and ``Unavailable`` can come from any.
 """
 
 from __future__ import annotations

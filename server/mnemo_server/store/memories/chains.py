@@ -19,12 +19,15 @@ the later save supersedes. A deleted entry leaves the chain with its data
 (privacy first): the entries it superseded keep the validity they had, so
 the chain shows no fact for the time the deleted one covered.
 
-``Chains`` holds, for one write call, the links each chain needs: stored
-entries whose validity reaches past the earliest event time the call saves
-in it (read once per chain, through ``ix_memories_key_event``), and the
-call's own drafts. The common case (a save newer than the live entry, its
-chain saved once in the call) never reads the chain: one ``UPDATE`` archives
-the live entry if its event time is not later (``archive_older_live``).
+The functions here keep no state: the caller (``writes.insert_entries``)
+holds, for one write call, each chain's ``Link`` list: the stored entries
+whose validity reaches past the earliest event time the call saves in it
+(``stored_links``, read once per chain, through ``ix_memories_key_event``),
+to which ``place`` adds the call's own drafts; ``write_stored`` then writes
+the stored links whose validity changed. The common case (a save newer than
+the live entry, its chain saved once in the call) never reads the chain: one
+``UPDATE`` archives the live entry if its event time is not later
+(``archive_older_live``); only when that archives nothing are the links read.
 """
 
 from __future__ import annotations
