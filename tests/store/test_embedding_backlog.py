@@ -12,11 +12,11 @@ from typing import ClassVar
 
 import pytest
 
-from mnemo_server.domain.embedding import HashingEmbedder
 from mnemo_server.domain.embedding_backlog import ComputedVector
 from mnemo_server.domain.memory_models import CandidateDraft, Embedding, MemoryChange
 from mnemo_server.domain.usecases.embedding_worker import EmbeddingWorker
 from mnemo_server.domain.vectors import decode_vector, encode_vector
+from mnemo_server.embedders.hashing import HashingEmbedder
 from mnemo_server.store.composed import SqlStore
 from mnemo_server.store.transactions.database import Database
 from tests.store.memory_samples import draft

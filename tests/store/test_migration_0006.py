@@ -12,10 +12,10 @@ from collections import Counter
 import pytest
 from sqlalchemy import insert, select, text
 
-from mnemo_server.domain.embedding import HashingEmbedder
 from mnemo_server.domain.memory_models import Embedding, RecallQuery
 from mnemo_server.domain.text_search import stems
 from mnemo_server.domain.vectors import decode_vector, encode_vector
+from mnemo_server.embedders.hashing import HashingEmbedder
 from mnemo_server.store import migrate
 from mnemo_server.store.composed import SqlStore
 from mnemo_server.store.engine.engines import migration_engine

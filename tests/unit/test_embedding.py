@@ -14,8 +14,6 @@ from mnemo_server.api.memories.rules import embedding_violations
 from mnemo_server.domain.embedding import (
     Embedder,
     EmbedderConfigError,
-    HashingEmbedder,
-    StaticModelEmbedder,
     dimension_mismatch,
     embedder_unavailable,
 )
@@ -24,6 +22,8 @@ from mnemo_server.domain.memory_models import Embedding
 from mnemo_server.domain.usecases.embedder_calls import EmbedderCalls
 from mnemo_server.domain.usecases.memories import QUERY_CACHE_SIZE, QueryEmbedding
 from mnemo_server.embedders import load_embedder
+from mnemo_server.embedders.hashing import HashingEmbedder
+from mnemo_server.embedders.static_model import StaticModelEmbedder
 from tests.support.vectors import cosine, user_vectors
 
 

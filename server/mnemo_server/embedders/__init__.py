@@ -1,6 +1,7 @@
 """Loading the server's embedder from its ``--embedder`` spec
-(``domain.embedding`` documents the forms). The ONNX models live here
-(``onnx``, ``packaged``); the domain only knows the ``Embedder`` protocol.
+(``domain.embedding`` documents the forms). The concrete embedders live here
+(``hashing``, ``static_model``, the ONNX models ``onnx`` and ``packaged``,
+``remote``); the domain only knows the ``Embedder`` protocol.
 """
 
 from __future__ import annotations
@@ -9,13 +10,8 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from mnemo_server.domain.embedding import (
-    Embedder,
-    EmbedderConfigError,
-    HashingEmbedder,
-    StaticModelEmbedder,
-    check_spec,
-)
+from mnemo_server.domain.embedding import Embedder, EmbedderConfigError, check_spec
+from mnemo_server.embedders.hashing import HashingEmbedder
 
 __all__ = ["RemoteOptions", "load_embedder"]
 
@@ -70,6 +66,8 @@ def load_embedder(
         size = name.partition(":")[2]
         return HashingEmbedder(int(size) if size else 256)
     if name == "static-model":
+        from mnemo_server.embedders.static_model import StaticModelEmbedder
+
         return StaticModelEmbedder()
     return _from_import_path(name)
 

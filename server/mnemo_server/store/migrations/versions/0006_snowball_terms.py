@@ -13,8 +13,9 @@ old stems) are recomputed from the texts as ``mnemo-hashing-v2-N``, in the
 entries and in the extraction candidates, and their users' vector version
 moves on, so that every server process reloads them.
 
-Runs the current code's ``search_document`` and ``HashingEmbedder`` (their
-output at the time of this revision is what it writes). 5.3 s for
+Runs the current code's ``search_document`` and ``HashingEmbedder``
+(``embedders.hashing``: the store's one import outside the domain, dependency
+free; their output at the time of this revision is what it writes). 5.3 s for
 100,000 entries on SQLite on this project's 2-core machine (no hashing
 vectors among them).
 
@@ -46,8 +47,8 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
-from mnemo_server.domain.embedding import HashingEmbedder
 from mnemo_server.domain.vectors import encode_vector
+from mnemo_server.embedders.hashing import HashingEmbedder
 from mnemo_server.store.memories.text_index import ENTRIES_TERM, document_stems, search_document
 
 revision: str = "0006"
