@@ -11,8 +11,9 @@ Search ranks in Python, over the documents the store read for the
 namespace prefix, so both backends order the same documents the same way:
 
 - without a query: most recently updated first, then by namespace and key;
-- with ``query_vector``: by the best cosine similarity of the document's
-  text embeddings to it (max pooling, as LangGraph's stores do); documents
+- with ``query_vector``: by the best cosine similarity
+  (``vectors.cosine``) of the document's text embeddings to it (max
+  pooling, as LangGraph's stores do); documents
   without embeddings (not indexed) come after, unscored;
 - with a text ``query`` only: by the share of the query's term weight that
   the document's indexed texts contain (the lexical share of recall,
@@ -31,7 +32,6 @@ import base64
 import enum
 import hashlib
 import json
-import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -40,6 +40,7 @@ from typing import Any
 
 from mnemo_server.domain.ranking import TermStats
 from mnemo_server.domain.text_search import query_terms, stems
+from mnemo_server.domain.vectors import cosine
 
 __all__ = [
     "Document",
@@ -229,18 +230,9 @@ def _recent_first(document: Document) -> tuple[float, Namespace, str]:
     return (-document.update_time.timestamp(), document.namespace, document.key)
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    if len(a) != len(b):
-        return 0.0
-    na, nb = math.hypot(*a), math.hypot(*b)
-    if na == 0 or nb == 0:
-        return 0.0
-    return math.fsum(x * y for x, y in zip(a, b, strict=True)) / (na * nb)
-
-
 def _vector_scores(documents: Sequence[Document], vector: Sequence[float]) -> list[float | None]:
     return [
-        max((_cosine(vector, e) for e in embeddings), default=None)
+        max((cosine(vector, e) for e in embeddings), default=None)
         if (embeddings := d.embeddings())
         else None
         for d in documents

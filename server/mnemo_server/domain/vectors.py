@@ -1,6 +1,8 @@
 """How vectors are kept: little-endian float32 bytes, the same in SQLite and
-PostgreSQL; and what a vector must be to be kept or compared
-(``vector_problem``). The search over them is ``store.memories.vector_cache``."""
+PostgreSQL; what a vector must be to be kept or compared
+(``vector_problem``); and how two vectors compare (``cosine``, the one
+definition of similarity). The search over them is
+``store.memories.vector_cache``."""
 
 from __future__ import annotations
 
@@ -55,3 +57,27 @@ def values_problem(values: Sequence[float]) -> str | None:
     if values and not any(values):
         return "must not be all zeros"
     return None
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """The similarity of two vectors: the cosine of their angle,
+    ``a . b / (|a| |b|)``, in float64 (an exactly rounded sum, ``math.fsum``,
+    over lengths from ``math.hypot``). 0.0 when their lengths differ or
+    either has no direction (length 0).
+
+    The one definition of similarity in Mnemo. Documents are ranked with it
+    as it is (``domain.documents``); the store computes the same in numpy
+    where it compares many stored vectors at once: the near-duplicate check
+    as dot products of unit vectors (``store.memories.duplicates.unit``,
+    which leaves out a vector of no direction instead of scoring it 0), and
+    semantic recall as one matrix product over a user's whole matrix of a
+    model (``store.memories.vector_cache``, whose exact cosines are these,
+    clipped to [-1, 1]), because a loop of this function over thousands of
+    vectors would cost a recall tens of milliseconds.
+    """
+    if len(a) != len(b):
+        return 0.0
+    na, nb = math.hypot(*a), math.hypot(*b)
+    if na == 0 or nb == 0:
+        return 0.0
+    return math.fsum(x * y for x, y in zip(a, b, strict=True)) / (na * nb)

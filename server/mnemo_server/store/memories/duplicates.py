@@ -94,7 +94,11 @@ Unit = npt.NDArray[np.float64]
 
 def unit(values: Sequence[float]) -> Unit | None:
     """``values`` scaled to length 1 (``None`` for a vector that has no
-    direction: all zeros, or a value that is not finite)."""
+    direction: all zeros, or a value that is not finite). The dot product of
+    two of them is their cosine (``domain.vectors.cosine``, the one
+    definition of similarity), computed in numpy: the near-duplicate check
+    compares a probe with every live vector of the model, and unit vectors
+    let it pay each vector's length once, when it is read."""
     vector = np.asarray(values, dtype=np.float64)
     length = float(np.linalg.norm(vector))
     return None if length == 0.0 or not math.isfinite(length) else vector / length
@@ -132,7 +136,9 @@ def nearest_same(
 ) -> LiveEntry | None:
     """The entry of ``pool`` (not in ``gone``) of ``draft``'s scope,
     conversation (and key, for a keyed draft) whose vector is nearest to
-    ``probe`` with a cosine of at least ``threshold``, or ``None``."""
+    ``probe`` with a cosine (``domain.vectors.cosine``, as the dot product
+    of unit vectors) of at least ``threshold``, or ``None``. A probe or a
+    vector of no direction, or of another length, is near nothing."""
     query = unit(probe.values)
     if query is None:
         return None
