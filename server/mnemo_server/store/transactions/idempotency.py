@@ -10,13 +10,14 @@ produced, so a replay answers the same ``change_cursor``.
 
 The record costs a write one statement: the write runs, then records its
 result with ``INSERT ... ON CONFLICT DO UPDATE ... WHERE`` the existing
-record's window has passed. On PostgreSQL it costs none: the write's
+record's window has passed; on PostgreSQL none of its own: the write's
 change-feed append waits (``Tx.defer_feed``) and the record rides its
-statement as one more data-modifying CTE. A retry is rare, so it pays instead: when that
-statement finds a live record (or the write raised a domain error, which a
-retry of a request that succeeded may well do, e.g. an etag that has moved
-on since), the record is read and either answers (the write rolls back:
-``tx.Replay``) or, recorded for another request, ``REQUEST_ID_REUSED``.
+statement as one more data-modifying CTE. A retry is rare, so it pays
+instead: when that statement finds a live record (or the write raised a
+domain error, which a retry of a request that succeeded may well do, e.g.
+an etag that has moved on since), the record is read and either answers
+(the write rolls back: ``tx.Replay``) or, recorded for another request,
+``REQUEST_ID_REUSED``.
 A closed governance gate (``domain.governance.GateClosed``) is the exception:
 the write's unit checks the gate first, and its refusal is the answer to a
 replay too, so that a withdrawn consent, a memory switch turned off or a
