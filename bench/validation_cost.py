@@ -61,7 +61,7 @@ from mnemo.v1 import conversations_pb2 as cv
 from mnemo.v1 import memories_pb2 as mm
 from mnemo_server.api import convert, names
 from mnemo_server.api.conversations import rules as conversation_rules
-from mnemo_server.api.memories import requests as parse
+from mnemo_server.api.memories import requests as memory_requests
 from mnemo_server.api.memories import rules as memory_rules
 from mnemo_server.api.validation import Validator, check_fields, messages_of
 from mnemo_server.config import Settings
@@ -120,9 +120,11 @@ SETTINGS = Settings()
 def hand_create_memory(request: mm.CreateMemoryRequest) -> object:
     """``MemoryServicer.CreateMemory``'s validation (no call scope)."""
     v = Validator()
-    user_id = parse.user_of(v, request.parent, "parent", None)
-    draft = parse.draft_of(v, request.memory, "memory", user_id, None)
-    origin = parse.origin_of(v, request.origin_conversation, "origin_conversation", user_id, None)
+    user_id = memory_requests.user_of(v, request.parent, "parent", None)
+    draft = memory_requests.draft_of(v, request.memory, "memory", user_id, None)
+    origin = memory_requests.origin_of(
+        v, request.origin_conversation, "origin_conversation", user_id, None
+    )
     check_fields(v, request, memory_rules.RULES)
     v.raise_if_invalid()
     return draft, origin

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnemo_server.domain.vectors import cosine
-from mnemo_server.store.memories.duplicates import unit
+from mnemo_server.store.memories.duplicates import unit_vector
 from tests.support import vectors as reference
 from tests.support.vectors import user_vectors
 
@@ -33,9 +33,9 @@ def test_cosine_is_0_for_other_lengths_or_no_direction() -> None:
 
 
 def test_unit_leaves_out_what_has_no_direction() -> None:
-    assert unit([0.0, 0.0]) is None
-    assert unit([math.inf, 1.0]) is None
-    assert unit([3.0, 4.0]) is not None
+    assert unit_vector([0.0, 0.0]) is None
+    assert unit_vector([math.inf, 1.0]) is None
+    assert unit_vector([3.0, 4.0]) is not None
 
 
 @settings(max_examples=200, deadline=None)
@@ -43,7 +43,7 @@ def test_unit_leaves_out_what_has_no_direction() -> None:
 def test_the_store_forms_compute_the_same_cosine(a: list[float], b: list[float]) -> None:
     expected = cosine(a, b)
     assert expected == pytest.approx(reference.cosine(a, b), abs=1e-12)
-    ua, ub = unit(a), unit(b)
+    ua, ub = unit_vector(a), unit_vector(b)
     assert ua is not None and ub is not None
     assert float(ua @ ub) == pytest.approx(expected, abs=1e-12)
     ((_, cached),) = user_vectors([a]).nearest(b, 1, ["c"])

@@ -10,7 +10,7 @@ import grpc
 from mnemo.v1 import checkpoints_pb2 as pb
 from mnemo.v1 import checkpoints_pb2_grpc as pb_grpc
 from mnemo_server.api import names
-from mnemo_server.api.checkpoints import requests as rules
+from mnemo_server.api.checkpoints import requests
 from mnemo_server.api.checkpoints.convert import (
     checkpoint_from_proto,
     checkpoint_to_proto,
@@ -51,8 +51,8 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
         scope = current_scope()
         value = request.checkpoint
         v = Validator()
-        key = rules.thread(v, value.thread_name, "checkpoint.thread_name", scope)
-        rules.checkpoint(v, value)
+        key = requests.thread(v, value.thread_name, "checkpoint.thread_name", scope)
+        requests.checkpoint(v, value)
         v.raise_if_invalid()
         written = await self._writes(
             PutCheckpoint(
@@ -71,10 +71,10 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
     ) -> pb.PutCheckpointWritesResponse:
         scope = current_scope()
         v = Validator()
-        key = rules.thread(v, request.parent, "parent", scope)
-        rules.checkpoint_keys(v, request.checkpoint_ns, request.checkpoint_id)
+        key = requests.thread(v, request.parent, "parent", scope)
+        requests.checkpoint_keys(v, request.checkpoint_ns, request.checkpoint_id)
         v.required(request.checkpoint_id, "checkpoint_id")
-        rules.writes(v, request.writes)
+        requests.writes(v, request.writes)
         v.raise_if_invalid()
         written = await self._writes(
             PutCheckpointWrites(
@@ -94,8 +94,8 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
         self, request: pb.GetCheckpointRequest, context: Context
     ) -> pb.GetCheckpointResponse:
         v = Validator()
-        key = rules.thread(v, request.parent, "parent", current_scope())
-        rules.checkpoint_keys(v, request.checkpoint_ns, request.checkpoint_id)
+        key = requests.thread(v, request.parent, "parent", current_scope())
+        requests.checkpoint_keys(v, request.checkpoint_ns, request.checkpoint_id)
         v.raise_if_invalid()
         found = await self._checkpoints.get(key, request.checkpoint_ns, request.checkpoint_id)
         return pb.GetCheckpointResponse(checkpoint=checkpoint_to_proto(key.user_id, found))
@@ -104,11 +104,11 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
         self, request: pb.ListCheckpointsRequest, context: Context
     ) -> pb.ListCheckpointsResponse:
         v = Validator()
-        key = rules.thread(v, request.parent, "parent", current_scope())
+        key = requests.thread(v, request.parent, "parent", current_scope())
         namespace = request.checkpoint_ns if request.HasField("checkpoint_ns") else None
-        rules.checkpoint_keys(v, namespace or "", request.before_checkpoint_id)
-        wanted = rules.metadata_filter(v, request.metadata_filter, "metadata_filter")
-        limit = rules.page_size(request.page_size, v)
+        requests.checkpoint_keys(v, namespace or "", request.before_checkpoint_id)
+        wanted = requests.metadata_filter(v, request.metadata_filter, "metadata_filter")
+        limit = requests.page_size(request.page_size, v)
         v.raise_if_invalid()
         found = await self._checkpoints.list(
             CheckpointQuery(
@@ -128,7 +128,7 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
         self, request: pb.DeleteThreadRequest, context: Context
     ) -> pb.DeleteThreadResponse:
         scope = current_scope()
-        key = rules.parse_thread(request.name, "name", scope)
+        key = requests.parse_thread(request.name, "name", scope)
         written = await self._writes(
             DeleteThread(caller=caller_of(scope), user_id=key.user_id, thread_id=key.thread_id)
         )
@@ -141,8 +141,8 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
     ) -> pb.CopyThreadResponse:
         scope = current_scope()
         v = Validator()
-        source = rules.thread(v, request.name, "name", scope)
-        target = rules.thread(v, request.target_name, "target_name", scope)
+        source = requests.thread(v, request.name, "name", scope)
+        target = requests.thread(v, request.target_name, "target_name", scope)
         if source.user_id and target.user_id and source.user_id != target.user_id:
             v.invalid("target_name", "must be a thread of the same user as name")
         v.raise_if_invalid()
@@ -164,7 +164,7 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
         scope = current_scope()
         v = Validator()
         user_id = v.attempt(lambda: names.parse_user(request.parent, "parent", scope), "")
-        thread_ids = rules.thread_ids(v, request.thread_ids, "thread_ids")
+        thread_ids = requests.thread_ids(v, request.thread_ids, "thread_ids")
         strategy = _STRATEGIES.get(request.strategy)
         if strategy is None:
             v.invalid("strategy", "must be PRUNE_STRATEGY_KEEP_LATEST or PRUNE_STRATEGY_DELETE")
@@ -188,7 +188,7 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
         scope = current_scope()
         v = Validator()
         user_id = v.attempt(lambda: names.parse_user(request.parent, "parent", scope), "")
-        run_ids = rules.ids(v, request.run_ids, "run_ids")
+        run_ids = requests.ids(v, request.run_ids, "run_ids")
         v.raise_if_invalid()
         written = await self._writes(
             DeleteCheckpointsForRuns(caller=caller_of(scope), user_id=user_id, run_ids=run_ids)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from mnemo.v1 import documents_pb2 as pb
 from mnemo_server.api import convert
-from mnemo_server.api.documents import requests as rules
+from mnemo_server.api.documents import requests
 from mnemo_server.api.validation import Validator
 from mnemo_server.domain.documents import Document, document_name
 
@@ -28,12 +28,12 @@ def _time(v: Validator, value: pb.Document, name: str, prefix: str) -> datetime 
 
 def document(v: Validator, user_id: str, value: pb.Document, prefix: str) -> Document:
     """The record's document of ``user_id`` (problems go to ``v``)."""
-    namespace, key = rules.validated_address(v, value.namespace, value.key, f"{prefix}.")
+    namespace, key = requests.validated_address(v, value.namespace, value.key, f"{prefix}.")
     if value.name != document_name(user_id, namespace, key):
         v.invalid(f"{prefix}.name", "must be the name the namespace and key derive")
-    body = rules.value_of(v, value.value_json, f"{prefix}.value_json")
-    index = rules.index_of(v, value.HasField("index"), value.index, f"{prefix}.index")
-    ttl = rules.ttl_micros(v, value.HasField("ttl"), value.ttl, f"{prefix}.ttl")
+    body = requests.value_of(v, value.value_json, f"{prefix}.value_json")
+    index = requests.index_of(v, value.HasField("index"), value.index, f"{prefix}.index")
+    ttl = requests.ttl_micros(v, value.HasField("ttl"), value.ttl, f"{prefix}.ttl")
     v.identifier(value.etag, f"{prefix}.etag")
     v.max_chars(value.etag, f"{prefix}.etag", MAX_ETAG_CHARS)
     create_time = _time(v, value, "create_time", prefix)

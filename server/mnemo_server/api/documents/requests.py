@@ -1,7 +1,7 @@
-"""The request rules of DocumentService: request protos -> validated domain
-values. Every problem of one request is collected (``api.validation``) and
-raised at once: ``INVALID_FIELD`` / ``FIELD_TOO_LARGE`` with a field
-violation each; the parent is ``INVALID_NAME``."""
+"""DocumentService requests -> validated domain values, at the edge. Every
+problem of one request is collected (``api.validation``) and raised at once:
+``INVALID_FIELD`` / ``FIELD_TOO_LARGE`` with a field violation each; the
+parent is ``INVALID_NAME``."""
 
 from __future__ import annotations
 

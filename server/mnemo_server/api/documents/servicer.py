@@ -14,7 +14,7 @@ import grpc
 from mnemo.v1 import documents_pb2 as pb
 from mnemo.v1 import documents_pb2_grpc as pb_grpc
 from mnemo_server.api import convert as shared
-from mnemo_server.api.documents import requests as rules
+from mnemo_server.api.documents import requests
 from mnemo_server.api.documents.convert import document_to_proto, scored_to_proto
 from mnemo_server.api.idempotency import idempotency_of
 from mnemo_server.api.validation import Validator
@@ -48,8 +48,8 @@ class DocumentServicer(pb_grpc.DocumentServiceServicer):
     ) -> pb.GetDocumentResponse:
         scope = current_scope()
         v = Validator()
-        user_id = rules.user_of(v, request.parent, scope)
-        namespace, key = rules.validated_address(v, request.namespace, request.key)
+        user_id = requests.user_of(v, request.parent, scope)
+        namespace, key = requests.validated_address(v, request.namespace, request.key)
         v.raise_if_invalid()
         found = await self._documents.get(user_id, namespace, key)
         if request.refresh_ttl:
@@ -62,11 +62,13 @@ class DocumentServicer(pb_grpc.DocumentServiceServicer):
         scope = current_scope()
         document = request.document
         v = Validator()
-        user_id = rules.user_of(v, request.parent, scope)
-        namespace, key = rules.validated_address(v, document.namespace, document.key, "document.")
-        value = rules.value_of(v, document.value_json, "document.value_json")
-        index = rules.index_of(v, request.HasField("index"), request.index, "index")
-        ttl = rules.ttl_micros(v, document.HasField("ttl"), document.ttl, "document.ttl")
+        user_id = requests.user_of(v, request.parent, scope)
+        namespace, key = requests.validated_address(
+            v, document.namespace, document.key, "document."
+        )
+        value = requests.value_of(v, document.value_json, "document.value_json")
+        index = requests.index_of(v, request.HasField("index"), request.index, "index")
+        ttl = requests.ttl_micros(v, document.HasField("ttl"), document.ttl, "document.ttl")
         v.identifier(request.request_id, "request_id")
         v.raise_if_invalid()
         written = await self._writes(
@@ -92,8 +94,8 @@ class DocumentServicer(pb_grpc.DocumentServiceServicer):
     ) -> pb.DeleteDocumentResponse:
         scope = current_scope()
         v = Validator()
-        user_id = rules.user_of(v, request.parent, scope)
-        namespace, key = rules.validated_address(v, request.namespace, request.key)
+        user_id = requests.user_of(v, request.parent, scope)
+        namespace, key = requests.validated_address(v, request.namespace, request.key)
         v.raise_if_invalid()
         written = await self._writes(
             DeleteDocument(
@@ -111,8 +113,8 @@ class DocumentServicer(pb_grpc.DocumentServiceServicer):
     ) -> pb.SearchDocumentsResponse:
         scope = current_scope()
         v = Validator()
-        user_id = rules.user_of(v, request.parent, scope)
-        query = rules.search_query(v, request, user_id)
+        user_id = requests.user_of(v, request.parent, scope)
+        query = requests.search_query(v, request, user_id)
         v.raise_if_invalid()
         found = await self._documents.search(query)
         if request.refresh_ttl:
@@ -124,8 +126,8 @@ class DocumentServicer(pb_grpc.DocumentServiceServicer):
     ) -> pb.ListDocumentNamespacesResponse:
         scope = current_scope()
         v = Validator()
-        user_id = rules.user_of(v, request.parent, scope)
-        query = rules.namespace_query(v, request, user_id)
+        user_id = requests.user_of(v, request.parent, scope)
+        query = requests.namespace_query(v, request, user_id)
         v.raise_if_invalid()
         found = await self._documents.namespaces(query)
         return pb.ListDocumentNamespacesResponse(

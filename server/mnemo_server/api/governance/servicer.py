@@ -18,8 +18,7 @@ from mnemo.v1 import governance_pb2 as pb
 from mnemo.v1 import governance_pb2_grpc as pb_grpc
 from mnemo_server.api import pagination
 from mnemo_server.api.convert import expected_etag
-from mnemo_server.api.governance import convert
-from mnemo_server.api.governance import requests as parse
+from mnemo_server.api.governance import convert, requests
 from mnemo_server.api.governance.rules import RULES
 from mnemo_server.api.memories.requests import keyset_of
 from mnemo_server.api.user_data.handlers import UserDataHandlers
@@ -60,7 +59,7 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
     async def GetConsent(
         self, request: pb.GetConsentRequest, context: Context
     ) -> pb.GetConsentResponse:
-        user_id = parse.consent_user(request.name, "name", current_scope())
+        user_id = requests.consent_user(request.name, "name", current_scope())
         consent = await self._governance.get_consent(user_id)
         return pb.GetConsentResponse(consent=convert.consent_to_proto(consent))
 
@@ -70,9 +69,9 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
         scope = current_scope()
         v = Validator()
         user_id = v.attempt(
-            lambda: parse.consent_user(request.consent.name, "consent.name", scope), ""
+            lambda: requests.consent_user(request.consent.name, "consent.name", scope), ""
         )
-        state = parse.consent_state_of(v, request.consent.state, "consent.state")
+        state = requests.consent_state_of(v, request.consent.state, "consent.state")
         check_fields(v, request, RULES)
         v.raise_if_invalid()
         written = await self._writes(
@@ -95,7 +94,7 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
     async def GetMemorySettings(
         self, request: pb.GetMemorySettingsRequest, context: Context
     ) -> pb.GetMemorySettingsResponse:
-        user_id = parse.settings_user(request.name, "name", current_scope())
+        user_id = requests.settings_user(request.name, "name", current_scope())
         settings = await self._governance.get_settings(user_id)
         return pb.GetMemorySettingsResponse(memory_settings=convert.settings_to_proto(settings))
 
@@ -104,7 +103,7 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
     ) -> pb.UpdateMemorySettingsResponse:
         scope = current_scope()
         wanted = request.memory_settings
-        user_id = parse.settings_user(wanted.name, "memory_settings.name", scope)
+        user_id = requests.settings_user(wanted.name, "memory_settings.name", scope)
         written = await self._writes(
             UpdateMemorySettings(
                 caller=caller_of(scope),
@@ -123,12 +122,12 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
     async def ListEvents(
         self, request: pb.ListEventsRequest, context: Context
     ) -> pb.ListEventsResponse:
-        scope = parse.event_scope(
+        scope = requests.event_scope(
             request.parent, "parent", current_scope(), loopback=self._loopback
         )
         v = Validator()
-        types = parse.event_types_of(v, request.types)
-        binding = (request.parent, parse.types_binding(types))
+        types = requests.event_types_of(v, request.types)
+        binding = (request.parent, requests.types_binding(types))
         limit = v.attempt(lambda: pagination.page_size(request.page_size, EVENTS), 0)
         after = v.attempt(
             lambda: pagination.decode_page_token(request.page_token, _LIST_EVENTS, binding), None
@@ -145,9 +144,9 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
         self, request: pb.WatchEventsRequest, context: Context
     ) -> AsyncIterator[pb.WatchEventsResponse]:
         call_scope = current_scope()
-        scope = parse.event_scope(request.parent, "parent", call_scope, loopback=self._loopback)
+        scope = requests.event_scope(request.parent, "parent", call_scope, loopback=self._loopback)
         v = Validator()
-        types = parse.event_types_of(v, request.types)
+        types = requests.event_types_of(v, request.types)
         v.raise_if_invalid()
         peer = client_peer(context) if call_scope is None else None
         async for event in self._governance.watch(scope, types, peer):
@@ -158,7 +157,7 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
     async def ListUserErasures(
         self, request: pb.ListUserErasuresRequest, context: Context
     ) -> pb.ListUserErasuresResponse:
-        tenant_id = parse.erasures_tenant(
+        tenant_id = requests.erasures_tenant(
             request.parent, "parent", current_scope(), loopback=self._loopback
         )
         v = Validator()

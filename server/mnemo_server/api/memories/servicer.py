@@ -18,8 +18,7 @@ from mnemo.v1 import memories_pb2_grpc as pb_grpc
 from mnemo_server.api import pagination
 from mnemo_server.api.convert import expected_etag
 from mnemo_server.api.idempotency import idempotency_of
-from mnemo_server.api.memories import convert
-from mnemo_server.api.memories import requests as parse
+from mnemo_server.api.memories import convert, requests
 from mnemo_server.api.memories.rules import RULES
 from mnemo_server.api.validation import (
     Validator,
@@ -66,7 +65,7 @@ class _Listing:
         after = v.attempt(
             lambda: pagination.decode_page_token(request.page_token, self.kind, binding), None
         )
-        parse.keyset_of(v, after, self.keyset)
+        requests.keyset_of(v, after, self.keyset)
         return limit, after
 
     def next_token(self, binding: tuple[str, ...], next_after: Keyset | None) -> str:
@@ -107,14 +106,14 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.CreateMemoryResponse:
         scope = current_scope()
         v = Validator()
-        user_id = parse.user_of(v, request.parent, "parent", scope)
-        draft = parse.draft_of(v, request.memory, "memory", user_id, scope)
-        origin = parse.origin_of(
+        user_id = requests.user_of(v, request.parent, "parent", scope)
+        draft = requests.draft_of(v, request.memory, "memory", user_id, scope)
+        origin = requests.origin_of(
             v, request.origin_conversation, "origin_conversation", user_id, scope
         )
         check_fields(v, request, RULES)
         v.raise_if_invalid()
-        with parse.CREATE_FIELDS.naming():
+        with requests.CREATE_FIELDS.naming():
             written = await self._memories.create(
                 CreateMemories(
                     caller=caller_of(scope),
@@ -141,19 +140,19 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.BatchCreateMemoriesResponse:
         scope = current_scope()
         v = Validator()
-        user_id = parse.user_of(v, request.parent, "parent", scope)
-        drafts = parse.batch_drafts_of(v, request, user_id, scope)
-        origins = parse.batch_origins_of(v, request, user_id, scope)
+        user_id = requests.user_of(v, request.parent, "parent", scope)
+        drafts = requests.batch_drafts_of(v, request, user_id, scope)
+        origins = requests.batch_origins_of(v, request, user_id, scope)
         check_fields(v, request, RULES)
         v.raise_if_invalid()
-        with parse.BATCH_FIELDS.naming():
+        with requests.BATCH_FIELDS.naming():
             written = await self._memories.create(
                 CreateMemories(
                     caller=caller_of(scope),
                     user_id=user_id,
                     drafts=tuple((memory_id or new_id(), draft) for memory_id, draft in drafts),
                     origin_conversation_ids=origins,
-                    near_duplicates=parse.batch_near_duplicates(request),
+                    near_duplicates=requests.batch_near_duplicates(request),
                     idempotency=idempotency_of(request, "BatchCreateMemories"),
                 )
             )
@@ -168,7 +167,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     async def GetMemory(
         self, request: pb.GetMemoryRequest, context: Context
     ) -> pb.GetMemoryResponse:
-        user_id, memory_id = parse.parse_memory(request.name, "name", current_scope())
+        user_id, memory_id = requests.parse_memory(request.name, "name", current_scope())
         memory = await self._memories.get(user_id, memory_id)
         response = pb.GetMemoryResponse()
         convert.fill_memory(response.memory, memory)
@@ -179,10 +178,10 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.ListMemoriesResponse:
         scope = current_scope()
         v = Validator()
-        user_id = parse.user_of(v, request.parent, "parent", scope)
-        binding = parse.memory_filters(request)
+        user_id = requests.user_of(v, request.parent, "parent", scope)
+        binding = requests.memory_filters(request)
         limit, after = MEMORIES.page(v, request, binding)
-        query = parse.list_query_of(v, request, user_id, scope, limit=limit, after=after)
+        query = requests.list_query_of(v, request, user_id, scope, limit=limit, after=after)
         v.raise_if_invalid()
         page = await self._memories.list(user_id, query)
         response = pb.ListMemoriesResponse(
@@ -196,13 +195,13 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.UpdateMemoryResponse:
         scope = current_scope()
         v = Validator()
-        user_id, memory_id = parse.memory_of(v, request.memory.name, "memory.name", scope)
-        change = parse.change_of(v, request.memory, request.update_mask)
-        origin = parse.origin_of(
+        user_id, memory_id = requests.memory_of(v, request.memory.name, "memory.name", scope)
+        change = requests.change_of(v, request.memory, request.update_mask)
+        origin = requests.origin_of(
             v, request.origin_conversation, "origin_conversation", user_id, scope
         )
         v.raise_if_invalid()
-        with parse.UPDATE_FIELDS.naming():
+        with requests.UPDATE_FIELDS.naming():
             written = await self._memories.update(
                 UpdateMemory(
                     caller=caller_of(scope),
@@ -222,8 +221,8 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.DeleteMemoryResponse:
         scope = current_scope()
         v = Validator()
-        user_id, memory_id = parse.memory_of(v, request.name, "name", scope)
-        origin = parse.origin_of(
+        user_id, memory_id = requests.memory_of(v, request.name, "name", scope)
+        origin = requests.origin_of(
             v, request.origin_conversation, "origin_conversation", user_id, scope
         )
         v.raise_if_invalid()
@@ -245,7 +244,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         self, request: pb.ListMemoryVersionsRequest, context: Context
     ) -> pb.ListMemoryVersionsResponse:
         v = Validator()
-        user_id, memory_id = parse.memory_of(v, request.name, "name", current_scope())
+        user_id, memory_id = requests.memory_of(v, request.name, "name", current_scope())
         binding = (request.name,)
         limit, after = VERSIONS.page(v, request, binding)
         v.raise_if_invalid()
@@ -262,10 +261,10 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> AsyncIterator[pb.RecallMemoriesResponse]:
         scope = current_scope()
         v = Validator()
-        user_id = parse.user_of(v, request.parent, "parent", scope)
-        query = parse.recall_query_of(v, request, user_id, scope)
+        user_id = requests.user_of(v, request.parent, "parent", scope)
+        query = requests.recall_query_of(v, request, user_id, scope)
         v.raise_if_invalid()
-        with parse.RECALL_FIELDS.naming():
+        with requests.RECALL_FIELDS.naming():
             hits = await self._recall.recall(caller_of(scope), user_id, query)
         for hit in hits:
             yield convert.hit_to_proto(hit)
@@ -275,10 +274,10 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.BuildContextResponse:
         scope = current_scope()
         v = Validator()
-        user_id = parse.user_of(v, request.parent, "parent", scope)
-        query, max_entries, max_bytes = parse.context_query_of(v, request, user_id, scope)
+        user_id = requests.user_of(v, request.parent, "parent", scope)
+        query, max_entries, max_bytes = requests.context_query_of(v, request, user_id, scope)
         v.raise_if_invalid()
-        with parse.RECALL_FIELDS.naming():
+        with requests.RECALL_FIELDS.naming():
             built = await self._recall.build_context(
                 caller_of(scope), user_id, query, max_entries=max_entries, max_bytes=max_bytes
             )
@@ -291,15 +290,15 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.ExtractMemoriesResponse:
         scope = current_scope()
         v = Validator()
-        user_id = parse.user_of(v, request.parent, "parent", scope)
-        conversation_id = parse.conversation_of(
+        user_id = requests.user_of(v, request.parent, "parent", scope)
+        conversation_id = requests.conversation_of(
             v, request.conversation, "conversation", user_id, scope
         )
         messages = messages_of(v, request.messages, "messages", self._settings, min_count=1)
         messages = message_event_times(v, request.messages, "messages", messages)
         check_fields(v, request, RULES)
         v.raise_if_invalid()
-        with parse.EXTRACT_FIELDS.naming():
+        with requests.EXTRACT_FIELDS.naming():
             written = await self._extraction.extract(
                 ExtractMemories(
                     caller=caller_of(scope),
@@ -324,12 +323,12 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.ProposeMemoryCandidatesResponse:
         scope = current_scope()
         v = Validator()
-        user_id = parse.user_of(v, request.parent, "parent", scope)
-        parse.proposed_count(v, len(request.candidates))
+        user_id = requests.user_of(v, request.parent, "parent", scope)
+        requests.proposed_count(v, len(request.candidates))
         proposals: list[Proposal] = []
-        for index, candidate in enumerate(request.candidates[: parse.MAX_PROPOSED_CANDIDATES]):
+        for index, candidate in enumerate(request.candidates[: requests.MAX_PROPOSED_CANDIDATES]):
             field = f"candidates[{index}]"
-            draft = parse.draft_of(
+            draft = requests.draft_of(
                 v,
                 candidate.memory,
                 f"{field}.memory",
@@ -337,7 +336,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
                 scope,
                 source=MemorySource.EXTRACTOR,
             )
-            conversation_id = parse.conversation_of(
+            conversation_id = requests.conversation_of(
                 v, candidate.conversation, f"{field}.conversation", user_id, scope
             )
             proposals.append(
@@ -368,7 +367,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         self, request: pb.ListMemoryCandidatesRequest, context: Context
     ) -> pb.ListMemoryCandidatesResponse:
         v = Validator()
-        user_id = parse.user_of(v, request.parent, "parent", current_scope())
+        user_id = requests.user_of(v, request.parent, "parent", current_scope())
         binding = (request.parent, str(request.include_resolved))
         limit, after = CANDIDATES.page(v, request, binding)
         v.raise_if_invalid()
@@ -384,8 +383,8 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         self, request: pb.ApproveMemoryCandidateRequest, context: Context
     ) -> pb.ApproveMemoryCandidateResponse:
         scope = current_scope()
-        user_id, candidate_id = parse.parse_candidate(request.name, "name", scope)
-        with parse.APPROVE_FIELDS.naming():
+        user_id, candidate_id = requests.parse_candidate(request.name, "name", scope)
+        with requests.APPROVE_FIELDS.naming():
             written = await self._writes(
                 ApproveCandidate(
                     caller=caller_of(scope),
@@ -405,7 +404,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         self, request: pb.RejectMemoryCandidateRequest, context: Context
     ) -> pb.RejectMemoryCandidateResponse:
         scope = current_scope()
-        user_id, candidate_id = parse.parse_candidate(request.name, "name", scope)
+        user_id, candidate_id = requests.parse_candidate(request.name, "name", scope)
         written = await self._writes(
             RejectCandidate(caller=caller_of(scope), user_id=user_id, candidate_id=candidate_id)
         )

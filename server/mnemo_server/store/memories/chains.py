@@ -148,7 +148,7 @@ def _neighbours(links: Sequence[Link], event: int) -> tuple[Link | None, Link | 
     return predecessor, successor
 
 
-def valid_at(links: Sequence[Link], event: int) -> Link | None:
+def link_true_at(links: Sequence[Link], event: int) -> Link | None:
     """The link whose fact was true at ``event`` (its predecessor), if any:
     a keyed save identical to it repeats it (``SaveOutcome.DUPLICATE``)."""
     return _neighbours(links, event)[0]

@@ -89,10 +89,10 @@ def live_entries(conn: Connection | Tx, user_id: str, prints: Sequence[str]) -> 
     return found
 
 
-Unit = npt.NDArray[np.float64]
+UnitVector = npt.NDArray[np.float64]
 
 
-def unit(values: Sequence[float]) -> Unit | None:
+def unit_vector(values: Sequence[float]) -> UnitVector | None:
     """``values`` scaled to length 1 (``None`` for a vector that has no
     direction: all zeros, or a value that is not finite). The dot product of
     two of them is their cosine (``domain.vectors.cosine``, the one
@@ -104,7 +104,7 @@ def unit(values: Sequence[float]) -> Unit | None:
     return None if length == 0.0 or not math.isfinite(length) else vector / length
 
 
-def live_vectors(conn: Connection, user_id: str, model: str) -> list[tuple[LiveEntry, Unit]]:
+def live_vectors(conn: Connection, user_id: str, model: str) -> list[tuple[LiveEntry, UnitVector]]:
     """The user's live entries with a vector of ``model``, each with its
     unit vector (the near-duplicate check reads them all: it is off unless
     asked for)."""
@@ -119,16 +119,16 @@ def live_vectors(conn: Connection, user_id: str, model: str) -> list[tuple[LiveE
         )
         .order_by(memories.c.id.desc())
     ).all()
-    pool: list[tuple[LiveEntry, Unit]] = []
+    pool: list[tuple[LiveEntry, UnitVector]] = []
     for row in found:
-        vector = unit(decode_vector(row.vector))
+        vector = unit_vector(decode_vector(row.vector))
         if vector is not None:
             pool.append((LiveEntry(*row[:5]), vector))
     return pool
 
 
 def nearest_same(
-    pool: Iterable[tuple[LiveEntry, Unit]],
+    pool: Iterable[tuple[LiveEntry, UnitVector]],
     draft: MemoryDraft,
     probe: Embedding,
     threshold: float,
@@ -139,7 +139,7 @@ def nearest_same(
     ``probe`` with a cosine (``domain.vectors.cosine``, as the dot product
     of unit vectors) of at least ``threshold``, or ``None``. A probe or a
     vector of no direction, or of another length, is near nothing."""
-    query = unit(probe.values)
+    query = unit_vector(probe.values)
     if query is None:
         return None
     best: tuple[float, LiveEntry] | None = None

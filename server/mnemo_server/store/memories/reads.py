@@ -65,7 +65,7 @@ def _listing(
     statement = select(*rows.MEMORY_COLUMNS, _ENABLED).select_from(_FROM)
     statement = statement.where(_c.user_id == bindparam("user_id"))
     if as_of:
-        statement = statement.where(timeline.valid_at(bindparam("as_of")))
+        statement = statement.where(timeline.validity_contains(bindparam("as_of")))
     elif not archived:
         statement = statement.where(_c.archived_at.is_(None))
     if scope:

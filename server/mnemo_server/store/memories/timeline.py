@@ -42,7 +42,7 @@ from mnemo_server.store.rows import to_micros
 from mnemo_server.store.schema import memories, memory_embeddings
 
 
-def valid_at(at: Any) -> ColumnElement[bool]:
+def validity_contains(at: Any) -> ColumnElement[bool]:
     """The entries whose validity contains ``at`` (a bound parameter or value
     of epoch microseconds), archived or not."""
     return and_(
@@ -57,7 +57,7 @@ def _in_view(user_id: str, query: RecallQuery, conversations: Sequence[str]) -> 
         memories.c.conversation_id.in_(conversations),
     ]
     if query.as_of is not None:
-        conditions.append(valid_at(to_micros(query.as_of)))
+        conditions.append(validity_contains(to_micros(query.as_of)))
     else:
         conditions.append(memories.c.archived_at.is_(None))
     if query.event_after is not None:

@@ -324,7 +324,7 @@ def insert_entries(
     archived_rows: list[list[MemoryRow]] = [[] for _ in drafts]
     same_as: dict[int, str] = {}  # duplicate draft -> the live entry's id
     gone: set[str] = set()  # live entries this call archived
-    pool: list[tuple[duplicates.LiveEntry, duplicates.Unit]] = []
+    pool: list[tuple[duplicates.LiveEntry, duplicates.UnitVector]] = []
     if near is not None and drafts:
         pool = duplicates.live_vectors(conn, user_id, near.vectors[0].model)
     for i, (memory_id, draft) in enumerate(drafts):
@@ -340,7 +340,7 @@ def insert_entries(
         if draft.key and not archived_rows[i]:
             if chain not in loaded:
                 loaded[chain] = chains.stored_links(conn, user_id, chain, since[chain])
-            then = chains.valid_at(loaded[chain], event[i])
+            then = chains.link_true_at(loaded[chain], event[i])
             if then is not None and then.fingerprint == prints[i]:
                 # The fact already stated for that time (a late save sent twice).
                 same_as[i] = then.memory_id if then.draft is None else ids[then.draft]
@@ -356,7 +356,7 @@ def insert_entries(
                 memory_id, prints[i], draft.scope.value, draft.conversation_id, draft.key
             )
             live.insert(0, entry)
-            vector = None if near is None else duplicates.unit(near.vectors[i].values)
+            vector = None if near is None else duplicates.unit_vector(near.vectors[i].values)
             if vector is not None:
                 pool.insert(0, (entry, vector))
 
