@@ -54,7 +54,6 @@ from mnemo_server.auth.jwt import JwtKeyFiles, JwtPolicy, TokenVerifier, load_ve
 from mnemo_server.auth.ratelimit import RateLimiter
 from mnemo_server.config import Settings, is_loopback, listen_host
 from mnemo_server.domain.app_state import AppStates
-from mnemo_server.domain.bounded import wait_task
 from mnemo_server.domain.change_watch import ChangeFeed, ChangeWatchSettings, Wakeups
 from mnemo_server.domain.event_watch import WatchSettings
 from mnemo_server.domain.observe import NO_OBSERVER, Observer
@@ -80,6 +79,7 @@ from mnemo_server.observability.endpoint import MetricsEndpoint
 from mnemo_server.observability.wiring import Observability
 from mnemo_server.rpc import reflection
 from mnemo_server.rpc.errors import ErrorMappingInterceptor
+from mnemo_server.runtime.bounded_waits import wait_task
 from mnemo_server.store import migrate
 from mnemo_server.store.composed import SqlStore
 from mnemo_server.store.feed.notify import open_notifier

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Connection, event, exc, insert, select
 
-from mnemo_server.domain.bounded import ShutdownHang
 from mnemo_server.domain.errors import Aborted, NotFound, Unavailable
+from mnemo_server.runtime.bounded_waits import ShutdownHang
 from mnemo_server.store.engine import engines
 from mnemo_server.store.schema import users
 from mnemo_server.store.transactions.database import (

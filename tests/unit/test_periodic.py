@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from mnemo_server.domain.periodic import drain, repeat_until_stopped
+from mnemo_server.runtime.periodic import drain, repeat_until_stopped
 
 
 async def test_drain_calls_until_a_short_batch_and_counts_everything() -> None:
@@ -42,7 +42,7 @@ async def test_a_failed_round_is_logged_and_the_next_one_runs(
             stopping.set()
         return f"round {rounds}"
 
-    with caplog.at_level(logging.INFO, logger="mnemo_server.domain.periodic"):
+    with caplog.at_level(logging.INFO, logger="mnemo_server.runtime.periodic"):
         await asyncio.wait_for(repeat_until_stopped(round_, 0.001, stopping, "tidying"), 10)
     assert rounds == 3
     messages = [record.getMessage() for record in caplog.records]

@@ -27,7 +27,7 @@ import uvicorn
 from mnemo_server.config import Settings, exposes_every_user
 from mnemo_server.listening import bind, cannot_listen
 from mnemo_server.web.asgi import WebApp
-from mnemo_server.web.bounded import bounded_protocol
+from mnemo_server.web.bounded_protocol import bounded_protocol
 from mnemo_server.web.cors import CorsPolicy
 from mnemo_server.web.forward import Forwarder, InternalListener
 from mnemo_server.web.hosts import HostPolicy

@@ -20,8 +20,8 @@ from mnemo_server.domain.documents import (
     ScoredDocument,
 )
 from mnemo_server.domain.errors import not_found
-from mnemo_server.domain.periodic import drain, repeat_until_stopped
 from mnemo_server.domain.ports import DocumentStore
+from mnemo_server.runtime.periodic import drain, repeat_until_stopped
 
 __all__ = ["Documents", "purge_documents_until_stopped"]
 

@@ -14,8 +14,8 @@ import asyncio
 from dataclasses import dataclass
 
 from mnemo_server.domain.clock import now_micros
-from mnemo_server.domain.periodic import drain, repeat_until_stopped
 from mnemo_server.domain.ports import ChangeStore, CommandStore
+from mnemo_server.runtime.periodic import drain, repeat_until_stopped
 
 __all__ = ["PRUNE_BATCH", "Pruned", "Retention", "prune_once", "prune_until_stopped"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 
-from mnemo_server.domain.periodic import drain, repeat_until_stopped
 from mnemo_server.domain.ports import ConversationStore
+from mnemo_server.runtime.periodic import drain, repeat_until_stopped
 
 PURGE_BATCH = 500
 """Conversations deleted per transaction."""

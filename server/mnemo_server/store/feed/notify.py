@@ -49,8 +49,8 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from sqlalchemy.engine import URL, make_url
 
-from mnemo_server.domain.bounded import wait_task
 from mnemo_server.domain.change_watch import Wakeups
+from mnemo_server.runtime.bounded_waits import wait_task
 from mnemo_server.store.transactions.tx import Tx
 
 log = logging.getLogger(__name__)

@@ -37,9 +37,9 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import URL
 
-from mnemo_server.domain.bounded import SHUTDOWN_BOUND_S, join_thread
 from mnemo_server.domain.errors import MnemoError
 from mnemo_server.domain.observe import NO_OBSERVER, Observer, Transaction
+from mnemo_server.runtime.bounded_waits import SHUTDOWN_BOUND_S, join_thread
 from mnemo_server.store.engine.engines import create_sync_engine, normalize_url
 from mnemo_server.store.engine.engines import describe_url as describe_url
 from mnemo_server.store.engine.engines import migration_engine as migration_engine
