@@ -1,5 +1,5 @@
 """Migrations: an empty database migrates to head, the migrated schema is the
-one ``schema.py`` describes, a stale schema is refused with the command that
+one ``store.schema`` describes, a stale schema is refused with the command that
 fixes it, another application's database and a newer schema are never
 migrated behind the operator's back, and data survives an upgrade; on every
 backend."""
