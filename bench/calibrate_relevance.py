@@ -69,7 +69,12 @@ from bench.public_sets import (  # noqa: E402
 )
 from mnemo_server.domain.embedding import Embedder, query_vectors  # noqa: E402
 from mnemo_server.domain.ranking import SIMILARITY_DIGITS, TermStats  # noqa: E402
-from mnemo_server.domain.relevance import DEFAULT_MIN_RELEVANCE  # noqa: E402
+from mnemo_server.domain.relevance import (  # noqa: E402
+    DEFAULT_MIN_RELEVANCE,
+    Calibration,
+    QueryField,
+    QueryGate,
+)
 from mnemo_server.domain.text_search import query_terms, stems  # noqa: E402
 from mnemo_server.embedders import load_embedder  # noqa: E402
 
@@ -276,9 +281,14 @@ def _columns(s: Scored) -> Floats:
 
 
 def _relevance(s: Scored, theta: Floats) -> Floats:
-    x = np.concatenate([_columns(s), np.ones((len(s.hits), 1))], axis=1)
-    relevance: Floats = 1 / (1 + np.exp(-(x @ theta)))
-    return relevance
+    """Each hit's relevance as the server computes it (``Calibration``)."""
+    slope, size_slope, intercept = (float(c) for c in theta)
+    # The hits' fused scores are computed already: the lexical weight is unused.
+    calibration = Calibration(
+        "fit", lexical_weight=1.0, slope=slope, intercept=intercept, size_slope=size_slope
+    )
+    relevance = calibration.relevance_of(s.entries)
+    return np.array([relevance(float(f)) for f in s.fused])
 
 
 def features(scored: Sequence[Scored]) -> tuple[Floats, npt.NDArray[np.bool_]]:
@@ -319,8 +329,11 @@ def fit_gate(scored: Sequence[Scored]) -> Floats:
 
 
 def _gate(s: Scored, gate: Floats) -> float:
-    signal = float(np.dot(_gate_columns(s), gate[:-1]) + gate[-1])
-    return 1.0 / (1.0 + math.exp(-max(-700.0, min(700.0, signal))))
+    """The question's gate likelihood as the server computes it (``QueryGate``)."""
+    best_slope, mean_slope, spread_slope, size_slope, intercept = (float(c) for c in gate)
+    fitted = QueryGate(best_slope, mean_slope, spread_slope, size_slope, intercept, minimum=0.0)
+    best = float(s.fused[0]) if len(s.fused) else 0.0
+    return fitted.likelihood(best, QueryField(s.mean, s.spread, s.entries), s.entries)
 
 
 def table(
