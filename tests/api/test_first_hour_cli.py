@@ -191,7 +191,9 @@ def test_changes_tail_resumes_across_a_server_restart(database_url: str, tmp_pat
             assert tail.wait(EXIT_TIMEOUT_S) == 0  # --count 2
             said = err.rest()
             # Once per outage, naming the server: not a line per retry.
-            assert sum(f"the watch of {server.target} ended (UNAVAILABLE" in x for x in said) == 1, said
+            assert (
+                sum(f"the watch of {server.target} ended (UNAVAILABLE" in x for x in said) == 1
+            ), said
             assert said.count(f"mnemo: resumed the watch of {server.target}") == 1, said
         finally:
             _ended(tail)
