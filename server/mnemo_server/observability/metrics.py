@@ -80,7 +80,16 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        registry = self.registry
+        self._rpc_instruments(self.registry)
+        self._store_instruments(self.registry)
+        self._live_instruments(self.registry)
+        self._embedding_instruments(self.registry)
+        self._rpc_children: dict[tuple[str, str], RpcChildren] = {}
+        self._flight_children: dict[str, Gauge] = {}
+        self._kind_children: dict[TransactionKind, tuple[Histogram, Histogram]] = {}
+
+    def _rpc_instruments(self, registry: CollectorRegistry) -> None:
+        """``mnemo_rpc_*``."""
         self._handled = Counter(
             "mnemo_rpc_handled",
             "RPCs finished, by full method name and status code",
@@ -97,6 +106,9 @@ class Metrics:
         self._in_flight = Gauge(
             "mnemo_rpc_in_flight", "RPCs running now, by method", ("method",), registry=registry
         )
+
+    def _store_instruments(self, registry: CollectorRegistry) -> None:
+        """``mnemo_store_*``."""
         self._transaction = Histogram(
             "mnemo_store_transaction_duration_seconds",
             "Store transactions from begin to commit or rollback, by kind (read or write)",
@@ -117,6 +129,9 @@ class Metrics:
             ("kind", "cause"),
             registry=registry,
         )
+
+    def _live_instruments(self, registry: CollectorRegistry) -> None:
+        """The rate limit's refusals, the watches, the pool and the feed's lag."""
         self._rate_limited = Counter(
             "mnemo_rate_limited", "Calls refused by the per-user rate limit", registry=registry
         )
@@ -137,6 +152,9 @@ class Metrics:
             buckets=_LAG_BUCKETS,
             registry=registry,
         )
+
+    def _embedding_instruments(self, registry: CollectorRegistry) -> None:
+        """The background embedder's and the vector reads' instruments."""
         self._embedded = Counter(
             "mnemo_embedded_entries",
             "Entries whose vectors the background embedder computed and stored",
@@ -164,9 +182,6 @@ class Metrics:
             "Entries waiting for the background embedder, as last counted",
             registry=registry,
         )
-        self._rpc_children: dict[tuple[str, str], RpcChildren] = {}
-        self._flight_children: dict[str, Gauge] = {}
-        self._kind_children: dict[TransactionKind, tuple[Histogram, Histogram]] = {}
 
     # ----------------------------------------------------------- RPCs
 
