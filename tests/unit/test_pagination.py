@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from mnemo_server.api import pagination
+from mnemo_server.api.validation import Validator
 from mnemo_server.domain.errors import InvalidArgument
 
 
@@ -77,3 +78,54 @@ def test_tampered_token_is_rejected() -> None:
     raw[raw.index(b"5")] = ord("6")
     _invalid(base64.urlsafe_b64encode(bytes(raw)).decode().rstrip("="))
     _invalid(token[:-2])
+
+
+# Tokens issued before the one Listing (issue 38) by the servicers' own code:
+# they must still decode to the same keyset.
+ISSUED = [
+    (
+        "ListMemories",
+        ("users/u1", "x"),
+        "eyJ2IjoxLCJrIjpbMTcxMjM0NTY3ODkwMTIzNCwibS0xIl19sTGxJCdDzCwJCaB6sUJz-A",
+        (1712345678901234, "m-1"),
+        (int, str),
+    ),
+    (
+        "ListUserErasures",
+        ("tenants/t",),
+        "eyJ2IjoxLCJrIjpbNSw3XX0DfFz5DuRcR0VeOiMxRLhE",
+        (5, 7),
+        (int, int),
+    ),
+]
+
+
+class _Request:
+    def __init__(self, page_token: str, page_size: int = 0) -> None:
+        self.page_token = page_token
+        self.page_size = page_size
+
+
+@pytest.mark.parametrize(("kind", "binding", "token", "keyset", "shape"), ISSUED)
+def test_a_listing_reads_the_tokens_issued_before_it(
+    kind: str,
+    binding: tuple[str, ...],
+    token: str,
+    keyset: tuple[object, ...],
+    shape: tuple[type, ...],
+) -> None:
+    listing = pagination.Listing(kind, keyset=shape)
+    v = Validator()
+    paging = listing.page(v, _Request(token), binding)
+    v.raise_if_invalid()
+    assert (paging.limit, paging.after) == (50, keyset)
+    assert paging.next_token(keyset) == token
+
+
+def test_a_listing_refuses_a_keyset_of_another_shape() -> None:
+    token = pagination.encode_page_token("ListX", ("users/u1",), ("a", 1))
+    v = Validator()
+    pagination.Listing("ListX", keyset=(int, str)).page(v, _Request(token), ("users/u1",))
+    with pytest.raises(InvalidArgument) as caught:
+        v.raise_if_invalid()
+    assert caught.value.reason == "INVALID_PAGE_TOKEN"

@@ -7,6 +7,10 @@ truncated, or presented to another listing, parent or filter is
 ``INVALID_PAGE_TOKEN``. The tag detects misuse; it is not what protects data:
 every query is keyed by the caller's user, so a forged keyset could only move
 within the caller's own listing.
+
+Every List RPC pages through one ``Listing`` (its name, page sizes and
+keyset shape): ``Listing.page`` reads a request's page size and token into a
+``PageQuery``, whose ``next_token`` is the response's ``next_page_token``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from mnemo_server.api.validation import Validator
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.models import Keyset
 
@@ -126,3 +131,49 @@ def decode_page_token(
         return tuple(_decode_value(v) for v in decoded["k"])
     except (ValueError, KeyError, TypeError, binascii.Error):
         raise invalid_page_token(field) from None
+
+
+def check_keyset(v: Validator, keyset: Keyset | None, shape: tuple[type, ...]) -> None:
+    """Refuse a page token whose keyset has not the listing's shape."""
+    if keyset is None:
+        return
+    if len(keyset) != len(shape) or not all(
+        type(value) is kind for value, kind in zip(keyset, shape, strict=True)
+    ):
+        v.add(invalid_page_token())
+
+
+@dataclass(frozen=True)
+class PageQuery:
+    """What a List request asked for: the page size, the keyset its token
+    resumes after, and what the next token is bound to."""
+
+    limit: int
+    after: Keyset | None
+    kind: str
+    binding: tuple[str, ...]
+
+    def next_token(self, next_after: Keyset | None) -> str:
+        """The response's ``next_page_token`` (``""`` on the last page)."""
+        return encode_page_token(self.kind, self.binding, next_after)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One paged List RPC: the name its tokens are bound to (``kind``), its
+    page sizes and the shape of the keyset its tokens hold (``None``: the
+    caller checks the keyset itself)."""
+
+    kind: str
+    sizes: PageSizes = PageSizes(default=50, maximum=500)
+    keyset: tuple[type, ...] | None = None
+
+    def page(self, v: Validator, request: Any, binding: Sequence[str]) -> PageQuery:
+        """``request.page_size`` and ``request.page_token`` (bound to
+        ``binding``: the parent and every filter); problems go to ``v``."""
+        bound = tuple(binding)
+        limit = v.attempt(lambda: page_size(request.page_size, self.sizes), 0)
+        after = v.attempt(lambda: decode_page_token(request.page_token, self.kind, bound), None)
+        if self.keyset is not None:
+            check_keyset(v, after, self.keyset)
+        return PageQuery(limit, after, self.kind, bound)

@@ -73,20 +73,9 @@ def _messages_written(
     )
 
 
-def _paging(
-    v: Validator, request: Any, sizes: pagination.PageSizes, kind: str
-) -> tuple[int, Keyset | None]:
-    """A listing's page size and the keyset its ``page_token`` (bound to
-    ``request.parent``) resumes after."""
-    limit = v.attempt(lambda: pagination.page_size(request.page_size, sizes), 0)
-    after = v.attempt(
-        lambda: pagination.decode_page_token(request.page_token, kind, (request.parent,)), None
-    )
-    return limit, after
-
-
-def _next_page_token(kind: str, request: Any, next_after: Keyset | None) -> str:
-    return pagination.encode_page_token(kind, (request.parent,), next_after)
+CONVERSATIONS = pagination.Listing("ListConversations", pagination.CONVERSATIONS)
+MESSAGES = pagination.Listing("ListMessages", pagination.MESSAGES)
+FAILED_RUNS = pagination.Listing("ListFailedRuns", pagination.FAILED_RUNS)
 
 
 class ConversationServicer(pb_grpc.ConversationServiceServicer):
@@ -153,12 +142,12 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         scope = current_scope()
         v = Validator()
         user_id = v.attempt(lambda: names.parse_user(request.parent, "parent", scope), "")
-        limit, after = _paging(v, request, pagination.CONVERSATIONS, "ListConversations")
+        paging = CONVERSATIONS.page(v, request, (request.parent,))
         v.raise_if_invalid()
-        page = await self._conversations.list(user_id, limit=limit, after=after)
+        page = await self._conversations.list(user_id, limit=paging.limit, after=paging.after)
         return pb.ListConversationsResponse(
             conversations=[convert.conversation_to_proto(c) for c in page.items],
-            next_page_token=_next_page_token("ListConversations", request, page.next_after),
+            next_page_token=paging.next_token(page.next_after),
         )
 
     async def UpdateConversation(
@@ -235,15 +224,15 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     ) -> pb.ListMessagesResponse:
         v = Validator()
         key = _conversation_key(v, request.parent, "parent", current_scope())
-        limit, after = _paging(v, request, pagination.MESSAGES, "ListMessages")
+        paging = MESSAGES.page(v, request, (request.parent,))
         check_fields(v, request, RULES)
-        resume = v.attempt(lambda: _message_position_keyset(after), None)
+        resume = v.attempt(lambda: _message_position_keyset(paging.after), None)
         v.raise_if_invalid()
         start = request.start_position if resume is None else resume + 1
-        page = await self._conversations.list_messages(key, start_position=start, limit=limit)
-        response = pb.ListMessagesResponse(
-            next_page_token=_next_page_token("ListMessages", request, page.next_after)
+        page = await self._conversations.list_messages(
+            key, start_position=start, limit=paging.limit
         )
+        response = pb.ListMessagesResponse(next_page_token=paging.next_token(page.next_after))
         convert.add_messages(response.messages, key, page.items)
         return response
 
@@ -345,12 +334,14 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     ) -> pb.ListFailedRunsResponse:
         v = Validator()
         key = _conversation_key(v, request.parent, "parent", current_scope())
-        limit, after = _paging(v, request, pagination.FAILED_RUNS, "ListFailedRuns")
+        paging = FAILED_RUNS.page(v, request, (request.parent,))
         v.raise_if_invalid()
-        page = await self._conversations.list_failed_runs(key, limit=limit, after=after)
+        page = await self._conversations.list_failed_runs(
+            key, limit=paging.limit, after=paging.after
+        )
         return pb.ListFailedRunsResponse(
             failed_runs=[convert.failed_run_to_proto(key, r) for r in page.items],
-            next_page_token=_next_page_token("ListFailedRuns", request, page.next_after),
+            next_page_token=paging.next_token(page.next_after),
         )
 
     # -------------------------------------------------------------- compaction

@@ -20,7 +20,6 @@ from mnemo_server.api import pagination
 from mnemo_server.api.convert import expected_etag
 from mnemo_server.api.governance import convert, requests
 from mnemo_server.api.governance.rules import RULES
-from mnemo_server.api.memories.requests import keyset_of
 from mnemo_server.api.user_data.handlers import UserDataHandlers
 from mnemo_server.api.validation import Validator, check_fields
 from mnemo_server.auth.caller import caller_of, current_scope
@@ -32,10 +31,8 @@ from mnemo_server.rpc.peers import client_peer
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
-EVENTS = pagination.PageSizes(default=50, maximum=500)
-ERASURES = pagination.PageSizes(default=50, maximum=500)
-_LIST_EVENTS = "ListEvents"
-_LIST_ERASURES = "ListUserErasures"
+EVENTS = pagination.Listing("ListEvents", keyset=(int, int))
+ERASURES = pagination.Listing("ListUserErasures", keyset=(int, int))
 
 
 class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
@@ -127,17 +124,14 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
         )
         v = Validator()
         types = requests.event_types_of(v, request.types)
-        binding = (request.parent, requests.types_binding(types))
-        limit = v.attempt(lambda: pagination.page_size(request.page_size, EVENTS), 0)
-        after = v.attempt(
-            lambda: pagination.decode_page_token(request.page_token, _LIST_EVENTS, binding), None
-        )
-        keyset_of(v, after, (int, int))
+        paging = EVENTS.page(v, request, (request.parent, requests.types_binding(types)))
         v.raise_if_invalid()
-        page = await self._governance.list_events(scope, types, limit=limit, after=after)
+        page = await self._governance.list_events(
+            scope, types, limit=paging.limit, after=paging.after
+        )
         return pb.ListEventsResponse(
             events=[convert.event_to_proto(e) for e in page.items],
-            next_page_token=pagination.encode_page_token(_LIST_EVENTS, binding, page.next_after),
+            next_page_token=paging.next_token(page.next_after),
         )
 
     async def WatchEvents(
@@ -161,18 +155,14 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
             request.parent, "parent", current_scope(), loopback=self._loopback
         )
         v = Validator()
-        binding = (request.parent,)
-        limit = v.attempt(lambda: pagination.page_size(request.page_size, ERASURES), 0)
-        after = v.attempt(
-            lambda: pagination.decode_page_token(request.page_token, _LIST_ERASURES, binding),
-            None,
-        )
-        keyset_of(v, after, (int, int))
+        paging = ERASURES.page(v, request, (request.parent,))
         v.raise_if_invalid()
-        page = await self._governance.list_user_erasures(tenant_id, limit=limit, after=after)
+        page = await self._governance.list_user_erasures(
+            tenant_id, limit=paging.limit, after=paging.after
+        )
         return pb.ListUserErasuresResponse(
             erasures=[convert.erasure_to_proto(e) for e in page.items],
-            next_page_token=pagination.encode_page_token(_LIST_ERASURES, binding, page.next_after),
+            next_page_token=paging.next_token(page.next_after),
         )
 
     # -------------------------------------------------------------- user data

@@ -28,7 +28,6 @@ from mnemo.v1 import memories_pb2 as pb
 from mnemo_server.api import names
 from mnemo_server.api.memories.convert import RECALL_SCOPES, SCOPES, SOURCES
 from mnemo_server.api.memories.rules import RULES, check_memory_draft, embedding_violations
-from mnemo_server.api.pagination import invalid_page_token
 from mnemo_server.api.validation import Validator, check_fields, holds_datetime
 from mnemo_server.auth.caller import CallScope
 from mnemo_server.domain import inject
@@ -529,13 +528,3 @@ def proposed_count(v: Validator, count: int, field: str = "candidates") -> None:
     if count == 0:
         v.invalid(field, "needs at least 1 candidate")
     v.max_items(count, field, MAX_PROPOSED_CANDIDATES)
-
-
-def keyset_of(v: Validator, keyset: tuple[object, ...] | None, shape: tuple[type, ...]) -> None:
-    """Refuse a page token whose keyset has not the listing's shape."""
-    if keyset is None:
-        return
-    if len(keyset) != len(shape) or not all(
-        type(value) is kind for value, kind in zip(keyset, shape, strict=True)
-    ):
-        v.add(invalid_page_token())

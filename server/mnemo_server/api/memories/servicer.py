@@ -8,7 +8,6 @@ before any use case runs; the error contracts are those of
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -38,7 +37,6 @@ from mnemo_server.domain.commands.memories import (
     UpdateMemory,
 )
 from mnemo_server.domain.memory_models import MemorySource, SavedMemory
-from mnemo_server.domain.models import Keyset
 from mnemo_server.domain.names import memory_name
 from mnemo_server.domain.usecases.extraction import Extraction, Proposal, candidate_drafts
 from mnemo_server.domain.usecases.memories import Memories, new_id
@@ -48,38 +46,14 @@ from mnemo_server.domain.usecases.writes import Writes
 Context = grpc.aio.ServicerContext[Any, Any]
 
 
-@dataclass(frozen=True)
-class _Listing:
-    """A paged listing: its name (which page tokens are bound to) and the
-    shape of the store's keyset (``store.memories.store``) a token holds."""
-
-    kind: str
-    keyset: tuple[type, ...]
-    sizes: pagination.PageSizes = pagination.PageSizes(default=50, maximum=500)
-
-    def page(
-        self, v: Validator, request: Any, binding: tuple[str, ...]
-    ) -> tuple[int, Keyset | None]:
-        """The page size and the keyset ``request.page_token`` resumes after."""
-        limit = v.attempt(lambda: pagination.page_size(request.page_size, self.sizes), 0)
-        after = v.attempt(
-            lambda: pagination.decode_page_token(request.page_token, self.kind, binding), None
-        )
-        requests.keyset_of(v, after, self.keyset)
-        return limit, after
-
-    def next_token(self, binding: tuple[str, ...], next_after: Keyset | None) -> str:
-        return pagination.encode_page_token(self.kind, binding, next_after)
-
-
 def _archived(user_id: str, saved: tuple[SavedMemory, ...]) -> list[str]:
     """The names of the entries a save archived, in the order of the drafts."""
     return [memory_name(user_id, m) for one in saved for m in one.archived_ids]
 
 
-MEMORIES = _Listing("ListMemories", (int, str))
-VERSIONS = _Listing("ListMemoryVersions", (int, str, int))
-CANDIDATES = _Listing("ListMemoryCandidates", (int, str))
+MEMORIES = pagination.Listing("ListMemories", keyset=(int, str))
+VERSIONS = pagination.Listing("ListMemoryVersions", keyset=(int, str, int))
+CANDIDATES = pagination.Listing("ListMemoryCandidates", keyset=(int, str))
 
 
 class MemoryServicer(pb_grpc.MemoryServiceServicer):
@@ -179,14 +153,13 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         scope = current_scope()
         v = Validator()
         user_id = requests.user_of(v, request.parent, "parent", scope)
-        binding = requests.memory_filters(request)
-        limit, after = MEMORIES.page(v, request, binding)
-        query = requests.list_query_of(v, request, user_id, scope, limit=limit, after=after)
+        paging = MEMORIES.page(v, request, requests.memory_filters(request))
+        query = requests.list_query_of(
+            v, request, user_id, scope, limit=paging.limit, after=paging.after
+        )
         v.raise_if_invalid()
         page = await self._memories.list(user_id, query)
-        response = pb.ListMemoriesResponse(
-            next_page_token=pagination.encode_page_token("ListMemories", binding, page.next_after)
-        )
+        response = pb.ListMemoriesResponse(next_page_token=paging.next_token(page.next_after))
         convert.add_memories(response.memories, page.items)
         return response
 
@@ -245,13 +218,14 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.ListMemoryVersionsResponse:
         v = Validator()
         user_id, memory_id = requests.memory_of(v, request.name, "name", current_scope())
-        binding = (request.name,)
-        limit, after = VERSIONS.page(v, request, binding)
+        paging = VERSIONS.page(v, request, (request.name,))
         v.raise_if_invalid()
-        page = await self._memories.versions(user_id, memory_id, limit=limit, after=after)
+        page = await self._memories.versions(
+            user_id, memory_id, limit=paging.limit, after=paging.after
+        )
         return pb.ListMemoryVersionsResponse(
             versions=convert.memories_to_proto(page.items),
-            next_page_token=VERSIONS.next_token(binding, page.next_after),
+            next_page_token=paging.next_token(page.next_after),
         )
 
     # ----------------------------------------------------------------- recall
@@ -368,15 +342,17 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.ListMemoryCandidatesResponse:
         v = Validator()
         user_id = requests.user_of(v, request.parent, "parent", current_scope())
-        binding = (request.parent, str(request.include_resolved))
-        limit, after = CANDIDATES.page(v, request, binding)
+        paging = CANDIDATES.page(v, request, (request.parent, str(request.include_resolved)))
         v.raise_if_invalid()
         page = await self._extraction.list(
-            user_id, include_resolved=request.include_resolved, limit=limit, after=after
+            user_id,
+            include_resolved=request.include_resolved,
+            limit=paging.limit,
+            after=paging.after,
         )
         return pb.ListMemoryCandidatesResponse(
             candidates=convert.candidates_to_proto(page.items),
-            next_page_token=CANDIDATES.next_token(binding, page.next_after),
+            next_page_token=paging.next_token(page.next_after),
         )
 
     async def ApproveMemoryCandidate(
