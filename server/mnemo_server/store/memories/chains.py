@@ -1,76 +1,26 @@
-"""Keyed chains on the event-time axis: where a keyed save belongs.
+"""Keyed chains on the event-time axis, as the store reads and writes them.
 
-A keyed chain is every entry of one (user, scope, conversation, key). Each
-entry was valid from its ``event_at`` until ``valid_until`` (the event time
-of the entry that superseded it; ``NULL``: still valid). Supersession
-follows event time, not arrival order: a save with event time ``E``
-
-- ends the validity of its *predecessor* (the entry of the greatest event
-  time at or before ``E`` whose validity reaches past ``E``) at ``E``,
-  archiving it if it was the live entry;
-- is valid until the event time of its *successor* (the entry with the
-  smallest event time after ``E``), and is then saved already archived (a
-  historical version: ``SaveOutcome.HISTORICAL``); without a successor it is
-  the live entry.
-
-The live entry therefore always has the greatest event time of its chain,
-and the validity intervals of a chain never overlap. Equal event times:
-the later save supersedes. A deleted entry leaves the chain with its data
-(privacy first): the entries it superseded keep the validity they had, so
-the chain shows no fact for the time the deleted one covered.
-
-The functions here keep no state: the caller (``writes.insert_entries``)
-holds, for one write call, each chain's ``Link`` list: the stored entries
-whose validity reaches past the earliest event time the call saves in it
-(``stored_links``, read once per chain, through ``ix_memories_key_event``),
-to which ``place`` adds the call's own drafts; ``write_stored`` then writes
-the stored links whose validity changed. The common case (a save newer than
-the live entry, its chain saved once in the call) never reads the chain: one
-``UPDATE`` archives the live entry if its event time is not later
-(``archive_older_live``); only when that archives nothing are the links read.
+The rules (where a keyed save belongs, which entry it supersedes) are the
+domain's (``domain.validity``: the ``Link`` of an entry, ``place``,
+``plan_saves``); here are the statements a save call runs for them
+(``writes.insert_entries``): ``archive_older_live`` (the common case: one
+``UPDATE`` archives the live entry of the chain if its event time is not
+later), ``stored_links`` (a chain's entries whose validity reaches past the
+earliest event time the call saves in it, read once per chain through
+``ix_memories_key_event``) and ``write_stored`` (the stored links whose
+validity the call changed).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Row, or_, select, update
 
+from mnemo_server.domain.validity import Chain, Link
 from mnemo_server.store.rows import new_etag
 from mnemo_server.store.schema import memories
-
-Chain = tuple[str, str, str]
-"""(scope, conversation id, key)."""
-
-
-@dataclass
-class Link:
-    """An entry of a chain as supersession sees it: a stored row (``pk``) or
-    draft ``draft`` of the call. ``archived_at`` is set when this call
-    archives it (a live entry, or a draft saved historical: ``historical``);
-    ``touched`` when its validity changed."""
-
-    event: int
-    valid_until: int | None
-    live: bool
-    pk: int | None = None
-    memory_id: str = ""
-    fingerprint: str = ""
-    draft: int | None = None
-    archived_at: int | None = None
-    touched: bool = False
-    historical: bool = False
-
-
-@dataclass
-class Placement:
-    """Where draft ``draft`` went (its ``link``: live, or historical) and
-    the live links it archived."""
-
-    link: Link
-    archived: list[Link] = field(default_factory=list)
 
 
 def archive_older_live(
@@ -132,49 +82,6 @@ def stored_links(conn: Connection, user_id: str, chain: Chain, since: int) -> li
         )
         for row in found
     ]
-
-
-def _neighbours(links: Sequence[Link], event: int) -> tuple[Link | None, Link | None]:
-    """The predecessor and the successor of event time ``event`` in a chain."""
-    successor: Link | None = None
-    predecessor: Link | None = None
-    for link in links:  # in save order: the later of equals wins
-        if link.event > event:
-            if successor is None or link.event < successor.event:
-                successor = link
-        elif link.valid_until is None or link.valid_until > event:
-            if predecessor is None or link.event >= predecessor.event:
-                predecessor = link
-    return predecessor, successor
-
-
-def link_true_at(links: Sequence[Link], event: int) -> Link | None:
-    """The link whose fact was true at ``event`` (its predecessor), if any:
-    a keyed save identical to it repeats it (``SaveOutcome.DUPLICATE``)."""
-    return _neighbours(links, event)[0]
-
-
-def place(links: list[Link], draft: int, event: int, now: int, fingerprint: str = "") -> Placement:
-    """Add draft ``draft`` (event time ``event``, saved at ``now``) to a
-    chain's ``links`` (see the module doc); what happened to it and which
-    live links it archived."""
-    predecessor, successor = _neighbours(links, event)
-    link = Link(event, None, successor is None, draft=draft, fingerprint=fingerprint)
-    if successor is not None:
-        link.valid_until, link.archived_at, link.historical = successor.event, now, True
-    placed = Placement(link)
-    if predecessor is not None:
-        predecessor.valid_until, predecessor.touched = event, True
-        if predecessor.live:
-            predecessor.live, predecessor.archived_at = False, now
-            placed.archived.append(predecessor)
-    links.append(link)
-    return placed
-
-
-def archived_pks(links: Sequence[Link]) -> set[int]:
-    """The stored links this call archived (live before it)."""
-    return {link.pk for link in links if link.pk is not None and link.archived_at is not None}
 
 
 def write_stored(conn: Connection, user_id: str, links: Sequence[Link]) -> list[Row[Any]]:

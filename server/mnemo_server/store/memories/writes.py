@@ -15,7 +15,6 @@ states stores nothing (``duplicates``).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -31,7 +30,7 @@ from sqlalchemy import (
     update,
 )
 
-from mnemo_server.domain import events, sameness
+from mnemo_server.domain import events, sameness, validity
 from mnemo_server.domain.changes import NewChange
 from mnemo_server.domain.commands.memories import CreateMemories
 from mnemo_server.domain.embedding import dimension_mismatch
@@ -255,10 +254,6 @@ def _check_ids(user_id: str, memory_ids: Sequence[str], taken: set[str]) -> None
         seen[memory_id] = i
 
 
-def _chain(draft: MemoryDraft) -> chains.Chain:
-    return (draft.scope.value, draft.conversation_id, draft.key)
-
-
 def insert_entries(
     tx: Tx,
     user_id: str,
@@ -271,29 +266,32 @@ def insert_entries(
     user's memory lock, ``consent.lock_for_memory``), as saving them one at
     a time would:
 
-    - a draft that states the same fact as a live entry (``duplicates``; an
-      earlier draft of the call included) stores nothing: its result is that
-      entry, ``SaveOutcome.DUPLICATE``; with ``near`` (the near-duplicate
-      check), so does a draft whose vector is within its threshold of a live
-      entry's (``duplicates.nearest_same``), and a saved draft without a
-      client vector keeps the check's vector as its computed one;
+    - a draft that states the same fact as a live entry (``domain.sameness``;
+      an earlier draft of the call included) stores nothing: its result is
+      that entry, ``SaveOutcome.DUPLICATE``; with ``near`` (the
+      near-duplicate check), so does a draft whose vector is within its
+      threshold of a live entry's (``sameness.nearest_same``), and a saved
+      draft without a client vector keeps the check's vector as its
+      computed one;
     - a keyed draft takes its place in its chain by event time
-      (``chains``): it supersedes (archives) the live entry of its key, or,
-      when that entry's fact is newer, is saved as a historical version
-      (``SaveOutcome.HISTORICAL``).
+      (``domain.validity``): it supersedes (archives) the live entry of its
+      key, or, when that entry's fact is newer, is saved as a historical
+      version (``SaveOutcome.HISTORICAL``).
 
-    The changes (each stored entry this call archived or re-dated, then the
-    new ones, in order) are added to ``feed``; a saved draft without a
-    vector joins the embedding backlog (``backlog.queue``). The results
-    come back without vectors (``embedding`` ``None``).
+    The plan is the domain's (``validity.plan_saves``), from what this
+    function reads for it; ``_carry_out`` writes it. The changes (each
+    stored entry this call archived or re-dated, then the new ones, in
+    order) are added to ``feed``; a saved draft without a vector joins the
+    embedding backlog (``backlog.queue``). The results come back without
+    vectors (``embedding`` ``None``).
 
     Raises ``AlreadyExists`` (id of an entry or a tombstone, or twice in
     ``drafts``), EMBEDDING_DIMENSION_MISMATCH; both carry the draft's
     ``Entry`` (its index in ``drafts``), which the API layer names.
     """
     conn = tx.conn
-    ids = [memory_id for memory_id, _ in drafts]
-    prints = [sameness.fingerprint(draft.text) for _, draft in drafts]
+    ids = tuple(memory_id for memory_id, _ in drafts)
+    prints = tuple(sameness.fingerprint(draft.text) for _, draft in drafts)
     taken, live = _taken_and_live(tx, user_id, ids, prints)
     _check_ids(user_id, ids, taken)
     vectors = [
@@ -302,85 +300,118 @@ def insert_entries(
         if draft.embedding is not None
     ]
     check_dimensions(conn, user_id, vectors)
+    call = _save_call(drafts, ids, prints, near)
+    found = validity.Found(live)
+    if near is not None and drafts:
+        found.pool = duplicates.live_vectors(conn, user_id, near.vectors[0].model)
+    archived_rows = {
+        i: chains.archive_older_live(conn, user_id, call.chain(i), call.events[i], call.now + i)
+        for i in validity.archive_first(call, found)
+    }
+    found.archived = {i: [row.memory_id for row in rows_of] for i, rows_of in archived_rows.items()}
+    found.stored = {
+        chain: chains.stored_links(conn, user_id, chain, call.since(chain))
+        for chain in validity.chains_to_read(call, found)
+    }
+    plan = validity.plan_saves(call, found)
+    return _carry_out(tx, user_id, call, plan, archived_rows, vectors, near, feed)
 
+
+def _save_call(
+    drafts: Sequence[tuple[str, MemoryDraft]],
+    ids: tuple[str, ...],
+    prints: tuple[str, ...],
+    near: NearDuplicateProbe | None,
+) -> validity.SaveCall:
     # Draft i is saved at ``now + i`` microseconds, so that the drafts keep
     # their order in every listing by time, as separate saves would. The
     # next write of the user starts later than that: it waits for this one,
     # which takes far longer than a microsecond per draft.
     now = now_micros()
-    event = [
+    events = tuple(
         now + i if draft.event_time is None else to_micros(draft.event_time)
         for i, (_, draft) in enumerate(drafts)
-    ]
-    keyed = Counter(_chain(draft) for _, draft in drafts if draft.key)
-    since: dict[chains.Chain, int] = {}
-    for i, (_, draft) in enumerate(drafts):
-        if draft.key:
-            since[_chain(draft)] = min(since.get(_chain(draft), event[i]), event[i])
+    )
+    plain = tuple(draft for _, draft in drafts)
+    if near is None:
+        return validity.SaveCall(ids, plain, prints, events, now)
+    probes = tuple(sameness.unit_vector(vector.values) for vector in near.vectors)
+    return validity.SaveCall(ids, plain, prints, events, now, probes, near.threshold)
 
-    loaded: dict[chains.Chain, list[chains.Link]] = {}
-    links: dict[int, chains.Link] = {}  # draft -> its link, in a loaded chain
-    archived: list[list[str]] = [[] for _ in drafts]
-    archived_rows: list[list[MemoryRow]] = [[] for _ in drafts]
-    same_as: dict[int, str] = {}  # duplicate draft -> the live entry's id
-    gone: set[str] = set()  # live entries this call archived
-    pool: list[tuple[duplicates.LiveEntry, duplicates.UnitVector]] = []
-    if near is not None and drafts:
-        pool = duplicates.live_vectors(conn, user_id, near.vectors[0].model)
-    for i, (memory_id, draft) in enumerate(drafts):
-        same = duplicates.first_same(live, draft, prints[i], gone)
-        if same is None and near is not None:
-            same = duplicates.nearest_same(pool, draft, near.vectors[i], near.threshold, gone)
-        if same is not None:
-            same_as[i] = same.memory_id
-            continue
-        chain = _chain(draft)
-        if draft.key and chain not in loaded and keyed[chain] == 1:
-            archived_rows[i] = chains.archive_older_live(conn, user_id, chain, event[i], now + i)
-        if draft.key and not archived_rows[i]:
-            if chain not in loaded:
-                loaded[chain] = chains.stored_links(conn, user_id, chain, since[chain])
-            then = chains.link_true_at(loaded[chain], event[i])
-            if then is not None and then.fingerprint == prints[i]:
-                # The fact already stated for that time (a late save sent twice).
-                same_as[i] = then.memory_id if then.draft is None else ids[then.draft]
-                continue
-            placed = chains.place(loaded[chain], i, event[i], now + i, prints[i])
-            links[i] = placed.link
-            for link in placed.archived:
-                archived[i].append(ids[link.draft] if link.draft is not None else link.memory_id)
-        archived[i] += [row.memory_id for row in archived_rows[i]]
-        gone.update(archived[i])
-        if i not in links or links[i].live:
-            entry = duplicates.LiveEntry(
-                memory_id, prints[i], draft.scope.value, draft.conversation_id, draft.key
-            )
-            live.insert(0, entry)
-            vector = None if near is None else duplicates.unit_vector(near.vectors[i].values)
-            if vector is not None:
-                pool.insert(0, (entry, vector))
 
-    stored = [link for chain_links in loaded.values() for link in chain_links]
-    redated = chains.write_stored(conn, user_id, stored)
-    unindexed = [row for rows_of in archived_rows for row in rows_of]
-    unindexed += [row for row in redated if row.id in chains.archived_pks(stored)]
+def _carry_out(
+    tx: Tx,
+    user_id: str,
+    call: validity.SaveCall,
+    plan: validity.SavePlan,
+    archived_rows: dict[int, list[MemoryRow]],
+    vectors: Sequence[tuple[Entry, Embedding]],
+    near: NearDuplicateProbe | None,
+    feed: list[NewChange] | None,
+) -> tuple[SavedMemory, ...]:
+    """Write ``plan``: the stored links it re-dated, the index entries of
+    what it archived, the new rows (indexed when live) and their vectors;
+    the results, and the changes added to ``feed``."""
+    conn = tx.conn
+    redated = chains.write_stored(conn, user_id, plan.stored)
+    unindexed = [row for rows_of in archived_rows.values() for row in rows_of]
+    archived_pks = validity.archived_pks(plan.stored)
+    unindexed += [row for row in redated if row.id in archived_pks]
     fts.unindex(conn, user_id, [(row.id, row.search_document) for row in unindexed])
-
-    saving = [i for i in range(len(drafts)) if i not in same_as]
-    values = {
-        i: _row_values(user_id, ids[i], drafts[i][1], now + i, event[i], prints[i]) for i in saving
-    }
-    for i, link in links.items():
-        values[i] |= {"valid_until": link.valid_until, "archived_at": link.archived_at}
-    pks = _insert_and_index(tx, user_id, [values[i] for i in saving])
-    for i, pk in zip(saving, pks, strict=True):
+    values = {save.index: _save_values(user_id, call, save) for save in plan.saves}
+    pks = _insert_and_index(tx, user_id, list(values.values()))
+    for i, pk in zip(values, pks, strict=True):
         values[i] |= {"id": pk, "embedding_model": None, "embedding_vector": None}
+    stored_vectors = _store_vectors(tx, user_id, call, values, vectors, near)
+    if stored_vectors or unindexed:
+        vectors_changed(conn, user_id)
+    saved = len(plan.saves)
+    grew(tx, {"memories": saved, "memory_terms": saved, "memory_embeddings": stored_vectors})
+    # The result is built from what was written, as ``get`` would read it but
+    # without the vectors: no response carries one, and the change feed and
+    # the idempotency record leave them out; so both encode the same entries
+    # once (``Tx.memo``), and no vector is decoded back.
+    made = {i: rows.memory(row) for i, row in values.items()}
+    if feed is not None:
+        feed += [change_log.memory_upserted(rows.memory(_no_vector(row))) for row in redated]
+        for i in made:
+            feed += [
+                change_log.memory_upserted(rows.memory(_no_vector(row)))
+                for row in archived_rows.get(i, ())
+            ]
+            feed.append(change_log.memory_upserted(made[i]))
+    return _results(conn, user_id, call, plan, made)
+
+
+def _save_values(user_id: str, call: validity.SaveCall, save: validity.Save) -> dict[str, Any]:
+    """The ``memories`` row of a draft the plan stores."""
+    i = save.index
+    values = _row_values(
+        user_id, call.ids[i], call.drafts[i], call.now + i, call.events[i], call.prints[i]
+    )
+    if save.link is not None:
+        values |= {"valid_until": save.link.valid_until, "archived_at": save.link.archived_at}
+    return values
+
+
+def _store_vectors(
+    tx: Tx,
+    user_id: str,
+    call: validity.SaveCall,
+    values: dict[int, dict[str, Any]],
+    vectors: Sequence[tuple[Entry, Embedding]],
+    near: NearDuplicateProbe | None,
+) -> int:
+    """Store the client vectors of the saved drafts and, with the
+    near-duplicate check, the check's vectors (the server model's own) of
+    the others; without it, those join the embedding backlog. How many
+    vectors were stored."""
     stored_vectors = [
         vector_row(values[entry.index]["id"], user_id, e) | {"computed": False}
         for entry, e in vectors
         if entry.index in values
     ]
-    waiting = [i for i in saving if drafts[i][1].embedding is None]
+    waiting = [i for i in values if call.drafts[i].embedding is None]
     if near is not None:  # the check's vectors are the server model's own
         stored_vectors += [
             vector_row(values[i]["id"], user_id, near.vectors[i]) | {"computed": True}
@@ -388,44 +419,34 @@ def insert_entries(
         ]
         waiting = []
     if stored_vectors:
-        conn.execute(insert(memory_embeddings), stored_vectors)
-    if stored_vectors or unindexed:
-        vectors_changed(conn, user_id)
+        tx.conn.execute(insert(memory_embeddings), stored_vectors)
     backlog.queue(tx, user_id, [values[i]["id"] for i in waiting])
-    grew(
-        tx,
-        {
-            "memories": len(saving),
-            "memory_terms": len(saving),
-            "memory_embeddings": len(stored_vectors),
-        },
-    )
-    # The result is built from what was written, as ``get`` would read it but
-    # without the vectors: no response carries one, and the change feed and
-    # the idempotency record leave them out; so both encode the same entries
-    # once (``Tx.memo``), and no vector is decoded back.
-    made = {i: rows.memory(values[i]) for i in saving}
+    return len(stored_vectors)
+
+
+def _results(
+    conn: Connection,
+    user_id: str,
+    call: validity.SaveCall,
+    plan: validity.SavePlan,
+    made: dict[int, Memory],
+) -> tuple[SavedMemory, ...]:
+    """Each draft's ``SavedMemory``: a duplicate's is the entry stating its
+    fact (read when the call did not make it)."""
     by_id = {m.memory_id: m for m in made.values()}
-    missing = sorted({m for m in same_as.values() if m not in by_id})
+    missing = sorted({m for m in plan.same_as.values() if m not in by_id})
     by_id |= _without_vectors(conn, user_id, missing)
-    saved = tuple(
-        SavedMemory(by_id[same_as[i]], (), SaveOutcome.DUPLICATE)
-        if i in same_as
+    saves = {save.index: save for save in plan.saves}
+    return tuple(
+        SavedMemory(by_id[plan.same_as[i]], (), SaveOutcome.DUPLICATE)
+        if i in plan.same_as
         else SavedMemory(
             made[i],
-            tuple(archived[i]),
-            SaveOutcome.HISTORICAL if i in links and links[i].historical else SaveOutcome.CREATED,
+            saves[i].archived,
+            SaveOutcome.HISTORICAL if saves[i].historical else SaveOutcome.CREATED,
         )
-        for i in range(len(drafts))
+        for i in range(len(call.drafts))
     )
-    if feed is not None:
-        feed += [change_log.memory_upserted(rows.memory(_no_vector(row))) for row in redated]
-        for i in saving:
-            feed += [
-                change_log.memory_upserted(rows.memory(_no_vector(r))) for r in archived_rows[i]
-            ]
-            feed.append(change_log.memory_upserted(made[i]))
-    return saved
 
 
 def _no_vector(row: MemoryRow) -> dict[str, Any]:
