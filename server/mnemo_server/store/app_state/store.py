@@ -22,7 +22,7 @@ from mnemo_server.domain.app_state import (
     state_too_large,
 )
 from mnemo_server.domain.errors import etag_mismatch
-from mnemo_server.store.engine.dialect import insert_ignoring_conflicts
+from mnemo_server.store.engine.dialect import insert_ignoring_conflicts, locked_for_update
 from mnemo_server.store.rows import new_etag, now_micros, to_datetime
 from mnemo_server.store.schema import app_states
 from mnemo_server.store.transactions.database import Database
@@ -64,11 +64,12 @@ def _update(
             tenant_id=tenant_id, app_id=app_id, state_json="{}", etag="", updated_at=now
         )
     )
-    statement = select(_a.state_json, _a.etag, _a.updated_at).where(
-        _a.tenant_id == tenant_id, _a.app_id == app_id
+    statement = locked_for_update(
+        tx.dialect,
+        select(_a.state_json, _a.etag, _a.updated_at).where(
+            _a.tenant_id == tenant_id, _a.app_id == app_id
+        ),
     )
-    if tx.dialect == "postgresql":
-        statement = statement.with_for_update()
     row = conn.execute(statement).one()
     if expected_etag is not None and expected_etag != row.etag:
         raise etag_mismatch(app_state_name(app_id))

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, select, tuple_
+from sqlalchemy import Connection, select
 
 from mnemo_server.domain.changes import NewChange
 from mnemo_server.domain.checkpoints import (
@@ -23,9 +23,10 @@ from mnemo_server.domain.checkpoints import (
 )
 from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.domain.user_data import ExportItem
+from mnemo_server.store import paging
 from mnemo_server.store.checkpoints.reads import checkpoint_of, writes_of
+from mnemo_server.store.engine import dialect
 from mnemo_server.store.feed import changes as change_log
-from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.rows import to_micros
 from mnemo_server.store.schema import graph_checkpoint_writes, graph_checkpoints
 
@@ -39,11 +40,11 @@ def export_page(
 ) -> Page[ExportItem]:
     """Up to ``limit`` checkpoints of the user after keyset ``after``
     (thread id, namespace, checkpoint id; bytewise), with their writes."""
-    keys = [fts.by_id(conn, c) for c in (_cp.thread_id, _cp.checkpoint_ns, _cp.checkpoint_id)]
-    statement = select(graph_checkpoints).where(_cp.user_id == user_id)
-    if after is not None:
-        statement = statement.where(tuple_(*keys) > tuple_(*after))
-    rows = conn.execute(statement.order_by(*keys).limit(limit + 1)).all()
+    keys = [dialect.by_id(conn, c) for c in (_cp.thread_id, _cp.checkpoint_ns, _cp.checkpoint_id)]
+    statement = paging.oldest_first(
+        select(graph_checkpoints).where(_cp.user_id == user_id), keys, after, limit
+    )
+    rows = conn.execute(statement).all()
     more, rows = len(rows) > limit, rows[:limit]
     wanted: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for row in rows:

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Table, delete, select, tuple_
-from sqlalchemy.dialects import postgresql, sqlite
 
 from mnemo_server.domain.changes import ChangeOperation, NewChange
 from mnemo_server.domain.checkpoints import (
@@ -43,6 +42,7 @@ from mnemo_server.domain.commands.checkpoints import (
     PutCheckpointWrites,
 )
 from mnemo_server.store.checkpoints.reads import CHUNK
+from mnemo_server.store.engine.dialect import insert_for
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.rows import now_micros, to_datetime
 from mnemo_server.store.schema import graph_checkpoint_writes, graph_checkpoints
@@ -55,16 +55,11 @@ _CHECKPOINT_KEY = ["user_id", "thread_id", "checkpoint_ns", "checkpoint_id"]
 _WRITE_KEY = [*_CHECKPOINT_KEY, "task_id", "idx"]
 
 
-def _insert(tx: Tx, table: Table) -> Any:
-    module = postgresql if tx.dialect == "postgresql" else sqlite
-    return module.insert(table)
-
-
 def _upsert(tx: Tx, table: Table, key: list[str], rows: Sequence[dict[str, Any]]) -> None:
     """Insert ``rows``, replacing the columns of rows whose ``key`` exists."""
     if not rows:
         return
-    insert = _insert(tx, table)
+    insert = insert_for(tx, table)
     statement = insert.on_conflict_do_update(
         index_elements=key,
         set_={c.name: insert.excluded[c.name] for c in table.columns if c.name not in key},
@@ -146,7 +141,9 @@ def put_writes(tx: Tx, command: PutCheckpointWrites) -> int:
     else:
         # RETURNING tells an inserted row from a skipped one on both drivers;
         # of writes with one key, the first wins (INSERT OR IGNORE's rule).
-        statement = _insert(tx, graph_checkpoint_writes).on_conflict_do_nothing().returning(_wr.idx)
+        statement = (
+            insert_for(tx, graph_checkpoint_writes).on_conflict_do_nothing().returning(_wr.idx)
+        )
         stored = [
             write
             for write, row in zip(command.writes, rows, strict=True)

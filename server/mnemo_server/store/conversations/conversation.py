@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, or_, select, tuple_, update
+from sqlalchemy import Connection, bindparam, delete, or_, select, update
 
 from mnemo_server.domain.changes import NewChange
 from mnemo_server.domain.commands.conversations import (
@@ -17,6 +17,7 @@ from mnemo_server.domain.commands.conversations import (
 from mnemo_server.domain.errors import AlreadyExists
 from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.models import Conversation, JsonObject, Keyset, Page
+from mnemo_server.store import paging
 from mnemo_server.store import rows as convert
 from mnemo_server.store.conversations.temporary import drop_expired, unexpired
 from mnemo_server.store.engine.statements import Statement, insert_per_dialect
@@ -275,22 +276,16 @@ def list_page(
     conn: Connection, user_id: str, limit: int, after: Keyset | None
 ) -> Page[Conversation]:
     """Most recently updated first; keyset ``(updated_at micros, conversation_id)``."""
-    query = select(conversations).where(
-        _c.user_id == user_id,
-        _c.conversation_id != "",
-        unexpired(convert.now_micros()),
+    query = paging.newest_first(
+        select(conversations).where(
+            _c.user_id == user_id,
+            _c.conversation_id != "",
+            unexpired(convert.now_micros()),
+        ),
+        (_c.updated_at, _c.conversation_id),
+        None if after is None else paging.typed(after, (int, str)),
+        limit,
     )
-    if after is not None:
-        updated_at, conversation_id = after
-        query = query.where(
-            tuple_(_c.updated_at, _c.conversation_id)
-            < tuple_(int(updated_at), str(conversation_id))
-        )
-    rows = conn.execute(
-        query.order_by(_c.updated_at.desc(), _c.conversation_id.desc()).limit(limit + 1)
-    ).all()
-    items = tuple(convert.conversation(row) for row in rows[:limit])
-    if len(rows) <= limit:
-        return Page(items)
-    last = rows[limit - 1]
-    return Page(items, next_after=(last.updated_at, last.conversation_id))
+    return paging.read_page(
+        conn, query, limit, convert.conversation, lambda row: (row.updated_at, row.conversation_id)
+    )

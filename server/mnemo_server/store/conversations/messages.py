@@ -28,6 +28,7 @@ from mnemo_server.domain.models import (
     StoredMessage,
 )
 from mnemo_server.domain.names import message_name
+from mnemo_server.store import paging
 from mnemo_server.store import rows as convert
 from mnemo_server.store.conversations import conversation as conversation_rows
 from mnemo_server.store.engine.statements import Statement, insert_row
@@ -255,10 +256,12 @@ def list_page(
     if not found:
         conversation_rows.find_existing(conn, user_id, conversation_id)  # or NotFound
         return Page(())
-    items = tuple(convert.stored_message_of(*message) for message in found[:limit])
-    if len(found) <= limit:
-        return Page(items)
-    return Page(items, next_after=(items[-1].position,))
+    return paging.page(
+        [convert.stored_message_of(*message) for message in found],
+        limit,
+        lambda message: message,
+        lambda message: (message.position,),
+    )
 
 
 @dataclass(frozen=True)
@@ -522,13 +525,12 @@ def list_failed_runs(
 ) -> Page[FailedRun]:
     """Newest first; keyset ``(id,)``. Raises ``NotFound``."""
     row = conversation_rows.find_existing(conn, user_id, conversation_id)
-    query = select(failed_runs).where(
-        failed_runs.c.conversation_pk == row.id, failed_runs.c.user_id == user_id
+    query = paging.newest_first(
+        select(failed_runs).where(
+            failed_runs.c.conversation_pk == row.id, failed_runs.c.user_id == user_id
+        ),
+        (failed_runs.c.id,),
+        None if after is None else paging.typed(after, (int,)),
+        limit,
     )
-    if after is not None:
-        query = query.where(failed_runs.c.id < int(after[0]))
-    found = conn.execute(query.order_by(failed_runs.c.id.desc()).limit(limit + 1)).all()
-    items = tuple(convert.failed_run(run) for run in found[:limit])
-    if len(found) <= limit:
-        return Page(items)
-    return Page(items, next_after=(found[limit - 1].id,))
+    return paging.read_page(conn, query, limit, convert.failed_run, lambda run: (run.id,))

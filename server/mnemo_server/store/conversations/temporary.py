@@ -13,12 +13,14 @@ appends the conversation's DELETE change.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import ColumnElement, Connection, bindparam, delete, or_, select
 
-from mnemo_server.store.engine.fan_out import per_user
+from mnemo_server.store.engine import dialect
+from mnemo_server.store.engine.fan_out import purge_per_user
 from mnemo_server.store.engine.statements import Statement
 from mnemo_server.store.feed import changes as change_log
-from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.schema import conversations, idempotency_records
 from mnemo_server.store.transactions.tx import Tx
 
@@ -33,7 +35,7 @@ def _forget_results(conn: Connection, user_id: str, conversation_id: str) -> Non
     conn.execute(
         delete(idempotency_records).where(
             idempotency_records.c.user_id == user_id,
-            fts.contains(conn, idempotency_records.c.result_json, needle),
+            dialect.contains(conn, idempotency_records.c.result_json, needle),
         )
     )
 
@@ -79,14 +81,9 @@ def drop_expired(tx: Tx, user_id: str, conversation_id: str, now: int) -> None:
 def purge_expired(tx: Tx, now: int, limit: int) -> int:
     """Delete up to ``limit`` conversations expired at ``now`` (oldest expiry
     first), locked one user's at a time (``engine.fan_out``); returns how many."""
-    found = tx.conn.execute(
-        select(conversations.c.user_id, conversations.c.id)
-        .where(conversations.c.expire_at <= now)
-        .order_by(conversations.c.expire_at, conversations.c.id)
-        .limit(limit)
-    ).all()
     locked: list[tuple[int, str, str]] = []
-    for user_id, ids in per_user((r.user_id, r.id) for r in found).items():
+
+    def lock(user_id: str, ids: list[Any]) -> int:
         rows = tx.conn.execute(
             select(conversations.c.id, conversations.c.user_id, conversations.c.conversation_id)
             .where(
@@ -97,5 +94,14 @@ def purge_expired(tx: Tx, now: int, limit: int) -> int:
             .order_by(conversations.c.id)
             .with_for_update(skip_locked=True)
         ).all()
-        locked += [(r.id, r.user_id, r.conversation_id) for r in rows]
-    return _delete(tx, locked)
+        locked.extend((r.id, r.user_id, r.conversation_id) for r in rows)
+        return len(rows)
+
+    oldest = (
+        select(conversations.c.user_id, conversations.c.id)
+        .where(conversations.c.expire_at <= now)
+        .order_by(conversations.c.expire_at, conversations.c.id)
+        .limit(limit)
+    )
+    purge_per_user(tx.conn, oldest, lock)
+    return _delete(tx, locked)  # every user's, once all are locked (as before)

@@ -20,7 +20,7 @@ from mnemo_server.domain.commands.documents import DeleteDocument, PutDocument, 
 from mnemo_server.domain.documents import Document, Namespace, document_id
 from mnemo_server.domain.errors import etag_mismatch
 from mnemo_server.store.documents import rows
-from mnemo_server.store.engine.fan_out import per_user
+from mnemo_server.store.engine.fan_out import purge_per_user
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance.consent import open_memory_write
 from mnemo_server.store.rows import new_etag, now_micros, to_datetime
@@ -150,13 +150,8 @@ def refresh_documents(tx: Tx, command: RefreshDocuments) -> int:
 def purge_expired(tx: Tx, now: int, limit: int) -> int:
     """Delete up to ``limit`` documents expired at ``now`` (oldest expiry
     first), one user's at a time (``engine.fan_out``); how many."""
-    found = tx.conn.execute(
-        select(_d.user_id, _d.id)
-        .where(_d.expire_at <= now)
-        .order_by(_d.expire_at, _d.id)
-        .limit(limit)
-    ).all()
-    for user_id, ids in per_user((r.user_id, r.id) for r in found).items():
+
+    def purge(user_id: str, ids: list[Any]) -> int:
         locked = tx.conn.execute(
             select(_d.id, *rows.COLUMNS)
             .where(_d.user_id == user_id, _d.id.in_(ids), _d.expire_at <= now)
@@ -165,4 +160,9 @@ def purge_expired(tx: Tx, now: int, limit: int) -> int:
         ).all()
         if locked:
             _delete(tx, user_id, list(locked))
-    return len(found)
+        return len(ids)  # found, whether deleted here or by another pass
+
+    oldest = (
+        select(_d.user_id, _d.id).where(_d.expire_at <= now).order_by(_d.expire_at, _d.id)
+    ).limit(limit)
+    return purge_per_user(tx.conn, oldest, purge)

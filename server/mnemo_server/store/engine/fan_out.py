@@ -10,10 +10,12 @@ server's pass in between (``SKIP LOCKED``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
-__all__ = ["per_user"]
+from sqlalchemy import Connection, Select
+
+__all__ = ["per_user", "purge_per_user"]
 
 K = TypeVar("K", int, str)
 
@@ -24,3 +26,15 @@ def per_user(found: Iterable[tuple[str, K]]) -> dict[str, list[K]]:
     for user_id, key in found:
         grouped.setdefault(user_id, []).append(key)
     return {user_id: sorted(grouped[user_id]) for user_id in sorted(grouped)}
+
+
+def purge_per_user(
+    conn: Connection, oldest: Select[Any], purge: Callable[[str, list[Any]], int]
+) -> int:
+    """The pass over one table: read ``oldest`` (the ``(user_id, key)`` of a
+    batch of rows to remove, of every user, unlocked), then ``purge(user_id,
+    keys)`` each user's keys with statements that name that user; the sum of
+    what ``purge`` returns."""
+    found = conn.execute(oldest).all()
+    grouped = per_user((row[0], row[1]) for row in found)
+    return sum(purge(user_id, keys) for user_id, keys in grouped.items())

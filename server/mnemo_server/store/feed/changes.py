@@ -108,7 +108,7 @@ from mnemo_server.domain.names import (
     message_name,
     user_name,
 )
-from mnemo_server.store.engine.fan_out import per_user
+from mnemo_server.store.engine.fan_out import purge_per_user
 from mnemo_server.store.engine.statements import Statement, insert_per_dialect, insert_row
 from mnemo_server.store.feed.notify import CHANNEL, notify_change
 from mnemo_server.store.rows import now_micros, to_datetime
@@ -578,19 +578,20 @@ def latest_cursors(conn: Connection, user_ids: Collection[str]) -> dict[str, int
 def prune(conn: Connection, older_than_micros: int, limit: int) -> int:
     """Delete up to ``limit`` changes recorded before ``older_than_micros``,
     oldest first; how many. The counters stay (see the module doc)."""
+
     # Within a user, cursor order breaks ties of time: a batch boundary never
     # leaves a hole. No SKIP LOCKED: skipping a row would.
     # One user's at a time (``engine.fan_out``).
-    oldest = conn.execute(
+    def prune(user_id: str, cursors: list[Any]) -> int:
+        result = conn.execute(
+            delete(changes).where(changes.c.user_id == user_id, changes.c.cursor.in_(cursors))
+        )
+        return int(result.rowcount)
+
+    oldest = (
         select(changes.c.user_id, changes.c.cursor)
         .where(changes.c.created_at < older_than_micros)
         .order_by(changes.c.created_at, changes.c.user_id, changes.c.cursor)
         .limit(limit)
-    ).all()
-    pruned = 0
-    for user_id, cursors in per_user((r.user_id, r.cursor) for r in oldest).items():
-        result = conn.execute(
-            delete(changes).where(changes.c.user_id == user_id, changes.c.cursor.in_(cursors))
-        )
-        pruned += int(result.rowcount)
-    return pruned
+    )
+    return purge_per_user(conn, oldest, prune)

@@ -12,12 +12,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Connection, Row, insert, select, tuple_
+from sqlalchemy import Connection, Row, insert, select
 
 from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.domain.user_data import UserErasure
-from mnemo_server.store.memories import rows
+from mnemo_server.store import paging
 from mnemo_server.store.rows import now_micros, to_datetime
 from mnemo_server.store.schema import user_erasures
 
@@ -62,15 +62,10 @@ def list_page(
 ) -> Page[UserErasure]:
     """The records of ``tenant_id``'s users, newest first; keyset
     ``(erased_at micros, sequence)``."""
-    statement = select(user_erasures).where(user_erasures.c.tenant_id == tenant_id)
-    if after is not None:
-        statement = statement.where(
-            tuple_(user_erasures.c.erased_at, user_erasures.c.id)
-            < tuple_(int(after[0]), int(after[1]))
-        )
-    found = conn.execute(
-        statement.order_by(user_erasures.c.erased_at.desc(), user_erasures.c.id.desc()).limit(
-            limit + 1
-        )
-    ).all()
-    return rows.page(found, limit, _erasure, lambda row: (row.erased_at, row.id))
+    statement = paging.newest_first(
+        select(user_erasures).where(user_erasures.c.tenant_id == tenant_id),
+        (user_erasures.c.erased_at, user_erasures.c.id),
+        None if after is None else paging.typed(after, (int, int)),
+        limit,
+    )
+    return paging.read_page(conn, statement, limit, _erasure, lambda row: (row.erased_at, row.id))

@@ -16,8 +16,8 @@ from mnemo_server.domain.events import attributed
 from mnemo_server.domain.governance import Event, EventScope, EventType, NewEvent
 from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.models import Keyset, Page
+from mnemo_server.store import paging
 from mnemo_server.store.engine.statements import Statement, insert_row
-from mnemo_server.store.memories import rows
 from mnemo_server.store.rows import now_micros, to_datetime
 from mnemo_server.store.schema import events, users
 from mnemo_server.store.transactions.tx import Tx
@@ -106,15 +106,13 @@ def list_page(
     after: Keyset | None,
 ) -> Page[Event]:
     """Newest first; keyset ``(created_at micros, sequence)``."""
-    statement = _scoped(scope, types)
-    if after is not None:
-        statement = statement.where(
-            tuple_(events.c.created_at, events.c.id) < tuple_(int(after[0]), int(after[1]))
-        )
-    found = conn.execute(
-        statement.order_by(events.c.created_at.desc(), events.c.id.desc()).limit(limit + 1)
-    ).all()
-    return rows.page(found, limit, _event, lambda row: (row.created_at, row.id))
+    statement = paging.newest_first(
+        _scoped(scope, types),
+        (events.c.created_at, events.c.id),
+        None if after is None else paging.typed(after, (int, int)),
+        limit,
+    )
+    return paging.read_page(conn, statement, limit, _event, lambda row: (row.created_at, row.id))
 
 
 def oldest_first(

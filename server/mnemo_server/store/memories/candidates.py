@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import Connection, Row, insert, select, tuple_, update
+from sqlalchemy import Connection, Row, insert, select, update
 
 from mnemo_server.domain import events
 from mnemo_server.domain.changes import NewChange
@@ -26,6 +26,8 @@ from mnemo_server.domain.memory_models import (
 )
 from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.domain.vectors import encode_vector
+from mnemo_server.store import paging
+from mnemo_server.store.engine import dialect
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.governance.consent import (
@@ -34,7 +36,6 @@ from mnemo_server.store.governance.consent import (
     open_memory_write,
 )
 from mnemo_server.store.memories import reads, rows, writes
-from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.rows import now_micros, to_micros
 from mnemo_server.store.schema import memory_candidates
 from mnemo_server.store.transactions.tx import Tx
@@ -122,21 +123,19 @@ def list_page(
     conn: Connection, user_id: str, include_resolved: bool, limit: int, after: Keyset | None
 ) -> Page[MemoryCandidate]:
     """Newest first; keyset ``(created_at micros, candidate_id)``."""
-    candidate_id = fts.by_id(conn, memory_candidates.c.candidate_id)
+    candidate_id = dialect.by_id(conn, memory_candidates.c.candidate_id)
     statement = select(memory_candidates).where(memory_candidates.c.user_id == user_id)
     if not include_resolved:
         statement = statement.where(memory_candidates.c.state == CandidateState.PENDING.value)
-    if after is not None:
-        statement = statement.where(
-            tuple_(memory_candidates.c.created_at, candidate_id)
-            < tuple_(int(after[0]), str(after[1]))
-        )
-    found = conn.execute(
-        statement.order_by(memory_candidates.c.created_at.desc(), candidate_id.desc()).limit(
-            limit + 1
-        )
-    ).all()
-    return rows.page(found, limit, rows.candidate, lambda r: (r.created_at, r.candidate_id))
+    statement = paging.newest_first(
+        statement,
+        (memory_candidates.c.created_at, candidate_id),
+        None if after is None else paging.typed(after, (int, str)),
+        limit,
+    )
+    return paging.read_page(
+        conn, statement, limit, rows.candidate, lambda r: (r.created_at, r.candidate_id)
+    )
 
 
 def _resolve(

@@ -41,6 +41,7 @@ from sqlalchemy import Connection, delete, insert, or_, select, update
 from mnemo_server.domain import events
 from mnemo_server.domain.commands.memories import DeleteMemory
 from mnemo_server.domain.memory_models import MemoryTombstone
+from mnemo_server.store.engine import dialect
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.governance.consent import open_memory_write
@@ -75,7 +76,7 @@ def _forget_results(conn: Connection, user_id: str, memory_id: str, texts: set[s
     conn.execute(
         delete(idempotency_records).where(
             idempotency_records.c.user_id == user_id,
-            or_(*(fts.contains(conn, idempotency_records.c.result_json, n) for n in needles)),
+            or_(*(dialect.contains(conn, idempotency_records.c.result_json, n) for n in needles)),
         )
     )
 

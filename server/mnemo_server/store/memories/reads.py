@@ -15,6 +15,8 @@ from sqlalchemy import Connection, bindparam, select, tuple_
 from mnemo_server.domain.governance import Gate, gate_error
 from mnemo_server.domain.memory_models import Memory, MemoryListQuery
 from mnemo_server.domain.models import Page
+from mnemo_server.store import paging
+from mnemo_server.store.engine.dialect import bytewise
 from mnemo_server.store.engine.statements import Statement
 from mnemo_server.store.governance.consent import check_read_gate
 from mnemo_server.store.memories import rows, timeline
@@ -61,7 +63,7 @@ def _listing(
     as_of: bool = False,
 ) -> Statement:
     """The listing statement for one combination of filters."""
-    memory_id = _c.memory_id if dialect == "sqlite" else _c.memory_id.collate("C")
+    memory_id = bytewise(dialect, _c.memory_id)
     statement = select(*rows.MEMORY_COLUMNS, _ENABLED).select_from(_FROM)
     statement = statement.where(_c.user_id == bindparam("user_id"))
     if as_of:
@@ -120,4 +122,4 @@ def list_page(conn: Connection, user_id: str, query: MemoryListQuery) -> Page[Me
         check_read_gate(conn, user_id)
     else:
         _gate(user_id, found[0].memory_enabled)
-    return rows.page(found, query.limit, rows.memory, lambda r: (r.created_at, r.memory_id))
+    return paging.page(found, query.limit, rows.memory, lambda r: (r.created_at, r.memory_id))

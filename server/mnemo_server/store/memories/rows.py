@@ -5,8 +5,8 @@ that name them (``users/{user}/memories/{memory}``,
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 from sqlalchemy import ColumnElement, FromClause, Row
 
@@ -21,13 +21,10 @@ from mnemo_server.domain.memory_models import (
     MemorySource,
     MemoryTombstone,
 )
-from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.domain.names import user_name
 from mnemo_server.domain.vectors import decode_vector
 from mnemo_server.store.rows import to_datetime
 from mnemo_server.store.schema import memories, memory_embeddings
-
-T = TypeVar("T")
 
 MEMORY_COLUMNS: tuple[ColumnElement[Any], ...] = (
     *memories.c,
@@ -168,18 +165,3 @@ def candidate(row: Any) -> MemoryCandidate:
         extractor=row.extractor,
         saved_memory_id=row.saved_memory_id,
     )
-
-
-def page(
-    found: Sequence[Row[Any]],
-    limit: int,
-    item: Callable[[Row[Any]], T],
-    keyset: Callable[[Row[Any]], Keyset],
-) -> Page[T]:
-    """A page of the first ``limit`` of ``found`` (up to ``limit + 1`` rows
-    read in keyset order); ``next_after`` is the last item's keyset if more
-    rows follow."""
-    items = tuple(item(row) for row in found[:limit])
-    if len(found) <= limit:
-        return Page(items)
-    return Page(items, next_after=keyset(found[limit - 1]))

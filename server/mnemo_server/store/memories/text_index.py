@@ -441,13 +441,7 @@ def candidates_by_id(
 
 
 # ------------------------------------------- SQL spelled per backend (cold paths)
-
-
-def contains(conn: Connection, column: ColumnElement[str], needle: str) -> ColumnElement[bool]:
-    """``needle`` occurs in ``column`` (exact, case-sensitive, no wildcards)."""
-    finder = func.instr if dialect_of(conn) == "sqlite" else func.strpos
-    found: ColumnElement[bool] = finder(column, literal(needle)) > 0
-    return found
+# (the other constructs spelled per backend: ``engine.dialect``)
 
 
 def one_of(
@@ -461,9 +455,3 @@ def one_of(
     if dialect_of(conn) == "sqlite":
         return column.in_(values)
     return column.in_(select(func.unnest(literal(list(values), ARRAY(item_type)))))
-
-
-def by_id(conn: Connection, column: ColumnElement[Any]) -> ColumnElement[Any]:
-    """``column`` (an id) compared and ordered bytewise on every backend, as
-    Python orders strings (PostgreSQL would use the database's collation)."""
-    return column if dialect_of(conn) == "sqlite" else column.collate("C")

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Select, and_, select, tuple_, union_all
+from sqlalchemy import ColumnElement, Connection, Select, and_, select, union_all
 
 from mnemo_server.domain.memory_models import Memory
 from mnemo_server.domain.models import Keyset, Page
+from mnemo_server.store import paging
+from mnemo_server.store.engine import dialect
 from mnemo_server.store.memories import rows
-from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.memories.writes import MemoryRow, existing_row
 from mnemo_server.store.schema import memories, memory_versions
 
@@ -83,17 +84,13 @@ def list_versions(
     ).where(chain)
     earlier = earlier_versions().where(chain, memory_versions.c.user_id == user_id)
     trail = union_all(current, earlier).subquery()
-    trail_id = fts.by_id(conn, trail.c.memory_id)
-    statement = select(trail)
-    if after is not None:
-        keyset: tuple[Any, ...] = after
-        statement = statement.where(
-            tuple_(trail.c.updated_at, trail_id, trail.c.version)
-            < tuple_(int(keyset[0]), str(keyset[1]), int(keyset[2]))
-        )
-    found = conn.execute(
-        statement.order_by(
-            trail.c.updated_at.desc(), trail_id.desc(), trail.c.version.desc()
-        ).limit(limit + 1)
-    ).all()
-    return rows.page(found, limit, rows.memory, lambda r: (r.updated_at, r.memory_id, r.version))
+    trail_id = dialect.by_id(conn, trail.c.memory_id)
+    statement = paging.newest_first(
+        select(trail),
+        (trail.c.updated_at, trail_id, trail.c.version),
+        None if after is None else paging.typed(after, (int, str, int)),
+        limit,
+    )
+    return paging.read_page(
+        conn, statement, limit, rows.memory, lambda r: (r.updated_at, r.memory_id, r.version)
+    )

@@ -40,7 +40,7 @@ from mnemo_server.domain.commands import Idempotent, result_type
 from mnemo_server.domain.errors import MnemoError, request_id_reused
 from mnemo_server.domain.governance import GateClosed
 from mnemo_server.domain.models import Idempotency
-from mnemo_server.store.engine.fan_out import per_user
+from mnemo_server.store.engine.fan_out import purge_per_user
 from mnemo_server.store.engine.statements import Statement, insert_per_dialect
 from mnemo_server.store.rows import now_micros
 from mnemo_server.store.schema import idempotency_records
@@ -184,14 +184,8 @@ def _replay_if_recorded(
 def prune_records(conn: Connection, older_than_micros: int, limit: int) -> int:
     """Delete up to ``limit`` records made before ``older_than_micros``
     (oldest first), one user's at a time (``engine.fan_out``); how many."""
-    oldest = conn.execute(
-        select(_records.user_id, _records.request_id)
-        .where(_records.created_at < older_than_micros)
-        .order_by(_records.created_at)
-        .limit(limit)
-    ).all()
-    pruned = 0
-    for user_id, request_ids in per_user((r.user_id, r.request_id) for r in oldest).items():
+
+    def prune(user_id: str, request_ids: list[Any]) -> int:
         unlocked = (
             select(_records.request_id)
             .where(
@@ -206,5 +200,12 @@ def prune_records(conn: Connection, older_than_micros: int, limit: int) -> int:
                 _records.user_id == user_id, _records.request_id.in_(unlocked)
             )
         )
-        pruned += int(result.rowcount)
-    return pruned
+        return int(result.rowcount)
+
+    oldest = (
+        select(_records.user_id, _records.request_id)
+        .where(_records.created_at < older_than_micros)
+        .order_by(_records.created_at)
+        .limit(limit)
+    )
+    return purge_per_user(conn, oldest, prune)

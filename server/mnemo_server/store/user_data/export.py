@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Row, Select, func, select, tuple_
+from sqlalchemy import ColumnElement, Connection, Row, Select, func, select
 
 from mnemo_server.domain.governance import EventScope
 from mnemo_server.domain.models import Keyset, Page
@@ -41,13 +41,14 @@ from mnemo_server.domain.user_data import (
     ExportSection,
     MemoryVersion,
 )
+from mnemo_server.store import paging
 from mnemo_server.store import rows as convert
 from mnemo_server.store.checkpoints import user_data as graph_checkpoints
 from mnemo_server.store.documents import rows as document_rows
+from mnemo_server.store.engine import dialect
 from mnemo_server.store.governance import consent
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.memories import rows
-from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.memories.versions import earlier_versions
 from mnemo_server.store.schema import (
     compaction_checkpoints,
@@ -76,18 +77,18 @@ def _keyed_page(
     after: Keyset | None,
 ) -> Page[ExportItem]:
     """The first ``limit`` rows of ``statement`` in ``keys`` order after ``after``."""
-    if after is not None:
-        statement = statement.where(tuple_(*keys) > tuple_(*after))
     labels = [f"export_key_{i}" for i in range(len(keys))]
     statement = statement.add_columns(
         *(key.label(label) for key, label in zip(keys, labels, strict=True))
     )
-    found = conn.execute(statement.order_by(*keys).limit(limit + 1)).all()
-    return rows.page(found, limit, item, lambda row: tuple(getattr(row, n) for n in labels))
+    statement = paging.oldest_first(statement, keys, after, limit)
+    return paging.read_page(
+        conn, statement, limit, item, lambda row: tuple(getattr(row, n) for n in labels)
+    )
 
 
 def _conversation_id(conn: Connection) -> ColumnElement[str]:
-    return fts.by_id(conn, conversations.c.conversation_id)
+    return dialect.by_id(conn, conversations.c.conversation_id)
 
 
 def _of_conversations(table: Any, user_id: str) -> Select[Any]:
@@ -208,13 +209,13 @@ def _versions(conn: Connection, user_id: str, limit: int, after: Keyset | None) 
 
 def _tombstones(conn: Connection, user_id: str, limit: int, after: Keyset | None) -> Page[Any]:
     statement = select(memory_tombstones).where(memory_tombstones.c.user_id == user_id)
-    keys = [fts.by_id(conn, memory_tombstones.c.memory_id)]
+    keys = [dialect.by_id(conn, memory_tombstones.c.memory_id)]
     return _keyed_page(conn, statement, keys, rows.tombstone, limit, after)
 
 
 def _candidates(conn: Connection, user_id: str, limit: int, after: Keyset | None) -> Page[Any]:
     statement = select(memory_candidates).where(memory_candidates.c.user_id == user_id)
-    keys = [memory_candidates.c.created_at, fts.by_id(conn, memory_candidates.c.candidate_id)]
+    keys = [memory_candidates.c.created_at, dialect.by_id(conn, memory_candidates.c.candidate_id)]
     return _keyed_page(conn, statement, keys, rows.candidate, limit, after)
 
 
@@ -235,10 +236,9 @@ def _events(conn: Connection, user_id: str, limit: int, after: Keyset | None) ->
     found = event_log.oldest_first(
         conn, EventScope(user_id=user_id), (), after or _BEFORE_EVERY_EVENT, limit + 1
     )
-    if len(found) <= limit:
-        return Page(tuple(found))
-    last = found[limit - 1]
-    return Page(tuple(found[:limit]), (convert.to_micros(last.create_time), last.sequence))
+    return paging.page(
+        found, limit, lambda event: event, lambda e: (convert.to_micros(e.create_time), e.sequence)
+    )
 
 
 def _documents(conn: Connection, user_id: str, limit: int, after: Keyset | None) -> Page[Any]:
