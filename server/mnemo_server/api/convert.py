@@ -7,13 +7,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from enum import Enum
+from typing import Any, TypeVar
 
 from google.protobuf import json_format, struct_pb2, timestamp_pb2
 
 from mnemo.v1 import conversations_pb2, working_memory_pb2
 from mnemo_server.api import names
 from mnemo_server.domain import models
+
+E = TypeVar("E", bound=Enum)
+
+
+def enum_mapping(domain: type[E], wire: Any, prefix: str, **renamed: str) -> dict[E, Any]:
+    """Each member of the domain enum ``domain`` -> the value of the proto
+    enum ``wire`` named ``prefix`` + the member's name (``renamed``: the wire
+    names of members named otherwise). A member without a wire value fails at
+    import, not in a call."""
+    return {member: wire.Value(renamed.get(member.name, prefix + member.name)) for member in domain}
 
 
 def expected_etag(etag: str) -> str | None:

@@ -5,7 +5,7 @@ functions."""
 from __future__ import annotations
 
 from mnemo.v1 import governance_pb2 as pb
-from mnemo_server.api.convert import timestamp
+from mnemo_server.api.convert import enum_mapping, timestamp
 from mnemo_server.domain.governance import (
     Consent,
     ConsentState,
@@ -19,19 +19,10 @@ from mnemo_server.domain.governance import (
 from mnemo_server.domain.names import user_name
 from mnemo_server.domain.user_data import UserErasure
 
-CONSENT_STATES: dict[ConsentState, pb.ConsentState] = {
-    ConsentState.GRANTED: pb.CONSENT_STATE_GRANTED,
-    ConsentState.WITHDRAWN: pb.CONSENT_STATE_WITHDRAWN,
-}
-EVENT_TYPES: dict[EventType, pb.EventType] = {
-    EventType.MEMORY_SAVED: pb.EVENT_TYPE_MEMORY_SAVED,
-    EventType.MEMORY_DELETED: pb.EVENT_TYPE_MEMORY_DELETED,
-    EventType.MEMORY_CLEARED: pb.EVENT_TYPE_MEMORY_CLEARED,
-    EventType.MEMORY_RECALLED: pb.EVENT_TYPE_MEMORY_RECALLED,
-    EventType.MEMORY_EXTRACTION_PROPOSED: pb.EVENT_TYPE_MEMORY_EXTRACTION_PROPOSED,
-    EventType.MEMORY_EXTRACTION_RESOLVED: pb.EVENT_TYPE_MEMORY_EXTRACTION_RESOLVED,
-    EventType.MEMORY_CONSENT_CHANGED: pb.EVENT_TYPE_MEMORY_CONSENT_CHANGED,
-}
+CONSENT_STATES: dict[ConsentState, pb.ConsentState] = enum_mapping(
+    ConsentState, pb.ConsentState, "CONSENT_STATE_"
+)
+EVENT_TYPES: dict[EventType, pb.EventType] = enum_mapping(EventType, pb.EventType, "EVENT_TYPE_")
 
 
 def consent_to_proto(consent: Consent) -> pb.Consent:

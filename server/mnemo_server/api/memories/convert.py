@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from mnemo.v1 import memories_pb2 as pb
-from mnemo_server.api.convert import set_timestamp, timestamp
+from mnemo_server.api.convert import enum_mapping, set_timestamp, timestamp
 from mnemo_server.domain.memory_models import (
     CandidateState,
     InjectContext,
@@ -28,38 +28,24 @@ from mnemo_server.domain.memory_models import (
 from mnemo_server.domain.models import ConversationKey
 from mnemo_server.domain.names import conversation_name, memory_candidate_name, memory_name
 
-SCOPES: dict[MemoryScope, pb.MemoryScope] = {
-    MemoryScope.IDENTITY: pb.MEMORY_SCOPE_IDENTITY,
-    MemoryScope.CONVERSATION: pb.MEMORY_SCOPE_CONVERSATION,
-}
-SOURCES: dict[MemorySource, pb.MemorySource] = {
-    MemorySource.TOOL_CALL: pb.MEMORY_SOURCE_TOOL_CALL,
-    MemorySource.EXTRACTOR: pb.MEMORY_SOURCE_EXTRACTOR,
-    MemorySource.USER: pb.MEMORY_SOURCE_USER,
-    MemorySource.IMPORT: pb.MEMORY_SOURCE_IMPORT,
-}
-RECALL_SCOPES: dict[RecallScope, pb.RecallScope] = {
-    RecallScope.ANY: pb.RECALL_SCOPE_UNSPECIFIED,
-    RecallScope.IDENTITY: pb.RECALL_SCOPE_IDENTITY,
-    RecallScope.CONVERSATION: pb.RECALL_SCOPE_CONVERSATION,
-}
-SIGNALS: dict[RecallSignal, pb.RecallSignal] = {
-    RecallSignal.LEXICAL: pb.RECALL_SIGNAL_LEXICAL,
-    RecallSignal.SEMANTIC: pb.RECALL_SIGNAL_SEMANTIC,
-    RecallSignal.CONVERSATION_SCOPE: pb.RECALL_SIGNAL_CONVERSATION_SCOPE,
-    RecallSignal.PINNED: pb.RECALL_SIGNAL_PINNED,
-}
-OUTCOMES: dict[SaveOutcome, pb.SaveOutcome] = {
-    SaveOutcome.CREATED: pb.SAVE_OUTCOME_CREATED,
-    SaveOutcome.HISTORICAL: pb.SAVE_OUTCOME_HISTORICAL,
-    SaveOutcome.DUPLICATE: pb.SAVE_OUTCOME_DUPLICATE,
-}
-CANDIDATE_STATES: dict[CandidateState, pb.CandidateState] = {
-    CandidateState.PENDING: pb.CANDIDATE_STATE_PENDING,
-    CandidateState.APPROVED: pb.CANDIDATE_STATE_APPROVED,
-    CandidateState.REJECTED: pb.CANDIDATE_STATE_REJECTED,
-    CandidateState.CANCELLED: pb.CANDIDATE_STATE_CANCELLED,
-}
+SCOPES: dict[MemoryScope, pb.MemoryScope] = enum_mapping(
+    MemoryScope, pb.MemoryScope, "MEMORY_SCOPE_"
+)
+SOURCES: dict[MemorySource, pb.MemorySource] = enum_mapping(
+    MemorySource, pb.MemorySource, "MEMORY_SOURCE_"
+)
+RECALL_SCOPES: dict[RecallScope, pb.RecallScope] = enum_mapping(
+    RecallScope, pb.RecallScope, "RECALL_SCOPE_", ANY="RECALL_SCOPE_UNSPECIFIED"
+)
+SIGNALS: dict[RecallSignal, pb.RecallSignal] = enum_mapping(
+    RecallSignal, pb.RecallSignal, "RECALL_SIGNAL_"
+)
+OUTCOMES: dict[SaveOutcome, pb.SaveOutcome] = enum_mapping(
+    SaveOutcome, pb.SaveOutcome, "SAVE_OUTCOME_"
+)
+CANDIDATE_STATES: dict[CandidateState, pb.CandidateState] = enum_mapping(
+    CandidateState, pb.CandidateState, "CANDIDATE_STATE_"
+)
 
 
 def _conversation(user_id: str, conversation_id: str) -> str:

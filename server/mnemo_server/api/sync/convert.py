@@ -9,6 +9,7 @@ from mnemo.v1 import sync_pb2 as pb
 from mnemo_server.api.checkpoints.convert import ref_to_proto
 from mnemo_server.api.convert import (
     conversation_to_proto,
+    enum_mapping,
     failed_run_to_proto,
     memory_state_to_proto,
     message_to_proto,
@@ -36,11 +37,7 @@ from mnemo_server.domain.models import (
 
 __all__ = ["change_to_proto", "changes_to_proto"]
 
-OPERATIONS = {
-    ChangeOperation.UPSERT: pb.CHANGE_OPERATION_UPSERT,
-    ChangeOperation.DELETE: pb.CHANGE_OPERATION_DELETE,
-    ChangeOperation.ERASE: pb.CHANGE_OPERATION_ERASE,
-}
+OPERATIONS = enum_mapping(ChangeOperation, pb.ChangeOperation, "CHANGE_OPERATION_")
 
 # The conversation a working memory, message or failed run belongs to, from
 # its resource name (``domain.names``); a default working memory has none.
