@@ -3,7 +3,7 @@ documents part of ``SqlStore``.
 
 Each read is one read-only transaction: the user's unexpired documents (under
 a namespace prefix) through the memory read gate
-(``governance.consent.gated_read``: ``MEMORY_DISABLED`` when the user switched
+(``governance.consent.gated``: ``MEMORY_DISABLED`` when the user switched
 memory off); filtering, ranking and paging are the domain's
 (``domain.documents``), the same on both backends. The writes are commands
 (``store.documents.writes``).
@@ -25,7 +25,7 @@ from mnemo_server.domain.documents import (
 )
 from mnemo_server.store.documents import rows
 from mnemo_server.store.documents import writes as document_writes
-from mnemo_server.store.governance.consent import gated_read
+from mnemo_server.store.governance.consent import gated
 from mnemo_server.store.rows import now_micros
 from mnemo_server.store.schema import documents
 from mnemo_server.store.transactions.database import Database
@@ -76,25 +76,21 @@ class SqlDocumentStore:
 
     async def get_document(self, user_id: str, namespace: Namespace, key: str) -> Document | None:
         return await self._db.read(
-            lambda conn: gated_read(conn, user_id, lambda: _get(conn, user_id, namespace, key)),
+            gated(user_id, lambda conn: _get(conn, user_id, namespace, key)),
             short=True,
         )
 
     async def search_documents(self, query: DocumentQuery) -> list[ScoredDocument]:
         user_id = query.user_id
         found = await self._db.read(
-            lambda conn: gated_read(
-                conn, user_id, lambda: _under(conn, user_id, query.namespace_prefix)
-            )
+            gated(user_id, lambda conn: _under(conn, user_id, query.namespace_prefix))
         )
         return search(found, query)
 
     async def list_document_namespaces(self, query: NamespaceQuery) -> list[Namespace]:
         user_id = query.user_id
         found = await self._db.read(
-            lambda conn: gated_read(
-                conn, user_id, lambda: _namespaces(conn, user_id, query.fixed_prefix)
-            )
+            gated(user_id, lambda conn: _namespaces(conn, user_id, query.fixed_prefix))
         )
         return list_namespaces(found, query)
 

@@ -70,7 +70,7 @@ __all__ = [
     "check_read_gate",
     "check_write_gate",
     "gate_inputs",
-    "gated_read",
+    "gated",
     "get_consent",
     "get_decision",
     "get_settings",
@@ -222,10 +222,15 @@ def check_read_gate(conn: Connection, user_id: str) -> None:
         raise gate_error(gate, user_id)
 
 
-def gated_read(conn: Connection, user_id: str, read: Callable[[], T]) -> T:
-    """``read()`` once the read gate is open (``check_read_gate``)."""
-    check_read_gate(conn, user_id)
-    return read()
+def gated(user_id: str, read: Callable[[Connection], T]) -> Callable[[Connection], T]:
+    """``read`` (a function of ``Database.read``) run once ``user_id``'s read
+    gate is open (``check_read_gate``), in the same transaction."""
+
+    def gated_read(conn: Connection) -> T:
+        check_read_gate(conn, user_id)
+        return read(conn)
+
+    return gated_read
 
 
 # ---------------------------------------------------------------- consent

@@ -26,7 +26,7 @@ from mnemo_server.domain.memory_models import (
 )
 from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.domain.ranking import RecallResult
-from mnemo_server.store.governance.consent import gate_inputs, gated_read
+from mnemo_server.store.governance.consent import gate_inputs, gated
 from mnemo_server.store.memories import candidates, reads, recall, versions
 from mnemo_server.store.memories.vector_cache import VectorCache
 from mnemo_server.store.transactions.database import SHORT_PAGE, Database
@@ -60,10 +60,8 @@ class SqlMemoryStore:
         self, user_id: str, memory_id: str, *, limit: int, after: Keyset | None
     ) -> Page[Memory]:
         return await self._db.read(
-            lambda conn: gated_read(
-                conn,
-                user_id,
-                lambda: versions.list_versions(conn, user_id, memory_id, limit, after),
+            gated(
+                user_id, lambda conn: versions.list_versions(conn, user_id, memory_id, limit, after)
             )
         )
 
@@ -89,9 +87,8 @@ class SqlMemoryStore:
         self, user_id: str, *, include_resolved: bool, limit: int, after: Keyset | None
     ) -> Page[MemoryCandidate]:
         return await self._db.read(
-            lambda conn: gated_read(
-                conn,
+            gated(
                 user_id,
-                lambda: candidates.list_page(conn, user_id, include_resolved, limit, after),
+                lambda conn: candidates.list_page(conn, user_id, include_resolved, limit, after),
             )
         )
