@@ -25,7 +25,7 @@ import contextlib
 import inspect
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import grpc
@@ -123,21 +123,28 @@ class _Call:
             )
 
 
+@contextlib.contextmanager
+def _observed(call: _Call, log: bool, request: Any, context: Context) -> Iterator[None]:
+    """One call, timed and ended with its code: the context's when the body
+    ends, the error's when it raises (a stream's consumer going away too)."""
+    started = call.begin()
+    code = "OK"
+    note = None
+    try:
+        with noting() if log else _NO_NOTE as note:
+            yield
+        code = _code_of(context)
+    except BaseException as error:
+        code = _failure_code(error, context)
+        raise
+    finally:
+        call.end(started, code, note, request)
+
+
 def _unary_response(behavior: Behavior, call: _Call, log: bool) -> Behavior:
     async def wrapped(request: Any, context: Context) -> Any:
-        started = call.begin()
-        code = "OK"
-        note = None
-        try:
-            with noting() if log else _NO_NOTE as note:
-                result = await behavior(request, context)
-            code = _code_of(context)
-            return result
-        except BaseException as error:
-            code = _failure_code(error, context)
-            raise
-        finally:
-            call.end(started, code, note, request)
+        with _observed(call, log, request, context):
+            return await behavior(request, context)
 
     return wrapped
 
@@ -148,19 +155,9 @@ def _stream_response(behavior: Behavior, call: _Call, log: bool) -> Behavior:
         return _unary_response(behavior, call, log)
 
     async def wrapped(request: Any, context: Context) -> AsyncIterator[Any]:
-        started = call.begin()
-        code = "OK"
-        note = None
-        try:
-            with noting() if log else _NO_NOTE as note:
-                async for response in behavior(request, context):
-                    yield response
-            code = _code_of(context)
-        except BaseException as error:
-            code = _failure_code(error, context)
-            raise
-        finally:
-            call.end(started, code, note, request)
+        with _observed(call, log, request, context):
+            async for response in behavior(request, context):
+                yield response
 
     return wrapped
 
