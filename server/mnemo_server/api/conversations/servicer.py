@@ -10,17 +10,18 @@ import grpc
 
 from mnemo.v1 import conversations_pb2 as pb
 from mnemo.v1 import conversations_pb2_grpc as pb_grpc
-from mnemo_server.api import convert, names, pagination
+from mnemo_server.api import names, pagination
+from mnemo_server.api.conversations import convert, requests
 from mnemo_server.api.conversations.rules import RULES, compaction_named, revision_of
+from mnemo_server.api.convert import expected_etag
 from mnemo_server.api.idempotency import idempotency_of
 from mnemo_server.api.validation import (
-    MAX_POSITION,
     Validator,
     check_fields,
     message_event_times,
     messages_of,
 )
-from mnemo_server.auth.caller import CallScope, caller_of, current_scope
+from mnemo_server.auth.caller import caller_of, current_scope
 from mnemo_server.config import Settings
 from mnemo_server.domain.commands import Written
 from mnemo_server.domain.commands.conversations import (
@@ -34,28 +35,12 @@ from mnemo_server.domain.commands.conversations import (
     ReplaceHistoryPrefix,
     UpdateConversation,
 )
-from mnemo_server.domain.models import AppendResult, ConversationKey, JsonObject, Keyset, NewMessage
+from mnemo_server.domain.models import AppendResult, ConversationKey, NewMessage
 from mnemo_server.domain.usecases.conversations import Conversations, new_conversation_id
 from mnemo_server.domain.usecases.writes import Writes
 
 Context = grpc.aio.ServicerContext[Any, Any]
-_NO_KEY = ConversationKey("", "")
 _UPDATABLE = ("metadata",)
-
-
-def _conversation_key(
-    v: Validator, name: str, field: str, scope: CallScope | None
-) -> ConversationKey:
-    return v.attempt(lambda: names.parse_conversation(name, field, scope), _NO_KEY)
-
-
-def _message_position_keyset(keyset: Keyset | None) -> int | None:
-    """The position a ListMessages token resumes after."""
-    if keyset is None:
-        return None
-    if len(keyset) != 1 or not isinstance(keyset[0], int) or not 0 <= keyset[0] < MAX_POSITION:
-        raise pagination.invalid_page_token()
-    return keyset[0]
 
 
 R = TypeVar("R", pb.AppendMessagesResponse, pb.PopMessagesResponse)
@@ -92,15 +77,6 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     ) -> list[NewMessage]:
         return messages_of(v, values, field, self._settings, min_count=min_count)
 
-    def _metadata(self, v: Validator, holder: Any, field: str) -> JsonObject:
-        try:
-            metadata = convert.metadata_from_struct(holder.metadata)
-        except ValueError:  # NaN and infinities have no JSON form
-            v.invalid(field, "must hold JSON numbers only (no NaN or infinity)")
-            return {}
-        v.metadata(metadata, field)
-        return metadata
-
     # ----------------------------------------------------------- conversations
 
     async def CreateConversation(
@@ -110,7 +86,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         v = Validator()
         user_id = v.attempt(lambda: names.parse_user(request.parent, "parent", scope), "")
         check_fields(v, request, RULES)
-        metadata = self._metadata(v, request.conversation, "conversation.metadata")
+        metadata = requests.metadata_of(v, request.conversation, "conversation.metadata")
         v.raise_if_invalid()
         temporary = request.conversation.temporary
         written = await self._writes(
@@ -155,11 +131,11 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     ) -> pb.UpdateConversationResponse:
         scope = current_scope()
         v = Validator()
-        key = _conversation_key(v, request.conversation.name, "conversation.name", scope)
+        key = requests.conversation_key(v, request.conversation.name, "conversation.name", scope)
         for path in request.update_mask.paths:
             if path not in _UPDATABLE:
                 v.invalid("update_mask", f"only metadata can be updated (got {path[:64]!r})")
-        metadata = self._metadata(v, request.conversation, "conversation.metadata")
+        metadata = requests.metadata_of(v, request.conversation, "conversation.metadata")
         v.raise_if_invalid()
         written = await self._writes(
             UpdateConversation(
@@ -167,7 +143,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
                 user_id=key.user_id,
                 conversation_id=key.conversation_id,
                 metadata=metadata,
-                expected_etag=convert.expected_etag(request.conversation.etag),
+                expected_etag=expected_etag(request.conversation.etag),
             )
         )
         return pb.UpdateConversationResponse(
@@ -185,7 +161,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
                 caller=caller_of(scope),
                 user_id=key.user_id,
                 conversation_id=key.conversation_id,
-                expected_etag=convert.expected_etag(request.etag),
+                expected_etag=expected_etag(request.etag),
             )
         )
         return pb.DeleteConversationResponse(change_cursor=written.change_cursor)
@@ -197,12 +173,12 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     ) -> pb.AppendMessagesResponse:
         scope = current_scope()
         v = Validator()
-        key = _conversation_key(v, request.conversation, "conversation", scope)
+        key = requests.conversation_key(v, request.conversation, "conversation", scope)
         messages = self._messages(v, request.messages, "messages", min_count=1)
         messages = message_event_times(v, request.messages, "messages", messages)
         check_fields(v, request, RULES)
         expected = request.expected_position if request.HasField("expected_position") else None
-        metadata = self._metadata(v, request, "metadata")
+        metadata = requests.metadata_of(v, request, "metadata")
         v.raise_if_invalid()
         written = await self._writes(
             AppendMessages(
@@ -223,10 +199,10 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         self, request: pb.ListMessagesRequest, context: Context
     ) -> pb.ListMessagesResponse:
         v = Validator()
-        key = _conversation_key(v, request.parent, "parent", current_scope())
+        key = requests.conversation_key(v, request.parent, "parent", current_scope())
         paging = MESSAGES.page(v, request, (request.parent,))
         check_fields(v, request, RULES)
-        resume = v.attempt(lambda: _message_position_keyset(paging.after), None)
+        resume = v.attempt(lambda: requests.message_position_keyset(paging.after), None)
         v.raise_if_invalid()
         start = request.start_position if resume is None else resume + 1
         page = await self._conversations.list_messages(
@@ -240,7 +216,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         self, request: pb.StreamMessagesRequest, context: Context
     ) -> AsyncIterator[pb.StreamMessagesResponse]:
         v = Validator()
-        key = _conversation_key(v, request.parent, "parent", current_scope())
+        key = requests.conversation_key(v, request.parent, "parent", current_scope())
         check_fields(v, request, RULES)
         batch_size = v.attempt(
             lambda: pagination.page_size(
@@ -269,7 +245,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     ) -> pb.PopMessagesResponse:
         scope = current_scope()
         v = Validator()
-        key = _conversation_key(v, request.conversation, "conversation", scope)
+        key = requests.conversation_key(v, request.conversation, "conversation", scope)
         check_fields(v, request, RULES)
         v.raise_if_invalid()
         expected = (
@@ -309,7 +285,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     ) -> pb.RecordFailedRunResponse:
         scope = current_scope()
         v = Validator()
-        key = _conversation_key(v, request.conversation, "conversation", scope)
+        key = requests.conversation_key(v, request.conversation, "conversation", scope)
         check_fields(v, request, RULES)
         messages = self._messages(v, request.messages, "messages")
         v.raise_if_invalid()
@@ -333,7 +309,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
         self, request: pb.ListFailedRunsRequest, context: Context
     ) -> pb.ListFailedRunsResponse:
         v = Validator()
-        key = _conversation_key(v, request.parent, "parent", current_scope())
+        key = requests.conversation_key(v, request.parent, "parent", current_scope())
         paging = FAILED_RUNS.page(v, request, (request.parent,))
         v.raise_if_invalid()
         page = await self._conversations.list_failed_runs(
@@ -360,7 +336,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     ) -> pb.ReplaceHistoryPrefixResponse:
         scope = current_scope()
         v = Validator()
-        key = _conversation_key(v, request.conversation, "conversation", scope)
+        key = requests.conversation_key(v, request.conversation, "conversation", scope)
         check_fields(v, request, RULES)
         if request.revision:
             revision_of(v, request.revision, "revision")

@@ -1,20 +1,20 @@
 """Domain changes (``domain.changes``) as ``mnemo.v1.Change`` messages, with
-the converters of each resource (``api.convert*``)."""
+the converters of each resource (``api.<service>.convert``)."""
 
 from __future__ import annotations
 
 import re
 
+from google.protobuf import timestamp_pb2
+
 from mnemo.v1 import sync_pb2 as pb
 from mnemo_server.api.checkpoints.convert import ref_to_proto
-from mnemo_server.api.convert import (
+from mnemo_server.api.conversations.convert import (
     conversation_to_proto,
-    enum_mapping,
     failed_run_to_proto,
-    memory_state_to_proto,
     message_to_proto,
-    timestamp,
 )
+from mnemo_server.api.convert import enum_mapping, timestamp
 from mnemo_server.api.documents.convert import document_to_proto
 from mnemo_server.api.governance.convert import consent_to_proto, settings_to_proto
 from mnemo_server.api.memories.convert import (
@@ -22,6 +22,8 @@ from mnemo_server.api.memories.convert import (
     memory_to_proto,
     tombstone_to_proto,
 )
+from mnemo_server.api.working_memory.convert import memory_state_to_proto
+from mnemo_server.domain.change_watch import Heartbeat
 from mnemo_server.domain.changes import Change, ChangeOperation
 from mnemo_server.domain.checkpoints import CheckpointRef
 from mnemo_server.domain.documents import Document
@@ -35,7 +37,7 @@ from mnemo_server.domain.models import (
     StoredMessage,
 )
 
-__all__ = ["change_to_proto", "changes_to_proto"]
+__all__ = ["change_to_proto", "changes_to_proto", "heartbeat_to_proto"]
 
 OPERATIONS = enum_mapping(ChangeOperation, pb.ChangeOperation, "CHANGE_OPERATION_")
 
@@ -86,3 +88,10 @@ def change_to_proto(change: Change) -> pb.Change:
 
 def changes_to_proto(changes: tuple[Change, ...]) -> list[pb.Change]:
     return [change_to_proto(c) for c in changes]
+
+
+def heartbeat_to_proto(beat: Heartbeat) -> pb.WatchChangesResponse:
+    """A watch's heartbeat message."""
+    time = timestamp_pb2.Timestamp()
+    time.FromDatetime(beat.time)
+    return pb.WatchChangesResponse(heartbeat=pb.Heartbeat(cursor=beat.cursor, time=time))

@@ -22,7 +22,6 @@ import asyncio
 from typing import Any
 
 import grpc
-from google.protobuf import timestamp_pb2
 
 from mnemo.v1 import sync_pb2 as pb
 from mnemo.v1 import sync_pb2_grpc as pb_grpc
@@ -49,12 +48,6 @@ def lagging(resume_cursor: int, seconds: float) -> Aborted:
         reason="WATCH_LAGGING",
         metadata={"resume_cursor": str(resume_cursor)},
     )
-
-
-def _heartbeat(beat: Heartbeat) -> pb.WatchChangesResponse:
-    time = timestamp_pb2.Timestamp()
-    time.FromDatetime(beat.time)
-    return pb.WatchChangesResponse(heartbeat=pb.Heartbeat(cursor=beat.cursor, time=time))
 
 
 class SyncServicer(pb_grpc.SyncServiceServicer):
@@ -99,7 +92,7 @@ class SyncServicer(pb_grpc.SyncServiceServicer):
         peer = client_peer(context) if scope is None else None
         async for item in self._feed.watch(caller_of(scope), user_id, sent, peer):
             if isinstance(item, Heartbeat):
-                message = _heartbeat(item)
+                message = convert.heartbeat_to_proto(item)
             else:
                 message = pb.WatchChangesResponse(change=convert.change_to_proto(item))
             try:

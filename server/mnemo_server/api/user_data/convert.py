@@ -13,6 +13,7 @@ from mnemo.v1 import conversations_pb2, memories_pb2
 from mnemo.v1 import governance_pb2 as pb
 from mnemo_server.api import convert, names
 from mnemo_server.api.checkpoints.convert import checkpoint_to_proto
+from mnemo_server.api.conversations import convert as conversation_convert
 from mnemo_server.api.documents.convert import document_to_proto
 from mnemo_server.api.governance.convert import (
     consent_to_proto,
@@ -24,6 +25,7 @@ from mnemo_server.api.memories.convert import (
     memory_to_proto,
     tombstone_to_proto,
 )
+from mnemo_server.api.working_memory import convert as working_memory_convert
 from mnemo_server.domain.checkpoints import StoredCheckpoint
 from mnemo_server.domain.compaction import encode_revision
 from mnemo_server.domain.documents import Document
@@ -82,18 +84,20 @@ def record_of(user_id: str, item: ExportItem) -> pb.ExportRecord:
         case MemorySettings():
             return pb.ExportRecord(memory_settings=settings_to_proto(item))
         case Conversation():
-            return pb.ExportRecord(conversation=convert.conversation_to_proto(item))
+            return pb.ExportRecord(conversation=conversation_convert.conversation_to_proto(item))
         case ConversationState(conversation_id, state):
             key = ConversationKey(user_id, conversation_id)
-            return pb.ExportRecord(memory_state=convert.memory_state_to_proto(key, state))
+            return pb.ExportRecord(
+                memory_state=working_memory_convert.memory_state_to_proto(key, state)
+            )
         case ConversationMessage(conversation_id, message):
             key = ConversationKey(user_id, conversation_id)
-            return pb.ExportRecord(message=convert.message_to_proto(key, message))
+            return pb.ExportRecord(message=conversation_convert.message_to_proto(key, message))
         case CompactionCheckpoint():
             return pb.ExportRecord(compaction_checkpoint=_checkpoint(user_id, item))
         case ConversationFailedRun(conversation_id, run):
             key = ConversationKey(user_id, conversation_id)
-            return pb.ExportRecord(failed_run=convert.failed_run_to_proto(key, run))
+            return pb.ExportRecord(failed_run=conversation_convert.failed_run_to_proto(key, run))
         case Memory():
             memory = memory_to_proto(item)
             if item.embedding is not None:

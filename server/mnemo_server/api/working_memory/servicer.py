@@ -16,27 +16,23 @@ import grpc
 
 from mnemo.v1 import working_memory_pb2 as pb
 from mnemo.v1 import working_memory_pb2_grpc as pb_grpc
-from mnemo_server.api import convert, names
+from mnemo_server.api import names
+from mnemo_server.api.convert import expected_etag
 from mnemo_server.api.idempotency import idempotency_of
 from mnemo_server.api.validation import Validator, check_fields
+from mnemo_server.api.working_memory import convert, requests
 from mnemo_server.api.working_memory.rules import RULES, keep_recent, recent_count, summary_budget
-from mnemo_server.auth.caller import CallScope, caller_of, current_scope
+from mnemo_server.auth.caller import caller_of, current_scope
 from mnemo_server.config import Settings
 from mnemo_server.domain.commands.working_memory import (
     ClearMemoryState,
     RememberExchange,
     SaveMemoryState,
 )
-from mnemo_server.domain.models import ConversationKey
 from mnemo_server.domain.usecases.working_memory import WorkingMemory
 from mnemo_server.domain.usecases.writes import Writes
 
 Context = grpc.aio.ServicerContext[Any, Any]
-_NO_KEY = ConversationKey("", "")
-
-
-def _state_key(v: Validator, name: str, field: str, scope: CallScope | None) -> ConversationKey:
-    return v.attempt(lambda: names.parse_memory_state(name, field, scope), _NO_KEY)
 
 
 class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
@@ -70,7 +66,7 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
         scope = current_scope()
         state = request.memory_state
         v = Validator()
-        key = _state_key(v, state.name, "memory_state.name", scope)
+        key = requests.state_key(v, state.name, "memory_state.name", scope)
         check_fields(v, request, RULES)
         v.raise_if_invalid()
         summary_budget(state.summary, self._settings, "memory_state.summary")
@@ -81,7 +77,7 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
                 caller=caller_of(scope),
                 user_id=key.user_id,
                 conversation_id=key.conversation_id,
-                expected_etag=convert.expected_etag(state.etag),
+                expected_etag=expected_etag(state.etag),
                 summary=state.summary,
                 recent=tuple(convert.exchange_from_proto(e, now) for e in state.recent),
             )
@@ -96,7 +92,7 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
     ) -> pb.RememberExchangeResponse:
         scope = current_scope()
         v = Validator()
-        key = _state_key(v, request.name, "name", scope)
+        key = requests.state_key(v, request.name, "name", scope)
         check_fields(v, request, RULES)
         summary = request.summary if request.HasField("summary") else None
         v.raise_if_invalid()
@@ -108,7 +104,7 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
                 caller=caller_of(scope),
                 user_id=key.user_id,
                 conversation_id=key.conversation_id,
-                expected_etag=convert.expected_etag(request.etag),
+                expected_etag=expected_etag(request.etag),
                 exchange=convert.exchange_from_proto(request.exchange, self._clock()),
                 keep_recent=keep,
                 summary=summary,
@@ -131,7 +127,7 @@ class WorkingMemoryServicer(pb_grpc.WorkingMemoryServiceServicer):
                 caller=caller_of(scope),
                 user_id=key.user_id,
                 conversation_id=key.conversation_id,
-                expected_etag=convert.expected_etag(request.etag),
+                expected_etag=expected_etag(request.etag),
             )
         )
         return pb.ClearMemoryStateResponse(
