@@ -42,7 +42,6 @@ The constants of ``domain.relevance`` are the run of the defaults on
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -66,6 +65,7 @@ from bench.public_sets import (  # noqa: E402
     find_set,
     load,
     off_topic_questions,
+    turn_vectors,
 )
 from mnemo_server.domain.embedding import Embedder, query_vectors  # noqa: E402
 from mnemo_server.domain.ranking import SIMILARITY_DIGITS, TermStats  # noqa: E402
@@ -146,20 +146,6 @@ class Scored:
     the gate's fit only."""
 
 
-def _vectors(
-    embedder: Embedder, cache: Path, name: str, saves: Sequence[Save]
-) -> npt.NDArray[np.float32]:
-    digest = hashlib.sha256("\n".join(s.text for s in saves).encode()).hexdigest()[:16]
-    path = cache / "vectors" / embedder.model / f"{name}-{digest}.npy"
-    if path.exists():
-        loaded: npt.NDArray[np.float32] = np.load(path)
-        return loaded
-    vectors = np.asarray(embedder.embed([s.text[:4000] for s in saves]), dtype=np.float32)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path, vectors)
-    return vectors
-
-
 def collect(
     embedder: Embedder,
     sets: Sequence[str],
@@ -173,7 +159,7 @@ def collect(
     for name in sets:
         for number, conversation in enumerate(load(name, find_set(name, data))[:limit]):
             saves = [e for e in conversation.events if isinstance(e, Save)]
-            vectors = _vectors(embedder, cache, f"{name}-{number}", saves)
+            vectors = turn_vectors(embedder, cache, f"{name}-{number}", saves)
             haystack = Haystack(
                 [s.turn_id for s in saves], vectors, [frozenset(stems(s.text)) for s in saves]
             )

@@ -58,6 +58,7 @@ import bm25s  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bench.public_sets import (  # noqa: E402
+    SAVED_CHARACTERS,
     SETS,
     Conversation,
     OffTopic,
@@ -66,6 +67,7 @@ from bench.public_sets import (  # noqa: E402
     find_set,
     load,
     off_topic_questions,
+    turn_vectors,
 )
 from bench.servers import Databases, serve  # noqa: E402
 from mnemo.client import MnemoClient  # noqa: E402
@@ -77,6 +79,7 @@ MODES = ("lexical", "semantic", "default", "context", "bm25", "dense")
 TOP = 10
 SAVE_CHUNK = 100
 OFF_TOPIC = "off-topic"
+DEFAULT_CACHE = Path.home() / ".cache" / "mnemo-bench"
 
 
 @dataclass
@@ -158,18 +161,23 @@ def _run_conversation(
     embedder: Any,
     user: str,
     conversation: Conversation,
+    vectors: np.ndarray[Any, Any],
     scores: Scores,
     off_topic: Sequence[OffTopic],
 ) -> None:
+    """Saves ``conversation``'s turns for ``user`` (each with its row of
+    ``vectors``: ``turn_vectors``) and asks its questions as it goes, then
+    the off-topic ones."""
     haystack = Haystack()
     pending: list[Save] = []
+    rows = iter(vectors.tolist())
 
     def flush() -> None:
         for start in range(0, len(pending), SAVE_CHUNK):
             chunk = pending[start : start + SAVE_CHUNK]
-            vectors = embedder.embed([s.text for s in chunk])
+            vectors = [tuple(next(rows)) for _ in chunk]
             entries = [
-                {"text": s.text[:4000], "embedding": (embedder.model, v)}
+                {"text": s.text[:SAVED_CHARACTERS], "embedding": (embedder.model, v)}
                 for s, v in zip(chunk, vectors, strict=True)
             ]
             saved = client.batch_create_memories(user, entries).memories
@@ -213,8 +221,11 @@ def _ask(
     return found
 
 
-def measure(sets: Sequence[str], data: Sequence[Path], limit: int | None) -> dict[str, Scores]:
+def measure(
+    sets: Sequence[str], data: Sequence[Path], limit: int | None, cache: Path = DEFAULT_CACHE
+) -> dict[str, Scores]:
     embedder = load_embedder("local", threads=max(1, (os.cpu_count() or 1)))
+    assert embedder is not None
     off_topic = off_topic_questions()
     results: dict[str, Scores] = {}
     with contextlib.ExitStack() as stack:
@@ -227,8 +238,10 @@ def measure(sets: Sequence[str], data: Sequence[Path], limit: int | None) -> dic
             with serve(url, extra_env={"MNEMO_EMBEDDER": "local"}) as server:
                 with MnemoClient(server.target, timeout=120) as client:
                     for number, conversation in enumerate(conversations):
+                        saves = [e for e in conversation.events if isinstance(e, Save)]
+                        vectors = turn_vectors(embedder, cache, f"{name}-{number}", saves)
                         _run_conversation(
-                            client, embedder, f"u{number}", conversation, scores, off_topic
+                            client, embedder, f"u{number}", conversation, vectors, scores, off_topic
                         )
             print(
                 f"{name}: {len(conversations)} conversations in {time.monotonic() - started:.0f} s"
@@ -285,6 +298,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit-conversations", type=int, default=None)
     parser.add_argument("--markdown", type=Path)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--cache", type=Path, default=DEFAULT_CACHE, help="where the turns' vectors are kept"
+    )
     args = parser.parse_args(argv)
     data = data_directories(args.data)
     sets = [s for s in args.sets.split(",") if s]
@@ -302,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sets = [s for s in sets if s not in missing]
     if not sets:
         return 0
-    results = measure(sets, data, args.limit_conversations)
+    results = measure(sets, data, args.limit_conversations, args.cache)
     table = markdown(results)
     print(table)
     if args.markdown:

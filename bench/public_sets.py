@@ -26,13 +26,17 @@ measures the memory as it stood then.
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,39 @@ repository)."""
 
 
 OFF_TOPIC = _ROOT / "bench" / "data" / "off_topic_questions.json"
+
+
+SAVED_CHARACTERS = 4000
+"""The harnesses save (and embed) a turn's first this many characters."""
+
+
+class DocumentEmbedder(Protocol):
+    """What ``turn_vectors`` needs of an embedder (``domain.embedding.Embedder``)."""
+
+    @property
+    def model(self) -> str: ...
+
+    def embed(self, texts: Sequence[str]) -> list[tuple[float, ...]]: ...
+
+
+def turn_vectors(
+    embedder: DocumentEmbedder, cache: Path, name: str, saves: Sequence[Save]
+) -> npt.NDArray[np.float32]:
+    """The document vectors of ``saves`` as saved (their first
+    ``SAVED_CHARACTERS``), one row each, kept in
+    ``cache/vectors/<model>/<name>-<digest>.npy`` (the digest of the texts:
+    other texts are embedded again). Embedding RealMem's 14,000 long turns
+    takes most of an hour on two cores; both harnesses share the files."""
+    digest = hashlib.sha256("\n".join(s.text for s in saves).encode()).hexdigest()[:16]
+    path = cache / "vectors" / embedder.model / f"{name}-{digest}.npy"
+    if path.exists():
+        loaded: npt.NDArray[np.float32] = np.load(path)
+        return loaded
+    texts = [s.text[:SAVED_CHARACTERS] for s in saves]
+    vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
+    return vectors
 
 
 @dataclass(frozen=True)
