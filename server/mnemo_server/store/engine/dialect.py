@@ -14,9 +14,21 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Connection, Select, Table, func, literal
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    Table,
+    bindparam,
+    func,
+    literal,
+    literal_column,
+    select,
+)
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.sql.dml import Insert
+from sqlalchemy.types import TypeEngine
 
 from mnemo_server.store.engine.statements import dialect_of
 from mnemo_server.store.transactions.tx import Tx
@@ -27,6 +39,7 @@ __all__ = [
     "contains",
     "insert_for",
     "insert_ignoring_conflicts",
+    "list_elements",
     "locked_for_update",
 ]
 
@@ -73,3 +86,12 @@ def bytewise(dialect: str, column: ColumnElement[Any]) -> ColumnElement[Any]:
 def by_id(conn: Connection, column: ColumnElement[Any]) -> ColumnElement[Any]:
     """``bytewise`` for the connection's dialect."""
     return bytewise(dialect_of(conn), column)
+
+
+def list_elements(dialect: str, name: str, item_type: TypeEngine[Any]) -> Select[Any]:
+    """The elements of the list parameter ``name`` (``statements.list_parameter``:
+    a JSON array read with ``json_each`` on SQLite, an array ``unnest`` on
+    PostgreSQL), as a subquery of one column (``column.in_(...)``)."""
+    if dialect == "sqlite":
+        return select(literal_column("value")).select_from(func.json_each(bindparam(name)))
+    return select(func.unnest(bindparam(name, type_=ARRAY(item_type))))

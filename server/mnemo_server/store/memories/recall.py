@@ -16,7 +16,6 @@ import functools
 from collections.abc import Sequence
 
 from sqlalchemy import Connection, bindparam, func, literal_column, select
-from sqlalchemy.dialects.postgresql import ARRAY
 
 from mnemo_server.domain.memory_models import Embedding, Memory, RecallHit, RecallQuery
 from mnemo_server.domain.ranking import (
@@ -33,6 +32,7 @@ from mnemo_server.domain.ranking import (
 )
 from mnemo_server.domain.relevance import calibration_of
 from mnemo_server.domain.text_search import query_terms
+from mnemo_server.store.engine.dialect import list_elements
 from mnemo_server.store.engine.statements import Statement, dialect_of, list_parameter
 from mnemo_server.store.memories import rows, timeline
 from mnemo_server.store.memories import text_index as fts
@@ -92,11 +92,7 @@ def recall(
 
 @functools.cache
 def _entries_statement(dialect: str) -> Statement:
-    ids = (
-        select(literal_column("value")).select_from(func.json_each(bindparam("ids")))
-        if dialect == "sqlite"
-        else select(func.unnest(bindparam("ids", type_=ARRAY(ID))))
-    )
+    ids = list_elements(dialect, "ids", ID)
     return Statement(
         select(
             *memories.c,
