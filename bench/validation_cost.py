@@ -63,7 +63,7 @@ from mnemo_server.api import convert, names
 from mnemo_server.api.conversations import rules as conversation_rules
 from mnemo_server.api.memories import requests as memory_requests
 from mnemo_server.api.memories import rules as memory_rules
-from mnemo_server.api.validation import Validator, check_fields, messages_of
+from mnemo_server.api.validation import Validator, check_fields, messages_of, user_of
 from mnemo_server.config import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,7 +120,7 @@ SETTINGS = Settings()
 def hand_create_memory(request: mm.CreateMemoryRequest) -> object:
     """``MemoryServicer.CreateMemory``'s validation (no call scope)."""
     v = Validator()
-    user_id = memory_requests.user_of(v, request.parent, "parent", None)
+    user_id = user_of(v, request.parent, "parent", None)
     draft = memory_requests.draft_of(v, request.memory, "memory", user_id, None)
     origin = memory_requests.origin_of(
         v, request.origin_conversation, "origin_conversation", user_id, None

@@ -29,6 +29,7 @@ from google.protobuf import timestamp_pb2
 from google.protobuf.message import Message
 
 from mnemo_server.api import names
+from mnemo_server.auth.caller import CallScope
 from mnemo_server.config import Settings
 from mnemo_server.domain.errors import FieldViolation, InvalidArgument
 from mnemo_server.domain.limits import event_time_problems
@@ -236,6 +237,12 @@ class Validator:
             metadata={**first.metadata, "fields": ",".join(fields)},
             violations=reported,
         )
+
+
+def user_of(v: Validator, value: str, field: str, scope: CallScope | None) -> str:
+    """The user id of ``users/{user}`` (authorized by the call's ``scope``);
+    ``""`` after recording its ``INVALID_NAME`` (a ``NotFound`` raises)."""
+    return v.attempt(lambda: names.parse_user(value, field, scope), "")
 
 
 def _reported(violations: Sequence[FieldViolation]) -> tuple[FieldViolation, ...]:

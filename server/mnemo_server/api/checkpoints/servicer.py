@@ -9,14 +9,13 @@ import grpc
 
 from mnemo.v1 import checkpoints_pb2 as pb
 from mnemo.v1 import checkpoints_pb2_grpc as pb_grpc
-from mnemo_server.api import names
 from mnemo_server.api.checkpoints import requests
 from mnemo_server.api.checkpoints.convert import (
     checkpoint_from_proto,
     checkpoint_to_proto,
     write_from_proto,
 )
-from mnemo_server.api.validation import Validator
+from mnemo_server.api.validation import Validator, user_of
 from mnemo_server.auth.caller import caller_of, current_scope
 from mnemo_server.domain.checkpoints import CheckpointQuery, PruneStrategy
 from mnemo_server.domain.commands.checkpoints import (
@@ -163,7 +162,7 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
     ) -> pb.PruneThreadsResponse:
         scope = current_scope()
         v = Validator()
-        user_id = v.attempt(lambda: names.parse_user(request.parent, "parent", scope), "")
+        user_id = user_of(v, request.parent, "parent", scope)
         thread_ids = requests.thread_ids(v, request.thread_ids, "thread_ids")
         strategy = _STRATEGIES.get(request.strategy)
         if strategy is None:
@@ -187,7 +186,7 @@ class CheckpointServicer(pb_grpc.CheckpointServiceServicer):
     ) -> pb.DeleteCheckpointsForRunsResponse:
         scope = current_scope()
         v = Validator()
-        user_id = v.attempt(lambda: names.parse_user(request.parent, "parent", scope), "")
+        user_id = user_of(v, request.parent, "parent", scope)
         run_ids = requests.ids(v, request.run_ids, "run_ids")
         v.raise_if_invalid()
         written = await self._writes(

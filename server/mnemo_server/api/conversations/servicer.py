@@ -20,6 +20,7 @@ from mnemo_server.api.validation import (
     check_fields,
     message_event_times,
     messages_of,
+    user_of,
 )
 from mnemo_server.auth.caller import caller_of, current_scope
 from mnemo_server.config import Settings
@@ -84,7 +85,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     ) -> pb.CreateConversationResponse:
         scope = current_scope()
         v = Validator()
-        user_id = v.attempt(lambda: names.parse_user(request.parent, "parent", scope), "")
+        user_id = user_of(v, request.parent, "parent", scope)
         check_fields(v, request, RULES)
         metadata = requests.metadata_of(v, request.conversation, "conversation.metadata")
         v.raise_if_invalid()
@@ -117,7 +118,7 @@ class ConversationServicer(pb_grpc.ConversationServiceServicer):
     ) -> pb.ListConversationsResponse:
         scope = current_scope()
         v = Validator()
-        user_id = v.attempt(lambda: names.parse_user(request.parent, "parent", scope), "")
+        user_id = user_of(v, request.parent, "parent", scope)
         paging = CONVERSATIONS.page(v, request, (request.parent,))
         v.raise_if_invalid()
         page = await self._conversations.list(user_id, limit=paging.limit, after=paging.after)

@@ -12,9 +12,7 @@ from typing import Any
 from google.protobuf import duration_pb2
 
 from mnemo.v1 import documents_pb2 as pb
-from mnemo_server.api import names
 from mnemo_server.api.validation import MAX_TEXT_BYTES, Validator
-from mnemo_server.auth.caller import CallScope
 from mnemo_server.domain.documents import (
     DocumentFilter,
     DocumentQuery,
@@ -32,7 +30,6 @@ __all__ = [
     "namespace_query",
     "search_query",
     "ttl_micros",
-    "user_of",
     "validated_address",
     "value_of",
 ]
@@ -60,11 +57,6 @@ _OPERATORS = {
     pb.DocumentFilter.OPERATOR_LT: FilterOperator.LT,
     pb.DocumentFilter.OPERATOR_LTE: FilterOperator.LTE,
 }
-
-
-def user_of(v: Validator, parent: str, scope: CallScope | None) -> str:
-    """``users/{user}`` -> the user id (``INVALID_NAME``, ``NotFound``)."""
-    return v.attempt(lambda: names.parse_user(parent, "parent", scope), "")
 
 
 def labels(v: Validator, values: Sequence[str], field: str, *, required: bool) -> Namespace:

@@ -17,7 +17,7 @@ from mnemo_server.api import convert as shared
 from mnemo_server.api.documents import requests
 from mnemo_server.api.documents.convert import document_to_proto, scored_to_proto
 from mnemo_server.api.idempotency import idempotency_of
-from mnemo_server.api.validation import Validator
+from mnemo_server.api.validation import Validator, user_of
 from mnemo_server.auth.caller import CallScope, caller_of, current_scope
 from mnemo_server.domain.commands.documents import DeleteDocument, PutDocument, RefreshDocuments
 from mnemo_server.domain.documents import Document, document_id
@@ -48,7 +48,7 @@ class DocumentServicer(pb_grpc.DocumentServiceServicer):
     ) -> pb.GetDocumentResponse:
         scope = current_scope()
         v = Validator()
-        user_id = requests.user_of(v, request.parent, scope)
+        user_id = user_of(v, request.parent, "parent", scope)
         namespace, key = requests.validated_address(v, request.namespace, request.key)
         v.raise_if_invalid()
         found = await self._documents.get(user_id, namespace, key)
@@ -62,7 +62,7 @@ class DocumentServicer(pb_grpc.DocumentServiceServicer):
         scope = current_scope()
         document = request.document
         v = Validator()
-        user_id = requests.user_of(v, request.parent, scope)
+        user_id = user_of(v, request.parent, "parent", scope)
         namespace, key = requests.validated_address(
             v, document.namespace, document.key, "document."
         )
@@ -94,7 +94,7 @@ class DocumentServicer(pb_grpc.DocumentServiceServicer):
     ) -> pb.DeleteDocumentResponse:
         scope = current_scope()
         v = Validator()
-        user_id = requests.user_of(v, request.parent, scope)
+        user_id = user_of(v, request.parent, "parent", scope)
         namespace, key = requests.validated_address(v, request.namespace, request.key)
         v.raise_if_invalid()
         written = await self._writes(
@@ -113,7 +113,7 @@ class DocumentServicer(pb_grpc.DocumentServiceServicer):
     ) -> pb.SearchDocumentsResponse:
         scope = current_scope()
         v = Validator()
-        user_id = requests.user_of(v, request.parent, scope)
+        user_id = user_of(v, request.parent, "parent", scope)
         query = requests.search_query(v, request, user_id)
         v.raise_if_invalid()
         found = await self._documents.search(query)
@@ -126,7 +126,7 @@ class DocumentServicer(pb_grpc.DocumentServiceServicer):
     ) -> pb.ListDocumentNamespacesResponse:
         scope = current_scope()
         v = Validator()
-        user_id = requests.user_of(v, request.parent, scope)
+        user_id = user_of(v, request.parent, "parent", scope)
         query = requests.namespace_query(v, request, user_id)
         v.raise_if_invalid()
         found = await self._documents.namespaces(query)

@@ -84,11 +84,6 @@ def parse_candidate(value: str, field: str, scope: CallScope | None) -> tuple[st
     return _ids(value, field, _CANDIDATE, CANDIDATE_PATTERN, scope)
 
 
-def user_of(v: Validator, value: str, field: str, scope: CallScope | None) -> str:
-    """The user id of ``users/{user}``; ``""`` after an ``INVALID_NAME``."""
-    return v.attempt(lambda: names.parse_user(value, field, scope), "")
-
-
 def memory_of(v: Validator, value: str, field: str, scope: CallScope | None) -> tuple[str, str]:
     return v.attempt(lambda: parse_memory(value, field, scope), ("", ""))
 

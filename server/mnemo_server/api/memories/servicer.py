@@ -24,6 +24,7 @@ from mnemo_server.api.validation import (
     check_fields,
     message_event_times,
     messages_of,
+    user_of,
 )
 from mnemo_server.auth.caller import caller_of, current_scope
 from mnemo_server.config import Settings
@@ -80,7 +81,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.CreateMemoryResponse:
         scope = current_scope()
         v = Validator()
-        user_id = requests.user_of(v, request.parent, "parent", scope)
+        user_id = user_of(v, request.parent, "parent", scope)
         draft = requests.draft_of(v, request.memory, "memory", user_id, scope)
         origin = requests.origin_of(
             v, request.origin_conversation, "origin_conversation", user_id, scope
@@ -114,7 +115,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.BatchCreateMemoriesResponse:
         scope = current_scope()
         v = Validator()
-        user_id = requests.user_of(v, request.parent, "parent", scope)
+        user_id = user_of(v, request.parent, "parent", scope)
         drafts = requests.batch_drafts_of(v, request, user_id, scope)
         origins = requests.batch_origins_of(v, request, user_id, scope)
         check_fields(v, request, RULES)
@@ -152,7 +153,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.ListMemoriesResponse:
         scope = current_scope()
         v = Validator()
-        user_id = requests.user_of(v, request.parent, "parent", scope)
+        user_id = user_of(v, request.parent, "parent", scope)
         paging = MEMORIES.page(v, request, requests.memory_filters(request))
         query = requests.list_query_of(
             v, request, user_id, scope, limit=paging.limit, after=paging.after
@@ -235,7 +236,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> AsyncIterator[pb.RecallMemoriesResponse]:
         scope = current_scope()
         v = Validator()
-        user_id = requests.user_of(v, request.parent, "parent", scope)
+        user_id = user_of(v, request.parent, "parent", scope)
         query = requests.recall_query_of(v, request, user_id, scope)
         v.raise_if_invalid()
         with requests.RECALL_FIELDS.naming():
@@ -248,7 +249,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.BuildContextResponse:
         scope = current_scope()
         v = Validator()
-        user_id = requests.user_of(v, request.parent, "parent", scope)
+        user_id = user_of(v, request.parent, "parent", scope)
         query, max_entries, max_bytes = requests.context_query_of(v, request, user_id, scope)
         v.raise_if_invalid()
         with requests.RECALL_FIELDS.naming():
@@ -264,7 +265,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.ExtractMemoriesResponse:
         scope = current_scope()
         v = Validator()
-        user_id = requests.user_of(v, request.parent, "parent", scope)
+        user_id = user_of(v, request.parent, "parent", scope)
         conversation_id = requests.conversation_of(
             v, request.conversation, "conversation", user_id, scope
         )
@@ -297,7 +298,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     ) -> pb.ProposeMemoryCandidatesResponse:
         scope = current_scope()
         v = Validator()
-        user_id = requests.user_of(v, request.parent, "parent", scope)
+        user_id = user_of(v, request.parent, "parent", scope)
         requests.proposed_count(v, len(request.candidates))
         proposals: list[Proposal] = []
         for index, candidate in enumerate(request.candidates[: requests.MAX_PROPOSED_CANDIDATES]):
@@ -341,7 +342,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         self, request: pb.ListMemoryCandidatesRequest, context: Context
     ) -> pb.ListMemoryCandidatesResponse:
         v = Validator()
-        user_id = requests.user_of(v, request.parent, "parent", current_scope())
+        user_id = user_of(v, request.parent, "parent", current_scope())
         paging = CANDIDATES.page(v, request, (request.parent, str(request.include_resolved)))
         v.raise_if_invalid()
         page = await self._extraction.list(
