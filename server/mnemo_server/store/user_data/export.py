@@ -66,6 +66,7 @@ from mnemo_server.store.schema import (
 __all__ = ["page"]
 
 Item = Callable[[Row[Any]], ExportItem]
+Section = Callable[[Connection, str, int, Keyset | None], Page[ExportItem]]
 
 
 def _keyed_page(
@@ -109,26 +110,33 @@ def _conversations(conn: Connection, user_id: str, limit: int, after: Keyset | N
     )
 
 
-def _memory_states(conn: Connection, user_id: str, limit: int, after: Keyset | None) -> Page[Any]:
-    return _keyed_page(
-        conn,
-        _of_conversations(working_memory, user_id),
-        [_conversation_id(conn)],
-        lambda row: ConversationState(row.cid, convert.memory_state(row)),
-        limit,
-        after,
-    )
+def _children_of_conversations(
+    table: Any, keys: Sequence[ColumnElement[Any]], item: Callable[[str, Row[Any]], ExportItem]
+) -> Section:
+    """The section of a child of ``conversations``: its rows in the order of
+    their conversation's id, then ``keys``; ``item(cid, row)`` each."""
+
+    def section(conn: Connection, user_id: str, limit: int, after: Keyset | None) -> Page[Any]:
+        keyed = [_conversation_id(conn), *keys]
+        rows_of = _of_conversations(table, user_id)
+        return _keyed_page(conn, rows_of, keyed, lambda row: item(row.cid, row), limit, after)
+
+    return section
 
 
-def _messages(conn: Connection, user_id: str, limit: int, after: Keyset | None) -> Page[Any]:
-    return _keyed_page(
-        conn,
-        _of_conversations(messages, user_id),
-        [_conversation_id(conn), messages.c.position],
-        lambda row: ConversationMessage(row.cid, convert.stored_message(row)),
-        limit,
-        after,
-    )
+_memory_states = _children_of_conversations(
+    working_memory, (), lambda cid, row: ConversationState(cid, convert.memory_state(row))
+)
+_messages = _children_of_conversations(
+    messages,
+    (messages.c.position,),
+    lambda cid, row: ConversationMessage(cid, convert.stored_message(row)),
+)
+_failed_runs = _children_of_conversations(
+    failed_runs,
+    (failed_runs.c.id,),
+    lambda cid, row: ConversationFailedRun(cid, convert.failed_run(row)),
+)
 
 
 def _checkpoint(row: Row[Any]) -> CompactionCheckpoint:
@@ -171,17 +179,6 @@ def _checkpoints(conn: Connection, user_id: str, limit: int, after: Keyset | Non
     )
     keys = [_conversation_id(conn), func.coalesce(checkpoints.c.seq, 0)]
     return _keyed_page(conn, statement, keys, _checkpoint, limit, after)
-
-
-def _failed_runs(conn: Connection, user_id: str, limit: int, after: Keyset | None) -> Page[Any]:
-    return _keyed_page(
-        conn,
-        _of_conversations(failed_runs, user_id),
-        [_conversation_id(conn), failed_runs.c.id],
-        lambda row: ConversationFailedRun(row.cid, convert.failed_run(row)),
-        limit,
-        after,
-    )
 
 
 def _memories(conn: Connection, user_id: str, limit: int, after: Keyset | None) -> Page[Any]:
@@ -246,9 +243,7 @@ def _documents(conn: Connection, user_id: str, limit: int, after: Keyset | None)
     return _keyed_page(conn, statement, [documents.c.id], document_rows.document, limit, after)
 
 
-_SECTIONS: dict[
-    ExportSection, Callable[[Connection, str, int, Keyset | None], Page[ExportItem]]
-] = {
+_SECTIONS: dict[ExportSection, Section] = {
     ExportSection.CONSENT: _consent,
     ExportSection.MEMORY_SETTINGS: _settings,
     ExportSection.CONVERSATIONS: _conversations,
