@@ -29,7 +29,6 @@ from datetime import timedelta
 from typing import TypeVar
 
 from mnemo_server.domain.commands import Command, Written
-from mnemo_server.domain.commands.memories import ApproveCandidate, CreateMemories, UpdateMemory
 from mnemo_server.store.app_state.store import SqlAppStateStore
 from mnemo_server.store.checkpoints import writes as checkpoint_writes
 from mnemo_server.store.checkpoints.store import SqlCheckpointStore
@@ -44,6 +43,7 @@ from mnemo_server.store.memories import candidates, erase, update, writes
 from mnemo_server.store.memories.embedding_store import SqlEmbeddingStore
 from mnemo_server.store.memories.store import SqlMemoryStore
 from mnemo_server.store.memories.vector_cache import VectorCache
+from mnemo_server.store.memories.vectors import EmbedLater
 from mnemo_server.store.transactions import units
 from mnemo_server.store.transactions.database import Database
 from mnemo_server.store.transactions.idempotency import DEFAULT_WINDOW, prune_records
@@ -74,9 +74,6 @@ UNIT_MODULES = (
 """The modules whose ``@units.unit`` functions carry out the commands
 (imported here so that every unit is registered before the first write)."""
 
-_QUEUE_VECTORS = (CreateMemories, UpdateMemory, ApproveCandidate)
-"""The commands whose entries may join the embedding backlog."""
-
 
 class SqlStore:
     """The ``CommandStore``, and the area parts named in the module docstring.
@@ -86,9 +83,11 @@ class SqlStore:
     and by erasure.
     ``idempotency_window``: how long a request's recorded result answers its
     retries (``transactions.idempotency``).
-    ``embed_later``: this server computes the vectors that writes leave out
-    (``Tx.embed_later``); then ``vectors_queued`` is called with the user of
-    every committed write that may have queued entries for its embedder.
+    ``embed_later``: this server computes the vectors that writes leave out;
+    then the entries a write leaves without a vector join the embedding
+    backlog, and ``vectors_queued`` (the embedding worker's hook) is called
+    with their user once the write committed (``vectors.EmbedLater``, which
+    runs every command of this store and of ``user_data``).
     """
 
     def __init__(
@@ -100,8 +99,7 @@ class SqlStore:
         embed_later: bool = False,
     ) -> None:
         self.database = db
-        self._embed_later = embed_later
-        self._vectors_queued: Callable[[str], None] | None = None
+        self._later = EmbedLater(embeds=embed_later)
         self.vector_cache = vector_cache if vector_cache is not None else VectorCache()
         self._window_micros = idempotency_window // timedelta(microseconds=1)
         self.users = SqlUserStore(db)
@@ -109,7 +107,7 @@ class SqlStore:
         self.memories = SqlMemoryStore(db, vector_cache=self.vector_cache)
         self.governance = SqlGovernanceStore(db)
         self.feed = SqlChangeStore(db)
-        self.user_data = SqlUserData(db, vector_cache=self.vector_cache, embed_later=embed_later)
+        self.user_data = SqlUserData(db, vector_cache=self.vector_cache, later=self._later)
         self.documents = SqlDocumentStore(db)
         self.checkpoints = SqlCheckpointStore(db)
         self.app_states = SqlAppStateStore(db)
@@ -117,23 +115,20 @@ class SqlStore:
 
     @property
     def vectors_queued(self) -> Callable[[str], None] | None:
-        return self._vectors_queued
+        """The embedding worker's hook (``EmbedLater.queued``)."""
+        return self._later.queued
 
     @vectors_queued.setter
     def vectors_queued(self, hook: Callable[[str], None] | None) -> None:
-        self._vectors_queued = hook
-        self.user_data.vectors_queued = hook
+        self._later.queued = hook
 
     async def execute(self, command: Command[R]) -> Written[R]:
-        value, cursor = await self.database.write(
-            units.run(command, window_micros=self._window_micros, embed_later=self._embed_later),
+        value, cursor = await self._later.write(
+            self.database,
+            units.run(command, window_micros=self._window_micros),
             weight=command.weight,
             alone=command.alone,
         )
-        if self._embed_later and isinstance(command, _QUEUE_VECTORS):
-            queued = self._vectors_queued
-            if queued is not None:
-                queued(command.user_id)
         return Written(value, cursor)
 
     async def prune_idempotency_records(self, *, older_than_micros: int, limit: int) -> int:

@@ -156,7 +156,8 @@ class EmbeddingWorker:
     # ------------------------------------------------------------ callers
 
     def queued(self, user_id: str) -> None:
-        """A write of ``user_id`` committed that may have queued entries."""
+        """A write of ``user_id`` committed that queued entries for the
+        embedder (``SqlStore.vectors_queued``, ``store.memories.vectors``)."""
         if not self.holding:
             return
         self._seq += 1

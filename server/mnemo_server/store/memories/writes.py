@@ -1,16 +1,24 @@
-"""Saving memory entries (with keyed supersede), and what every memory write
-shares: the vectors version, rows by id, the vectors' dimension check (every
-memory write first takes the user's lock and passes the memory gate:
-``consent.open_memory_write``).
+"""Saving memory entries (with keyed supersede), and the rows by id every
+memory write reads (every memory write first takes the user's lock and
+passes the memory gate: ``consent.open_memory_write``).
+
+A save call reads what its plan needs, the plan decides
+(``domain.validity.plan_saves``), and ``_carry_out`` writes it; vectors and
+the embedding backlog go through ``vectors``.
 
 Keyed supersede: a save with a key takes its place in the chain of its
-(user, scope, conversation, key) by event time (``chains``): it archives
-(stamps ``archived_at``, ``valid_until`` and a new etag on) the live entry
-when its fact is not older, else it is stored historical; in the same
-transaction and under the user's lock, so concurrent keyed saves leave one
-live entry and none fails; the partial unique index ``uq_memories_live_key``
-guarantees it in the database too. A save of a fact a live entry already
-states stores nothing (``duplicates``).
+(user, scope, conversation, key) by event time (``domain.validity``,
+``chains``): it archives (stamps ``archived_at``, ``valid_until`` and a new
+etag on) the live entry when its fact is not older, else it is stored
+historical; in the same transaction and under the user's lock, so
+concurrent keyed saves leave one live entry and none fails; the partial
+unique index ``uq_memories_live_key`` guarantees it in the database too. A
+save of a fact a live entry already states stores nothing
+(``domain.sameness``, ``duplicates``).
+
+``vector_row``, ``check_dimensions`` and ``vectors_changed`` live in
+``vectors``; they are imported here for the modules that import them from
+this one.
 """
 
 from __future__ import annotations
@@ -27,13 +35,11 @@ from sqlalchemy import (
     literal_column,
     select,
     union_all,
-    update,
 )
 
 from mnemo_server.domain import events, sameness, validity
 from mnemo_server.domain.changes import NewChange
 from mnemo_server.domain.commands.memories import CreateMemories
-from mnemo_server.domain.embedding import dimension_mismatch
 from mnemo_server.domain.errors import Entry, Part
 from mnemo_server.domain.memory_models import (
     Embedding,
@@ -43,22 +49,18 @@ from mnemo_server.domain.memory_models import (
     SavedMemory,
     SaveOutcome,
 )
-from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store.engine.statements import Statement, insert_row
 from mnemo_server.store.engine.statistics import grew
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.governance.consent import open_memory_write
-from mnemo_server.store.memories import backlog, chains, duplicates, rows
+from mnemo_server.store.memories import chains, duplicates, rows, vectors
 from mnemo_server.store.memories import text_index as fts
+from mnemo_server.store.memories.vectors import check_dimensions as check_dimensions
+from mnemo_server.store.memories.vectors import vector_row as vector_row
+from mnemo_server.store.memories.vectors import vectors_changed as vectors_changed
 from mnemo_server.store.rows import new_etag, now_micros, to_micros
-from mnemo_server.store.schema import (
-    ID,
-    memories,
-    memory_embeddings,
-    memory_tombstones,
-    memory_user_state,
-)
+from mnemo_server.store.schema import ID, memories, memory_tombstones
 from mnemo_server.store.transactions.tx import Tx
 from mnemo_server.store.transactions.units import unit
 
@@ -70,15 +72,6 @@ _CHUNK = 500  # ids per IN (...) list
 def _chunks(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
     for start in range(0, len(items), _CHUNK):
         yield items[start : start + _CHUNK]
-
-
-def vectors_changed(conn: Connection, user_id: str) -> None:
-    """Record that the user's set of live vectors changed (``vector_cache``)."""
-    conn.execute(
-        update(memory_user_state)
-        .where(memory_user_state.c.user_id == user_id)
-        .values(vectors_version=memory_user_state.c.vectors_version + 1)
-    )
 
 
 def find_row(conn: Connection, user_id: str, memory_id: str) -> MemoryRow | None:
@@ -105,44 +98,6 @@ def entry(conn: Connection, user_id: str, which: ColumnElement[bool]) -> Memory 
         .where(memories.c.user_id == user_id, which)
     ).one_or_none()
     return None if row is None else rows.memory(row)
-
-
-def vector_row(memory_pk: int, user_id: str, embedding: Embedding) -> dict[str, Any]:
-    """The ``memory_embeddings`` row of an entry's vector."""
-    return {
-        "memory_pk": memory_pk,
-        "user_id": user_id,
-        "model": embedding.model,
-        "dimensions": embedding.dimensions,
-        "vector": encode_vector(embedding.values),
-    }
-
-
-def check_dimensions(
-    conn: Connection,
-    user_id: str,
-    embeddings: Sequence[tuple[Entry, Embedding]],
-    *,
-    except_pk: int | None = None,
-) -> None:
-    """Raise ``dimension_mismatch`` (for the ``(entry, embedding)`` at fault)
-    unless every embedding has the dimension of the user's stored vectors of
-    its model (other than entry ``except_pk``'s) and of the earlier ones."""
-    expected: dict[str, int] = {}
-    for entry, embedding in embeddings:
-        if embedding.model not in expected:
-            query = select(memory_embeddings.c.dimensions).where(
-                memory_embeddings.c.user_id == user_id,
-                memory_embeddings.c.model == embedding.model,
-            )
-            if except_pk is not None:
-                query = query.where(memory_embeddings.c.memory_pk != except_pk)
-            stored = conn.execute(query.limit(1)).scalar_one_or_none()
-            expected[embedding.model] = embedding.dimensions if stored is None else stored
-        if embedding.dimensions != expected[embedding.model]:
-            raise dimension_mismatch(
-                entry, expected=expected[embedding.model], got=embedding.dimensions
-            )
 
 
 _ONE_TAKEN = Statement(
@@ -282,7 +237,7 @@ def insert_entries(
     function reads for it; ``_carry_out`` writes it. The changes (each
     stored entry this call archived or re-dated, then the new ones, in
     order) are added to ``feed``; a saved draft without a vector joins the
-    embedding backlog (``backlog.queue``). The results come back without
+    embedding backlog (``vectors.store_new``). The results come back without
     vectors (``embedding`` ``None``).
 
     Raises ``AlreadyExists`` (id of an entry or a tombstone, or twice in
@@ -294,12 +249,12 @@ def insert_entries(
     prints = tuple(sameness.fingerprint(draft.text) for _, draft in drafts)
     taken, live = _taken_and_live(tx, user_id, ids, prints)
     _check_ids(user_id, ids, taken)
-    vectors = [
+    client = [
         (Entry(Part.EMBEDDING, i), draft.embedding)
         for i, (_, draft) in enumerate(drafts)
         if draft.embedding is not None
     ]
-    check_dimensions(conn, user_id, vectors)
+    vectors.check_dimensions(conn, user_id, client)
     call = _save_call(drafts, ids, prints, near)
     found = validity.Found(live)
     if near is not None and drafts:
@@ -314,7 +269,7 @@ def insert_entries(
         for chain in validity.chains_to_read(call, found)
     }
     plan = validity.plan_saves(call, found)
-    return _carry_out(tx, user_id, call, plan, archived_rows, vectors, near, feed)
+    return _carry_out(tx, user_id, call, plan, archived_rows, client, near, feed)
 
 
 def _save_call(
@@ -345,7 +300,7 @@ def _carry_out(
     call: validity.SaveCall,
     plan: validity.SavePlan,
     archived_rows: dict[int, list[MemoryRow]],
-    vectors: Sequence[tuple[Entry, Embedding]],
+    client: Sequence[tuple[Entry, Embedding]],
     near: NearDuplicateProbe | None,
     feed: list[NewChange] | None,
 ) -> tuple[SavedMemory, ...]:
@@ -360,11 +315,12 @@ def _carry_out(
     fts.unindex(conn, user_id, [(row.id, row.search_document) for row in unindexed])
     values = {save.index: _save_values(user_id, call, save) for save in plan.saves}
     pks = _insert_and_index(tx, user_id, list(values.values()))
-    for i, pk in zip(values, pks, strict=True):
+    pk_of = dict(zip(values, pks, strict=True))
+    for i, pk in pk_of.items():
         values[i] |= {"id": pk, "embedding_model": None, "embedding_vector": None}
-    stored_vectors = _store_vectors(tx, user_id, call, values, vectors, near)
+    stored_vectors = _new_vectors(tx, user_id, call, pk_of, client, near)
     if stored_vectors or unindexed:
-        vectors_changed(conn, user_id)
+        vectors.vectors_changed(conn, user_id)
     saved = len(plan.saves)
     grew(tx, {"memories": saved, "memory_terms": saved, "memory_embeddings": stored_vectors})
     # The result is built from what was written, as ``get`` would read it but
@@ -383,6 +339,27 @@ def _carry_out(
     return _results(conn, user_id, call, plan, made)
 
 
+def _new_vectors(
+    tx: Tx,
+    user_id: str,
+    call: validity.SaveCall,
+    pk_of: dict[int, int],
+    client: Sequence[tuple[Entry, Embedding]],
+    near: NearDuplicateProbe | None,
+) -> int:
+    """Store the saved drafts' vectors (``vectors.store_new``): the client's
+    first; with the near-duplicate check, the others keep the check's
+    vector (the server model's own); without it, they wait for the server's
+    embedder. How many vectors were stored."""
+    given = [(pk_of[entry.index], e) for entry, e in client if entry.index in pk_of]
+    computed = [
+        (pk_of[i], None if near is None else near.vectors[i])
+        for i in pk_of
+        if call.drafts[i].embedding is None
+    ]
+    return vectors.store_new(tx, user_id, given, computed)
+
+
 def _save_values(user_id: str, call: validity.SaveCall, save: validity.Save) -> dict[str, Any]:
     """The ``memories`` row of a draft the plan stores."""
     i = save.index
@@ -392,36 +369,6 @@ def _save_values(user_id: str, call: validity.SaveCall, save: validity.Save) -> 
     if save.link is not None:
         values |= {"valid_until": save.link.valid_until, "archived_at": save.link.archived_at}
     return values
-
-
-def _store_vectors(
-    tx: Tx,
-    user_id: str,
-    call: validity.SaveCall,
-    values: dict[int, dict[str, Any]],
-    vectors: Sequence[tuple[Entry, Embedding]],
-    near: NearDuplicateProbe | None,
-) -> int:
-    """Store the client vectors of the saved drafts and, with the
-    near-duplicate check, the check's vectors (the server model's own) of
-    the others; without it, those join the embedding backlog. How many
-    vectors were stored."""
-    stored_vectors = [
-        vector_row(values[entry.index]["id"], user_id, e) | {"computed": False}
-        for entry, e in vectors
-        if entry.index in values
-    ]
-    waiting = [i for i in values if call.drafts[i].embedding is None]
-    if near is not None:  # the check's vectors are the server model's own
-        stored_vectors += [
-            vector_row(values[i]["id"], user_id, near.vectors[i]) | {"computed": True}
-            for i in waiting
-        ]
-        waiting = []
-    if stored_vectors:
-        tx.conn.execute(insert(memory_embeddings), stored_vectors)
-    backlog.queue(tx, user_id, [values[i]["id"] for i in waiting])
-    return len(stored_vectors)
 
 
 def _results(

@@ -22,13 +22,14 @@ class Tx:
     ``raw``: its driver connection (``store.engine.statements``); ``dialect``:
     ``"sqlite"`` or ``"postgresql"``. The operation's own results travel
     here, never through context variables: ``change_cursor`` is the cursor
-    of the last change it appended (``store.feed.changes``; 0: none) and
-    ``moved`` the users whose change feed it moved (woken after the commit).
+    of the last change it appended (``store.feed.changes``; 0: none),
+    ``moved`` the users whose change feed it moved (woken after the commit) and
+    ``to_embed`` the entries (user id, memory pk) it left without a vector
+    (``store.memories.vectors.queue``: a store whose server embeds adds them
+    to the embedding backlog and hands their users to its worker after the
+    commit, ``vectors.EmbedLater``).
     ``memo``: what the write's JSON encodings share (``domain.codec.Memo``:
     a state in the change feed and in the idempotency record is encoded once).
-    ``embed_later``: the server computes the vectors that writes leave out:
-    an entry saved or given new text without one joins the embedding
-    backlog (``store.memories.backlog``).
     ``truncate_wal``: the write erased text that must not outlive it on disk;
     on SQLite the write lane empties the WAL after the commit, before it
     answers (``store.engine.wal``).
@@ -47,11 +48,11 @@ class Tx:
         "conn",
         "defer_feed",
         "dialect",
-        "embed_later",
         "memo",
         "moved",
         "pending_feed",
         "raw",
+        "to_embed",
         "truncate_wal",
     )
 
@@ -62,7 +63,7 @@ class Tx:
         self.change_cursor = 0
         self.moved: list[str] = []
         self.memo: Memo = {}
-        self.embed_later = False
+        self.to_embed: list[tuple[str, int]] = []
         self.truncate_wal = False
         self.analyze: set[str] = set()
         self.defer_feed = False

@@ -48,22 +48,11 @@ def registered() -> dict[type[Command[Any]], Unit]:
     return dict(_UNITS)
 
 
-def run(command: Command[R], *, window_micros: int, embed_later: bool = False) -> Callable[[Tx], R]:
+def run(command: Command[R], *, window_micros: int) -> Callable[[Tx], R]:
     """The unit of work that carries ``command`` out: its unit, idempotent
     when it carries a request id (``window_micros``: how long a recorded
-    result answers retries), with ``Tx.embed_later`` set to
-    ``embed_later``. Raises ``KeyError`` for a command without one."""
+    result answers retries). Raises ``KeyError`` for a command without one."""
     work: Callable[[Tx, Command[R]], R] = _UNITS[type(command)]
     if isinstance(command, Idempotent) and command.idempotency is not None:
-
-        def unit(tx: Tx) -> R:
-            tx.embed_later = embed_later
-            return idempotent(tx, command, work, window_micros=window_micros)
-
-        return unit
-
-    def plain(tx: Tx) -> R:
-        tx.embed_later = embed_later
-        return work(tx, command)
-
-    return plain
+        return lambda tx: idempotent(tx, command, work, window_micros=window_micros)
+    return lambda tx: work(tx, command)

@@ -9,7 +9,6 @@ contracts are those of ``domain.ports.UserDataStore``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import timedelta
 
 from mnemo_server.domain.commands import Written
@@ -17,6 +16,7 @@ from mnemo_server.domain.commands.governance import DeleteUserData, ImportUserDa
 from mnemo_server.domain.models import Keyset, Page
 from mnemo_server.domain.user_data import ErasureReceipt, ExportItem, ExportSection
 from mnemo_server.store.memories.vector_cache import VectorCache
+from mnemo_server.store.memories.vectors import EmbedLater
 from mnemo_server.store.rows import now_micros, to_datetime
 from mnemo_server.store.transactions import units
 from mnemo_server.store.transactions.database import Database
@@ -33,17 +33,21 @@ _WINDOW_MICROS = DEFAULT_WINDOW // timedelta(microseconds=1)
 class SqlUserData:
     """Implements ``UserDataStore`` over ``db``. ``vector_cache``: the
     process's cache of users' vectors (``SqlStore.vector_cache``), from which
-    an erased user's vectors are dropped."""
+    an erased user's vectors are dropped. ``later``: the store's seam to the
+    server's embedder (``SqlStore``'s; by default one that does not embed),
+    through which an import runs: the entries it leaves without a vector
+    join the embedding backlog when the server embeds."""
 
     def __init__(
-        self, db: Database, *, vector_cache: VectorCache | None = None, embed_later: bool = False
+        self,
+        db: Database,
+        *,
+        vector_cache: VectorCache | None = None,
+        later: EmbedLater | None = None,
     ) -> None:
         self._db = db
         self._vectors = vector_cache
-        self._embed_later = embed_later
-        # Told the user of an import that may have queued entries for the
-        # embedder (``SqlStore.vectors_queued``).
-        self.vectors_queued: Callable[[str], None] | None = None
+        self._later = later if later is not None else EmbedLater()
 
     async def erase_user(self, command: DeleteUserData) -> Written[ErasureReceipt]:
         """After the erasure commits, the SQLite WAL is checkpointed and
@@ -66,10 +70,7 @@ class SqlUserData:
         )
 
     async def import_user(self, command: ImportUserData) -> Written[tuple[str, ...]]:
-        skipped, cursor = await self._db.write(
-            units.run(command, window_micros=_WINDOW_MICROS, embed_later=self._embed_later),
-            alone=True,
+        skipped, cursor = await self._later.write(
+            self._db, units.run(command, window_micros=_WINDOW_MICROS), alone=True
         )
-        if self.vectors_queued is not None:
-            self.vectors_queued(command.user_id)
         return Written(skipped, cursor)
