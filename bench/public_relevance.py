@@ -58,7 +58,6 @@ import bm25s  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bench.public_sets import (  # noqa: E402
-    SAVED_CHARACTERS,
     SETS,
     Conversation,
     OffTopic,
@@ -67,6 +66,7 @@ from bench.public_sets import (  # noqa: E402
     find_set,
     load,
     off_topic_questions,
+    saved_text,
     turn_vectors,
 )
 from bench.servers import Databases, serve  # noqa: E402
@@ -177,7 +177,7 @@ def _run_conversation(
             chunk = pending[start : start + SAVE_CHUNK]
             vectors = [tuple(next(rows)) for _ in chunk]
             entries = [
-                {"text": s.text[:SAVED_CHARACTERS], "embedding": (embedder.model, v)}
+                {"text": saved_text(s.text), "embedding": (embedder.model, v)}
                 for s, v in zip(chunk, vectors, strict=True)
             ]
             saved = client.batch_create_memories(user, entries).memories

@@ -78,7 +78,16 @@ OFF_TOPIC = _ROOT / "bench" / "data" / "off_topic_questions.json"
 
 
 SAVED_CHARACTERS = 4000
-"""The harnesses save (and embed) a turn's first this many characters."""
+SAVED_BYTES = 4096
+"""The harnesses save (and embed) a turn's first ``SAVED_CHARACTERS``
+characters, fewer when they take more than the server's 4,096 bytes of UTF-8
+(``saved_text``)."""
+
+
+def saved_text(text: str) -> str:
+    """What of ``text`` the harnesses save: its longest prefix of at most
+    ``SAVED_CHARACTERS`` characters and ``SAVED_BYTES`` bytes of UTF-8."""
+    return text[:SAVED_CHARACTERS].encode()[:SAVED_BYTES].decode(errors="ignore")
 
 
 class DocumentEmbedder(Protocol):
@@ -93,8 +102,7 @@ class DocumentEmbedder(Protocol):
 def turn_vectors(
     embedder: DocumentEmbedder, cache: Path, name: str, saves: Sequence[Save]
 ) -> npt.NDArray[np.float32]:
-    """The document vectors of ``saves`` as saved (their first
-    ``SAVED_CHARACTERS``), one row each, kept in
+    """The document vectors of ``saves`` as saved (``saved_text``), one row each, kept in
     ``cache/vectors/<model>/<name>-<digest>.npy`` (the digest of the texts:
     other texts are embedded again). Embedding RealMem's 14,000 long turns
     takes most of an hour on two cores; both harnesses share the files."""
@@ -103,7 +111,7 @@ def turn_vectors(
     if path.exists():
         loaded: npt.NDArray[np.float32] = np.load(path)
         return loaded
-    texts = [s.text[:SAVED_CHARACTERS] for s in saves]
+    texts = [saved_text(s.text) for s in saves]
     vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.save(path, vectors)
