@@ -16,7 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnemo_server.domain.memory_models import MemoryDraft, MemoryScope
-from mnemo_server.domain.sameness import LiveEntry, fingerprint, first_same, unit_vector
+from mnemo_server.domain.sameness import (
+    LiveEntry,
+    UnitVector,
+    fingerprint,
+    first_same,
+    nearest_same,
+    unit_vector,
+)
 from mnemo_server.domain.validity import (
     Chain,
     Found,
@@ -124,6 +131,7 @@ class Row:
     event: int
     valid_until: int | None
     live: bool
+    vector: UnitVector | None = None
 
 
 class Store:
@@ -132,6 +140,13 @@ class Store:
     def __init__(self) -> None:
         self.rows: list[Row] = []
         self.reads: list[tuple[str, object]] = []
+
+    def pool(self) -> list[tuple[LiveEntry, UnitVector]]:
+        return [
+            (LiveEntry(r.memory_id, r.fingerprint, *r.chain), r.vector)
+            for r in sorted(self.rows, key=lambda r: -r.pk)
+            if r.live and r.vector is not None
+        ]
 
     def live_with(self, prints: tuple[str, ...]) -> list[LiveEntry]:
         return [
@@ -178,13 +193,14 @@ class Store:
                     call.events[i],
                     None if save.link is None else save.link.valid_until,
                     save.live,
+                    None if call.probes is None else call.probes[i],
                 )
             )
 
 
 def planned(call: SaveCall, store: Store) -> SavePlan:
     """What ``writes.insert_entries`` does now: the reads, then the plan."""
-    found = Found(store.live_with(call.prints))
+    found = Found(store.live_with(call.prints), store.pool() if call.probes else ())
     found.archived = {
         i: store.archive_older_live(i, call.chain(i), call.events[i], call.now + i)
         for i in archive_first(call, found)
@@ -198,6 +214,7 @@ def planned(call: SaveCall, store: Store) -> SavePlan:
 def interleaved(call: SaveCall, store: Store) -> SavePlan:
     """The loop ``writes.insert_entries`` ran before the plan (reads on demand)."""
     live = store.live_with(call.prints)
+    pool = store.pool() if call.probes is not None else []
     keyed = Counter(call.chain(i) for i, d in enumerate(call.drafts) if d.key)
     loaded: dict[Chain, list[Link]] = {}
     links: dict[int, Link] = {}
@@ -207,6 +224,8 @@ def interleaved(call: SaveCall, store: Store) -> SavePlan:
     gone: set[str] = set()
     for i, draft in enumerate(call.drafts):
         same = first_same(live, draft, call.prints[i], gone)
+        if same is None and call.probes is not None:
+            same = nearest_same(pool, draft, call.probes[i], call.threshold, gone)
         if same is not None:
             same_as[i] = same.memory_id
             continue
@@ -233,6 +252,8 @@ def interleaved(call: SaveCall, store: Store) -> SavePlan:
                 call.ids[i], call.prints[i], draft.scope.value, draft.conversation_id, draft.key
             )
             live.insert(0, entry)
+            if call.probes is not None and call.probes[i] is not None:
+                pool.insert(0, (entry, call.probes[i]))
     saves = [
         Save(i, links.get(i), tuple(archived[i]))
         for i in range(len(call.drafts))
@@ -259,38 +280,53 @@ def summary(plan: SavePlan) -> object:
     )
 
 
+Drafted = tuple[str, str, MemoryScope, str, int, int]
+"""Text, key, scope, conversation, event time, probe (an index in ``PROBES``)."""
+
+PROBES = ((1.0, 0.0), (0.0, 1.0), (1.0, 0.1), (1.0, 0.01), (0.0, 0.0))
+"""Probe vectors: the third is not near the first (cosine 0.995 < 0.999),
+the fourth is; the last has no direction."""
+
 _draft = st.tuples(
     st.sampled_from(["a", "b", "c"]),
     st.sampled_from(["", "", "k1", "k2"]),
     st.sampled_from([MemoryScope.IDENTITY, MemoryScope.CONVERSATION]),
     st.sampled_from(["", "c1"]),
     st.integers(0, 6),
+    st.integers(0, len(PROBES) - 1),
 )
 
 
-def _call(drafts: list[tuple[str, str, MemoryScope, str, int]], name: str, now: int) -> SaveCall:
-    return call_of(
+def _call(drafts: list[Drafted], name: str, now: int, near: bool) -> SaveCall:
+    call = call_of(
         *(
             (
                 f"{name}{i}",
                 MemoryDraft(text=text, key=key, scope=scope, conversation_id=conv),
                 event,
             )
-            for i, (text, key, scope, conv, event) in enumerate(drafts)
+            for i, (text, key, scope, conv, event, _) in enumerate(drafts)
         ),
         now=now,
     )
+    if not near:
+        return call
+    probes = tuple(unit_vector(PROBES[probe]) for *_, probe in drafts)
+    return replace(call, probes=probes, threshold=0.999)
 
 
-@settings(max_examples=400, deadline=None)
-@given(first=st.lists(_draft, max_size=6), second=st.lists(_draft, min_size=1, max_size=6))
+@settings(max_examples=500, deadline=None)
+@given(
+    first=st.lists(_draft, max_size=6),
+    second=st.lists(_draft, min_size=1, max_size=6),
+    near=st.booleans(),
+)
 def test_the_plan_reads_and_decides_as_the_interleaved_loop_did(
-    first: list[tuple[str, str, MemoryScope, str, int]],
-    second: list[tuple[str, str, MemoryScope, str, int]],
+    first: list[Drafted], second: list[Drafted], near: bool
 ) -> None:
     new, old = Store(), Store()
     for name, drafts, now in (("x", first, 100), ("y", second, 200)):
-        call = _call(drafts, name, now)
+        call = _call(drafts, name, now, near)
         plan, expected = planned(call, new), interleaved(call, old)
         assert summary(plan) == summary(expected)
         # The same reads: the one-UPDATE archives, and the chains in the order read.

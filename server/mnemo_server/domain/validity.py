@@ -41,7 +41,9 @@ Which chains the plan needs follows from the first read alone: a keyed
 draft is compared only with entries of its own chain, which only the
 call's drafts of that chain change, and a duplicate changes nothing; so a
 chain's first draft that is no duplicate of what was read is its first that
-is no duplicate at its turn.
+is no duplicate at its turn. The plan reuses those answers (``_keyed_same``)
+for each keyed draft until a draft of its chain is stored, so that no draft
+is compared with the live vectors more often than once.
 """
 
 from __future__ import annotations
@@ -197,6 +199,10 @@ class Found:
     pool: Sequence[tuple[LiveEntry, UnitVector]] = ()
     archived: Mapping[int, Sequence[str]] = field(default_factory=dict)
     stored: Mapping[Chain, Sequence[Link]] = field(default_factory=dict)
+    # What each keyed draft duplicates in ``live`` and ``pool`` as read
+    # (``_keyed_same``): worked out once for the reads and the plan, so
+    # ``live`` and ``pool`` do not change once one of them has run.
+    keyed_same: dict[int, LiveEntry | None] | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -246,27 +252,35 @@ def _same(
     return same
 
 
+def _keyed_same(call: SaveCall, found: Found) -> dict[int, LiveEntry | None]:
+    """What each keyed draft duplicates in what was read (``found.live``,
+    ``found.pool``); also what it duplicates at its turn as long as no
+    earlier draft of its chain was stored (see the module doc). Computed
+    once per ``found``."""
+    if found.keyed_same is None:
+        found.keyed_same = {
+            i: _same(call, i, found.live, found.pool, set())
+            for i, draft in enumerate(call.drafts)
+            if draft.key
+        }
+    return found.keyed_same
+
+
 def archive_first(call: SaveCall, found: Found) -> list[int]:
     """The keyed drafts alone in their chain in the call that are no
     duplicate (of ``found.live`` and ``found.pool``): for each, the store
     archives the live entry of the chain when its event time is not later
     than the draft's, in one ``UPDATE``, and reads the chain only when that
     archives nothing."""
-    keyed = call.keyed()
-    return [
-        i
-        for i, draft in enumerate(call.drafts)
-        if draft.key
-        and keyed[call.chain(i)] == 1
-        and _same(call, i, found.live, found.pool, set()) is None
-    ]
+    keyed, same = call.keyed(), _keyed_same(call, found)
+    return [i for i in same if keyed[call.chain(i)] == 1 and same[i] is None]
 
 
 def chains_to_read(call: SaveCall, found: Found) -> list[Chain]:
     """The chains whose stored links the plan needs (``found.archived``
     filled in): each with a draft that is no duplicate of what was read
     and not placed by ``archive_first``'s ``UPDATE`` (see the module doc)."""
-    keyed = call.keyed()
+    keyed, same = call.keyed(), _keyed_same(call, found)
     needed: list[Chain] = []
     for i, draft in enumerate(call.drafts):
         chain = call.chain(i)
@@ -275,7 +289,7 @@ def chains_to_read(call: SaveCall, found: Found) -> list[Chain]:
         if keyed[chain] == 1:
             if i in found.archived and not found.archived[i]:
                 needed.append(chain)
-        elif _same(call, i, found.live, found.pool, set()) is None:
+        elif same[i] is None:
             needed.append(chain)
     return needed
 
@@ -303,15 +317,20 @@ def _place(
 
 def plan_saves(call: SaveCall, found: Found) -> SavePlan:
     """The plan of ``call`` given what the store ``found`` (see the module
-    doc); pure: ``found`` is left as it was."""
+    doc); pure: what ``found`` holds is left as it was."""
     live = list(found.live)
     pool = list(found.pool)
     chains = {chain: [replace(link) for link in links] for chain, links in found.stored.items()}
     gone: set[str] = set()  # live entries this call archived
     same_as: dict[int, str] = {}
     saves: list[Save] = []
+    first = _keyed_same(call, found)
+    changed: set[Chain] = set()  # the chains of the drafts stored so far
     for i, draft in enumerate(call.drafts):
-        same = _same(call, i, live, pool, gone)
+        if draft.key and call.chain(i) not in changed:
+            same = first[i]  # its chain is as read (module doc)
+        else:
+            same = _same(call, i, live, pool, gone)
         if same is not None:
             same_as[i] = same.memory_id
             continue
@@ -325,6 +344,8 @@ def plan_saves(call: SaveCall, found: Found) -> SavePlan:
         gone.update(archived)
         save = Save(i, link, tuple(archived))
         saves.append(save)
+        if draft.key:
+            changed.add(call.chain(i))
         if save.live:
             entry = LiveEntry(
                 call.ids[i], call.prints[i], draft.scope.value, draft.conversation_id, draft.key

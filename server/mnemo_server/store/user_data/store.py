@@ -35,8 +35,9 @@ class SqlUserData:
     process's cache of users' vectors (``SqlStore.vector_cache``), from which
     an erased user's vectors are dropped. ``later``: the store's seam to the
     server's embedder (``SqlStore``'s; by default one that does not embed),
-    through which an import runs: the entries it leaves without a vector
-    join the embedding backlog when the server embeds."""
+    through which both commands run, as ``SqlStore``'s do: the entries an
+    import leaves without a vector join the embedding backlog when the
+    server embeds."""
 
     def __init__(
         self,
@@ -53,8 +54,8 @@ class SqlUserData:
         """After the erasure commits, the SQLite WAL is checkpointed and
         truncated (``erase.checkpoint_wal``) and the user's vectors
         leave this process's cache."""
-        erased, cursor = await self._db.write(
-            units.run(command, window_micros=_WINDOW_MICROS), alone=True
+        erased, cursor = await self._later.write(
+            self._db, units.run(command, window_micros=_WINDOW_MICROS), alone=True
         )
         delete_time = to_datetime(now_micros())
         if self._vectors is not None:
