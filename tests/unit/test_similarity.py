@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mnemo_server.domain.sameness import unit_vector
 from mnemo_server.domain.vectors import cosine
-from mnemo_server.store.memories.duplicates import unit_vector
 from tests.support import vectors as reference
 from tests.support.vectors import user_vectors
 

@@ -68,7 +68,7 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     The one definition of similarity in Mnemo. Documents are ranked with it
     as it is (``domain.documents``); the store computes the same in numpy
     where it compares many stored vectors at once: the near-duplicate check
-    as dot products of unit vectors (``store.memories.duplicates.unit_vector``,
+    as dot products of unit vectors (``domain.sameness.unit_vector``,
     which leaves out a vector of no direction instead of scoring it 0), and
     semantic recall as one matrix product over a user's whole matrix of a
     model (``store.memories.vector_cache``, whose exact cosines are these,

@@ -18,7 +18,7 @@ from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.schema import memories, memory_embeddings
 from mnemo_server.store.transactions.tx import Tx
 
-__all__ = ["LIVE_COLUMNS", "LiveEntry", "UnitVector", "live_entries", "live_vectors", "unit_vector"]
+__all__ = ["LIVE_COLUMNS", "live_entries", "live_vectors"]
 
 _CHUNK = 500
 

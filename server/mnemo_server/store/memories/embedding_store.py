@@ -34,7 +34,7 @@ from mnemo_server.domain.embedding_backlog import (
 )
 from mnemo_server.domain.governance import ConsentState
 from mnemo_server.store.engine.dialect import insert_ignoring_conflicts
-from mnemo_server.store.memories.writes import vector_row, vectors_changed
+from mnemo_server.store.memories.vectors import vector_row, vectors_changed
 from mnemo_server.store.rows import now_micros
 from mnemo_server.store.schema import (
     conversations,

@@ -47,7 +47,8 @@ from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.governance.consent import open_memory_write
 from mnemo_server.store.memories import rows
 from mnemo_server.store.memories import text_index as fts
-from mnemo_server.store.memories.writes import find_row, vectors_changed
+from mnemo_server.store.memories.vectors import vectors_changed
+from mnemo_server.store.memories.writes import find_row
 from mnemo_server.store.rows import check_etag, now_micros, to_datetime
 from mnemo_server.store.schema import (
     idempotency_records,

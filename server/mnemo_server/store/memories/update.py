@@ -17,14 +17,10 @@ from mnemo_server.domain.vectors import encode_vector
 from mnemo_server.store.feed import changes
 from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.governance.consent import open_memory_write
-from mnemo_server.store.memories import backlog, rows
+from mnemo_server.store.memories import rows, vectors
 from mnemo_server.store.memories import text_index as fts
-from mnemo_server.store.memories.writes import (
-    check_dimensions,
-    entry,
-    existing_row,
-    vectors_changed,
-)
+from mnemo_server.store.memories.vectors import check_dimensions, vectors_changed
+from mnemo_server.store.memories.writes import entry, existing_row
 from mnemo_server.store.rows import check_etag, new_etag, now_micros
 from mnemo_server.store.schema import memories, memory_embeddings, memory_versions
 from mnemo_server.store.transactions.tx import Tx
@@ -83,10 +79,10 @@ def update_entry(tx: Tx, command: UpdateMemory) -> Memory:
         .values(**values)
     )
     if change.embedding is not None:
-        backlog.unqueue(tx, user_id, row.id)
+        vectors.unqueue(tx, user_id, row.id)
         _replace_vector(conn, user_id, row.id, change.embedding)
     elif change.text is not None and change.text != row.text:
-        backlog.queue(tx, user_id, [row.id])  # the vector follows the new text
+        vectors.queue(tx, user_id, [row.id])  # the vector follows the new text
     changed = entry(conn, user_id, memories.c.id == row.id)
     assert changed is not None, "an entry just updated exists"
     event_log.record(

@@ -16,9 +16,7 @@ unique index ``uq_memories_live_key`` guarantees it in the database too. A
 save of a fact a live entry already states stores nothing
 (``domain.sameness``, ``duplicates``).
 
-``vector_row``, ``check_dimensions`` and ``vectors_changed`` live in
-``vectors``; they are imported here for the modules that import them from
-this one.
+Vector rows, dimension checks and the backlog: ``vectors``.
 """
 
 from __future__ import annotations
@@ -56,9 +54,6 @@ from mnemo_server.store.governance import events as event_log
 from mnemo_server.store.governance.consent import open_memory_write
 from mnemo_server.store.memories import chains, duplicates, rows, vectors
 from mnemo_server.store.memories import text_index as fts
-from mnemo_server.store.memories.vectors import check_dimensions as check_dimensions
-from mnemo_server.store.memories.vectors import vector_row as vector_row
-from mnemo_server.store.memories.vectors import vectors_changed as vectors_changed
 from mnemo_server.store.rows import new_etag, now_micros, to_micros
 from mnemo_server.store.schema import ID, memories, memory_tombstones
 from mnemo_server.store.transactions.tx import Tx
@@ -185,7 +180,7 @@ _ONE_TAKEN_OR_SAME = Statement(
 
 def _taken_and_live(
     tx: Tx, user_id: str, memory_ids: Sequence[str], prints: Sequence[str]
-) -> tuple[set[str], list[duplicates.LiveEntry]]:
+) -> tuple[set[str], list[sameness.LiveEntry]]:
     """The ids among ``memory_ids`` of an entry or a tombstone, and the
     user's live entries with one of the fingerprints ``prints`` (one
     statement for one draft)."""
@@ -194,7 +189,7 @@ def _taken_and_live(
             tx, user_id=user_id, memory_id=memory_ids[0], fingerprint=prints[0]
         )
         taken = {row.memory_id for row in found if row.taken}
-        live = [duplicates.LiveEntry(*row[:5]) for row in found if not row.taken]
+        live = [sameness.LiveEntry(*row[:5]) for row in found if not row.taken]
         return taken, live
     return _taken(tx, user_id, memory_ids), duplicates.live_entries(tx, user_id, prints)
 

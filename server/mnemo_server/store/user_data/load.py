@@ -53,10 +53,10 @@ from mnemo_server.store.documents import rows as document_rows
 from mnemo_server.store.engine.statistics import grew
 from mnemo_server.store.feed import changes as change_log
 from mnemo_server.store.governance import consent as consent_rows
-from mnemo_server.store.memories import backlog, rows
+from mnemo_server.store.memories import rows, vectors
 from mnemo_server.store.memories import text_index as fts
 from mnemo_server.store.memories.candidates import candidate_values
-from mnemo_server.store.memories.writes import vector_row
+from mnemo_server.store.memories.vectors import vector_row
 from mnemo_server.store.schema import (
     compaction_checkpoints,
     conversations,
@@ -365,7 +365,7 @@ def _load_memories(tx: Tx, user_id: str, data: UserData, now: int) -> None:
                 if m.embedding is not None
             ],
         )
-        backlog.queue(
+        vectors.queue(
             tx, user_id, [by_id[m.memory_id] for m in data.memories if m.embedding is None]
         )
     _insert(
