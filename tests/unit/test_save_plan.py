@@ -26,13 +26,13 @@ from mnemo_server.domain.sameness import (
 )
 from mnemo_server.domain.validity import (
     Chain,
-    Found,
     Link,
     Save,
     SaveCall,
     SavePlan,
     archive_first,
     chains_to_read,
+    found_for,
     link_true_at,
     place,
     plan_saves,
@@ -57,7 +57,7 @@ def live(memory_id: str, text: str, key: str = "") -> LiveEntry:
 
 def test_a_new_fact_is_saved_live() -> None:
     call = call_of(("m1", MemoryDraft(text="Ada is vegan"), NOW))
-    found = Found([])
+    found = found_for(call, [])
     assert archive_first(call, found) == [] and chains_to_read(call, found) == []
     plan = plan_saves(call, found)
     assert plan.same_as == {} and [(s.index, s.live, s.archived) for s in plan.saves] == [
@@ -71,14 +71,14 @@ def test_a_stated_fact_and_a_repeat_in_the_call_store_nothing() -> None:
         ("m2", MemoryDraft(text="Ada likes tea"), NOW + 1),
         ("m3", MemoryDraft(text="ada likes TEA!"), NOW + 2),
     )
-    plan = plan_saves(call, Found([live("old", "ada is vegan")]))
+    plan = plan_saves(call, found_for(call, [live("old", "ada is vegan")]))
     assert plan.same_as == {0: "old", 2: "m2"}
     assert [s.index for s in plan.saves] == [1]
 
 
 def test_a_keyed_save_alone_in_its_chain_archives_with_one_update() -> None:
     call = call_of(("m2", MemoryDraft(text="Ada lives in Paris", key="city"), NOW))
-    found = Found([])
+    found = found_for(call, [])
     assert archive_first(call, found) == [0]
     found.archived = {0: ["m1"]}  # the UPDATE archived the live entry
     assert chains_to_read(call, found) == []
@@ -89,7 +89,7 @@ def test_a_keyed_save_alone_in_its_chain_archives_with_one_update() -> None:
 def test_a_late_save_is_historical_and_its_repeat_a_duplicate() -> None:
     draft = MemoryDraft(text="Ada lived in Rome", key="city")
     call = call_of(("late", draft, 10), ("again", draft, 10))
-    found = Found([])
+    found = found_for(call, [])
     assert archive_first(call, found) == []  # two drafts of the chain: read it
     chain: Chain = (MemoryScope.IDENTITY.value, "", "city")
     assert chains_to_read(call, found) == [chain]
@@ -113,10 +113,10 @@ def test_a_near_vector_is_a_duplicate_with_the_check() -> None:
     )
     vector = unit_vector([1.0, 0.0])
     assert vector is not None
-    assert plan_saves(call, Found([], [(entry, vector)])).same_as == {0: "old"}
+    assert plan_saves(call, found_for(call, [], [(entry, vector)])).same_as == {0: "old"}
     far = unit_vector([0.0, 1.0])
     assert far is not None
-    assert plan_saves(call, Found([], [(entry, far)])).same_as == {}
+    assert plan_saves(call, found_for(call, [], [(entry, far)])).same_as == {}
 
 
 # ---------------------------------------------------------------- the property
@@ -200,7 +200,7 @@ class Store:
 
 def planned(call: SaveCall, store: Store) -> SavePlan:
     """What ``writes.insert_entries`` does now: the reads, then the plan."""
-    found = Found(store.live_with(call.prints), store.pool() if call.probes else ())
+    found = found_for(call, store.live_with(call.prints), store.pool() if call.probes else ())
     found.archived = {
         i: store.archive_older_live(i, call.chain(i), call.events[i], call.now + i)
         for i in archive_first(call, found)

@@ -41,7 +41,7 @@ Which chains the plan needs follows from the first read alone: a keyed
 draft is compared only with entries of its own chain, which only the
 call's drafts of that chain change, and a duplicate changes nothing; so a
 chain's first draft that is no duplicate of what was read is its first that
-is no duplicate at its turn. The plan reuses those answers (``_keyed_same``)
+is no duplicate at its turn. The plan reuses those answers (``found_for``)
 for each keyed draft until a draft of its chain is stored, so that no draft
 is compared with the live vectors more often than once.
 """
@@ -199,10 +199,9 @@ class Found:
     pool: Sequence[tuple[LiveEntry, UnitVector]] = ()
     archived: Mapping[int, Sequence[str]] = field(default_factory=dict)
     stored: Mapping[Chain, Sequence[Link]] = field(default_factory=dict)
-    # What each keyed draft duplicates in ``live`` and ``pool`` as read
-    # (``_keyed_same``): worked out once for the reads and the plan, so
-    # ``live`` and ``pool`` do not change once one of them has run.
-    keyed_same: dict[int, LiveEntry | None] | None = field(default=None, repr=False)
+    # What each keyed draft duplicates in ``live`` and ``pool`` as read,
+    # worked out once by ``found_for`` for the reads and the plan.
+    keyed_same: Mapping[int, LiveEntry | None] = field(default_factory=dict, repr=False)
 
 
 @dataclass
@@ -252,18 +251,19 @@ def _same(
     return same
 
 
-def _keyed_same(call: SaveCall, found: Found) -> dict[int, LiveEntry | None]:
-    """What each keyed draft duplicates in what was read (``found.live``,
-    ``found.pool``); also what it duplicates at its turn as long as no
-    earlier draft of its chain was stored (see the module doc). Computed
-    once per ``found``."""
-    if found.keyed_same is None:
-        found.keyed_same = {
-            i: _same(call, i, found.live, found.pool, set())
-            for i, draft in enumerate(call.drafts)
-            if draft.key
-        }
-    return found.keyed_same
+def found_for(
+    call: SaveCall,
+    live: Sequence[LiveEntry],
+    pool: Sequence[tuple[LiveEntry, UnitVector]] = (),
+) -> Found:
+    """What the store read first for ``call`` (``Found.live``,
+    ``Found.pool``), with what each keyed draft duplicates in it
+    (``Found.keyed_same``): also what it duplicates at its turn as long as
+    no earlier draft of its chain was stored (see the module doc)."""
+    same = {
+        i: _same(call, i, live, pool, set()) for i, draft in enumerate(call.drafts) if draft.key
+    }
+    return Found(live, pool, keyed_same=same)
 
 
 def archive_first(call: SaveCall, found: Found) -> list[int]:
@@ -272,7 +272,7 @@ def archive_first(call: SaveCall, found: Found) -> list[int]:
     archives the live entry of the chain when its event time is not later
     than the draft's, in one ``UPDATE``, and reads the chain only when that
     archives nothing."""
-    keyed, same = call.keyed(), _keyed_same(call, found)
+    keyed, same = call.keyed(), found.keyed_same
     return [i for i in same if keyed[call.chain(i)] == 1 and same[i] is None]
 
 
@@ -280,7 +280,7 @@ def chains_to_read(call: SaveCall, found: Found) -> list[Chain]:
     """The chains whose stored links the plan needs (``found.archived``
     filled in): each with a draft that is no duplicate of what was read
     and not placed by ``archive_first``'s ``UPDATE`` (see the module doc)."""
-    keyed, same = call.keyed(), _keyed_same(call, found)
+    keyed, same = call.keyed(), found.keyed_same
     needed: list[Chain] = []
     for i, draft in enumerate(call.drafts):
         chain = call.chain(i)
@@ -324,7 +324,7 @@ def plan_saves(call: SaveCall, found: Found) -> SavePlan:
     gone: set[str] = set()  # live entries this call archived
     same_as: dict[int, str] = {}
     saves: list[Save] = []
-    first = _keyed_same(call, found)
+    first = found.keyed_same
     changed: set[Chain] = set()  # the chains of the drafts stored so far
     for i, draft in enumerate(call.drafts):
         if draft.key and call.chain(i) not in changed:

@@ -251,9 +251,12 @@ def insert_entries(
     ]
     vectors.check_dimensions(conn, user_id, client)
     call = _save_call(drafts, ids, prints, near)
-    found = validity.Found(live)
-    if near is not None and drafts:
-        found.pool = duplicates.live_vectors(conn, user_id, near.vectors[0].model)
+    pool = (
+        duplicates.live_vectors(conn, user_id, near.vectors[0].model)
+        if near is not None and drafts
+        else ()
+    )
+    found = validity.found_for(call, live, pool)
     archived_rows = {
         i: chains.archive_older_live(conn, user_id, call.chain(i), call.events[i], call.now + i)
         for i in validity.archive_first(call, found)
