@@ -54,7 +54,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import (
@@ -185,6 +185,22 @@ def index(conn: Connection | Tx, user_id: str, documents: Sequence[tuple[int, st
         _INDEX.many(conn, [{"pk": pk, "document": doc} for pk, doc in documents])
     counts = _count_terms((doc for _, doc in documents), 1)
     _ADD_TERMS[dialect].execute(conn, user_id=user_id, **_term_parameters(dialect, counts))
+
+
+def index_inserted(
+    conn: Connection | Tx, user_id: str, pks: Sequence[int], rows: Sequence[Mapping[str, Any]]
+) -> None:
+    """``index`` the live ones of ``rows`` (``memories`` values just inserted
+    as ``pks``, in that order): the archived ones are not searchable."""
+    index(
+        conn,
+        user_id,
+        [
+            (pk, row["search_document"])
+            for pk, row in zip(pks, rows, strict=True)
+            if row["archived_at"] is None
+        ],
+    )
 
 
 def pg_index_prefix(user_id: str, documents: Sequence[str]) -> tuple[str, dict[str, Any]]:

@@ -422,15 +422,7 @@ def _insert_and_index(tx: Tx, user_id: str, values: Sequence[dict[str, Any]]) ->
         sql = prefix + _INSERT_ONE.sql("postgresql")
         return [int(tx.raw.execute(sql, {**values[0], **terms}).fetchone()[0])]
     pks = _insert(tx, values)
-    fts.index(
-        tx,
-        user_id,
-        [
-            (pk, row["search_document"])
-            for pk, row in zip(pks, values, strict=True)
-            if row["archived_at"] is None
-        ],
-    )
+    fts.index_inserted(tx, user_id, pks, values)
     return pks
 
 

@@ -328,15 +328,7 @@ def _load_memories(tx: Tx, user_id: str, data: UserData, now: int) -> None:
                 insert(memories).returning(memories.c.id, sort_by_parameter_order=True), values
             ).scalars()
         )
-        fts.index(
-            conn,
-            user_id,
-            [
-                (pk, value["search_document"])
-                for pk, value in zip(pks, values, strict=True)
-                if value["archived_at"] is None
-            ],
-        )
+        fts.index_inserted(conn, user_id, pks, values)
         by_id = {m.memory_id: pk for m, pk in zip(data.memories, pks, strict=True)}
         _insert(
             conn,
