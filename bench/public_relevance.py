@@ -170,21 +170,21 @@ def _run_conversation(
     the off-topic ones."""
     haystack = Haystack()
     pending: list[Save] = []
-    rows = iter(vectors.tolist())
+    rows = iter(vectors)
 
     def flush() -> None:
         for start in range(0, len(pending), SAVE_CHUNK):
             chunk = pending[start : start + SAVE_CHUNK]
-            vectors = [tuple(next(rows)) for _ in chunk]
+            chunk_rows = [next(rows) for _ in chunk]
             entries = [
-                {"text": saved_text(s.text), "embedding": (embedder.model, v)}
-                for s, v in zip(chunk, vectors, strict=True)
+                {"text": saved_text(s.text), "embedding": (embedder.model, tuple(row.tolist()))}
+                for s, row in zip(chunk, chunk_rows, strict=True)
             ]
             saved = client.batch_create_memories(user, entries).memories
-            for save, memory, vector in zip(chunk, saved, vectors, strict=True):
+            for save, memory, row in zip(chunk, saved, chunk_rows, strict=True):
                 haystack.by_name[memory.name] = save.turn_id
                 haystack.turn_ids.append(save.turn_id)
-                haystack.vectors.append(np.asarray(vector, dtype=np.float32))
+                haystack.vectors.append(row)
                 haystack.tokens.append(list(query_terms(save.text)))
         pending.clear()
 
