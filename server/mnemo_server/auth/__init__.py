@@ -4,5 +4,5 @@
 one authorization rule (applied where resource names are parsed,
 ``api.names``), ``jwt`` verifies tokens, ``ratelimit`` bounds each user's
 request rate, ``interceptor`` ties them to every RPC and ``tls`` builds the
-server's TLS credentials.
+server's TLS credentials; ``files`` reads the key and certificate files.
 """

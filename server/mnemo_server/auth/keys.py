@@ -38,6 +38,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from jwt import PyJWK, PyJWTError
 
+from mnemo_server.auth.files import read_option_file
 from mnemo_server.auth.placeholders import is_placeholder
 
 MIN_SECRET_BYTES = 32
@@ -78,13 +79,7 @@ class KeySource(Protocol):
 
 
 def _read(path: Path, what: str, flag: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as error:
-        raise AuthConfigError(
-            f"cannot read the {what} {path} ({flag}): {error.strerror}; "
-            f"give {flag} a file the server can read"
-        ) from None
+    return read_option_file(path, what, flag, AuthConfigError)
 
 
 def _check_secret(secret: bytes, what: str, how: str) -> None:

@@ -15,19 +15,15 @@ import grpc
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
+from mnemo_server.auth.files import read_option_file
+
 
 class TlsConfigError(ValueError):
     """A TLS file is missing, unreadable or not the PEM it should be."""
 
 
 def _read(path: Path, what: str, flag: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as error:
-        raise TlsConfigError(
-            f"cannot read the {what} {path} ({flag}): {error.strerror}; "
-            f"give {flag} a file the server can read"
-        ) from None
+    return read_option_file(path, what, flag, TlsConfigError)
 
 
 def _certificates(path: Path, what: str, flag: str) -> bytes:
