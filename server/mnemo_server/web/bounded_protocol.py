@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import h11
@@ -41,8 +42,8 @@ def bounded_protocol(
     class BoundedH11Protocol(H11Protocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            self._header_deadline: asyncio.TimerHandle | None = None
-            self._body_deadline: asyncio.TimerHandle | None = None
+            self._header_deadline = _Deadline()
+            self._body_deadline = _Deadline()
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -52,21 +53,21 @@ def bounded_protocol(
             self._await_headers()
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._headers_arrived()
-            self._body_arrived()
+            self._header_deadline.cancel()
+            self._body_deadline.cancel()
             super().connection_lost(exc)
 
         def handle_events(self) -> None:
             super().handle_events()
             state = self.conn.their_state
             if state is not h11.IDLE:
-                self._headers_arrived()
-            elif self._header_deadline is None and not self.transport.is_closing():
+                self._header_deadline.cancel()
+            elif not self._header_deadline.pending and not self.transport.is_closing():
                 self._await_headers()  # after a body read past an early response
             if state is not h11.SEND_BODY:
-                self._body_arrived()
-            elif self._body_deadline is None:
-                self._body_deadline = self.loop.call_later(body_timeout, self._body_too_slow)
+                self._body_deadline.cancel()
+            elif not self._body_deadline.pending:
+                self._body_deadline.start(self.loop, body_timeout, self._body_too_slow)
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -74,26 +75,13 @@ def bounded_protocol(
                 self._await_headers()  # the next request's headers, on a kept-alive connection
 
         def _await_headers(self) -> None:
-            self._headers_arrived()
-            self._header_deadline = self.loop.call_later(header_timeout, self._too_slow)
-
-        def _headers_arrived(self) -> None:
-            if self._header_deadline is not None:
-                self._header_deadline.cancel()
-                self._header_deadline = None
+            self._header_deadline.start(self.loop, header_timeout, self._too_slow)
 
         def _too_slow(self) -> None:
-            self._header_deadline = None
             if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
                 self.transport.close()
 
-        def _body_arrived(self) -> None:
-            if self._body_deadline is not None:
-                self._body_deadline.cancel()
-                self._body_deadline = None
-
         def _body_too_slow(self) -> None:
-            self._body_deadline = None
             if self.conn.their_state is not h11.SEND_BODY or self.transport.is_closing():
                 return
             cycle = self.cycle
@@ -105,6 +93,38 @@ def bounded_protocol(
             self.transport.close()
 
     return BoundedH11Protocol
+
+
+class _Deadline:
+    """One timer of a connection (its headers', its body's): pending from
+    ``start`` until it is cancelled or fires. ``start`` and ``cancel`` never
+    raise; what ``expired`` raises goes to the loop's exception handler, as
+    for any timer callback."""
+
+    def __init__(self) -> None:
+        self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def pending(self) -> bool:
+        return self._timer is not None
+
+    def start(
+        self, loop: asyncio.AbstractEventLoop, seconds: float, expired: Callable[[], None]
+    ) -> None:
+        """Call ``expired`` in ``seconds`` (after which it is no longer
+        pending), replacing the pending timer, if any."""
+        self.cancel()
+        self._timer = loop.call_later(seconds, self._fire, expired)
+
+    def cancel(self) -> None:
+        """Stop the pending timer, if any."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _fire(self, expired: Callable[[], None]) -> None:
+        self._timer = None
+        expired()
 
 
 def _timed_out(conn: h11.Connection, body_timeout: float) -> bytes:
