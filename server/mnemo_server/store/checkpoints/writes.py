@@ -18,6 +18,7 @@ their state, as a deleted conversation's do.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Connection, Table, delete, select, tuple_
@@ -91,16 +92,7 @@ def put(tx: Tx, command: PutCheckpoint) -> StoredCheckpoint:
     _upsert(
         tx, graph_checkpoints, _CHECKPOINT_KEY, [_checkpoint_row(command.user_id, checkpoint, now)]
     )
-    stored = StoredCheckpoint(
-        thread_id=checkpoint.thread_id,
-        checkpoint_ns=checkpoint.checkpoint_ns,
-        checkpoint_id=checkpoint.checkpoint_id,
-        parent_checkpoint_id=checkpoint.parent_checkpoint_id,
-        type=checkpoint.type,
-        checkpoint=b"",
-        metadata_json=checkpoint.metadata_json,
-        create_time=to_datetime(now),
-    )
+    stored = replace(checkpoint, checkpoint=b"", create_time=to_datetime(now), pending_writes=())
     name = checkpoint_name(command.key, checkpoint.checkpoint_id)
     change_log.append(tx, command.user_id, [change_log.upsert(name, ref_of(stored))])
     return stored
