@@ -224,13 +224,24 @@ def _in_current_conversation(candidate: Candidate, query: RecallQuery) -> bool:
 def _lexical_shares(
     candidates: Iterable[Candidate], terms: Sequence[str], stats: TermStats
 ) -> dict[str, float]:
+    """Each candidate's lexical share (module doc), by ``memory_id``; the
+    weights are summed in the query's term order, so the same terms give the
+    same float in every process (a set's order depends on string hashing)."""
     weights = {t: stats.weight(t) for t in dict.fromkeys(terms)}
     total = sum(weights.values())
-    return {
-        c.memory_id: sum(weights[t] for t in c.matched if t in weights) / total
-        for c in candidates
-        if c.matched
-    }
+    # Candidates share few distinct sets of matched terms: one sum per set.
+    share_of: dict[frozenset[str], float] = {}
+    shares: dict[str, float] = {}
+    for c in candidates:
+        matched = c.matched
+        if not matched:
+            continue
+        share = share_of.get(matched)
+        if share is None:
+            share = sum(w for t, w in weights.items() if t in matched) / total
+            share_of[matched] = share
+        shares[c.memory_id] = share
+    return shares
 
 
 def _score(
@@ -275,6 +286,26 @@ def _score(
                 best = score
         hits.append(entry)
     return hits, best
+
+
+_ROUNDING_MARGIN = 10.0 ** -(SCORE_DIGITS - 1)
+"""More than rounding to ``SCORE_DIGITS`` digits can move a score."""
+
+
+def _contenders(hits: list[Candidate], limit: int) -> list[Candidate]:
+    """The hits that can be among the first ``limit`` (more than ``limit``
+    hits): those whose rounded score reaches the ``limit``-th best rounded
+    score, since the score is the order's first key. Rounding is monotonic,
+    so only scores within ``_ROUNDING_MARGIN`` below the ``limit``-th best
+    raw score need rounding (``round`` of a float is the costly part)."""
+    kth = heapq.nlargest(limit, [e.score for e in hits])[-1]
+    cut = round(kth, SCORE_DIGITS)
+    return [
+        e
+        for e in hits
+        if e.score >= kth
+        or (e.score > kth - _ROUNDING_MARGIN and round(e.score, SCORE_DIGITS) >= cut)
+    ]
 
 
 @dataclass(frozen=True)
@@ -357,6 +388,8 @@ def rank(
             hits = [e for e in hits if e.unembedded]
         hits = [e for e in hits if e.score >= floor]
     limit = query.max_results if query.max_results > 0 else DEFAULT_RECALL_RESULTS
+    if len(hits) > limit:
+        hits = _contenders(hits, limit)
     # sorted(hits, key=order)[:limit], without ordering the rest.
     best_first = heapq.nsmallest(limit, hits, key=order)
     return [Ranked(e, e.score, _signals(e, query, min_similarity)) for e in best_first]

@@ -360,11 +360,12 @@ def _pg_lexeme(token: str) -> str:
 def candidates_of(found: Iterable[tuple[Any, ...]], lookup: dict[str, str]) -> list[Candidate]:
     """One candidate per entry (rows may repeat one), with its matched terms."""
     made: dict[str, Candidate] = {}
-    tokens = lookup.keys()
+    tokens = frozenset(lookup)
+    term = lookup.__getitem__
     for memory_id, conversation_id, pinned, updated_at, document in found:
         if memory_id in made:
             continue
-        matched = frozenset(lookup[t] for t in tokens & document.split())
+        matched = frozenset(map(term, tokens.intersection(document.split())))
         made[memory_id] = Candidate(
             memory_id, conversation_id, bool(pinned), int(updated_at), matched
         )
