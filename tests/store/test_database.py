@@ -303,6 +303,31 @@ async def test_a_deferred_write_alone_is_committed_within_the_delay(database_url
         await db.close()
 
 
+async def test_deferred_writes_queued_together_are_committed_together_within_the_delay(
+    database_url: str,
+) -> None:
+    # Only the first wakes a lane (each recall defers an event: a thread
+    # switch apiece otherwise); the others ride the batch that flushes it.
+    db = open_database(database_url, limits=BatchLimits(deferred_delay_s=0.1))
+    try:
+        wanted = [f"later-{i:02d}" for i in range(20)]
+        for user_id in wanted:
+            db.defer(add_user(user_id))
+        for _ in range(100):
+            if await db.read(user_ids) == wanted:
+                break
+            await asyncio.sleep(0.02)
+        assert await db.read(user_ids) == wanted
+        db.defer(add_user("later-20"))  # the next one wakes a lane again
+        for _ in range(100):
+            if "later-20" in await db.read(user_ids):
+                break
+            await asyncio.sleep(0.02)
+        assert await db.read(user_ids) == [*wanted, "later-20"]
+    finally:
+        await db.close()
+
+
 async def test_closing_runs_the_deferred_writes(database_url: str) -> None:
     db = open_database(database_url)
     db.defer(add_user("at-close"))

@@ -145,10 +145,14 @@ class OpQueue:
         self._ops: deque[Op[Any]] = deque()
         self._changed = threading.Condition()
         self._closed = False
+        self._deferred = 0
+        """Deferred ops in ``_ops``."""
 
     def put(self, op: Op[Any], *, front: bool = False, wake: bool = True) -> None:
         """Queue ``op`` and, with ``wake``, wake a waiting lane (a deferred
-        op too: the lane learns when to flush it); without, the caller
+        op too, so that the lane learns when to flush it, unless a deferred
+        op queued before it is still waiting: that one is due first, and
+        the batch that flushes it takes this one too); without, the caller
         calls ``wake`` later, once for many ops. Raises ``Unavailable`` once
         closed."""
         with self._changed:
@@ -156,6 +160,11 @@ class OpQueue:
                 raise Unavailable(
                     "the server is shutting down; retry on another server", reason="UNAVAILABLE"
                 )
+            if op.deferred:
+                # Waking a lane costs a thread switch per recall (each records
+                # an event), and the lane already waits for an earlier deadline.
+                wake = wake and not self._deferred
+                self._deferred += 1
             op.started = False
             if front:
                 self._ops.appendleft(op)
@@ -237,6 +246,8 @@ class OpQueue:
             op.started = True
             batch.append(op)
             taken_weight += op.weight
+            if op.deferred:
+                self._deferred -= 1
         kept.extend(self._ops)
         self._ops = kept
         return batch
