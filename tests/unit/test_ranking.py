@@ -15,11 +15,13 @@ from mnemo_server.domain.memory_models import RecallQuery, RecallScope, RecallSi
 from mnemo_server.domain.ranking import (
     FULL_BUDGET,
     SAMPLED_TERMS,
+    SCORE_DIGITS,
     Candidate,
     LexicalPlan,
     Nearest,
     Ranked,
     TermStats,
+    _contenders,
     lexical_plan,
     rank,
     visible_conversations,
@@ -283,6 +285,36 @@ def test_same_hits_whatever_order_the_store_returns(
     random.Random(7).shuffle(shuffled)
     assert ids(forward) == ids(backward) == ids(ranked(query, shuffled, corpus=entries))
     assert [h.score for h in forward] == sorted((h.score for h in forward), reverse=True)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    scores=st.lists(
+        st.tuples(
+            st.sampled_from([0.1, 0.3, 0.123456789012, 0.7]),
+            st.sampled_from([0.0, 4e-13, -4e-13, 6e-13, -6e-13, 3e-11, -3e-11]),
+        ),
+        min_size=2,
+        max_size=30,
+    ),
+    limit=st.integers(min_value=1, max_value=8),
+)
+def test_the_contenders_for_the_first_n_are_exactly_the_hits_that_round_to_them(
+    scores: list[tuple[float, float]], limit: int
+) -> None:
+    # rank() orders only the hits whose rounded score reaches the limit-th
+    # best (the order's first key), and rounds only scores within 1e-11 of
+    # it: nearly equal scores that round together must all be kept.
+    hits = []
+    for i, (base, offset) in enumerate(scores):
+        hit = Candidate(f"m{i:02d}", "", False, 0)
+        hit.score = base + offset
+        hits.append(hit)
+    rounded = sorted((round(h.score, SCORE_DIGITS) for h in hits), reverse=True)
+    cut = rounded[min(limit, len(hits)) - 1]
+    expected = [h for h in hits if round(h.score, SCORE_DIGITS) >= cut]
+    if len(hits) > limit:
+        assert _contenders(hits, limit) == expected
 
 
 # --- semantic fusion ---------------------------------------------------------------------------
