@@ -326,9 +326,9 @@ _SAMPLED_SQLITE = Statement(
     )
 )
 # The user's entries walked newest first (the primary key backwards), each
-# document's tokens compared with the sampled ones (array overlap: a third
-# cheaper per entry than LIKE over the document padded with spaces, the same
-# entries; 10,000 entries, 199 queries: 0.79 -> 0.53 ms per walk).
+# document's tokens compared with the sampled ones (array overlap: a quarter
+# cheaper than LIKE over the document padded with spaces, the same entries;
+# 10,000 entries, 199 queries: 0.73 -> 0.54 ms per walk, docs/performance.md).
 _SAMPLED_POSTGRES = Statement(
     text(
         f"SELECT {_COMPACT} FROM memories AS m WHERE m.user_id = :user_id "
