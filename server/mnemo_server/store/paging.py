@@ -23,9 +23,11 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def typed(after: Keyset, kinds: Sequence[Callable[[Any], Any]]) -> Keyset:
+def typed(after: Keyset | None, kinds: Sequence[Callable[[Any], Any]]) -> Keyset | None:
     """A keyset read from a token, each value as its column holds it
-    (``typed(after, (int, str))``)."""
+    (``typed(after, (int, str))``); ``None`` (the first page) stays ``None``."""
+    if after is None:
+        return None
     return tuple(kind(value) for kind, value in zip(kinds, after, strict=True))
 
 

@@ -283,7 +283,7 @@ def list_page(
             unexpired(convert.now_micros()),
         ),
         (_c.updated_at, _c.conversation_id),
-        None if after is None else paging.typed(after, (int, str)),
+        paging.typed(after, (int, str)),
         limit,
     )
     return paging.read_page(

@@ -530,7 +530,7 @@ def list_failed_runs(
             failed_runs.c.conversation_pk == row.id, failed_runs.c.user_id == user_id
         ),
         (failed_runs.c.id,),
-        None if after is None else paging.typed(after, (int,)),
+        paging.typed(after, (int,)),
         limit,
     )
     return paging.read_page(conn, query, limit, convert.failed_run, lambda run: (run.id,))

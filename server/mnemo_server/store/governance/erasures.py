@@ -65,7 +65,7 @@ def list_page(
     statement = paging.newest_first(
         select(user_erasures).where(user_erasures.c.tenant_id == tenant_id),
         (user_erasures.c.erased_at, user_erasures.c.id),
-        None if after is None else paging.typed(after, (int, int)),
+        paging.typed(after, (int, int)),
         limit,
     )
     return paging.read_page(conn, statement, limit, _erasure, lambda row: (row.erased_at, row.id))

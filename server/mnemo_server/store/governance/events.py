@@ -109,7 +109,7 @@ def list_page(
     statement = paging.newest_first(
         _scoped(scope, types),
         (events.c.created_at, events.c.id),
-        None if after is None else paging.typed(after, (int, int)),
+        paging.typed(after, (int, int)),
         limit,
     )
     return paging.read_page(conn, statement, limit, _event, lambda row: (row.created_at, row.id))

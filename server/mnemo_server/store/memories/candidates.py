@@ -130,7 +130,7 @@ def list_page(
     statement = paging.newest_first(
         statement,
         (memory_candidates.c.created_at, candidate_id),
-        None if after is None else paging.typed(after, (int, str)),
+        paging.typed(after, (int, str)),
         limit,
     )
     return paging.read_page(

@@ -88,7 +88,7 @@ def list_versions(
     statement = paging.newest_first(
         select(trail),
         (trail.c.updated_at, trail_id, trail.c.version),
-        None if after is None else paging.typed(after, (int, str, int)),
+        paging.typed(after, (int, str, int)),
         limit,
     )
     return paging.read_page(
