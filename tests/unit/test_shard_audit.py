@@ -46,7 +46,7 @@ KEYED = [
     f"SELECT 'FROM memories' FROM users WHERE users.user_id = {P}",
     "SELECT set_config('enable_seqscan', %(s)s, true)",
     "SAVEPOINT sa_savepoint_1",
-    # Recall's full-text read names the user in its match and in the join.
+    # A materialized CTE and the join after it, each holding the user.
     "WITH hits AS MATERIALIZED (SELECT id FROM memories WHERE archived_at IS NULL "
     "AND user_id = %(user_id)s AND x @@ CAST(%(m)s AS tsquery)) SELECT m.memory_id "
     "FROM hits JOIN memories AS m ON m.user_id = %(user_id)s AND m.id = hits.id",

@@ -301,19 +301,16 @@ _FULL = {
             "WHERE memories_fts MATCH :match AND m.user_id = :user_id AND m.archived_at IS NULL"
         )
     ),
-    # The match first, on its own (its tokens carry the user's visibility
-    # keys): PostgreSQL then reads it through the GIN index and filters by
-    # user, rather than walk the user's entries. The user named in both
-    # halves keeps it on the user's shard when sharded (same plan and time
-    # unsharded, measured at 100,000 entries).
+    # The match through the GIN index (its tokens carry the user's
+    # visibility keys), the user as a filter (``lexical_candidates`` keeps
+    # PostgreSQL off a walk of the user's entries); the user named keeps it
+    # on the user's shard when sharded.
     "postgresql": Statement(
         text(
-            "WITH hits AS MATERIALIZED (SELECT id FROM memories WHERE archived_at IS NULL "
-            "AND user_id = :user_id "
-            "AND array_to_tsvector(string_to_array(search_document, ' ')) "
-            "@@ CAST(:match AS tsquery)) "
-            f"SELECT {_COMPACT} FROM hits JOIN memories AS m "
-            "ON m.user_id = :user_id AND m.id = hits.id"
+            f"SELECT {_COMPACT} FROM memories AS m WHERE m.archived_at IS NULL "
+            "AND m.user_id = :user_id "
+            "AND array_to_tsvector(string_to_array(m.search_document, ' ')) "
+            "@@ CAST(:match AS tsquery)"
         )
     ),
 }
