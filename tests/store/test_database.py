@@ -122,6 +122,27 @@ async def test_concurrent_writes_share_one_commit_and_a_failing_one_rolls_back_a
     assert await database.read(user_ids) == ["a", "b", "c"]
 
 
+async def test_failing_writes_first_and_last_in_a_batch_leave_nothing_behind(
+    database: Database,
+) -> None:
+    """The savepoint a failed write rolled back to serves the next write;
+    the last write's is released by the commit (``engine.savepoints``)."""
+
+    def failing(user_id: str) -> Callable[[Tx], None]:
+        def work(tx: Tx) -> None:
+            add_user(user_id)(tx)
+            raise NotFound("not there", reason="NOT_FOUND")
+
+        return work
+
+    outcomes = await held_batch(
+        database, failing("bad-1"), add_user("a"), failing("bad-2"), add_user("b"), failing("bad-3")
+    )
+    assert [type(o) for o in outcomes[0::2]] == [NotFound] * 3
+    assert outcomes[1::2] == [("a", 0), ("b", 0)]
+    assert await database.read(user_ids) == ["a", "b"]
+
+
 async def test_a_batch_is_bounded_by_count_and_weight(database_url: str) -> None:
     db = open_database(database_url, limits=BatchLimits(writes=2, weight=100))
     try:

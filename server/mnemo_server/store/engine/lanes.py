@@ -67,6 +67,7 @@ from mnemo_server.domain.errors import Aborted, MnemoError, Unavailable
 from mnemo_server.domain.observe import NO_OBSERVER, Observer, Transaction, TransactionKind
 from mnemo_server.store.engine.engines import WRITE_OPTION, read_options
 from mnemo_server.store.engine.failures import Failure, classify, retry_cause, storage_full
+from mnemo_server.store.engine.savepoints import Savepoint
 from mnemo_server.store.engine.statistics import Analyzer
 from mnemo_server.store.engine.wal import truncate_wal
 from mnemo_server.store.transactions.tx import Replay, Tx
@@ -90,7 +91,6 @@ _BACKOFF_CAP_S = 0.2
 # Answer the loop early when a read batch has run this long: one slow read
 # must not hold back the answers of the fast ones before it.
 _READ_FLUSH_S = 0.002
-_SAVEPOINT = "mnemo_op"
 
 
 @dataclass(frozen=True)
@@ -446,8 +446,9 @@ class WriteLane(_Lane):
                 if len(batch) == 1:
                     self._single(batch[0], Tx(conn, raw), outcomes, done, requeued)
                 else:
+                    savepoint = Savepoint(raw, joined=not self._sqlite)
                     for op in batch:
-                        self._in_savepoint(op, Tx(conn, raw), raw, outcomes, done, requeued)
+                        self._in_savepoint(op, Tx(conn, raw), savepoint, outcomes, done, requeued)
         except _RollBack:
             return outcomes, []
         except _BatchFailed:
@@ -482,19 +483,18 @@ class WriteLane(_Lane):
         self,
         op: Op[Any],
         tx: Tx,
-        raw: Any,
+        savepoint: Savepoint,
         outcomes: list[tuple[Op[Any], Outcome]],
         done: list[Tx],
         requeued: list[Op[Any]],
     ) -> None:
         """One operation of a shared batch, inside its own savepoint."""
-        raw.execute(f"SAVEPOINT {_SAVEPOINT}")
+        savepoint.enter()
         try:
             value = op.work(tx)
         except Exception as error:
             try:
-                raw.execute(f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}")
-                raw.execute(f"RELEASE SAVEPOINT {_SAVEPOINT}")
+                savepoint.roll_back()
             except Exception as broken:  # the transaction is gone as a whole
                 failure = classify(broken) or classify(error)
                 if failure is None:
@@ -504,7 +504,7 @@ class WriteLane(_Lane):
             if outcome is not None:
                 outcomes.append((op, outcome))
             return
-        raw.execute(f"RELEASE SAVEPOINT {_SAVEPOINT}")
+        savepoint.kept()
         outcomes.append((op, (value, tx.change_cursor)))
         done.append(tx)
 
