@@ -43,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -200,7 +200,7 @@ class ChangeFeed:
 
     async def watch(
         self, caller: Caller | None, user_id: str, after_cursor: int, peer: str | None
-    ) -> AsyncIterator[Change | Heartbeat]:
+    ) -> AsyncGenerator[Change | Heartbeat, None]:
         """The changes after ``after_cursor``, then live ones, with heartbeats,
         until the server shuts down (the iteration ends) or the caller stops;
         every read as ``caller`` may read the feed (module doc).

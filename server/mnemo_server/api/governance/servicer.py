@@ -9,6 +9,7 @@ part of the service; the tenant's audit records of erasures
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -143,8 +144,10 @@ class GovernanceServicer(pb_grpc.GovernanceServiceServicer):
         types = requests.event_types_of(v, request.types)
         v.raise_if_invalid()
         peer = client_peer(context) if call_scope is None else None
-        async for event in self._governance.watch(scope, types, peer):
-            yield pb.WatchEventsResponse(event=convert.event_to_proto(event))
+        watch = self._governance.watch(scope, types, peer)
+        async with contextlib.aclosing(watch):  # the slot is free once the call ends
+            async for event in watch:
+                yield pb.WatchEventsResponse(event=convert.event_to_proto(event))
 
     # ---------------------------------------------------- erasure audit records
 

@@ -19,6 +19,7 @@ cursor after a backoff. A cursor beyond the user's latest is ``OUT_OF_RANGE``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import grpc
@@ -90,18 +91,22 @@ class SyncServicer(pb_grpc.SyncServiceServicer):
         timeout = self._feed.settings.send_timeout_seconds
         # Without authentication the user names prove nothing: count by connection.
         peer = client_peer(context) if scope is None else None
-        async for item in self._feed.watch(caller_of(scope), user_id, sent, peer):
-            if isinstance(item, Heartbeat):
-                message = convert.heartbeat_to_proto(item)
-            else:
-                message = pb.WatchChangesResponse(change=convert.change_to_proto(item))
-            try:
-                await asyncio.wait_for(context.write(message), timeout)
-            except TimeoutError:
-                raise lagging(sent, timeout) from None
-            except Exception:
-                # A send fails only when the call is over (the client cancelled
-                # or its deadline passed): nobody is left to tell.
-                return
-            if not isinstance(item, Heartbeat):
-                sent = item.cursor
+        # Closed on the way out, whatever ends the call: the watch's slot is
+        # free at once, not when the collector finds the generator.
+        watch = self._feed.watch(caller_of(scope), user_id, sent, peer)
+        async with contextlib.aclosing(watch):
+            async for item in watch:
+                if isinstance(item, Heartbeat):
+                    message = convert.heartbeat_to_proto(item)
+                else:
+                    message = pb.WatchChangesResponse(change=convert.change_to_proto(item))
+                try:
+                    await asyncio.wait_for(context.write(message), timeout)
+                except TimeoutError:
+                    raise lagging(sent, timeout) from None
+                except Exception:
+                    # A send fails only when the call is over (the client cancelled
+                    # or its deadline passed): nobody is left to tell.
+                    return
+                if not isinstance(item, Heartbeat):
+                    sent = item.cursor

@@ -11,7 +11,7 @@ the same transaction and keeps every entry.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncGenerator, Collection
 
 from mnemo_server.domain.event_watch import EventWatch, WatchSettings
 from mnemo_server.domain.governance import (
@@ -83,7 +83,7 @@ class Governance:
 
     async def watch(
         self, scope: EventScope, types: Collection[EventType], peer: str | None
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """The events recorded from now on, oldest first, until the server
         shuts down or the caller stops. ``peer``: the client connection when
         authentication is off, else ``None``. Raises ``ResourceExhausted``
