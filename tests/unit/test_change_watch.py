@@ -3,13 +3,17 @@ NOTIFY payload, and what the client's follower does after each error."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import grpc
 import pytest
 from sqlalchemy.engine import make_url
 
 from mnemo.client._follow import backoff, next_step
 from mnemo.client.errors import MnemoError, error_class
-from mnemo_server.domain.change_watch import Wakeups
+from mnemo_server.domain.change_watch import ChangeFeed, ChangeWatchSettings, Wakeups
+from mnemo_server.domain.errors import Unavailable
+from mnemo_server.domain.ports import ChangeStore
 from mnemo_server.store.feed.notify import libpq_conninfo, parse_payload
 
 
@@ -33,6 +37,18 @@ async def test_close_wakes_every_watch_and_every_later_one() -> None:
         assert flag.is_set() and wakeups.closed
     with wakeups.subscribe("u2") as later:
         assert later.is_set()
+
+
+async def test_a_watch_begun_during_shutdown_is_unavailable_before_any_read() -> None:
+    """Not a clean end with nothing sent, which a follower cannot tell from a
+    quiet feed: it is told to watch again, and the store is never read."""
+    wakeups = Wakeups()
+    feed = ChangeFeed(cast(ChangeStore, object()), wakeups, ChangeWatchSettings())
+    wakeups.close()
+    with pytest.raises(Unavailable) as raised:
+        await anext(feed.watch(None, "u1", 0, None))
+    assert raised.value.reason == "UNAVAILABLE"
+    assert feed.watch_count == 0
 
 
 @pytest.mark.parametrize(

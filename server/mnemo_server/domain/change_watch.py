@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from mnemo_server.domain.changes import Change, ChangePage
+from mnemo_server.domain.errors import Unavailable
 from mnemo_server.domain.identity import Caller
 from mnemo_server.domain.observe import NO_OBSERVER, Observer
 from mnemo_server.domain.ports import ChangeStore
@@ -213,8 +214,14 @@ class ChangeFeed:
         older than the retained history, ``OutOfRange`` (``CURSOR_AHEAD``)
         when it is beyond the user's latest cursor (raised by the first
         read, before anything is yielded), and ``Unavailable`` when the store
-        cannot be reached (the caller resumes from its last cursor).
+        cannot be reached (the caller resumes from its last cursor) or the
+        server is shutting down (a watch begun then would end at once with
+        nothing: its caller could not tell that from a live, quiet feed).
         """
+        if self._wakeups.closed:
+            raise Unavailable(
+                "the server is shutting down; watch again in a moment", reason="UNAVAILABLE"
+            )
         with self._slots.taken(user_id, peer):
             try:
                 with self._wakeups.subscribe(user_id) as woken:
