@@ -92,7 +92,7 @@ class SyncServicer(pb_grpc.SyncServiceServicer):
         # Without authentication the user names prove nothing: count by connection.
         peer = client_peer(context) if scope is None else None
         # Closed on the way out, whatever ends the call: the watch's slot is
-        # free at once, not when the collector finds the generator.
+        # free at once, not whenever the generator happens to be finalized.
         watch = self._feed.watch(caller_of(scope), user_id, sent, peer)
         async with contextlib.aclosing(watch):
             async for item in watch:
